@@ -1,0 +1,196 @@
+"""simulate(): validate, seed, batch, call the kernel, gather a Run."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from numbers import Integral
+
+import numpy as np
+
+from . import _kernel, launch as _launch
+from .model import Fleet, SpecError
+
+#: Fleets per kernel call when the caller does not choose. Large enough that
+#: the Python loop costs nothing, small enough that Ctrl-C is honoured within
+#: a fraction of a second (EVIDENCE.md: a monolithic numba call ignored it
+#: for 11 s). Results do not depend on it.
+DEFAULT_BATCH = 512
+
+
+@dataclass(frozen=True)
+class Run:
+    """The result of ``simulate``. Fleets are axis 0.
+
+    Attributes
+    ----------
+    firings : float64 (fleets, N, cycles) or None
+        t[f, i, k], the k-th write start of job i (s), when ``record_firings``;
+        NaN where a run stopped (at its passage) before that firing.
+    occupancy : float64 (fleets, N + 1)
+        Time (s) with exactly n writers over the measured window.
+    passage_time : float64 (fleets,)
+        First passage to n_w >= passage_level (s); inf where never reached or
+        when no passage_level was given.
+    passage_cycle : int64 (fleets,)
+        Firings up to and including the passage, integer-divided by N; -1
+        where never reached.
+    end_time : float64 (fleets,)
+        Instant each fleet's run stopped (s).
+    events : int64 (fleets,)
+        Phase changes integrated (one job entering WRITE or COMPUTE).
+    """
+
+    fleet: Fleet
+    launch: object
+    seed: int
+    cycles: int
+    burn_in: int
+    passage_level: int | None
+    fleet_start: int
+    firings: np.ndarray | None
+    occupancy: np.ndarray
+    passage_time: np.ndarray
+    passage_cycle: np.ndarray
+    end_time: np.ndarray
+    events: np.ndarray = field(repr=False)
+
+    @property
+    def fleets(self) -> int:
+        return int(self.occupancy.shape[0])
+
+    @property
+    def occupancy_fraction(self) -> np.ndarray:
+        """(fleets, N + 1): fraction of the measured window with exactly n writers."""
+        total = self.occupancy.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.occupancy / total
+
+    @property
+    def passed(self) -> np.ndarray:
+        """bool (fleets,): the fleet reached the passage level."""
+        return self.passage_cycle >= 0
+
+
+def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise SpecError(f"{name} = {value!r}: must be an integer")
+    value = int(value)
+    if value < lo or (hi is not None and value > hi):
+        rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
+        raise SpecError(f"{name} = {value!r}: must be {rng}")
+    return value
+
+
+def root_key(seed: int) -> tuple[np.uint64, np.uint64]:
+    """Two 64-bit words from the seed (numpy SeedSequence); fleet j's streams
+    are derived from them and j alone."""
+    words = np.random.SeedSequence(seed).generate_state(2, dtype=np.uint64)
+    return np.uint64(words[0]), np.uint64(words[1])
+
+
+def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 800,
+             seed: int | None = 0, record_firings: bool = False,
+             passage_level: int | None = None, burn_in: int = 0, *,
+             stop_at_passage: bool = True, fleet_start: int = 0,
+             batch_size: int | None = None, threads: int | None = None) -> Run:
+    """Simulate independent fleets exactly, event to event (MODEL.md).
+
+    Parameters
+    ----------
+    fleet : Fleet
+    launch : "random" | "sync" | "stagger" | array (N,) or (fleets, N)
+        Initial phases. "random" draws theta from the seed, per fleet.
+    fleets : int >= 1
+        Number of independent fleets.
+    cycles : int >= 1
+        K: each fleet stops at its slowest job's K-th firing (or its passage).
+    seed : int >= 0, or None for fresh entropy (recorded in ``Run.seed``)
+        Fleet j's result depends only on (seed, fleet_start + j).
+    record_firings : bool
+        Return every job's first K firing times (memory fleets x N x K x 8 B).
+    passage_level : int in 1..N, optional
+        Record the first passage to n_w >= passage_level (2: first collision).
+    burn_in : int in 0..cycles-1
+        Occupancy is measured from the first instant every job has fired
+        burn_in times.
+    stop_at_passage : bool
+        With a passage_level, stop each fleet at its passage (default), so
+        ``cycles`` is a cap.
+    fleet_start : int >= 0
+        Global index of the first fleet (to continue a run in pieces).
+    batch_size : int, optional
+        Fleets per kernel call; results do not depend on it.
+    threads : int, optional
+        numba threads for this call; results do not depend on it.
+    """
+    if not isinstance(fleet, Fleet):
+        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
+    fleets = _check_int("fleets", fleets, 1)
+    cycles = _check_int("cycles", cycles, 1)
+    burn_in = _check_int("burn_in", burn_in, 0, cycles - 1)
+    fleet_start = _check_int("fleet_start", fleet_start, 0)
+    n = fleet.n_jobs
+    if passage_level is not None:
+        passage_level = _check_int("passage_level", passage_level, 1, n)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy)
+    seed = _check_int("seed", seed, 0)
+    batch = DEFAULT_BATCH if batch_size is None else _check_int("batch_size", batch_size, 1)
+    if threads is not None:
+        import numba
+
+        threads = _check_int("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)
+    theta_spec = _launch.resolve(launch, fleet, fleets)
+
+    key0, key1 = root_key(seed)
+    T = np.ascontiguousarray(fleet.T)
+    d = np.ascontiguousarray(fleet.d)
+    sigma = np.ascontiguousarray(fleet.jitter)
+    rw, rc = fleet.writer_rate, fleet.computer_rate
+    level = 0 if passage_level is None else passage_level
+
+    firings = np.full((fleets, n, cycles), np.nan) if record_firings else None
+    occupancy = np.empty((fleets, n + 1))
+    passage_time = np.empty(fleets)
+    passage_cycle = np.empty(fleets, dtype=np.int64)
+    end_time = np.empty(fleets)
+    events = np.empty(fleets, dtype=np.int64)
+
+    def theta_for(lo: int, hi: int) -> np.ndarray:
+        if theta_spec is None:
+            out = np.empty((hi - lo, n))
+            _kernel.random_theta(key0, key1, fleet_start + lo, out)
+            return out
+        if theta_spec.ndim == 1:
+            return np.broadcast_to(theta_spec, (hi - lo, n)).copy()
+        return np.ascontiguousarray(theta_spec[lo:hi])
+
+    if threads is not None:
+        import numba
+
+        saved = numba.get_num_threads()
+        numba.set_num_threads(threads)
+    try:
+        scratch = None
+        for lo in range(0, fleets, batch):
+            hi = min(fleets, lo + batch)
+            m = hi - lo
+            if scratch is None or scratch[0].shape[0] != m:
+                scratch = (np.empty((m, n)), np.empty((m, n), dtype=np.uint8),
+                           np.empty((m, n), dtype=np.int64), np.empty((m, n), dtype=np.uint64),
+                           np.empty((m, n)))
+            fire_buf = firings[lo:hi] if record_firings else np.empty((m, 1, 1))
+            _kernel.run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
+                               np.int64(fleet_start + lo), cycles, burn_in, level,
+                               stop_at_passage, record_firings, fire_buf, occupancy[lo:hi],
+                               passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
+                               events[lo:hi], *scratch)
+    finally:
+        if threads is not None:
+            numba.set_num_threads(saved)
+
+    launch_label = launch if isinstance(launch, str) else "explicit"
+    return Run(fleet=fleet, launch=launch_label, seed=seed, cycles=cycles, burn_in=burn_in,
+               passage_level=passage_level, fleet_start=fleet_start, firings=firings,
+               occupancy=occupancy, passage_time=passage_time, passage_cycle=passage_cycle,
+               end_time=end_time, events=events)

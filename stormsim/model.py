@@ -1,0 +1,216 @@
+"""Fleet: a validated, immutable description of N jobs sharing storage and power.
+
+Units follow MODEL.md: the storage's aggregate bandwidth is 1 and a job's full
+compute rate is 1, so T (compute work per cycle) and d (checkpoint volume) are
+both in seconds at full rate.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Sequence, Union
+
+import numpy as np
+
+ThroughputSpec = Union[str, tuple, Sequence[float]]
+
+
+class SpecError(ValueError):
+    """Invalid user input: names the parameter, the value given and the rule."""
+
+
+def _fmt(value) -> str:
+    text = np.array2string(np.asarray(value), threshold=8, precision=6) if np.ndim(value) else repr(value)
+    return text if len(text) < 120 else text[:117] + "..."
+
+
+def _job_array(name: str, value, n: int | None) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SpecError(f"{name} = {_fmt(value)}: must be a number or a sequence of numbers") from None
+    if arr.ndim == 0:
+        if n is None:
+            raise SpecError(f"{name} = {_fmt(value)}: give one value per job (a sequence), "
+                            "or use Fleet.identical(n_jobs, ...) for identical jobs")
+        arr = np.full(n, float(arr))
+    if arr.ndim != 1:
+        raise SpecError(f"{name} has shape {arr.shape}: must be one value per job, shape (N,)")
+    if arr.size == 0:
+        raise SpecError(f"{name} = []: a fleet needs at least one job")
+    if n is not None and arr.size != n:
+        raise SpecError(f"{name} has {arr.size} values but the fleet has {n} jobs: lengths must match")
+    return arr
+
+
+def throughput_table(spec: ThroughputSpec, n_jobs: int) -> tuple[np.ndarray, object]:
+    """Aggregate storage throughput f(n), n = 0..N, for a rule of MODEL.md.
+
+    Parameters
+    ----------
+    spec : "fair" | "ideal" | ("power", alpha) | sequence of f(1..N)
+    n_jobs : N
+
+    Returns
+    -------
+    f : float64 (N + 1,), f[0] = 0 (unused), f[1] = 1
+    normalized : the rule in canonical form ("fair", "ideal", ("power", a) or a tuple)
+    """
+    n = np.arange(n_jobs + 1, dtype=np.float64)
+    if isinstance(spec, str):
+        if spec == "fair":
+            f = np.ones(n_jobs + 1)
+        elif spec == "ideal":
+            f = n.copy()
+        else:
+            raise SpecError(f"throughput = {spec!r}: must be 'fair', 'ideal', ('power', alpha) "
+                            "or a sequence f(1..N)")
+        f[0] = 0.0
+        return f, spec
+    if isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "power":
+        alpha = spec[1]
+        if not isinstance(alpha, Real) or not (0.0 <= float(alpha) <= 1.0):
+            raise SpecError(f"throughput = ('power', {alpha!r}): alpha must be a number in [0, 1]")
+        f = n ** float(alpha)
+        f[0] = 0.0
+        return f, ("power", float(alpha))
+    try:
+        table = np.array(spec, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SpecError(f"throughput = {_fmt(spec)}: must be 'fair', 'ideal', ('power', alpha) "
+                        "or a sequence f(1..N)") from None
+    if table.ndim != 1 or table.size != n_jobs:
+        raise SpecError(f"throughput table has shape {table.shape}: must give f(n) for n = 1..N, "
+                        f"N = {n_jobs} values")
+    if not np.all(np.isfinite(table)):
+        raise SpecError(f"throughput table = {_fmt(table)}: every f(n) must be finite")
+    if table[0] != 1.0:
+        raise SpecError(f"throughput table f(1) = {table[0]!r}: must be exactly 1 "
+                        "(one writer gets the whole bandwidth)")
+    bad = np.nonzero((table <= 0.0) | (table > n[1:]))[0]
+    if bad.size:
+        j = int(bad[0]) + 1
+        raise SpecError(f"throughput table f({j}) = {table[j - 1]!r}: must be in (0, {j}] "
+                        "(0 < f(n) <= n)")
+    return np.concatenate([[0.0], table]), tuple(float(x) for x in table)
+
+
+class Fleet:
+    """N jobs that alternate compute and blocking checkpoint writes.
+
+    Parameters
+    ----------
+    T : sequence of float, shape (N,)
+        Compute work between two checkpoints, s at full rate; finite, > 0.
+    d : sequence of float, shape (N,)
+        Checkpoint volume, s when writing alone; finite, > 0.
+    cap : float
+        Power cap C in full-rate jobs, > 0; ``inf`` (default) = uncapped.
+    throughput : "fair" | "ideal" | ("power", alpha) | sequence of f(1..N)
+        Aggregate storage throughput with n concurrent writers.
+    jitter : float or sequence of float
+        Per-cycle compute jitter sigma_i (s), >= 0: each compute interval after
+        the first is max(0, T_i + sigma_i * xi), xi standard normal.
+
+    Instances are immutable; arrays are read-only.
+    """
+
+    __slots__ = ("T", "d", "cap", "throughput", "jitter", "f", "_frozen")
+
+    def __init__(self, T, d, cap: float = math.inf, throughput: ThroughputSpec = "fair",
+                 jitter=0.0):
+        T_arr = _job_array("T", T, None)
+        n = T_arr.size
+        d_arr = _job_array("d", d, n)
+        for name, arr in (("T", T_arr), ("d", d_arr)):
+            bad = np.nonzero(~np.isfinite(arr) | (arr <= 0.0))[0]
+            if bad.size:
+                i = int(bad[0])
+                raise SpecError(f"{name}[{i}] = {arr[i]!r}: must be finite and > 0 (seconds at full rate)")
+        try:
+            cap_f = float(cap)
+        except (TypeError, ValueError):
+            raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)") from None
+        if math.isnan(cap_f) or cap_f <= 0.0:
+            raise SpecError(f"cap = {cap!r}: must be > 0 (inf = uncapped)")
+        sigma = _job_array("jitter", jitter, n)
+        bad = np.nonzero(~np.isfinite(sigma) | (sigma < 0.0))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"jitter[{i}] = {sigma[i]!r}: must be finite and >= 0 (seconds)")
+        f, spec = throughput_table(throughput, n)
+        for name, value in (("T", T_arr), ("d", d_arr), ("jitter", sigma), ("f", f)):
+            value.flags.writeable = False
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "cap", cap_f)
+        object.__setattr__(self, "throughput", spec)
+        object.__setattr__(self, "_frozen", True)
+
+    @classmethod
+    def identical(cls, n_jobs: int, *, T: float = 1.0, load: float | None = None,
+                  d: float | None = None, cap: float = math.inf,
+                  throughput: ThroughputSpec = "fair", jitter: float = 0.0) -> "Fleet":
+        """N identical jobs, given either the load L = N d / T or the volume d."""
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+            raise SpecError(f"n_jobs = {n_jobs!r}: must be an integer >= 1")
+        if (load is None) == (d is None):
+            raise SpecError(f"load = {load!r}, d = {d!r}: give exactly one of them")
+        if d is None:
+            if not isinstance(load, Real) or not (load > 0 and math.isfinite(load)):
+                raise SpecError(f"load = {load!r}: must be finite and > 0")
+            d = float(load) * float(T) / n_jobs
+        return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
+                   jitter=jitter)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Fleet is immutable; build a new one")
+
+    # -- derived quantities -------------------------------------------------
+    @property
+    def n_jobs(self) -> int:
+        return int(self.T.size)
+
+    @property
+    def load(self) -> float:
+        """L = sum_i d_i / T_i, write demand per unit compute time."""
+        return float(np.sum(self.d / self.T))
+
+    @property
+    def is_identical(self) -> bool:
+        """All jobs share T, d and sigma."""
+        return bool(np.all(self.T == self.T[0]) and np.all(self.d == self.d[0])
+                    and np.all(self.jitter == self.jitter[0]))
+
+    @property
+    def writer_rate(self) -> np.ndarray:
+        """r_w[n] = f(n)/n, the drain rate of each of n writers; r_w[0] = 1 (unused)."""
+        n = np.arange(self.n_jobs + 1, dtype=np.float64)
+        out = np.ones(self.n_jobs + 1)
+        out[1:] = self.f[1:] / n[1:]
+        return out
+
+    @property
+    def computer_rate(self) -> np.ndarray:
+        """r_c[n] = min(1, C/n), the rate of each of n computers; r_c[0] = 1 (unused)."""
+        n = np.arange(self.n_jobs + 1, dtype=np.float64)
+        out = np.ones(self.n_jobs + 1)
+        out[1:] = np.minimum(1.0, self.cap / n[1:])
+        return out
+
+    def __eq__(self, other):
+        if not isinstance(other, Fleet):
+            return NotImplemented
+        return (np.array_equal(self.T, other.T) and np.array_equal(self.d, other.d)
+                and self.cap == other.cap and np.array_equal(self.f, other.f)
+                and np.array_equal(self.jitter, other.jitter))
+
+    def __hash__(self):
+        return hash((self.T.tobytes(), self.d.tobytes(), self.cap, self.f.tobytes(),
+                     self.jitter.tobytes()))
+
+    def __repr__(self) -> str:
+        if self.is_identical:
+            return (f"Fleet.identical({self.n_jobs}, T={self.T[0]!r}, d={self.d[0]!r}, "
+                    f"cap={self.cap!r}, throughput={self.throughput!r}, jitter={self.jitter[0]!r})")
+        return (f"Fleet(T={_fmt(self.T)}, d={_fmt(self.d)}, cap={self.cap!r}, "
+                f"throughput={self.throughput!r}, jitter={_fmt(self.jitter)})")
