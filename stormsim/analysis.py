@@ -1,0 +1,86 @@
+"""Observables derived from recorded firing times and occupancy (MODEL.md).
+
+All functions take arrays, fleets on axis 0: firings is (fleets, N, K) as in
+``Run.firings``; NaN firings (runs stopped early) propagate as NaN.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def phases(firings: np.ndarray) -> np.ndarray:
+    """Phases of every job at job 0's firings.
+
+    theta[f, k, i] = (first firing of job i at or after s_k - s_k) / (s_{k+1} - s_k),
+    s_k = firings[f, 0, k], for k = 0..K-2; NaN where job i has no recorded
+    firing at or after s_k. Job 0's own phase is 0.
+
+    Returns float64 (fleets, K - 1, N).
+    """
+    firings = np.asarray(firings, dtype=np.float64)
+    F, N, K = firings.shape
+    if K < 2:
+        raise ValueError(f"firings has K = {K} cycles: phases need at least 2")
+    s = firings[:, 0, :]                       # (F, K)
+    period = s[:, 1:] - s[:, :-1]              # (F, K-1)
+    out = np.full((F, K - 1, N), np.nan)
+    for f in range(F):
+        sk = s[f, :-1]
+        for i in range(N):
+            times = firings[f, i]
+            valid = times[~np.isnan(times)]
+            idx = np.searchsorted(valid, sk, side="left")
+            ok = idx < valid.size
+            nxt = np.full(K - 1, np.nan)
+            nxt[ok] = valid[idx[ok]]
+            out[f, :, i] = (nxt - sk) / period[f]
+    return out
+
+
+def phase_gap(firings: np.ndarray) -> np.ndarray:
+    """Pair phase gap delta_k (N = 2): job 1's phase at job 0's k-th firing.
+
+    Returns float64 (fleets, K - 1).
+    """
+    if np.shape(firings)[1] != 2:
+        raise ValueError(f"phase_gap is defined for N = 2 jobs; firings has N = {np.shape(firings)[1]}")
+    return phases(firings)[:, :, 1]
+
+
+def daido(firings: np.ndarray, orders=(1, 2, 3, 4)) -> np.ndarray:
+    """Daido moments Z_m = |mean_i exp(2 pi i m theta_i)| at job 0's firings.
+
+    Returns float64 (len(orders), fleets, K - 1).
+    """
+    th = phases(firings)
+    return np.stack([np.abs(np.exp(2j * np.pi * m * th).mean(axis=2)) for m in orders])
+
+
+def circular_gaps(firings: np.ndarray) -> np.ndarray:
+    """Gaps between consecutive phases in firing order, wrapping around.
+
+    At each of job 0's firings the N phases are sorted; the N gaps (the last
+    from the largest phase back to 1) sum to 1. Returns (fleets, K - 1, N).
+    """
+    th = np.sort(phases(firings), axis=2)
+    return np.diff(np.concatenate([th, th[:, :, :1] + 1.0], axis=2), axis=2)
+
+
+def tail_probability(occupancy: np.ndarray, k: int) -> np.ndarray:
+    """P(n_w >= k) per fleet: fraction of the measured time with at least k writers."""
+    occ = np.asarray(occupancy, dtype=np.float64)
+    return occ[..., k:].sum(axis=-1) / occ.sum(axis=-1)
+
+
+def writing_fraction(occupancy: np.ndarray) -> np.ndarray:
+    """Mean fraction of time one job spends writing: E[n_w] / N, per fleet."""
+    occ = np.asarray(occupancy, dtype=np.float64)
+    n = occ.shape[-1] - 1
+    return (occ * np.arange(n + 1)).sum(axis=-1) / (n * occ.sum(axis=-1))
+
+
+def binomial_baseline(n_jobs: int, p_write: float) -> np.ndarray:
+    """Occupancy of N independent jobs each writing a fraction p of the time: (N + 1,)."""
+    from scipy.stats import binom
+
+    return binom.pmf(np.arange(n_jobs + 1), n_jobs, p_write)
