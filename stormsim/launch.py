@@ -88,5 +88,5 @@ def resolve(launch, fleet: Fleet, fleets: int) -> np.ndarray | None:
     bad = ~np.isfinite(theta) | (theta < 0.0) | (theta > 1.0)
     if bad.any():
         idx = tuple(int(x) for x in np.argwhere(bad)[0])
-        raise SpecError(f"launch theta{list(idx)} = {theta[idx]!r}: phases must be in [0, 1]")
+        raise SpecError(f"launch theta{list(idx)} = {float(theta[idx])!r}: phases must be in [0, 1]")
     return theta

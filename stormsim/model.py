@@ -85,12 +85,12 @@ def throughput_table(spec: ThroughputSpec, n_jobs: int) -> tuple[np.ndarray, obj
     if not np.all(np.isfinite(table)):
         raise SpecError(f"throughput table = {_fmt(table)}: every f(n) must be finite")
     if table[0] != 1.0:
-        raise SpecError(f"throughput table f(1) = {table[0]!r}: must be exactly 1 "
+        raise SpecError(f"throughput table f(1) = {float(table[0])!r}: must be exactly 1 "
                         "(one writer gets the whole bandwidth)")
     bad = np.nonzero((table <= 0.0) | (table > n[1:]))[0]
     if bad.size:
         j = int(bad[0]) + 1
-        raise SpecError(f"throughput table f({j}) = {table[j - 1]!r}: must be in (0, {j}] "
+        raise SpecError(f"throughput table f({j}) = {float(table[j - 1])!r}: must be in (0, {j}] "
                         "(0 < f(n) <= n)")
     return np.concatenate([[0.0], table]), tuple(float(x) for x in table)
 
@@ -126,7 +126,7 @@ class Fleet:
             bad = np.nonzero(~np.isfinite(arr) | (arr <= 0.0))[0]
             if bad.size:
                 i = int(bad[0])
-                raise SpecError(f"{name}[{i}] = {arr[i]!r}: must be finite and > 0 (seconds at full rate)")
+                raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be finite and > 0 (seconds at full rate)")
         try:
             cap_f = float(cap)
         except (TypeError, ValueError):
@@ -137,7 +137,7 @@ class Fleet:
         bad = np.nonzero(~np.isfinite(sigma) | (sigma < 0.0))[0]
         if bad.size:
             i = int(bad[0])
-            raise SpecError(f"jitter[{i}] = {sigma[i]!r}: must be finite and >= 0 (seconds)")
+            raise SpecError(f"jitter[{i}] = {float(sigma[i])!r}: must be finite and >= 0 (seconds)")
         f, spec = throughput_table(throughput, n)
         for name, value in (("T", T_arr), ("d", d_arr), ("jitter", sigma), ("f", f)):
             value.flags.writeable = False

@@ -1,0 +1,123 @@
+"""Bad input: a SpecError (ValueError) naming the parameter, the value and the rule."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stormsim
+from stormsim import Fleet, SpecError, simulate
+
+GOOD = dict(T=[1.0, 1.0, 1.0], d=[0.1, 0.1, 0.1])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(T=[], d=[]), r"T = \[\]: a fleet needs at least one job"),
+    (dict(T=[1.0, -1.0], d=[0.1, 0.1]), r"T\[1\] = -1.0: must be finite and > 0"),
+    (dict(T=[1.0, math.inf], d=[0.1, 0.1]), r"T\[1\] = inf: must be finite"),
+    (dict(T=[1.0, 1.0], d=[0.1, 0.0]), r"d\[1\] = 0.0: must be finite and > 0"),
+    (dict(T=[1.0, 1.0], d=[0.1, math.nan]), r"d\[1\] = nan"),
+    (dict(T=[1.0, 1.0], d=[0.1, 0.1, 0.1]), r"d has 3 values but the fleet has 2 jobs"),
+    (dict(T=[[1.0]], d=[0.1]), r"T has shape \(1, 1\)"),
+    (dict(T="abc", d=[0.1]), r"T = 'abc': must be a number"),
+    (dict(GOOD, cap=0.0), r"cap = 0.0: must be > 0"),
+    (dict(GOOD, cap=-2), r"cap = -2: must be > 0"),
+    (dict(GOOD, cap=math.nan), r"cap = nan"),
+    (dict(GOOD, jitter=-0.1), r"jitter\[0\] = -0.1: must be finite and >= 0"),
+    (dict(GOOD, jitter=[0.0, 0.1]), r"jitter has 2 values but the fleet has 3 jobs"),
+    (dict(GOOD, throughput="fast"), r"throughput = 'fast': must be 'fair', 'ideal'"),
+    (dict(GOOD, throughput=("power", 1.5)), r"alpha must be a number in \[0, 1\]"),
+    (dict(GOOD, throughput=("power", -0.1)), r"alpha must be a number in \[0, 1\]"),
+    (dict(GOOD, throughput=[1.0, 1.5]), r"must give f\(n\) for n = 1..N, N = 3 values"),
+    (dict(GOOD, throughput=[0.9, 1.5, 2.0]), r"f\(1\) = 0.9: must be exactly 1"),
+    (dict(GOOD, throughput=[1.0, 2.5, 2.0]), r"f\(2\) = 2.5: must be in \(0, 2\]"),
+    (dict(GOOD, throughput=[1.0, 1.0, 0.0]), r"f\(3\) = 0.0: must be in \(0, 3\]"),
+])
+def test_bad_fleet(kwargs, match):
+    with pytest.raises(SpecError, match=match):
+        Fleet(**kwargs)
+
+
+def test_spec_error_is_a_value_error():
+    with pytest.raises(ValueError):
+        Fleet(T=[1.0], d=[-1.0])
+
+
+FLEET = Fleet(**GOOD)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(cycles=0), r"cycles = 0: must be >= 1"),
+    (dict(cycles=2.5), r"cycles = 2.5: must be an integer"),
+    (dict(fleets=0), r"fleets = 0: must be >= 1"),
+    (dict(passage_level=0), r"passage_level = 0: must be in 1..3"),
+    (dict(passage_level=4), r"passage_level = 4: must be in 1..3"),
+    (dict(burn_in=10, cycles=10), r"burn_in = 10: must be in 0..9"),
+    (dict(burn_in=-1), r"burn_in = -1"),
+    (dict(seed=-5), r"seed = -5: must be >= 0"),
+    (dict(launch="staggered"), r"launch = 'staggered': must be 'random', 'sync', 'stagger'"),
+    (dict(launch=[0.1, 0.2]), r"launch theta has shape \(2,\): must be \(N,\) = \(3,\)"),
+    (dict(launch=np.zeros((5, 3)), fleets=4), r"must be \(N,\) = \(3,\) or \(fleets, N\) = \(4, 3\)"),
+    (dict(launch=[0.1, 1.2, 0.3]), r"launch theta\[1\] = 1.2: phases must be in \[0, 1\]"),
+    (dict(launch=[0.1, -0.2, 0.3]), r"launch theta\[1\] = -0.2"),
+    (dict(launch=[0.1, math.nan, 0.3]), r"launch theta\[1\] = nan"),
+])
+def test_bad_run(kwargs, match):
+    args = dict(fleets=2, cycles=10)
+    args.update(kwargs)
+    with pytest.raises(SpecError, match=match):
+        simulate(FLEET, **args)
+
+
+def test_stagger_needs_identical_jobs():
+    fleet = Fleet(T=[1.0, 1.1], d=[0.1, 0.1])
+    with pytest.raises(SpecError, match="'stagger' needs identical jobs"):
+        simulate(fleet, launch="stagger", fleets=1, cycles=2)
+
+
+def test_stagger_beyond_critical_load_uncapped():
+    fleet = Fleet.identical(4, load=4 / 3 * 1.01)
+    with pytest.raises(SpecError, match=r"cannot be placed: load L = 1.34667 .* L\* = N/\(N-1\) = 1.33333"):
+        simulate(fleet, launch="stagger", fleets=1, cycles=2)
+
+
+def test_stagger_beyond_critical_load_is_placed_when_a_cap_binds():
+    fleet = Fleet.identical(4, load=4 / 3 * 1.2, cap=2.0)
+    run = simulate(fleet, launch="stagger", fleets=1, cycles=50, passage_level=2)
+    assert run.passage_cycle[0] == -1
+
+
+def test_fleet_is_not_a_fleet():
+    with pytest.raises(SpecError, match="must be a stormsim.Fleet"):
+        simulate({"T": [1.0]}, fleets=1, cycles=1)
+
+
+def test_identical_needs_load_or_d():
+    with pytest.raises(SpecError, match="give exactly one of them"):
+        Fleet.identical(3)
+    with pytest.raises(SpecError, match=r"n_jobs = 0: must be an integer >= 1"):
+        Fleet.identical(0, load=0.5)
+
+
+def test_errors_come_before_any_compilation():
+    """Validation runs first: a bad call compiles nothing (and so returns at once)."""
+    code = (
+        "import stormsim, stormsim._kernel as k\n"
+        "f = stormsim.Fleet.identical(3, load=0.5)\n"
+        "try:\n    stormsim.simulate(f, fleets=1, cycles=0)\nexcept ValueError: pass\n"
+        "try:\n    stormsim.simulate(f, launch=[2.0, 0, 0], fleets=1, cycles=5)\nexcept ValueError: pass\n"
+        "print(len(k.run_fleets.signatures) + len(k.random_theta.signatures))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+
+
+def test_fleet_is_immutable():
+    fleet = Fleet.identical(3, load=0.5)
+    with pytest.raises(AttributeError):
+        fleet.cap = 2.0
+    with pytest.raises(ValueError):
+        fleet.T[0] = 5.0
