@@ -6,7 +6,7 @@ numba's cache invalidation hashes only the file that holds the cached
 function, not its callees elsewhere (a helper changed in another file would
 leave a stale cache).
 
-How an event costs O(N) and not more
+How an event costs O(log N)
 ------------------------------------
 All writers drain at one common rate r_w = f(n_w)/n_w and all computers
 advance at one common rate r_c = min(1, C/n_c) (anonymous sharing). So the
@@ -14,9 +14,10 @@ kernel keeps two *virtual clocks*: P_w, the volume any writer has drained, and
 P_c, the work any computer has done. A writer stores the value of P_w at which
 it finishes (its target), a computer the value of P_c at which it fires; the
 remaining amount of job i is ``target[i] - P``. Between events only the two
-clocks move: the next event is one scan for the smallest writer target and
-smallest computer target, with no per-job update. The clocks are rebased to 0
-every few instants so that ``target - P`` keeps full relative precision.
+clocks move, never the targets: writers and computers sit in two binary
+min-heaps keyed by target, the next event is a heap top, and an event pops
+and pushes one job. The clocks are rebased to 0 every few instants so that
+``target - P`` keeps full relative precision.
 
 Random numbers
 --------------
@@ -38,9 +39,6 @@ from ._numba_cache import CACHE
 #: event (~1e-16 relative, the clocks being rebased) and far below any
 #: physical interval a user can ask for.
 TIE_RTOL = 1e-12
-
-COMPUTE = 0
-WRITE = 1
 
 # SplitMix64 constants (Steele, Lea, Flood 2014).
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -107,32 +105,88 @@ def random_theta(key0, key1, fleet0, out):
             out[f, i] = stream_uniform(stream_base(key0, key1, fleet0 + f, i), 0)
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _heap_push(key, idx, size, k, j):
+    """Insert (k, j) into the binary min-heap key[:size]; return the new size."""
+    pos = size
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if key[parent] <= k:
+            break
+        key[pos] = key[parent]
+        idx[pos] = idx[parent]
+        pos = parent
+    key[pos] = k
+    idx[pos] = j
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _heap_pop(key, idx, size):
+    """Remove the top of the binary min-heap key[:size]; return the new size."""
+    size -= 1
+    k = key[size]
+    j = idx[size]
+    pos = 0
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and key[child + 1] < key[child]:
+            child += 1
+        if key[child] >= k:
+            break
+        key[pos] = key[child]
+        idx[pos] = idx[child]
+        pos = child
+    key[pos] = k
+    idx[pos] = j
+    return size
+
+
 @njit(cache=CACHE, nogil=True)
 def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
-              level, stop_at_passage, record, firings, occupancy,
-              target, phase, count, base, spare):
+              level, stop_at_passage, record, firings, occupancy):
     """Integrate one fleet exactly, event to event (see MODEL.md).
 
     Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
     f(n)/n by writer count; rc (N+1,) computer rate min(1, C/n) by computer
     count; theta (N,) launch phases. firings (N, cycles) is written only when
-    ``record``; occupancy (N+1,) is overwritten. target, phase, count, base,
-    spare are (N,) scratch. Returns (passage_time, passage_cycle, end_time,
-    events).
+    ``record``; occupancy (N+1,) is overwritten. Returns (passage_time,
+    passage_cycle, end_time, events).
+
+    Writers and computers sit in two binary min-heaps keyed by their target
+    on their own virtual clock, so an event costs O(log N): the next event is
+    a heap top, and only the jobs that change phase are touched.
     """
     N = T.shape[0]
+    # Per-fleet work space (allocated once per fleet, never in the event loop).
+    wkey = np.empty(N)
+    widx = np.empty(N, dtype=np.int64)
+    ckey = np.empty(N)
+    cidx = np.empty(N, dtype=np.int64)
+    popped = np.empty(N, dtype=np.int64)
+    popkey = np.empty(N)
+    tofire = np.empty(N, dtype=np.int64)
+    count = np.zeros(N, dtype=np.int64)
+    base = np.empty(N, dtype=np.uint64)
+    spare = np.empty(N)
+
+    tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
+    tol_T = 0.0  # it are candidates, each then checked against its own
+    nwh = 0
+    nch = 0
     for i in range(N):
-        count[i] = 0
-        phase[i] = COMPUTE
-        target[i] = (1.0 - theta[i]) * T[i]
         base[i] = stream_base(key0, key1, fleet, i)
+        nch = _heap_push(ckey, cidx, nch, (1.0 - theta[i]) * T[i], i)
+        tol_d = max(tol_d, TIE_RTOL * d[i])
+        tol_T = max(tol_T, TIE_RTOL * T[i])
     for n in range(N + 1):
         occupancy[n] = 0.0
 
     t = 0.0
     pw = 0.0  # writer virtual clock: volume drained by any writer
     pc = 0.0  # computer virtual clock: work done by any computer
-    nw = 0
     n_done = 0  # jobs that have fired >= cycles times
     n_burn = N if burn_in == 0 else 0  # jobs that have fired >= burn_in times
     measuring = burn_in == 0
@@ -143,39 +197,61 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
     instants = 0
     while True:
         # Every job whose remaining amount is (within the tie rule) zero
-        # changes phase now, before the rates are recomputed.
-        fired = False
-        for i in range(N):
-            ph = phase[i]
-            if ph == WRITE and target[i] - pw <= TIE_RTOL * d[i]:
-                nw -= 1
-                events += 1
-                w = T[i]
-                if sigma[i] > 0.0:
-                    w += sigma[i] * stream_normal(base[i], count[i] - 1, spare, i)
-                    if w < 0.0:
-                        w = 0.0
-                phase[i] = COMPUTE
-                target[i] = pc + w
-                ph = COMPUTE
-            if ph == COMPUTE and target[i] - pc <= TIE_RTOL * T[i]:
-                k = count[i]
-                if record and k < cycles:
-                    firings[i, k] = t
-                count[i] = k + 1
-                if k + 1 == cycles:
-                    n_done += 1
-                if k + 1 == burn_in:
-                    n_burn += 1
-                phase[i] = WRITE
-                target[i] = pw + d[i]
-                nw += 1
-                fired_total += 1
-                events += 1
-                fired = True
+        # changes phase now, before the rates are recomputed. Pop all
+        # candidates first, so that jobs entering a heap now are not seen.
+        n_w_pop = 0
+        while nwh > 0 and wkey[0] - pw <= tol_d:
+            popped[n_w_pop] = widx[0]
+            popkey[n_w_pop] = wkey[0]
+            n_w_pop += 1
+            nwh = _heap_pop(wkey, widx, nwh)
+        n_pop = n_w_pop
+        while nch > 0 and ckey[0] - pc <= tol_T:
+            popped[n_pop] = cidx[0]
+            popkey[n_pop] = ckey[0]
+            n_pop += 1
+            nch = _heap_pop(ckey, cidx, nch)
+        n_fire = 0
+        for b in range(n_w_pop):  # writes that end now
+            i = popped[b]
+            if popkey[b] - pw > TIE_RTOL * d[i]:
+                nwh = _heap_push(wkey, widx, nwh, popkey[b], i)
+                continue
+            events += 1
+            w = T[i]
+            if sigma[i] > 0.0:
+                w += sigma[i] * stream_normal(base[i], count[i] - 1, spare, i)
+                if w < 0.0:
+                    w = 0.0
+            if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                tofire[n_fire] = i
+                n_fire += 1
+            else:
+                nch = _heap_push(ckey, cidx, nch, pc + w, i)
+        for b in range(n_w_pop, n_pop):  # computers that fire now
+            i = popped[b]
+            if popkey[b] - pc > TIE_RTOL * T[i]:
+                nch = _heap_push(ckey, cidx, nch, popkey[b], i)
+                continue
+            tofire[n_fire] = i
+            n_fire += 1
+        for b in range(n_fire):
+            i = tofire[b]
+            k = count[i]
+            if record and k < cycles:
+                firings[i, k] = t
+            count[i] = k + 1
+            if k + 1 == cycles:
+                n_done += 1
+            if k + 1 == burn_in:
+                n_burn += 1
+            nwh = _heap_push(wkey, widx, nwh, pw + d[i], i)
+            events += 1
+        fired_total += n_fire
+        nw = nwh
         if not measuring and n_burn == N:
             measuring = True
-        if fired and level > 0 and p_cycle < 0 and nw >= level:
+        if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
             p_time = t
             p_cycle = fired_total // N
             if stop_at_passage:
@@ -185,38 +261,27 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
 
         instants += 1
         if instants >= _REBASE_EVERY * N:
-            # Keep remaining amounts exact to full relative precision.
+            # Keep remaining amounts exact to full relative precision. A
+            # constant shift keeps both heaps ordered.
             instants = 0
-            for i in range(N):
-                if phase[i] == WRITE:
-                    target[i] -= pw
-                else:
-                    target[i] -= pc
+            for b in range(nwh):
+                wkey[b] -= pw
+            for b in range(nch):
+                ckey[b] -= pc
             pw = 0.0
             pc = 0.0
 
-        # Next event: the smallest target on each clock.
-        best_w = np.inf
-        best_c = np.inf
-        for i in range(N):
-            x = target[i]
-            if phase[i] == WRITE:
-                if x < best_w:
-                    best_w = x
-            elif x < best_c:
-                best_c = x
-        r_w = rw[nw]
-        r_c = rc[N - nw]
-        dt_w = (best_w - pw) / r_w
-        dt_c = (best_c - pc) / r_c
+        # Next event: the top of either heap.
+        dt_w = (wkey[0] - pw) / rw[nw] if nwh > 0 else np.inf
+        dt_c = (ckey[0] - pc) / rc[N - nw] if nch > 0 else np.inf
         if dt_w <= dt_c:
             dt = dt_w
-            pw = best_w
-            pc += r_c * dt
+            pw = wkey[0]
+            pc += rc[N - nw] * dt
         else:
             dt = dt_c
-            pc = best_c
-            pw += r_w * dt
+            pc = ckey[0]
+            pw += rw[nw] * dt
         if measuring:
             occupancy[nw] += dt
         t += dt
@@ -226,11 +291,10 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
 @njit(cache=CACHE, nogil=True, parallel=True)
 def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
                level, stop_at_passage, record, firings, occupancy,
-               passage_time, passage_cycle, end_time, events,
-               target, phase, count, base, spare):
+               passage_time, passage_cycle, end_time, events):
     """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
 
-    theta, target, phase, count, base, spare: (F, N); firings (F, N, cycles)
+    theta: (F, N); firings (F, N, cycles)
     when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
     passage_time, passage_cycle, end_time, events: (F,).
     """
@@ -238,8 +302,7 @@ def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
     for f in prange(F):
         p_t, p_c, t_end, n_ev = run_fleet(
             T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
-            level, stop_at_passage, record, firings[f], occupancy[f],
-            target[f], phase[f], count[f], base[f], spare[f])
+            level, stop_at_passage, record, firings[f], occupancy[f])
         passage_time[f] = p_t
         passage_cycle[f] = p_c
         end_time[f] = t_end

@@ -171,20 +171,15 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         saved = numba.get_num_threads()
         numba.set_num_threads(threads)
     try:
-        scratch = None
         for lo in range(0, fleets, batch):
             hi = min(fleets, lo + batch)
             m = hi - lo
-            if scratch is None or scratch[0].shape[0] != m:
-                scratch = (np.empty((m, n)), np.empty((m, n), dtype=np.uint8),
-                           np.empty((m, n), dtype=np.int64), np.empty((m, n), dtype=np.uint64),
-                           np.empty((m, n)))
             fire_buf = firings[lo:hi] if record_firings else np.empty((m, 1, 1))
             _kernel.run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
                                np.int64(fleet_start + lo), cycles, burn_in, level,
                                stop_at_passage, record_firings, fire_buf, occupancy[lo:hi],
                                passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
-                               events[lo:hi], *scratch)
+                               events[lo:hi])
     finally:
         if threads is not None:
             numba.set_num_threads(saved)

@@ -165,6 +165,10 @@ class Fleet:
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")
 
+    def __reduce__(self):  # picklable (Dask, multiprocessing) despite __setattr__
+        return (Fleet, (self.T.copy(), self.d.copy(), self.cap, self.throughput,
+                        self.jitter.copy()))
+
     # -- derived quantities -------------------------------------------------
     @property
     def n_jobs(self) -> int:

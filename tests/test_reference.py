@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -15,10 +16,33 @@ from reference import simulate_reference
 
 #: Firing times and occupancy agree to 1e-9 relative (to the cycle length for
 #: times near 0). The two integrators round differently (virtual clocks and
-#: rebasing against per-job updates), by ~1e-15 per event; over the short
-#: horizons used here (<= 12 cycles, where the chaotic divergence of MODEL's
-#: usual regime gains at most ~2 decades) that stays far below 1e-9.
+#: rebasing against per-job updates), by ~1e-16 per event, and the dynamics
+#: amplify differences: see ``horizon``.
 RTOL = 1e-9
+
+#: Largest amplification of a rounding difference we let a case reach.
+#: 1e-16 * 1e5 leaves four decades below RTOL.
+MAX_GAIN = 1e5
+
+
+def horizon(fleet) -> int:
+    """Cycles over which a trajectory comparison stays meaningful.
+
+    While all N writes overlap, one cycle multiplies the intervals between
+    write starts by up to max_j [f(j)/j] / [f(N-j)/(N-j)] (MODEL.md check 3):
+    N - 1 for fair sharing. Heavily loaded fleets live there (the model is
+    chaotic), so the horizon is the number of such cycles that keep the gain
+    below MAX_GAIN, at most 12.
+    """
+    n = fleet.n_jobs
+    if n < 3:
+        return 12
+    per_writer = fleet.f[1:] / np.arange(1, n + 1)
+    j = np.arange(1, n)
+    gain = float(np.max(per_writer[j - 1] / per_writer[n - j - 1]))
+    if gain <= 1.0:
+        return 12
+    return int(max(1, min(12, math.log(MAX_GAIN) / math.log(gain))))
 
 
 @st.composite
@@ -35,8 +59,15 @@ def fleets(draw):
     if rule == "power":
         throughput = ("power", draw(st.floats(0.0, 1.0)))
     elif rule == "table":
-        tail = [draw(st.floats(0.05, 1.0)) * k for k in range(2, n + 1)]
-        throughput = [1.0] + tail
+        # A storage curve: aggregate throughput never falls as writers are
+        # added, and no writer speeds up (f non-decreasing, f(n)/n
+        # non-increasing). Tables that break these amplify rounding by
+        # orders of magnitude per cycle and defeat any trajectory comparison.
+        per_writer = [1.0]
+        for k in range(2, n + 1):
+            u = draw(st.floats(0.0, 1.0))
+            per_writer.append(per_writer[-1] * ((k - 1) / k + u / k))
+        throughput = [1.0] + [k * r for k, r in zip(range(2, n + 1), per_writer[1:])]
     else:
         throughput = rule
     jitter = draw(st.one_of(st.just(0.0), st.floats(0.0, 0.3)))
@@ -48,7 +79,7 @@ def fleets(draw):
         theta = draw(st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n))
         if kind == "ones":  # some jobs fire at t = 0
             theta = [1.0 if i % 3 == 0 else x for i, x in enumerate(theta)]
-    cycles = draw(st.integers(1, max(1, 12 if n <= 8 else 6)))
+    cycles = draw(st.integers(1, horizon(fleet)))
     burn_in = draw(st.integers(0, cycles - 1))
     level = draw(st.one_of(st.just(None), st.integers(1, n)))
     stop = draw(st.booleans())
@@ -64,7 +95,8 @@ def assert_close(actual, expected, scale, what):
     assert np.all(err <= bound), f"{what}: max error {err.max():.3g} > {RTOL} relative"
 
 
-@settings(max_examples=400, deadline=None, derandomize=True,
+@settings(max_examples=400, deadline=None,
+          derandomize=not os.environ.get("STORMSIM_HYPOTHESIS_EXPLORE"),
           suppress_health_check=[HealthCheck.too_slow])
 @given(fleets())
 def test_kernel_matches_reference(case):
