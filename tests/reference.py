@@ -6,7 +6,7 @@ every job, and applies the phase changes of the instant. It is slow and
 meant for small fleets and short horizons.
 
 Its random numbers re-implement the engine's documented streams (SplitMix64
-on Python integers, Box-Muller in pairs) so that jittered runs can be
+on Python integers, a ziggurat for normals) so that jittered runs can be
 compared draw for draw.
 """
 from __future__ import annotations
@@ -39,11 +39,46 @@ def uniform(base: int, n: int) -> float:
     return (mix64(base + n * GOLDEN) >> 11) * 2.0 ** -53
 
 
+def ziggurat_tables(layers=128, r=3.442619855899, v=9.91256303526217e-3):
+    """Doornik's ZIGNOR tables (2005) for Marsaglia & Tsang's ziggurat."""
+    x = [0.0] * (layers + 1)
+    f = math.exp(-0.5 * r * r)
+    x[0], x[1] = v / f, r
+    for i in range(2, layers):
+        x[i] = math.sqrt(-2.0 * math.log(v / x[i - 1] + f))
+        f = math.exp(-0.5 * x[i] * x[i])
+    return x, r
+
+
+ZIG_X, ZIG_R = ziggurat_tables()
+
+
 def normal(base: int, k: int) -> float:
-    m = k // 2
-    r = math.sqrt(-2.0 * math.log(1.0 - uniform(base, 2 * m + 1)))
-    a = 2.0 * math.pi * uniform(base, 2 * m + 2)
-    return r * math.cos(a) if k % 2 == 0 else r * math.sin(a)
+    """k-th standard normal of a stream: ziggurat on outputs (k << 12) + 1, ..."""
+    n = (k << 12) + 1
+
+    def output():
+        nonlocal n
+        n += 1
+        return mix64(base + (n - 1) * GOLDEN)
+
+    while True:
+        h = output()
+        i = h & 127
+        u = 2.0 * ((h >> 11) * 2.0 ** -53) - 1.0
+        if abs(u) < ZIG_X[i + 1] / ZIG_X[i]:
+            return u * ZIG_X[i]
+        if i == 0:
+            while True:
+                a = math.log(1.0 - (output() >> 11) * 2.0 ** -53) / ZIG_R
+                b = math.log(1.0 - (output() >> 11) * 2.0 ** -53)
+                if -2.0 * b >= a * a:
+                    return a - ZIG_R if u < 0 else ZIG_R - a
+        x0 = u * ZIG_X[i]
+        f0 = math.exp(-0.5 * (ZIG_X[i] ** 2 - x0 * x0))
+        f1 = math.exp(-0.5 * (ZIG_X[i + 1] ** 2 - x0 * x0))
+        if f1 + (output() >> 11) * 2.0 ** -53 * (f0 - f1) < 1.0:
+            return x0
 
 
 def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
