@@ -24,3 +24,19 @@ def test_run_shapes_and_dtypes():
     assert unrecorded.firings is None
     assert (unrecorded.passage_time == float("inf")).all()
     assert (unrecorded.passage_cycle == -1).all()
+
+
+def test_progress_is_reported_per_batch():
+    seen = []
+    fleet = stormsim.Fleet.identical(3, load=0.5)
+    stormsim.simulate(fleet, fleets=10, cycles=5, batch_size=4,
+                      progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(4, 10), (8, 10), (10, 10)]
+
+
+def test_default_batch_bounds_the_work_per_kernel_call():
+    from stormsim.engine import BATCH_EVENTS, default_batch
+
+    assert default_batch(16, 800) == BATCH_EVENTS // (2 * 16 * 800)
+    assert default_batch(1024, 100000) == 16      # never fewer than 16 fleets
+    assert default_batch(2, 10) == 4096           # nor more than 4096
