@@ -11,6 +11,10 @@ from .model import Fleet, SpecError, _fmt
 
 LAUNCH_KINDS = ("random", "sync", "stagger")
 
+#: A stagger whose writes would overlap by less than this fraction of T is
+#: placed with touching writes: the same 1e-12 relative tie rule as MODEL.md.
+STAGGER_RTOL = 1e-12
+
 
 def stagger_spacing(fleet: Fleet) -> float:
     """Interval s between consecutive first write starts of a stagger launch.
@@ -31,6 +35,10 @@ def stagger_spacing(fleet: Fleet) -> float:
     r0 = rc[n]
     r1 = rc[n - 1] if n > 1 else 1.0
     spare = T - (n - 1) * d * r1
+    # At L = L*(C) exactly, rounding of d = L T / N can leave spare ~ -1e-16 T:
+    # treat |spare| within the tie tolerance of MODEL.md as touching writes.
+    if -STAGGER_RTOL * T <= spare < 0.0:
+        spare = 0.0
     if spare < 0.0:
         lstar = n / (n - 1)
         raise SpecError(

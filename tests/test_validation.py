@@ -121,3 +121,13 @@ def test_fleet_is_immutable():
         fleet.cap = 2.0
     with pytest.raises(ValueError):
         fleet.T[0] = 5.0
+
+
+@pytest.mark.parametrize("n,cap", [(8, 5.0), (8, 4.0), (5, math.inf), (16, 12.0), (7, 6.0)])
+def test_stagger_at_its_threshold_load_is_placed(n, cap):
+    """At L = N / min(N-1, C) the writes touch; rounding of d must not refuse it."""
+    load = n / min(n - 1, cap)
+    fleet = Fleet.identical(n, load=load, cap=cap)
+    assert stormsim.stagger_margin(fleet) == pytest.approx(0.0, abs=1e-12)
+    run = simulate(fleet, launch="stagger", fleets=1, cycles=500, passage_level=2)
+    assert run.passage_cycle[0] == -1
