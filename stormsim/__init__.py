@@ -4,17 +4,42 @@ Jobs are integrate-and-fire oscillators that alternate compute and blocking
 checkpoint writes through one shared storage fabric (and optionally one power
 cap); see MODEL.md for the normative model.
 """
-from . import _numba_cache  # noqa: F401  (must run before the kernels are imported)
+import os as _os
+
+# numba's OpenMP layer busy-waits at the end of each parallel kernel call by
+# default; on a shared or oversubscribed machine a 2-thread call then ran 4-5x
+# slower than 1 thread (benchmarks, workload f). Sleeping costs ~50 us per
+# call, nothing at ~0.5 s per call. Set before libgomp starts; users may override.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import _numba_cache  # noqa: E402,F401  (must run before the kernels are imported)
 from .engine import Run, simulate
 from .launch import stagger_margin, stagger_spacing, stagger_theta
 from .model import Fleet, SpecError, throughput_table
+from .executors import DaskExecutor, LocalExecutor
+from .store import HDF5Store, MemoryStore, Results, open_results
+from .survival import kaplan_meier, median_survival
+from .sweep import Sweep, SweepError, load_sweep, parse_sweep, run_sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DaskExecutor",
     "Fleet",
+    "HDF5Store",
+    "LocalExecutor",
+    "MemoryStore",
+    "Results",
     "Run",
     "SpecError",
+    "Sweep",
+    "SweepError",
+    "kaplan_meier",
+    "load_sweep",
+    "median_survival",
+    "open_results",
+    "parse_sweep",
+    "run_sweep",
     "simulate",
     "stagger_margin",
     "stagger_spacing",

@@ -35,8 +35,20 @@ def test_progress_is_reported_per_batch():
 
 
 def test_default_batch_bounds_the_work_per_kernel_call():
-    from stormsim.engine import BATCH_EVENTS, default_batch
+    from stormsim.engine import BATCH_EVENTS, default_batch, next_batch
 
     assert default_batch(16, 800) == BATCH_EVENTS // (2 * 16 * 800)
     assert default_batch(1024, 100000) == 16      # never fewer than 16 fleets
     assert default_batch(2, 10) == 4096           # nor more than 4096
+    # a first-passage run that stopped after ~1000 events per fleet grows
+    assert next_batch(16 * 1000, 16) == BATCH_EVENTS // 1000
+
+
+def test_adaptive_batches_grow_for_early_stopping_runs():
+    seen = []
+    fleet = stormsim.Fleet.identical(4, load=0.6)
+    stormsim.simulate(fleet, launch="sync", fleets=200, cycles=10**7, passage_level=2,
+                      progress=lambda done, total: seen.append(done))
+    # sync collides at once: the first batch is sized for 10^7 cycles (16
+    # fleets), the next for the few events actually seen.
+    assert seen == [16, 200]
