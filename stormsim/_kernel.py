@@ -6,7 +6,7 @@ numba's cache invalidation hashes only the file that holds the cached
 function, not its callees elsewhere (a helper changed in another file would
 leave a stale cache).
 
-How an event costs O(log N)
+How an event costs O(log N), or O(1) for alike jobs
 ------------------------------------
 All writers drain at one common rate r_w = f(n_w)/n_w and all computers
 advance at one common rate r_c = min(1, C/n_c) (anonymous sharing). So the
@@ -14,9 +14,11 @@ kernel keeps two *virtual clocks*: P_w, the volume any writer has drained, and
 P_c, the work any computer has done. A writer stores the value of P_w at which
 it finishes (its target), a computer the value of P_c at which it fires; the
 remaining amount of job i is ``target[i] - P``. Between events only the two
-clocks move, never the targets: writers and computers sit in two binary
-min-heaps keyed by target, the next event is a heap top, and an event pops
-and pushes one job. The clocks are rebased to 0 every few instants so that
+clocks move, never the targets: writers and computers sit in two priority
+queues keyed by target, the next event is a queue head, and an event pops
+and pushes one job. A queue is a binary heap (O(log N)), or, when the jobs
+are alike enough that new targets arrive nearly in order, a sorted ring
+buffer filled from the back (O(1) expected; chosen by the driver). The clocks are rebased to 0 every few instants so that
 ``target - P`` keeps full relative precision.
 
 Random numbers
@@ -181,27 +183,66 @@ def _heap_pop(key, idx, size):
     return size
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _q_push(key, idx, head, size, mask, ring, k, j):
+    """Insert (k, j) into a queue; return its new size.
+
+    ring: a sorted ring buffer key[head .. head+size) (indices & mask),
+    inserted from the back: O(1) when keys arrive nearly in order, as they
+    do for alike jobs (a new target is pc + T_i, behind almost every other).
+    Otherwise a binary heap in key[:size] (head stays 0): O(log N) always.
+    """
+    if ring:
+        pos = head + size
+        while pos > head:
+            p = (pos - 1) & mask
+            if key[p] <= k:
+                break
+            q = pos & mask
+            key[q] = key[p]
+            idx[q] = idx[p]
+            pos -= 1
+        q = pos & mask
+        key[q] = k
+        idx[q] = j
+        return size + 1
+    return _heap_push(key, idx, size, k, j)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _q_pop(key, idx, head, size, mask, ring):
+    """Remove a queue's smallest key (at key[head]); return (head, size)."""
+    if ring:
+        return (head + 1) & mask, size - 1
+    return head, _heap_pop(key, idx, size)
+
+
 @njit(cache=CACHE, nogil=True)
 def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
-              level, stop_at_passage, record, firings, occupancy):
+              level, stop_at_passage, record, ring_w, ring_c, firings, occupancy):
     """Integrate one fleet exactly, event to event (see MODEL.md).
 
     Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
     f(n)/n by writer count; rc (N+1,) computer rate min(1, C/n) by computer
     count; theta (N,) launch phases. firings (N, cycles) is written only when
-    ``record``; occupancy (N+1,) is overwritten. Returns (passage_time,
-    passage_cycle, end_time, events).
+    ``record``; occupancy (N+1,) is overwritten. ring_w, ring_c choose the
+    writers' and computers' queue (see ``_q_push``); results do not depend
+    on them. Returns (passage_time, passage_cycle, end_time, events).
 
-    Writers and computers sit in two binary min-heaps keyed by their target
-    on their own virtual clock, so an event costs O(log N): the next event is
-    a heap top, and only the jobs that change phase are touched.
+    Writers and computers sit in two priority queues keyed by their target
+    on their own virtual clock: the next event is a queue's head, and only
+    the jobs that change phase are touched.
     """
     N = T.shape[0]
     # Per-fleet work space (allocated once per fleet, never in the event loop).
-    wkey = np.empty(N)
-    widx = np.empty(N, dtype=np.int64)
-    ckey = np.empty(N)
-    cidx = np.empty(N, dtype=np.int64)
+    cap = 1
+    while cap < N:
+        cap *= 2
+    mask = cap - 1
+    wkey = np.empty(cap)
+    widx = np.empty(cap, dtype=np.int64)
+    ckey = np.empty(cap)
+    cidx = np.empty(cap, dtype=np.int64)
     popped = np.empty(N, dtype=np.int64)
     popkey = np.empty(N)
     tofire = np.empty(N, dtype=np.int64)
@@ -210,11 +251,13 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
 
     tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
     tol_T = 0.0  # it are candidates, each then checked against its own
-    nwh = 0
+    nwh = 0  # queue sizes
     nch = 0
+    wh = 0  # queue heads (always 0 for a heap)
+    ch = 0
     for i in range(N):
         base[i] = stream_base(key0, key1, fleet, i)
-        nch = _heap_push(ckey, cidx, nch, (1.0 - theta[i]) * T[i], i)
+        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, (1.0 - theta[i]) * T[i], i)
         tol_d = max(tol_d, TIE_RTOL * d[i])
         tol_T = max(tol_T, TIE_RTOL * T[i])
     for n in range(N + 1):
@@ -236,22 +279,22 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
         # changes phase now, before the rates are recomputed. Pop all
         # candidates first, so that jobs entering a heap now are not seen.
         n_w_pop = 0
-        while nwh > 0 and wkey[0] - pw <= tol_d:
-            popped[n_w_pop] = widx[0]
-            popkey[n_w_pop] = wkey[0]
+        while nwh > 0 and wkey[wh] - pw <= tol_d:
+            popped[n_w_pop] = widx[wh]
+            popkey[n_w_pop] = wkey[wh]
             n_w_pop += 1
-            nwh = _heap_pop(wkey, widx, nwh)
+            wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
         n_pop = n_w_pop
-        while nch > 0 and ckey[0] - pc <= tol_T:
-            popped[n_pop] = cidx[0]
-            popkey[n_pop] = ckey[0]
+        while nch > 0 and ckey[ch] - pc <= tol_T:
+            popped[n_pop] = cidx[ch]
+            popkey[n_pop] = ckey[ch]
             n_pop += 1
-            nch = _heap_pop(ckey, cidx, nch)
+            ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
         n_fire = 0
         for b in range(n_w_pop):  # writes that end now
             i = popped[b]
             if popkey[b] - pw > TIE_RTOL * d[i]:
-                nwh = _heap_push(wkey, widx, nwh, popkey[b], i)
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
                 continue
             events += 1
             w = T[i]
@@ -263,11 +306,11 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                 tofire[n_fire] = i
                 n_fire += 1
             else:
-                nch = _heap_push(ckey, cidx, nch, pc + w, i)
+                nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
         for b in range(n_w_pop, n_pop):  # computers that fire now
             i = popped[b]
             if popkey[b] - pc > TIE_RTOL * T[i]:
-                nch = _heap_push(ckey, cidx, nch, popkey[b], i)
+                nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
                 continue
             tofire[n_fire] = i
             n_fire += 1
@@ -281,7 +324,7 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                 n_done += 1
             if k + 1 == burn_in:
                 n_burn += 1
-            nwh = _heap_push(wkey, widx, nwh, pw + d[i], i)
+            nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
             events += 1
         fired_total += n_fire
         nw = nwh
@@ -298,26 +341,26 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
         instants += 1
         if instants >= _REBASE_EVERY * N:
             # Keep remaining amounts exact to full relative precision. A
-            # constant shift keeps both heaps ordered.
+            # constant shift keeps every queue ordered.
             instants = 0
             for b in range(nwh):
-                wkey[b] -= pw
+                wkey[(wh + b) & mask] -= pw
             for b in range(nch):
-                ckey[b] -= pc
+                ckey[(ch + b) & mask] -= pc
             pw = 0.0
             pc = 0.0
 
-        # Next event: the top of either heap, whichever is reached first
+        # Next event: the head of either queue, whichever is reached first
         # (remaining / rate compared as cross products: one division).
         r_w = rw[nw]
         r_c = rc[N - nw]
-        if nch == 0 or (nwh > 0 and (wkey[0] - pw) * r_c <= (ckey[0] - pc) * r_w):
-            dt = (wkey[0] - pw) / r_w
-            pw = wkey[0]
+        if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
+            dt = (wkey[wh] - pw) / r_w
+            pw = wkey[wh]
             pc += r_c * dt
         else:
-            dt = (ckey[0] - pc) / r_c
-            pc = ckey[0]
+            dt = (ckey[ch] - pc) / r_c
+            pc = ckey[ch]
             pw += r_w * dt
         if measuring:
             occupancy[nw] += dt
@@ -327,7 +370,7 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
-               level, stop_at_passage, record, firings, occupancy,
+               level, stop_at_passage, record, ring_w, ring_c, firings, occupancy,
                passage_time, passage_cycle, end_time, events):
     """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
 
@@ -339,7 +382,7 @@ def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
     for f in prange(F):
         p_t, p_c, t_end, n_ev = run_fleet(
             T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
-            level, stop_at_passage, record, firings[f], occupancy[f])
+            level, stop_at_passage, record, ring_w, ring_c, firings[f], occupancy[f])
         passage_time[f] = p_t
         passage_cycle[f] = p_c
         end_time[f] = t_end

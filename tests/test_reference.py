@@ -102,9 +102,14 @@ def assert_close(actual, expected, scale, what):
 def test_kernel_matches_reference(case):
     fleet, theta, cycles, burn_in, level, stop = case
     seed = 12345
-    run = stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
-                            record_firings=True, passage_level=level, burn_in=burn_in,
-                            stop_at_passage=stop)
+    runs = [stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
+                              record_firings=True, passage_level=level, burn_in=burn_in,
+                              stop_at_passage=stop, queues=queues)
+            for queues in ("heap", "ring")]
+    # The kernel's two event-queue kinds are a speed choice: identical results.
+    for name in ("firings", "occupancy", "passage_time", "passage_cycle", "end_time", "events"):
+        np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name), err_msg=name)
+    run = runs[0]
     key = tuple(int(k) for k in root_key(seed))
     ref = simulate_reference(fleet.T, fleet.d, fleet.jitter, fleet.cap, fleet.f, theta, cycles,
                              burn_in=burn_in, level=level or 0, stop_at_passage=stop, key=key)
