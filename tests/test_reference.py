@@ -30,16 +30,19 @@ def horizon(fleet) -> int:
 
     While all N writes overlap, one cycle multiplies the intervals between
     write starts by up to max_j [f(j)/j] / [f(N-j)/(N-j)] (MODEL.md check 3):
-    N - 1 for fair sharing. Heavily loaded fleets live there (the model is
-    chaotic), so the horizon is the number of such cycles that keep the gain
-    below MAX_GAIN, at most 12.
+    N - 1 for fair sharing; a binding cap multiplies that by up to
+    r_c(j) / r_c(N-j), r_c(n) = min(1, C/n) (measured, RESULTS.md claim 8).
+    Heavily loaded fleets live there (the model is chaotic), so the horizon
+    is the number of such cycles that keep the gain below MAX_GAIN, at most 12.
     """
     n = fleet.n_jobs
     if n < 3:
         return 12
-    per_writer = fleet.f[1:] / np.arange(1, n + 1)
     j = np.arange(1, n)
-    gain = float(np.max(per_writer[j - 1] / per_writer[n - j - 1]))
+    per_writer = fleet.f[1:] / np.arange(1, n + 1)
+    rc = fleet.computer_rate  # rc[k] = min(1, C/k)
+    gain = per_writer[j - 1] / per_writer[n - j - 1] * rc[j] / rc[n - j]
+    gain = float(np.max(np.maximum(gain, 1.0 / gain)))
     if gain <= 1.0:
         return 12
     return int(max(1, min(12, math.log(MAX_GAIN) / math.log(gain))))
