@@ -1,74 +1,270 @@
-"""Command line: thin wrappers that parse, make one library call, and print."""
+"""Command line: thin wrappers that parse, make one library call, and print.
+
+    stormsim sweep SWEEP.toml -o results.h5   run (or resume) a sweep into HDF5
+    stormsim inspect results.h5               the table of its cells
+    stormsim report results.h5                figures and a report (stormsim.report)
+    stormsim demo                             a small real sweep and its table
+"""
 from __future__ import annotations
 
 import argparse
-import math
+import os
+import shlex
+import signal
 import sys
+import threading
 import time
+from pathlib import Path
 
-import numpy as np
+#: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
+#: 16 jobs survive compute jitter, and how stormy do the writes get after?
+DEMO_TOML = """\
+# stormsim demo: 16 identical jobs launched in a perfect stagger (one job's
+# write ends m seconds before the next one's starts), with compute jitter
+# sigma set through m/sigma. Each fleet runs 3000 checkpoint cycles; we record
+# its first collision (two jobs writing at once) and how often n jobs write
+# at once over the whole run.
+[sweep]
+name = "demo: stagger survival"
+
+[fixed]
+N = 16
+T = 1.0
+launch = "stagger"
+passage_level = 2          # first passage to n_w >= 2: the first collision
+stop_at_passage = false    # keep running after it, to measure the storms
+cycles = 3000
+fleets = 200
+seed = 0
+
+[grid]
+load = [0.4, 0.8]
+m_over_sigma = [8, 32, 128]
+"""
+
+
+def _install_stop_handlers(stop: threading.Event, state: dict, quiet: bool) -> dict:
+    """SIGINT/SIGTERM set ``stop`` (a second one quits at once); returns the
+    previous handlers, for ``_restore``."""
+    def handler(signum, frame):
+        if stop.is_set():                     # a second signal: quit now (parts are safe)
+            raise SystemExit(128 + signum)
+        state["signal"] = signum
+        stop.set()
+        if not quiet:
+            print(f"\nstormsim sweep: {signal.Signals(signum).name} received: stopping at the "
+                  "next unit boundary and keeping what is done (send it again to quit now)",
+                  file=sys.stderr, flush=True)
+
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore(previous: dict) -> None:
+    for sig, h in previous.items():
+        signal.signal(sig, h)
+
+
+def _run_sweep_command(args, sweep, output: str) -> int:
+    from .sweep import run_sweep
+
+    stop, state = threading.Event(), {}
+    previous = _install_stop_handlers(stop, state, args.quiet)
+    try:
+        out = run_sweep(sweep, output, executor=args.dask, overwrite=args.overwrite,
+                        progress="none" if args.quiet else args.progress, stop=stop)
+    finally:
+        _restore(previous)
+    say = (lambda *a: None) if args.quiet else print
+    if out.status == "already complete":
+        say(f"stormsim sweep: {output} is already complete ({out.n_cells} cells, "
+            f"{out.fleets_total} fleets, from this sweep file; made by stormsim "
+            f"{out.version}): nothing to do. See it with: stormsim inspect {shlex.quote(output)}")
+        return 0
+    if out.status == "interrupted":
+        again = ["stormsim", "sweep", args.file, "-o", output]
+        if args.dask:
+            again += ["--dask", args.dask]
+        # the resume hint goes to stderr even with --quiet: it is what to do next
+        print(f"stormsim sweep: interrupted after {out.cells_done}/{out.n_cells} cells, "
+              f"{out.fleets_done}/{out.fleets_total} fleets; the finished work is kept in "
+              f"{output}.parts/. Resume with the same command: {shlex.join(again)}",
+              file=sys.stderr, flush=True)
+        args.interrupted = True
+        return 128 + state.get("signal", signal.SIGINT)
+    resumed = (f" ({out.fleets_before} fleets were already done)" if out.fleets_before else "")
+    say(f"stormsim sweep: wrote {output}: {out.n_cells} cells, {out.fleets_total} fleets in "
+        f"{out.seconds:.1f} s{resumed}. See it with: stormsim inspect {shlex.quote(output)}")
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from .sweep import load_sweep
+
+    sweep = load_sweep(args.file)            # validated before any output is touched
+    output = args.output or Path(args.file).with_suffix(".h5").name
+    if args.dry_run:
+        print(_describe_cells(sweep))
+        return 0
+    return _run_sweep_command(args, sweep, output)
+
+
+def _describe_cells(sweep) -> str:
+    from .store import _fmt_value
+
+    cols = sweep.columns()
+    keys = sweep.grid_keys + ["run_seed"]
+    rows = [[str(i)] + [_fmt_value(cols[k][i]) for k in keys] + [str(c.fleets)]
+            for i, c in enumerate(sweep.cells)]
+    head = ["cell"] + keys + ["fleets"]
+    w = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(head)]
+    work = sum(c.fleets * c.cycles for c in sweep.cells)
+    lines = [f"{sweep.source}: sweep {sweep.name!r}, {sweep.n_cells} cells, "
+             f"{sweep.total_fleets} fleets, at most {work:.3g} fleet-cycles; identity "
+             f"{sweep.hash[:16]}", "  ".join(h.rjust(x) for h, x in zip(head, w))]
+    lines += ["  ".join(v.rjust(x) for v, x in zip(r, w)) for r in rows]
+    return "\n".join(lines)
+
+
+def _tail_levels(text: str):
+    return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from .store import open_results, tail_level
+
+    res = open_results(args.file)
+    levels = _tail_levels(args.tail)
+    for lv in levels:
+        tail_level(lv, 1)                    # check the syntax before printing anything
+    print(res.table(tail=levels, unit=args.unit))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    try:
+        from stormsim.report import main as report_main
+    except ModuleNotFoundError as exc:
+        if exc.name in ("stormsim.report", None) or (exc.name or "").startswith("stormsim"):
+            print("stormsim: error: 'stormsim report' is not available in this installation "
+                  "(the module stormsim.report is missing); `stormsim inspect` prints the "
+                  "table of a result", file=sys.stderr)
+            return 1
+        print(f"stormsim: error: 'stormsim report' needs {exc.name}, which is not installed: "
+              "pip install 'stormsim[plots]'", file=sys.stderr)
+        return 1
+    outdir = args.outdir or str(Path(args.file).with_suffix("")) + "_report"
+    rc = report_main(args.file, outdir)
+    return 0 if rc is None else int(rc)
 
 
 def _demo(args: argparse.Namespace) -> int:
-    import stormsim
-    from scipy.stats import binom
+    from .store import open_results
+    from .sweep import parse_sweep, run_sweep
 
-    n, load = 16, 0.6
-    fleet = stormsim.Fleet.identical(n, T=1.0, load=load, jitter=0.01)
-    print(f"stormsim {stormsim.__version__} demo: {n} identical jobs, T = 1 s of compute "
-          f"between checkpoints, d = {fleet.d[0]:.4f} s to write alone (load L = {load}),")
-    print("fair sharing of one storage fabric, no power cap, compute jitter sigma = 0.01 s.\n")
-
+    root = Path(args.dir)
+    root.mkdir(parents=True, exist_ok=True)
+    toml, h5 = root / "demo.toml", root / "demo.h5"
+    toml.write_text(DEMO_TOML, encoding="utf-8")
+    sweep = parse_sweep(DEMO_TOML, str(toml))
+    print(f"stormsim demo: the sweep file {toml} ({sweep.n_cells} cells: load x m/sigma, "
+          f"{sweep.total_fleets} fleets of 16 jobs, {sweep.cells[0].cycles} cycles each), "
+          f"run as\n    stormsim sweep {toml} -o {h5}\n", flush=True)
     t0 = time.perf_counter()
-    run = stormsim.simulate(fleet, launch="random", fleets=args.fleets, cycles=args.cycles,
-                            seed=args.seed, burn_in=args.cycles // 4)
-    wall = time.perf_counter() - t0
-    frac = run.occupancy.sum(axis=0) / run.occupancy.sum()
-    p_write = float(np.dot(np.arange(n + 1), frac)) / n
-    base = binom.pmf(np.arange(n + 1), n, p_write)
-    print(f"1) {args.fleets} fleets from random launches, {args.cycles} checkpoint cycles each "
-          f"({wall:.1f} s, {run.events.sum() / wall / 1e6:.1f} M events/s incl. compile):")
-    print("   share of time with n jobs writing at once, against independent jobs")
-    print("   (binomial with the measured writing fraction "
-          f"{p_write:.3f}):")
-    print("    n   simulated   independent")
-    for k in range(n + 1):
-        if frac[k] < 1e-7 and base[k] < 1e-7:
-            continue
-        print(f"   {k:2d}   {frac[k]:9.2e}   {base[k]:11.2e}")
-    tail = 4
-    print(f"   P(n_w >= {tail}) = {frac[tail:].sum():.3e} simulated vs "
-          f"{base[tail:].sum():.3e} independent: writes pile up into storms.\n")
-
-    m = stormsim.stagger_margin(fleet)
-    sigma = m / 8
-    fleet = stormsim.Fleet.identical(n, T=1.0, load=load, jitter=sigma)
-    print(f"2) A perfect stagger (a gap of m = {m:.4f} s between one write's end and the next "
-          f"one's start) under jitter sigma = m/8 = {sigma:.4f} s:")
-    run = stormsim.simulate(fleet, launch="stagger", fleets=args.fleets, cycles=20000,
-                            seed=args.seed, passage_level=2)
-    cyc = run.passage_cycle
-    hit = cyc >= 0
-    med = float(np.median(np.where(hit, cyc, np.iinfo(np.int64).max)))
-    print(f"   {hit.mean():.0%} of {args.fleets} fleets collided within 20000 cycles;")
-    if math.isfinite(med) and med < np.iinfo(np.int64).max:
-        print(f"   median number of cycles until two jobs first write at once: {med:.0f}")
+    stop, state = threading.Event(), {}
+    previous = _install_stop_handlers(stop, state, False)
+    try:
+        out = run_sweep(sweep, h5, overwrite=args.fresh, progress="auto", stop=stop)
+    finally:
+        _restore(previous)
+    if out.status == "interrupted":
+        print(f"stormsim demo: interrupted; run it again to resume ({h5}.parts/ keeps "
+              "the finished units)", file=sys.stderr)
+        args.interrupted = True
+        return 128 + state.get("signal", signal.SIGINT)
+    if out.status == "already complete":
+        print(f"{h5} is already complete: nothing to recompute (stormsim demo --fresh redoes it).")
     else:
-        print("   the median fleet had not collided within 20000 cycles")
+        print(f"wrote {h5} in {time.perf_counter() - t0:.1f} s (numba compile included).")
+    print(f"\nThen, as `stormsim inspect {h5}`:\n")
+    print(open_results(h5).table())
+    k = sweep.cells[0].cycles
+    print(f"""
+How to read it: m is the stagger margin (the gap between one job's write end
+and the next one's start), sigma the compute jitter. The median number of
+cycles before two jobs first write at once grows like (m/sigma)^2. 'censored'
+counts the fleets that never collided within the {k}-cycle run: the
+Kaplan-Meier median counts them instead of dropping them, and '>{k}' means
+the run was too short to bound it. P(n_w>=k) is the share of the run with at
+least k of the 16 jobs writing: once the stagger is gone, writes pile up into
+storms, far more at load 0.8 than at 0.4; where the stagger breaks late (large
+m/sigma), the storms have had little time to grow.
+In Python: stormsim.open_results("{h5}") gives the same numbers as arrays.""")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="stormsim", description=__doc__)
+    from .progress import MODES
+
+    parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run a small real case and explain the result")
-    demo.add_argument("--fleets", type=int, default=400)
-    demo.add_argument("--cycles", type=int, default=800)
-    demo.add_argument("--seed", type=int, default=0)
+
+    sw = sub.add_parser("sweep", help="run (or resume) a sweep file into an HDF5 result",
+                        description="Run the cells of a sweep file (TOML) into one HDF5 file. "
+                        "Interrupted runs (Ctrl-C, SIGTERM, a crash, a kill) resume where they "
+                        "stopped when the same command is run again.")
+    sw.add_argument("file", help="the sweep file (TOML; see README 'Sweeps')")
+    sw.add_argument("-o", "--output", help="the HDF5 result (default: FILE's name with .h5, "
+                    "in the current directory)")
+    sw.add_argument("--overwrite", action="store_true",
+                    help="discard an existing result or unfinished units at the output "
+                         "(even from another sweep file) and start from scratch")
+    sw.add_argument("--dask", metavar="ADDRESS",
+                    help="run the cells on Dask: 'local:W' starts a LocalCluster of W "
+                         "workers, else the address of a running scheduler (tcp://host:8786) "
+                         "or its scheduler file")
+    sw.add_argument("--progress", choices=MODES, default="auto",
+                    help="a live bar (on a terminal), plain lines, or none (default: auto)")
+    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="validate the file and list its cells; run nothing")
+    sw.set_defaults(func=_sweep)
+
+    ins = sub.add_parser("inspect", help="print the table of a sweep result's cells")
+    ins.add_argument("file", help="an HDF5 result of `stormsim sweep` (or the output of an "
+                     "unfinished one, read from its .parts directory)")
+    ins.add_argument("--tail", default="N/4,N/2,N",
+                     help="levels k of the P(n_w >= k) columns: integers, 'N' or 'N/q' "
+                          "(default: N/4,N/2,N)")
+    ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
+                     help="first-passage median in fleet cycles (default) or seconds")
+    ins.set_defaults(func=_inspect)
+
+    rep = sub.add_parser("report", help="figures and a written report of a sweep result")
+    rep.add_argument("file", help="an HDF5 result of `stormsim sweep`")
+    rep.add_argument("-o", "--outdir", help="directory for the report (default: FILE_report)")
+    rep.set_defaults(func=_report)
+
+    demo = sub.add_parser("demo", help="run a small real sweep to HDF5 and show its table")
+    demo.add_argument("--dir", default="results", help="where to write demo.toml and demo.h5")
+    demo.add_argument("--fresh", action="store_true", help="recompute even if already done")
     demo.set_defaults(func=_demo)
+
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
-    except ValueError as exc:
+        rc = args.func(args)
+    except ValueError as exc:           # SpecError, SweepError: bad input, named
         print(f"stormsim: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"stormsim: error: {exc}", file=sys.stderr)
+        return 1
+    if argv is None and getattr(args, "interrupted", False):
+        # Run as the program and stopped by a signal: everything finished is
+        # on disk and the store is closed. Skip the interpreter's teardown of
+        # the loaded kernels (~0.5 s) and any unit still running in a worker
+        # thread (its result is not needed), so the stop takes under a second.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(rc)
+    return rc

@@ -1,0 +1,266 @@
+"""Executors: where units of work run. Local (this process) or Dask; one interface.
+
+``run_sweep`` drives an executor with ``submit(fn, task)`` and ``poll(timeout)``
+and is the only writer of the store: workers return arrays, the driver writes
+(one HDF5 writer; EVIDENCE.md). Units are pure functions of their task, so
+every executor gives the same bits.
+
+dask is an optional extra (``pip install 'stormsim[dask]'``): nothing here
+imports it until a DaskExecutor starts.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from .sweep import SweepError
+
+__all__ = ["DaskExecutor", "Executor", "LocalExecutor"]
+
+#: Longest wait for a LocalCluster we started to close: its workers hold
+#: nothing (results are written by this process), and a worker process exits by
+#: itself when this process does.
+CLOSE_TIMEOUT_SECONDS = 3.0
+
+
+class Executor:
+    """Interface. ``slots``: units to keep in flight; ``target_seconds``: how
+    long one unit should take; ``task_threads``: numba threads per unit."""
+
+    slots: int = 1
+    target_seconds: float = 0.25
+    task_threads: int | None = None
+
+    def start(self) -> None:
+        """Connect or start workers (called once, before the first submit)."""
+
+    def submit(self, fn, task) -> None:
+        raise NotImplementedError
+
+    def poll(self, timeout: float) -> list:
+        """Results of units finished within ``timeout`` s (maybe none)."""
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        """Drop every unit not yet returned by poll."""
+
+    def close(self) -> None:
+        """Release workers this executor started."""
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+class LocalExecutor(Executor):
+    """Runs units on a pool of ``workers`` threads in this process (default: one
+    per numba thread, i.e. per core), each unit on one core: the kernels
+    release the GIL, so the threads run in parallel, and a unit of any size
+    avoids the cost of waking a parallel region (milliseconds on a busy
+    machine). Units last ~``target_seconds`` so that Ctrl-C and SIGTERM are
+    honoured within a second.
+
+    Where numba's threading layer is not thread-safe ('workqueue'), units run
+    one at a time instead, each over all cores.
+    """
+
+    def __init__(self, workers: int | None = None, target_seconds: float = 0.25):
+        import numba
+
+        from .sweep import threadsafe_layer
+
+        n = numba.config.NUMBA_NUM_THREADS if workers is None else int(workers)
+        if n < 1:
+            raise SweepError(f"workers = {workers!r}: must be an integer >= 1")
+        if threadsafe_layer():
+            self.slots, self.task_threads = n, 1
+        else:  # pragma: no cover - depends on the machine's numba
+            self.slots, self.task_threads = 1, None
+        self.target_seconds = float(target_seconds)
+        self._pool = None
+        self._pending: set = set()
+
+    def start(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(self.slots, thread_name_prefix="stormsim-unit")
+
+    def submit(self, fn, task) -> None:
+        self._pending.add(self._pool.submit(fn, task))
+
+    def poll(self, timeout: float) -> list:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        if not self._pending:
+            return []
+        done, _ = wait(self._pending, timeout=max(timeout, 0.0), return_when=FIRST_COMPLETED)
+        out = []
+        for fut in done:
+            self._pending.discard(fut)
+            out.append(fut.result())
+        return out
+
+    def cancel(self) -> None:
+        for fut in self._pending:
+            fut.cancel()          # a unit already running finishes; its result is dropped
+        self._pending.clear()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def describe(self) -> str:
+        if self.task_threads == 1:
+            return f"this machine, {self.slots} worker thread{'s' if self.slots != 1 else ''}"
+        return "this machine, one unit at a time"
+
+
+class DaskExecutor(Executor):
+    """Runs units on a dask.distributed cluster; this process stays the one writer.
+
+    Parameters
+    ----------
+    address : str or Client
+        ``"local:W"``: start a LocalCluster of W single-threaded worker
+        processes here (closed at the end); a scheduler address such as
+        ``"tcp://10.0.0.5:8786"``; the path of a scheduler file (``.json``);
+        or an existing ``dask.distributed.Client`` (left open at the end).
+    threads_per_task : numba threads per unit (default 1: one unit per worker
+        thread; the kernels release the GIL, so threaded workers scale).
+    target_seconds : how long one unit should take (default 1 s: long enough
+        to hide scheduling overhead, short enough that little is lost when a
+        worker dies or the sweep is stopped).
+    """
+
+    def __init__(self, address, *, threads_per_task: int = 1, target_seconds: float = 1.0):
+        self.address = address
+        self.task_threads = threads_per_task
+        self.target_seconds = float(target_seconds)
+        self.client = None
+        self.cluster = None
+        self._own_client = False
+        self._ac = None
+        self._pending: set = set()
+        self._slots = 2
+        self._slots_at = -1e9
+        if isinstance(address, str):
+            a = address.strip()
+            if a.startswith("local"):
+                w = a.partition(":")[2] or str(os.cpu_count() or 1)
+                if not w.isdigit() or int(w) < 1:
+                    raise SweepError(f"--dask {address}: 'local:W' needs W, the number of "
+                                     "workers, an integer >= 1 (e.g. local:2)")
+                self.local_workers = int(w)
+            else:
+                self.local_workers = None
+                if not a:
+                    raise SweepError("--dask: give 'local:W' or a scheduler address "
+                                     "(e.g. tcp://host:8786) or a scheduler file")
+        elif type(address).__name__ == "Client":
+            self.local_workers = None
+            self.client = address
+        else:
+            raise SweepError(f"dask executor address = {address!r}: must be 'local:W', a "
+                             "scheduler address, a scheduler file or a distributed.Client")
+
+    def start(self) -> None:
+        try:
+            import distributed
+        except ImportError:
+            raise SweepError("--dask needs dask.distributed, an optional extra: "
+                             "pip install 'stormsim[dask]'") from None
+        if self.client is None:
+            if self.local_workers is not None:
+                # Workers inherit an ignored SIGINT: Ctrl-C in a terminal reaches
+                # the whole process group, and it is this process that decides
+                # what to keep and then ends the workers (a worker killed by it
+                # would be restarted by its nanny, delaying the stop).
+                import signal
+
+                saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                try:
+                    self.cluster = distributed.LocalCluster(
+                        n_workers=self.local_workers, threads_per_worker=1, processes=True,
+                        dashboard_address=None, silence_logs=logging.ERROR)
+                finally:
+                    signal.signal(signal.SIGINT, saved)
+                self.client = distributed.Client(self.cluster)
+            elif self.address.endswith(".json") and os.path.exists(self.address):
+                self.client = distributed.Client(scheduler_file=self.address, timeout="20s")
+            else:
+                try:
+                    self.client = distributed.Client(self.address, timeout="20s")
+                except OSError as exc:
+                    raise SweepError(f"--dask {self.address}: cannot reach the scheduler "
+                                     f"({exc})") from None
+            self._own_client = True
+        self._ac = distributed.as_completed()
+
+    @property
+    def slots(self) -> int:
+        now = time.monotonic()
+        if now - self._slots_at > 2.0:
+            threads = sum(self.client.nthreads().values())
+            self._slots = max(2, 2 * threads)
+            self._slots_at = now
+        return self._slots
+
+    def submit(self, fn, task) -> None:
+        fut = self.client.submit(fn, task, key=task.key, pure=False, retries=1)
+        self._pending.add(fut)
+        self._ac.add(fut)
+
+    def poll(self, timeout: float) -> list:
+        deadline = time.monotonic() + timeout
+        while not self._ac.has_ready():
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(0.01)
+        out = []
+        for fut in self._ac.next_batch(block=False):
+            self._pending.discard(fut)
+            try:
+                out.append(fut.result())
+            except Exception as exc:
+                raise RuntimeError(f"unit {fut.key} failed on a Dask worker: {exc!r}") from exc
+            fut.release()
+        return out
+
+    def cancel(self) -> None:
+        if self._pending and self.client is not None:
+            try:
+                self.client.cancel(list(self._pending))
+            except Exception:  # the cluster may be gone; nothing to keep
+                pass
+        self._pending.clear()
+        if self._ac is not None:
+            self._ac.clear()
+
+    def close(self) -> None:
+        if self._own_client and self.client is not None:
+            self.client.close(timeout=2)
+        if self.cluster is not None:
+            # A graceful LocalCluster close waits ~1.5 s for its workers; ours
+            # hold nothing (results are written by this process), so end their
+            # processes first: Ctrl-C then exits within a second.
+            for nanny in list(self.cluster.workers.values()):
+                proc = getattr(getattr(nanny, "process", None), "process", None)
+                if proc is not None:
+                    try:
+                        proc.kill()
+                    except Exception:  # already gone
+                        pass
+            try:
+                self.cluster.close(timeout=CLOSE_TIMEOUT_SECONDS)
+            except Exception:  # a worker stuck mid-restart: it exits with this process
+                pass
+        self.client = self.cluster = None
+
+    def describe(self) -> str:
+        if self.client is None:
+            return f"Dask ({self.address})"
+        info = self.client.nthreads()
+        where = "a local Dask cluster" if self.cluster is not None else \
+            f"Dask at {self.client.scheduler.address}"
+        return f"{where}, {len(info)} workers, {sum(info.values())} threads"

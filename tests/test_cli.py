@@ -1,0 +1,237 @@
+"""The command line as a user meets it: sweep, inspect, report, demo."""
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+import types
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import stormsim
+from stormsim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SWEEP = """
+[sweep]
+name = "cli test"
+[fixed]
+T = 1.0
+load = 0.6
+cycles = 300
+fleets = 30
+launch = "stagger"
+passage_level = 2
+stop_at_passage = false
+[grid]
+N = [8, 16]
+m_over_sigma = [4, 400]
+"""
+
+
+def _env():
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+@pytest.fixture
+def toml(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sweep.toml").write_text(SWEEP)
+    return tmp_path / "sweep.toml"
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    d = tmp_path_factory.mktemp("done")
+    (d / "sweep.toml").write_text(SWEEP)
+    assert main(["sweep", str(d / "sweep.toml"), "-o", str(d / "out.h5"), "-q"]) == 0
+    return d / "out.h5"
+
+
+def test_sweep_prints_lines_when_not_a_terminal(toml, capsys):
+    assert main(["sweep", "sweep.toml", "-o", "out.h5"]) == 0
+    out, err = capsys.readouterr()
+    assert "stormsim sweep: wrote out.h5: 4 cells, 120 fleets" in out
+    assert "See it with: stormsim inspect out.h5" in out
+    assert "stormsim sweep: 4 cells, 120 fleets; running on this machine" in err
+    assert "4/4 cells, 120/120 fleets (100.0%)" in err and "fleet-cycles/s" in err
+    assert "\r" not in err
+    assert main(["sweep", "sweep.toml", "-o", "out.h5"]) == 0
+    out, _ = capsys.readouterr()
+    assert "out.h5 is already complete (4 cells, 120 fleets, from this sweep file" in out
+    assert "nothing to do" in out
+
+
+def test_default_output_name_and_quiet(toml, capsys):
+    assert main(["sweep", "sweep.toml", "--quiet"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert (toml.parent / "sweep.h5").exists()
+
+
+def test_live_bar_on_a_terminal(tmp_path):
+    (tmp_path / "sweep.toml").write_text(SWEEP.replace("fleets = 30", "fleets = 200"))
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 110, 0, 0))   # 24 x 110
+    p = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "o.h5"],
+                         cwd=tmp_path, env=_env(), stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:             # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert p.wait(timeout=60) == 0
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    assert "\r" in screen                                   # redrawn in place
+    assert "cells 4/4" in screen and "800/800 fleets" in screen
+    assert "fleet-cycles/s" in screen and "100%" in screen
+    assert "wrote o.h5" in screen
+
+
+def test_inspect_table(finished, capsys):
+    assert main(["inspect", str(finished)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "sweep 'cli test', 4 cells, complete" in lines[0]
+    assert "same in every cell:" in out and "launch = stagger" in out
+    head = next(line for line in lines if line.lstrip().startswith("cell"))
+    for col in ("N", "m_over_sigma", "fleets", "censored", "median cycle [95% CI]",
+                "P(n_w>=N/4)", "P(n_w>=N/2)", "P(n_w>=N)"):
+        assert col in head
+    res = stormsim.open_results(finished)
+    s = res.summary()
+    row = next(line for line in lines if line.split()[:3] == ["0", "8", "4"])
+    assert f"{int(s['median'][0])} [" in row and "30/30" in row
+    # m/sigma = 400 leaves (nearly) every fleet uncollided in 300 cycles: censored
+    row3 = next(line for line in lines if line.split()[:3] == ["3", "16", "400"])
+    assert ">300 [>300, >300]" in row3
+    assert "Kaplan-Meier" in out
+
+
+def test_inspect_options_and_python_api_agree(finished, capsys):
+    assert main(["inspect", str(finished), "--tail", "2,3", "--unit", "time"]) == 0
+    out = capsys.readouterr().out
+    assert "P(n_w>=2)" in out and "P(n_w>=3)" in out and "median time [95% CI]" in out
+    res = stormsim.open_results(finished)
+    p2 = res.summary(tail=(2,))["P(n_w>=2)"]
+    for i in range(4):
+        occ = res.cell(i).occupancy_sum
+        assert p2[i] == occ[2:].sum() / occ.sum()
+        assert f"{p2[i]:.3e}" in out
+    assert main(["inspect", str(finished), "--tail", "half"]) == 2
+    assert "tail level 'half': must be an integer k, 'N' or 'N/q'" in capsys.readouterr().err
+
+
+def test_open_results_arrays(finished):
+    res = stormsim.open_results(finished)
+    assert res.complete and res.n_cells == 4 and res.grid_keys == ["N", "m_over_sigma"]
+    assert res.params["N"].tolist() == [8, 8, 16, 16]
+    assert res.params["m_over_sigma"].tolist() == [4.0, 400.0, 4.0, 400.0]
+    assert res.params["launch"].dtype.kind == "U"
+    c = res.cell(2)
+    assert c.occupancy.shape == (30, 17) and c.passage_cycle.dtype == np.int64
+    assert c.params["N"] == 16 and c.fleets_done == 30
+
+
+def test_bad_sweep_file_touches_nothing(toml, capsys):
+    out = toml.parent / "out.h5"
+    with h5py.File(out, "w") as f:
+        f["keep"] = np.arange(3)
+    before = (out.read_bytes(), out.stat().st_mtime_ns)
+    (toml.parent / "bad.toml").write_text(SWEEP.replace("m_over_sigma = [4, 400]",
+                                                        "m_over_sigma = [4, 0]"))
+    assert main(["sweep", "bad.toml", "-o", "out.h5", "--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert ("stormsim: error: bad.toml: [grid] m_over_sigma[1] = 0: must be > 0 (inf allowed); "
+            "m_over_sigma is the stagger margin over the jitter") in err
+    assert (out.read_bytes(), out.stat().st_mtime_ns) == before
+    assert not (toml.parent / "out.h5.parts").exists()
+    assert main(["sweep", "bad.toml", "-o", "new.h5"]) == 2
+    assert not (toml.parent / "new.h5").exists() and not (toml.parent / "new.h5.parts").exists()
+
+
+def test_other_sweeps_output_is_refused_unless_overwrite(toml, capsys):
+    assert main(["sweep", "sweep.toml", "-o", "out.h5", "-q"]) == 0
+    (toml.parent / "other.toml").write_text(SWEEP.replace("fleets = 30", "fleets = 31"))
+    assert main(["sweep", "other.toml", "-o", "out.h5"]) == 2
+    err = capsys.readouterr().err
+    assert ("out.h5 holds the results of a different sweep ('cli test', 4 cells, from "
+            "sweep.toml) than other.toml") in err
+    assert "Use --overwrite" in err
+    assert main(["sweep", "other.toml", "-o", "out.h5", "--overwrite", "-q"]) == 0
+    assert stormsim.open_results("out.h5").fleets.tolist() == [31] * 4
+
+
+def test_dry_run_lists_cells(toml, capsys):
+    assert main(["sweep", "sweep.toml", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "sweep 'cli test', 4 cells, 120 fleets" in out
+    assert "m_over_sigma" in out and "run_seed" in out
+    assert not (toml.parent / "sweep.h5").exists()
+
+
+def test_inspect_an_unfinished_sweep(toml, capsys):
+    sw = stormsim.load_sweep("sweep.toml")
+    import threading
+
+    from stormsim.executors import LocalExecutor
+
+    class OneUnit(LocalExecutor):
+        def poll(self, timeout):
+            out = super().poll(timeout)
+            stop.set()
+            return out
+
+    stop = threading.Event()
+    o = stormsim.run_sweep(sw, "out.h5", executor=OneUnit(workers=1, target_seconds=1e-4),
+                           stop=stop, progress="none")
+    assert o.status == "interrupted"
+    assert main(["inspect", "out.h5"]) == 0
+    out = capsys.readouterr().out
+    assert "UNFINISHED: 0/4 cells done; run the same sweep command again to resume" in out
+    assert "1/30" in out and "0/30" in out
+
+
+def test_report_is_lazy_and_explains_when_missing(finished, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "stormsim.report", None)     # as if not installed
+    assert main(["report", str(finished)]) == 1
+    assert "'stormsim report' is not available" in capsys.readouterr().err
+    calls = []
+    fake = types.ModuleType("stormsim.report")
+    fake.main = lambda path, outdir: calls.append((path, outdir))
+    monkeypatch.setitem(sys.modules, "stormsim.report", fake)
+    assert main(["report", str(finished), "-o", "figs"]) == 0
+    assert main(["report", str(finished)]) == 0
+    assert calls == [(str(finished), "figs"), (str(finished), str(finished.with_suffix("")) + "_report")]
+
+
+def test_demo_runs_a_real_sweep_and_shows_its_table(tmp_path, capsys):
+    assert main(["demo", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"stormsim sweep {tmp_path / 'demo.toml'} -o {tmp_path / 'demo.h5'}" in out
+    assert "sweep 'demo: stagger survival', 6 cells, complete" in out
+    assert "median cycle [95% CI]" in out and "P(n_w>=4)" in out
+    assert stormsim.open_results(tmp_path / "demo.h5").complete
+    assert main(["demo", "--dir", str(tmp_path)]) == 0
+    assert "already complete: nothing to recompute" in capsys.readouterr().out
+
+
+def test_public_api():
+    for name in ("open_results", "run_sweep", "load_sweep", "parse_sweep", "Sweep", "SweepError",
+                 "MemoryStore", "HDF5Store", "LocalExecutor", "DaskExecutor", "Results",
+                 "kaplan_meier", "median_survival"):
+        assert name in stormsim.__all__ and hasattr(stormsim, name)
+    assert issubclass(stormsim.SweepError, stormsim.SpecError)

@@ -1,0 +1,338 @@
+"""Stores: the memory and HDF5 stores pass the same tests (one interface),
+plus what only a file can do (crash leftovers, plain-h5py layout)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+
+import h5py
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import stormsim
+from stormsim.store import (HDF5Store, MemoryStore, exact_column_sums, exact_to_float,
+                            open_results)
+from stormsim.sweep import SweepError, make_task, parse_sweep, run_unit
+
+SWEEP = """
+[sweep]
+name = "store test"
+[fixed]
+T = 1.0
+jitter = 0.02
+cycles = 120
+fleets = 23
+passage_level = 2
+stop_at_passage = false
+[grid]
+N = [3, 6]
+load = [0.4, 0.9]
+"""
+
+OTHER = SWEEP.replace("cycles = 120", "cycles = 121")
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return parse_sweep(SWEEP, "store_test.toml")
+
+
+@pytest.fixture(scope="module")
+def parts(sweep):
+    """Every cell cut into uneven units (each a list of one piece), computed once."""
+    out = []
+    for c in sweep.cells:
+        cuts = [0, 1, 9, 10, c.fleets]
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            out.append(run_unit(make_task(sweep, c.index, a, b)))
+    return out
+
+
+class Kind:
+    """How to make, and re-open, a store of one kind."""
+
+    def __init__(self, name, tmp_path):
+        self.name, self.path = name, tmp_path / "out.h5"
+        self._mem = MemoryStore()
+
+    def new(self):
+        return self._mem if self.name == "memory" else HDF5Store(self.path)
+
+    def read(self, store):
+        return store.results() if self.name == "memory" else open_results(self.path)
+
+
+@pytest.fixture(params=["memory", "hdf5"])
+def kind(request, tmp_path):
+    return Kind(request.param, tmp_path)
+
+
+def _direct(sweep, i):
+    c = sweep.cells[i]
+    return stormsim.simulate(c.fleet, fleets=c.fleets, **c.simulate_kwargs())
+
+
+def test_parts_in_any_order_assemble_to_one_call(kind, sweep, parts):
+    store = kind.new()
+    state = store.open(sweep)
+    assert state.done == {} and not state.complete
+    shuffled = list(parts)
+    random.Random(4).shuffle(shuffled)
+    for p in shuffled:
+        store.commit(p)
+    store.finish()
+    store.close()
+    res = kind.read(store)
+    assert res.complete and res.n_cells == 4 and res.fleets_done.tolist() == [23] * 4
+    for i in range(4):
+        run, cell = _direct(sweep, i), res.cell(i)
+        for key in ("passage_time", "passage_cycle", "end_time", "events", "occupancy"):
+            a, b = getattr(run, key), getattr(cell, key)
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), key
+        # the stored sum is the correctly rounded exact sum over fleets
+        fsum = [math.fsum(run.occupancy[:, j]) for j in range(run.occupancy.shape[1])]
+        assert cell.occupancy_sum.tolist() == fsum
+        assert cell.fleet_index.tolist() == list(range(23))
+
+
+def test_resume_reports_exactly_what_was_committed(kind, sweep, parts):
+    store = kind.new()
+    store.open(sweep)
+    kept = parts[::3]
+    for p in kept:
+        store.commit(p)
+    store.close()
+    state = kind.new().open(sweep)
+    expect = {}
+    for (p,) in kept:
+        expect.setdefault(p.cell, []).append((p.start, p.stop))
+    assert {c: sorted(r) for c, r in state.done.items()} == {c: sorted(r) for c, r in expect.items()}
+    assert not state.complete
+
+
+def test_partial_results_hold_the_fleets_done(kind, sweep, parts):
+    store = kind.new()
+    store.open(sweep)
+    kept = [u for u in parts if u[0].cell == 1 and u[0].start != 1]   # fleets 0, 9..22 of cell 1
+    for p in kept:
+        store.commit(p)
+    res = kind.read(store)
+    assert not res.complete
+    assert res.fleets_done.tolist() == [0, 15, 0, 0]
+    cell = res.cell(1)
+    run = _direct(sweep, 1)
+    idx = np.r_[0, 9:23]
+    assert cell.fleet_index.tolist() == idx.tolist()
+    assert cell.passage_cycle.tobytes() == run.passage_cycle[idx].tobytes()
+    assert cell.occupancy.tobytes() == run.occupancy[idx].tobytes()
+    empty = res.cell(0)
+    assert empty.fleets_done == 0 and empty.occupancy.shape == (0, 4)
+    assert "UNFINISHED: 0/4 cells done" in res.table()
+    store.close()
+
+
+def test_complete_store_reopens_complete(kind, sweep, parts):
+    store = kind.new()
+    store.open(sweep)
+    for p in parts:
+        store.commit(p)
+    store.finish()
+    store.close()
+    state = kind.new().open(sweep)
+    assert state.complete
+    assert state.done == {c.index: [(0, c.fleets)] for c in sweep.cells}
+
+
+def test_a_different_sweep_is_refused_unless_overwrite(kind, sweep, parts):
+    store = kind.new()
+    store.open(sweep)
+    store.commit(parts[0])
+    store.close()
+    other = parse_sweep(OTHER, "other.toml")
+    with pytest.raises(SweepError, match=r"different sweep .*other\.toml"):
+        kind.new().open(other)
+    store = kind.new()
+    state = store.open(other, overwrite=True)
+    assert state.done == {}
+    store.close()
+
+
+def test_sum_mode_keeps_only_the_exact_sum(kind):
+    sw = parse_sweep(SWEEP.replace('name = "store test"', 'occupancy = "sum"'))
+    store = kind.new()
+    store.open(sw)
+    for c in sw.cells:
+        for a, b in ((0, 5), (5, c.fleets)):
+            store.commit(run_unit(make_task(sw, c.index, a, b)))
+    store.finish()
+    store.close()
+    res = kind.read(store)
+    for i in range(sw.n_cells):
+        cell, run = res.cell(i), _direct(sw, i)
+        assert cell.occupancy is None
+        assert cell.occupancy_sum.tolist() == [math.fsum(run.occupancy[:, j])
+                                               for j in range(run.occupancy.shape[1])]
+
+
+def test_units_packing_several_cells(kind, sweep):
+    """Small cells packed into one unit (one file on disk) read back per cell."""
+    from stormsim.sweep import Planner
+
+    store = kind.new()
+    store.open(sweep)
+    planner = Planner(sweep, {}, target_seconds=10.0)     # room for every cell at once
+    task = planner.next()
+    assert [p.cell for p in task.pieces] == [0, 1, 2, 3] and planner.next() is None
+    store.commit(run_unit(task))
+    store.finish()
+    store.close()
+    res = kind.read(store)
+    for i in range(4):
+        run, cell = _direct(sweep, i), res.cell(i)
+        assert cell.occupancy.tobytes() == run.occupancy.tobytes()
+        assert cell.passage_time.tobytes() == run.passage_time.tobytes()
+
+
+# -- exact sums -----------------------------------------------------------------
+
+finite = st.floats(min_value=0.0, max_value=1e300, allow_nan=False, allow_infinity=False,
+                   allow_subnormal=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(finite, min_size=1, max_size=60), st.integers(0, 60))
+def test_exact_sums_split_anywhere_equal_fsum(values, cut):
+    a = np.array(values)
+    cut = min(cut, a.size)
+    whole = exact_column_sums(a)
+    halves = [x + y for x, y in zip(exact_column_sums(a[:cut]), exact_column_sums(a[cut:]))]
+    assert whole == halves
+    assert exact_to_float(whole).tolist() == [math.fsum(values)]
+
+
+def test_exact_sums_columns_and_signs():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((500, 7)) * np.exp(rng.uniform(-300, 300, (500, 7)))
+    a[::17] = 5e-324                                      # subnormals
+    got = exact_to_float(exact_column_sums(a))
+    assert got.tolist() == [math.fsum(a[:, j]) for j in range(7)]
+    with pytest.raises(ValueError, match="finite"):
+        exact_column_sums(np.array([1.0, np.inf]))
+
+
+# -- HDF5 only ------------------------------------------------------------------
+
+def _complete(tmp_path, sweep, parts):
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    for p in parts:
+        store.commit(p)
+    store.finish()
+    store.close()
+    return tmp_path / "out.h5"
+
+
+def test_layout_reads_with_plain_h5py(tmp_path, sweep, parts):
+    path = _complete(tmp_path, sweep, parts)
+    assert not (tmp_path / "out.h5.parts").exists()
+    assert not (tmp_path / "out.h5.tmp").exists()
+    with h5py.File(path, "r") as f:
+        assert f.attrs["format"] == "stormsim.sweep" and f.attrs["format_version"] == 1
+        assert f.attrs["stormsim_version"] == stormsim.__version__
+        assert f.attrs["sweep_hash"] == sweep.hash and f.attrs["n_cells"] == 4
+        assert json.loads(f.attrs["grid_keys"]) == ["N", "load"]
+        assert f.attrs["sweep_toml"] == SWEEP
+        assert f["params/N"][()].tolist() == [3, 3, 6, 6]
+        assert f["params/load"][()].tolist() == [0.4, 0.9, 0.4, 0.9]
+        assert f["params/launch"].asstr()[()].tolist() == ["random"] * 4
+        assert f["params/run_seed"][()].tolist() == [c.run_seed for c in sweep.cells]
+        g = f["cells/000003"]
+        assert g["occupancy"].shape == (23, 7) and g["occupancy"].dtype == np.float64
+        assert g["passage_cycle"].dtype == np.int64 and g["passage_time"].shape == (23,)
+        assert g["occupancy_sum"].shape == (7,)
+        assert g["T"][()].tolist() == [1.0] * 6 and g["f"].shape == (7,)
+        assert json.loads(g.attrs["params"])["N"] == 6
+
+
+def test_invalid_and_temporary_parts_are_redone(tmp_path, sweep, parts):
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    for p in parts[:6]:
+        store.commit(p)
+    store.close()
+    d = tmp_path / "out.h5.parts"
+    names = sorted(x.name for x in d.glob("*.npz"))
+    (d / names[0]).write_bytes(b"truncated")                    # not a zip
+    raw = bytearray((d / names[1]).read_bytes())                # a flipped byte: CRC
+    raw[len(raw) // 2] ^= 0xFF
+    (d / names[1]).write_bytes(bytes(raw))
+    (d / (names[2] + ".tmp999")).write_bytes(b"half written")   # killed mid-write
+    store = HDF5Store(tmp_path / "out.h5")
+    state = store.open(sweep)
+    assert store.removed_invalid == 2
+    assert sum(len(r) for r in state.done.values()) == 4
+    assert not any(".tmp" in x.name for x in d.iterdir())
+    store.close()
+
+
+def test_final_file_never_half_there(tmp_path, sweep, parts, monkeypatch):
+    """A crash between writing OUTPUT.tmp and renaming it, then a crash after
+    the rename but before the parts are removed: each rerun ends complete."""
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    for p in parts:
+        store.commit(p)
+
+    def die(*a, **k):
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr("stormsim.store.os.replace", die)
+    with pytest.raises(KeyboardInterrupt):
+        store.finish()
+    store.close()
+    monkeypatch.undo()
+    assert not (tmp_path / "out.h5").exists() and (tmp_path / "out.h5.tmp").exists()
+
+    store = HDF5Store(tmp_path / "out.h5")
+    state = store.open(sweep)                          # everything is still done
+    assert sum(b - a for r in state.done.values() for a, b in r) == 4 * 23
+    monkeypatch.setattr("stormsim.store.shutil.rmtree", die)
+    with pytest.raises(KeyboardInterrupt):
+        store.finish()
+    store.close()
+    monkeypatch.undo()
+    assert (tmp_path / "out.h5").exists() and (tmp_path / "out.h5.parts").exists()
+    state = HDF5Store(tmp_path / "out.h5").open(sweep)
+    assert state.complete and not (tmp_path / "out.h5.parts").exists()
+
+
+def test_refusals_name_the_output(tmp_path, sweep):
+    foreign = tmp_path / "foreign.h5"
+    with h5py.File(foreign, "w") as f:
+        f["x"] = 1
+    before = foreign.read_bytes()
+    with pytest.raises(SweepError, match=r"foreign\.h5 exists and is not a stormsim sweep "
+                                         r"result.*--overwrite"):
+        HDF5Store(foreign).open(sweep)
+    assert foreign.read_bytes() == before
+    with pytest.raises(SweepError, match=r"the directory .*nowhere does not exist"):
+        HDF5Store(tmp_path / "nowhere" / "x.h5").open(sweep)
+    with pytest.raises(SweepError, match="is a directory"):
+        HDF5Store(tmp_path).open(sweep)
+    with pytest.raises(SweepError, match="no such result"):
+        open_results(tmp_path / "missing.h5")
+    with pytest.raises(SweepError, match="not a stormsim sweep result"):
+        open_results(foreign)
+
+
+def test_one_writer_at_a_time(tmp_path, sweep):
+    first = HDF5Store(tmp_path / "out.h5")
+    first.open(sweep)
+    with pytest.raises(SweepError, match=rf"another stormsim process \(pid {os.getpid()}\)"):
+        HDF5Store(tmp_path / "out.h5").open(sweep)
+    first.close()
+    HDF5Store(tmp_path / "out.h5").open(sweep)

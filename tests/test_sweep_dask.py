@@ -1,0 +1,144 @@
+"""Sweeps on Dask: a real LocalCluster; results identical to the local run, bit
+for bit; dask is never imported unless asked for."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import pytest
+
+from stormsim.sweep import SweepError, parse_sweep, run_sweep
+
+distributed = pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SWEEP = """
+[sweep]
+name = "dask test"
+occupancy = "sum"
+[fixed]
+T = 1.0
+jitter = 0.02
+cycles = 400
+fleets = 60
+passage_level = 2
+[grid]
+N = [4, 12]
+launch = ["random", "stagger"]
+load = [0.5]
+"""
+
+
+def _env():
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _datasets(path):
+    out = {}
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            data = (tuple(obj.asstr()[()].tolist()) if h5py.check_string_dtype(obj.dtype)
+                    else obj[()].tobytes())
+            out[name] = (obj.dtype.str, obj.shape, data)
+        out[name + "/@"] = sorted((k, str(v)) for k, v in obj.attrs.items())
+
+    with h5py.File(path, "r") as f:
+        f.visititems(visit)
+        out["/@"] = sorted((k, str(v)) for k, v in f.attrs.items())
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_result(tmp_path_factory):
+    d = tmp_path_factory.mktemp("local")
+    run_sweep(parse_sweep(SWEEP, "sweep.toml"), d / "local.h5", progress="none")
+    return _datasets(d / "local.h5")
+
+
+def test_threaded_local_cluster_matches_the_local_run(tmp_path, local_result):
+    from stormsim.executors import DaskExecutor
+
+    sw = parse_sweep(SWEEP, "sweep.toml")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        # tiny units: many tasks, finishing out of order, on two worker threads
+        ex = DaskExecutor(client, target_seconds=1e-3)
+        out = run_sweep(sw, tmp_path / "dask.h5", executor=ex, progress="none")
+        assert out.status == "complete" and "2 workers" in out.executor
+        assert client.status == "running"          # a client we were given stays open
+    assert _datasets(tmp_path / "dask.h5") == local_result
+
+
+def test_cli_dask_local_processes_matches_the_local_run(tmp_path, local_result):
+    (tmp_path / "sweep.toml").write_text(SWEEP)
+    p = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "out.h5",
+                        "--dask", "local:2", "--progress", "lines"], cwd=tmp_path, env=_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "running on a local Dask cluster, 2 workers, 2 threads" in p.stderr
+    assert _datasets(tmp_path / "out.h5") == local_result
+
+
+def test_dask_is_not_imported_unless_asked(tmp_path):
+    (tmp_path / "sweep.toml").write_text(SWEEP.replace("fleets = 60", "fleets = 3"))
+    code = ("import sys, stormsim.cli\n"
+            "rc = stormsim.cli.main(['sweep', 'sweep.toml', '-o', 'x.h5', '-q'])\n"
+            "rc |= stormsim.cli.main(['inspect', 'x.h5'])\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
+            "assert rc == 0 and not bad, (rc, bad)\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(),
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+def test_bad_dask_addresses_are_refused_before_output(tmp_path):
+    sw = parse_sweep(SWEEP, "sweep.toml")
+    with pytest.raises(SweepError, match=r"'local:W' needs W, the number of workers"):
+        run_sweep(sw, tmp_path / "x.h5", executor="local:two", progress="none")
+    assert list(tmp_path.iterdir()) == []
+
+
+#: The issue's requirement: Ctrl-C and SIGTERM stop within a second.
+STOP_WITHIN_S = 1.0
+
+LONG = """
+[fixed]
+T = 1.0
+jitter = 0.01
+cycles = 1500
+fleets = 3000
+[grid]
+N = [8, 16]
+load = [0.4, 0.8]
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_to_the_process_group_stops_a_dask_sweep_within_a_second(tmp_path, sig):
+    """A terminal's Ctrl-C (or a batch system's SIGTERM) reaches every process
+    of the group, the client and its LocalCluster workers alike."""
+    (tmp_path / "sweep.toml").write_text(LONG)
+    p = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "o.h5",
+                          "--dask", "local:2"], cwd=tmp_path, env=_env(), start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parts = tmp_path / "o.h5.parts"
+    t0 = time.monotonic()
+    while not (parts.is_dir() and len(list(parts.glob("*.npz"))) >= 2):
+        assert p.poll() is None and time.monotonic() - t0 < 60, p.communicate()
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    os.killpg(p.pid, sig)
+    out, err = p.communicate(timeout=30)
+    took = time.monotonic() - t0
+    assert took < STOP_WITHIN_S, f"exited {took:.2f} s after {signal.Signals(sig).name}\n{err}"
+    assert p.returncode == 128 + sig, err
+    assert "Resume with the same command: stormsim sweep sweep.toml -o o.h5 --dask local:2" in err
+    assert len(list(parts.glob("*.npz"))) >= 2
