@@ -16,6 +16,7 @@ from stormsim.executors import LocalExecutor
 from stormsim.store import MemoryStore, open_results
 from stormsim.sweep import (SEED_DOMAIN, SweepError, load_sweep, parse_sweep,
                             run_sweep)
+from h5compare import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -237,23 +238,6 @@ class StopAfter(LocalExecutor):
         return out
 
 
-def _datasets(path):
-    """Every dataset as (dtype, shape, bytes or strings), and every attribute."""
-    out = {}
-
-    def visit(name, obj):
-        if isinstance(obj, h5py.Dataset):
-            data = (tuple(obj.asstr()[()].tolist()) if h5py.check_string_dtype(obj.dtype)
-                    else obj[()].tobytes())
-            out[name] = (obj.dtype.str, obj.shape, data)
-        out[name + "/@"] = sorted((k, str(v)) for k, v in obj.attrs.items())
-
-    with h5py.File(path, "r") as f:
-        f.visititems(visit)
-        out["/@"] = sorted((k, str(v)) for k, v in f.attrs.items())
-    return out
-
-
 def test_stop_then_resume_is_bit_identical(tmp_path):
     sw = parse_sweep(RUN, "run.toml")
     ref = tmp_path / "ref.h5"
@@ -267,7 +251,7 @@ def test_stop_then_resume_is_bit_identical(tmp_path):
         assert o.status == "interrupted" and not out.exists()
         assert (tmp_path / "out.h5.parts").is_dir()
     assert o.status == "complete" and o.fleets_before > 0
-    assert _datasets(out) == _datasets(ref)
+    assert datasets(out) == datasets(ref)
     again = run_sweep(sw, out, progress="none")
     assert again.status == "already complete" and again.fleets_run == 0
 

@@ -16,6 +16,7 @@ import pytest
 
 from stormsim.store import open_results
 from stormsim.sweep import parse_sweep, run_sweep
+from h5compare import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,22 +54,6 @@ def _start(tmp_path, *extra):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _datasets(path):
-    out = {}
-
-    def visit(name, obj):
-        if isinstance(obj, h5py.Dataset):
-            data = (tuple(obj.asstr()[()].tolist()) if h5py.check_string_dtype(obj.dtype)
-                    else obj[()].tobytes())
-            out[name] = (obj.dtype.str, obj.shape, data)
-        out[name + "/@"] = sorted((k, str(v)) for k, v in obj.attrs.items())
-
-    with h5py.File(path, "r") as f:
-        f.visititems(visit)
-        out["/@"] = sorted((k, str(v)) for k, v in f.attrs.items())
-    return out
-
-
 def _fleets_in_parts(tmp_path) -> int:
     """Fleets kept in out.h5.parts/, read as a user would (an UNFINISHED result)."""
     if not (tmp_path / "out.h5.parts" / "MANIFEST.json").exists():
@@ -82,7 +67,7 @@ def _fleets_in_parts(tmp_path) -> int:
 def reference(tmp_path_factory):
     d = tmp_path_factory.mktemp("ref")
     run_sweep(parse_sweep(SWEEP, "sweep.toml"), d / "ref.h5", progress="none")
-    return _datasets(d / "ref.h5")
+    return datasets(d / "ref.h5")
 
 
 def _kill_at_a_random_moment(proc, tmp_path, rng) -> float | None:
@@ -135,7 +120,7 @@ def test_sigkill_at_random_moments_then_resume_is_bit_identical(tmp_path, refere
         done_before = done
     print(f"SIGKILL log (kill after s, return code): {log}")
     assert kills >= MAX_KILLS // 2, f"the kills landed too late to test anything: {log}"
-    assert _datasets(tmp_path / "out.h5") == reference, msg
+    assert datasets(tmp_path / "out.h5") == reference, msg
     assert not (tmp_path / "out.h5.parts").exists()
     # running the same command on the finished sweep does nothing, and says so
     again = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o",
@@ -177,4 +162,4 @@ def test_sigterm_and_sigint_stop_within_a_second_and_resume(tmp_path, reference,
                            "out.h5"], cwd=tmp_path, env=_env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert f"({kept} fleets were already done)" in done.stdout
-    assert _datasets(tmp_path / "out.h5") == reference
+    assert datasets(tmp_path / "out.h5") == reference
