@@ -102,7 +102,7 @@ _ZIG_MASK = np.uint64(127)
 _ZIG_STRIDE = 12  # normal k uses stream outputs (k << 12) + 1 + c, c = 0, 1, ...
 
 
-@njit(cache=CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True, inline="always")
 def stream_normal(base, k):
     """k-th standard normal of a stream, a pure function of (base, k).
 
