@@ -256,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:           # SpecError, SweepError: bad input, named
         print(f"stormsim: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:             # `stormsim inspect x.h5 | head`: the reader left
+        # Point stdout at /dev/null so the interpreter's final flush is silent.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"stormsim: error: {exc}", file=sys.stderr)
         return 1
