@@ -97,7 +97,47 @@ def _ziggurat_tables(layers=128, r=3.442619855899, v=9.91256303526217e-3):
     return x, x[1:] / x[:-1], r
 
 
-_ZIG_X, _ZIG_RATIO, _ZIG_R = _ziggurat_tables()
+#: The ziggurat's layer edges x[0..128] as exact binary64 literals, made once
+#: by ``_ziggurat_tables()`` (a test checks them against it). Frozen because
+#: numpy's exp and log may differ by an ulp between CPUs, and an ulp in a
+#: table changes some draws: every machine must draw the same normals.
+_ZIG_X = np.array([float.fromhex(h) for h in (
+    "0x1.db4668fe7e4a4p+1", "0x1.b8a7c476d2be8p+1", "0x1.9c8e0c7c8098fp+1", "0x1.8aa73e440ffbcp+1",
+    "0x1.7d45eb36eb842p+1", "0x1.7279dd4ac3f9dp+1", "0x1.695c2be68edc9p+1", "0x1.616dff7c8f54ap+1",
+    "0x1.5a61edf7e8f32p+1", "0x1.54052012a04a4p+1", "0x1.4e3456b0e3a1bp+1", "0x1.48d61806d6010p+1",
+    "0x1.43d75b60bca1dp+1", "0x1.3f29848d3b416p+1", "0x1.3ac11b8e206d6p+1", "0x1.3694f3a3740d9p+1",
+    "0x1.329d9725e32f7p+1", "0x1.2ed4df8099571p+1", "0x1.2b35aa5ebee3ep+1", "0x1.27bba2b5dbc92p+1",
+    "0x1.246317a6b53c0p+1", "0x1.2128dd36bdf09p+1", "0x1.1e0a342cf08f6p+1", "0x1.1b04b731f6bccp+1",
+    "0x1.18164be0c1c39p+1", "0x1.153d16d45743dp+1", "0x1.12777201834f3p+1", "0x1.0fc3e4d95f278p+1",
+    "0x1.0d211dd28b00fp+1", "0x1.0a8ded0ec371ap+1", "0x1.08093fe3e40e1p+1", "0x1.05921d1c4d769p+1",
+    "0x1.0327a1cc4cf5ep+1", "0x1.00c8fea1720d4p+1", "0x1.fceaeb2ca5f17p+0", "0x1.f858aff31cbf0p+0",
+    "0x1.f3da097460823p+0", "0x1.ef6dcddc7d392p+0", "0x1.eb12e91486bbcp+0", "0x1.e6c85a849b015p+0",
+    "0x1.e28d331c6723cp+0", "0x1.de609397e09b9p+0", "0x1.da41aaf79a344p+0", "0x1.d62fb52580b86p+0",
+    "0x1.d229f9bfeefdbp+0", "0x1.ce2fcb05f8c34p+0", "0x1.ca4084e091e34p+0", "0x1.c65b8c04dbac2p+0",
+    "0x1.c2804d2c6b16fp+0", "0x1.beae3c60cd0e4p+0", "0x1.bae4d457ee119p+0", "0x1.b72395df5b73bp+0",
+    "0x1.b36a075498d64p+0", "0x1.afb7b428fe7a1p+0", "0x1.ac0c2c6fc6382p+0", "0x1.a867047516e4fp+0",
+    "0x1.a4c7d45d01a31p+0", "0x1.a12e37c983369p+0", "0x1.9d99cd86b58b4p+0", "0x1.9a0a373c73f21p+0",
+    "0x1.967f1924c7b06p+0", "0x1.92f819c682bf5p+0", "0x1.8f74e1b37c6b8p+0", "0x1.8bf51b49ef337p+0",
+    "0x1.88787278810a6p+0", "0x1.84fe9484873b9p+0", "0x1.81872fd21db73p+0", "0x1.7e11f3adaeb92p+0",
+    "0x1.7a9e90168b8eep+0", "0x1.772cb58a39dd6p+0", "0x1.73bc14d01a2c9p+0", "0x1.704c5ec50cb81p+0",
+    "0x1.6cdd4426b88a5p+0", "0x1.696e755e16b84p+0", "0x1.65ffa248e016dp+0", "0x1.62907a0176ebfp+0",
+    "0x1.5f20aaa4dfc1ap+0", "0x1.5bafe11654817p+0", "0x1.583dc8bff3219p+0", "0x1.54ca0b4ffd349p+0",
+    "0x1.515450720f455p+0", "0x1.4ddc3d83a5b84p+0", "0x1.4a617543306cdp+0", "0x1.46e39778de063p+0",
+    "0x1.436240982ad9dp+0", "0x1.3fdd09591d2a4p+0", "0x1.3c538647ef792p+0", "0x1.38c54749b9033p+0",
+    "0x1.3531d7146a43ep+0", "0x1.3198ba982d911p+0", "0x1.2df97057e7efbp+0", "0x1.2a536fae30e33p+0",
+    "0x1.26a627fb9d120p+0", "0x1.22f0ffbaa1e55p+0", "0x1.1f335374a10f8p+0", "0x1.1b6c7492c9735p+0",
+    "0x1.179ba80463fecp+0", "0x1.13c024b2c7ec6p+0", "0x1.0fd911b97f236p+0", "0x1.0be58456ff4aep+0",
+    "0x1.07e47d87a40f6p+0", "0x1.03d4e7391c5b7p+0", "0x1.ff6b21fffe31ap-1", "0x1.f70a5866c8f46p-1",
+    "0x1.ee848e956826fp-1", "0x1.e5d6909f51b6ap-1", "0x1.dcfccc51c59f0p-1", "0x1.d3f340dda611cp-1",
+    "0x1.cab56ac6a38d3p-1", "0x1.c13e2b014e85cp-1", "0x1.b787a7c516f3bp-1", "0x1.ad8b2506a137cp-1",
+    "0x1.a340d1baf5b18p-1", "0x1.989f85c753b2cp-1", "0x1.8d9c6a9d35e3dp-1", "0x1.822a858af0e7dp-1",
+    "0x1.763a1600eec74p-1", "0x1.69b7b213f3f69p-1", "0x1.5c8afdbf0217bp-1", "0x1.4e94c08c0bab7p-1",
+    "0x1.3fabee1911cd7p-1", "0x1.2f98d6bb4f41fp-1", "0x1.1e0ce6b5969b3p-1", "0x1.0a936da5e55adp-1",
+    "0x1.e8e576e43fbefp-2", "0x1.b4c8fece48e83p-2", "0x1.73949184db9dfp-2", "0x1.16db47e193e1ap-2",
+    "0x0.0p+0",
+)])
+_ZIG_RATIO = _ZIG_X[1:] / _ZIG_X[:-1]  # IEEE division: the same everywhere
+_ZIG_R = float(_ZIG_X[1])  # r = 3.442619855899, the base strip's edge
 _ZIG_MASK = np.uint64(127)
 _ZIG_STRIDE = 12  # normal k uses stream outputs (k << 12) + 1 + c, c = 0, 1, ...
 
@@ -255,11 +295,15 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
     nch = 0
     wh = 0  # queue heads (always 0 for a heap)
     ch = 0
+    first = (1.0 - theta) * T  # remaining work at t = 0
     for i in range(N):
         base[i] = stream_base(key0, key1, fleet, i)
-        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, (1.0 - theta[i]) * T[i], i)
         tol_d = max(tol_d, TIE_RTOL * d[i])
         tol_T = max(tol_T, TIE_RTOL * T[i])
+    # In increasing order: each push is then O(1) on either queue kind (a ring
+    # filled in job order would cost O(N^2) for a random launch).
+    for i in np.argsort(first):
+        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, first[i], i)
     for n in range(N + 1):
         occupancy[n] = 0.0
 

@@ -177,6 +177,9 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     cycles = _check_int("cycles", cycles, 1)
     burn_in = _check_int("burn_in", burn_in, 0, cycles - 1)
     fleet_start = _check_int("fleet_start", fleet_start, 0)
+    if fleet_start + fleets > 2**63:
+        raise SpecError(f"fleet_start + fleets = {fleet_start + fleets}: fleet indices must stay "
+                        "below 2**63")
     n = fleet.n_jobs
     if passage_level is not None:
         passage_level = _check_int("passage_level", passage_level, 1, n)

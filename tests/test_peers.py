@@ -70,5 +70,7 @@ def test_peer_rates_count_the_same_events():
     res = peers.peer_runner("numpy")([peers.make_case(fleet, theta, 20, seed=1)])[0]
     ref = stormsim.simulate(fleet, launch=theta, fleets=8, cycles=20, seed=1)
     assert np.all(res["events"] >= 2 * 4 * 20 - 4)
-    # Different random streams, same dynamics: event counts agree closely.
-    assert abs(res["events"].sum() / ref.events.sum() - 1.0) < 0.05
+    # Different random streams, same dynamics: both runs hold 2 N K events per
+    # fleet plus the extra phase changes of jobs ahead of the slowest one at
+    # the stop (fewer than 2 N per fleet), so the totals differ by < 1/K = 5%.
+    assert abs(res["events"].sum() / ref.events.sum() - 1.0) < 1.0 / 20

@@ -138,8 +138,19 @@ def test_reference_streams_match_kernel_streams():
         base = np.uint64(_kernel.stream_base(key0, key1, fleet, job))  # as the kernel stores it
         assert int(base) == reference.stream_base(int(key0), int(key1), fleet, job)
         for k in range(2000):  # enough draws to visit wedges and the tail
-            assert _kernel.stream_normal(base, k) == pytest.approx(
-                reference.normal(int(base), k), rel=1e-15, abs=1e-15)
+            assert _kernel.stream_normal(base, k) == reference.normal(int(base), k)
+
+
+def test_frozen_ziggurat_tables_follow_their_recurrence():
+    """The engine's literal tables are ZIGNOR's, to the last few bits of libm."""
+    from stormsim import _kernel
+
+    import reference
+
+    x, r = reference.ziggurat_tables()
+    # 128 chained exp/log/sqrt steps, each within an ulp or two of exact.
+    np.testing.assert_allclose(_kernel._ZIG_X, x, rtol=64 * np.finfo(float).eps, atol=0)
+    assert _kernel._ZIG_R == r
 
 
 def test_random_launch_phases_are_stream_uniform_zero():

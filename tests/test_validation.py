@@ -58,6 +58,7 @@ FLEET = Fleet(**GOOD)
     (dict(burn_in=10, cycles=10), r"burn_in = 10: must be in 0..9"),
     (dict(burn_in=-1), r"burn_in = -1"),
     (dict(seed=-5), r"seed = -5: must be >= 0"),
+    (dict(fleet_start=2**63 - 1), r"fleet_start \+ fleets = 9223372036854775809: fleet indices"),
     (dict(queues="tree"), r"queues = 'tree': must be one of auto, heap, ring"),
     (dict(launch="staggered"), r"launch = 'staggered': must be 'random', 'sync', 'stagger'"),
     (dict(launch=[0.1, 0.2]), r"launch theta has shape \(2,\): must be \(N,\) = \(3,\)"),
