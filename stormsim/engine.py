@@ -51,7 +51,9 @@ class Run:
         when no passage_level was given.
     passage_cycle : int64 (fleets,)
         Firings up to and including the passage, integer-divided by N; -1
-        where never reached.
+        where never reached. It can exceed ``cycles`` (fast jobs fire more
+        than K times before the slowest job's K-th firing ends the run):
+        survival estimates censor every fleet at ``cycles``.
     end_time : float64 (fleets,)
         Instant each fleet's run stopped (s).
     events : int64 (fleets,)
