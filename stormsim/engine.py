@@ -205,6 +205,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     sigma = np.ascontiguousarray(fleet.jitter)
     rw, rc = fleet.writer_rate, fleet.computer_rate
     level = 0 if passage_level is None else passage_level
+    record_firings, stop_at_passage = bool(record_firings), bool(stop_at_passage)  # one signature
 
     firings = np.full((fleets, n, cycles), np.nan) if record_firings else None
     occupancy = np.empty((fleets, n + 1))
