@@ -139,6 +139,7 @@ class DaskExecutor(Executor):
         self.target_seconds = float(target_seconds)
         self.client = None
         self.cluster = None
+        self._user_client = None     # a Client given by the user: used, never closed
         self._own_client = False
         self._ac = None
         self._pending: set = set()
@@ -159,7 +160,7 @@ class DaskExecutor(Executor):
                                      "(e.g. tcp://host:8786) or a scheduler file")
         elif type(address).__name__ == "Client":
             self.local_workers = None
-            self.client = address
+            self._user_client = self.client = address
         else:
             raise SweepError(f"dask executor address = {address!r}: must be 'local:W', a "
                              "scheduler address, a scheduler file or a distributed.Client")
@@ -170,7 +171,11 @@ class DaskExecutor(Executor):
         except ImportError:
             raise SweepError("--dask needs dask.distributed, an optional extra: "
                              "pip install 'stormsim[dask]'") from None
-        if self.client is None:
+        self._slots_at = -1e9
+        if self._user_client is not None:
+            self.client, self._own_client = self._user_client, False
+        else:
+            # anything left from an earlier sweep was released by close()
             if self.local_workers is not None:
                 # Workers inherit an ignored SIGINT: Ctrl-C in a terminal reaches
                 # the whole process group, and it is this process that decides
@@ -186,12 +191,14 @@ class DaskExecutor(Executor):
                 finally:
                     signal.signal(signal.SIGINT, saved)
                 self.client = distributed.Client(self.cluster)
-            elif self.address.endswith(".json") and os.path.exists(self.address):
+            elif self.address.endswith(".json"):
+                if not os.path.exists(self.address):
+                    raise SweepError(f"--dask {self.address}: no such scheduler file")
                 self.client = distributed.Client(scheduler_file=self.address, timeout="20s")
             else:
                 try:
                     self.client = distributed.Client(self.address, timeout="20s")
-                except OSError as exc:
+                except (OSError, ValueError) as exc:
                     raise SweepError(f"--dask {self.address}: cannot reach the scheduler "
                                      f"({exc})") from None
             self._own_client = True
@@ -255,7 +262,12 @@ class DaskExecutor(Executor):
                 self.cluster.close(timeout=CLOSE_TIMEOUT_SECONDS)
             except Exception:  # a worker stuck mid-restart: it exits with this process
                 pass
-        self.client = self.cluster = None
+        # Only what this executor created is closed and forgotten: a user's
+        # Client stays, so the same executor can run another sweep.
+        self.client, self.cluster = self._user_client, None
+        self._own_client = False
+        self._pending.clear()
+        self._ac = None
 
     def describe(self) -> str:
         if self.client is None:

@@ -34,6 +34,7 @@ import math
 import os
 import re
 import shutil
+import zipfile
 from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
@@ -348,7 +349,7 @@ def _read_identity(path: Path) -> dict | None:
             if f.attrs.get("format") != FORMAT:
                 return None
             return {k: f.attrs[k] for k in ("sweep_hash", "sweep_name", "n_cells",
-                                             "stormsim_version", "sweep_source")
+                                             "stormsim_version", "sweep_source", "sweep_toml")
                     if k in f.attrs}
     except (OSError, ValueError):
         return None
@@ -360,6 +361,35 @@ def _read_manifest(parts: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) and doc.get("format") == PARTS_FORMAT else None
+
+
+#: Errors reading a unit that show the file itself is bad (see HDF5Store._scan).
+_BAD_UNIT_ERRORS = (zipfile.BadZipFile, EOFError, ValueError, KeyError, TypeError)
+
+
+def _fleets_only(other_toml, sweep: Sweep) -> str:
+    """'' unless the other sweep differs from ``sweep`` only in ``fleets``: then
+    say so, and what to do (an output cannot be extended to more fleets)."""
+    if not other_toml:
+        return ""
+    try:
+        other = parse_sweep(str(other_toml), "<stored>")
+    except Exception:  # made by another version, or unreadable: no hint
+        return ""
+
+    def key(sw):
+        ids = [dict(c.identity(), fleets=None) for c in sw.cells]
+        return sw.occupancy, json.dumps(ids, sort_keys=True)
+
+    if other.hash == sweep.hash or key(other) != key(sweep):
+        return ""
+    had = sorted({c.fleets for c in other.cells})
+    want = sorted({c.fleets for c in sweep.cells})
+    fmt = (lambda v: str(v[0]) if len(v) == 1 else str(v))
+    return (f"; only 'fleets' differs (fleets = {fmt(had)} there, {fmt(want)} here). An output "
+            "cannot be extended to more (or cut to fewer) fleets: run the sweep with "
+            f"fleets = {fmt(had)} to resume or keep that output, or write this one to another "
+            "output (its first fleets will be the same numbers)")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -400,80 +430,165 @@ class HDF5Store(Store):
         if path.is_dir():
             raise SweepError(f"output {path} is a directory: give a file name, e.g. results.h5")
         for trash in path.parent.glob(glob_escape(parts.name) + ".trash-*"):
-            shutil.rmtree(trash, ignore_errors=True)      # left by a killed --overwrite
-        if overwrite:
-            if path.exists():
-                path.unlink()
-            if parts.exists():
-                # rename first (atomic), so a kill mid-delete leaves no half directory
-                trash = parts.with_name(f"{parts.name}.trash-{os.getpid()}")
-                os.replace(parts, trash)
-                _fsync_dir(path.parent)
-                shutil.rmtree(trash, ignore_errors=True)
-            _fsync_dir(path.parent)
-        elif path.exists():
-            ident = _read_identity(path)
-            if ident is None:
-                self._refuse(f"{path} exists and is not a stormsim sweep result")
-            if ident.get("sweep_hash") != sweep.hash:
-                self._refuse(f"{path} holds the results of a different sweep "
-                             f"({ident.get('sweep_name')!r}, {ident.get('n_cells')} cells, from "
-                             f"{ident.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
-                             f"{sweep.n_cells} cells): refusing to touch it")
-            if parts.exists():      # a run killed after its final rename left them
-                shutil.rmtree(parts, ignore_errors=True)
-            self.sweep = sweep
-            return OpenState(_all_done(sweep), True, str(ident.get("stormsim_version")))
-        if parts.exists():
-            man = _read_manifest(parts)
-            if man is None:
-                if any(parts.glob("*.npz")):
-                    self._refuse(f"{parts} exists but has no readable MANIFEST.json")
-            elif man.get("sweep_hash") != sweep.hash:
-                self._refuse(f"{parts} holds finished units of a different sweep "
-                             f"({man.get('sweep_name')!r}, {man.get('n_cells')} cells, from "
-                             f"{man.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
-                             f"{sweep.n_cells} cells)")
-            elif man.get("stormsim_version") != __version__:
-                self._refuse(f"{parts} holds finished units made by stormsim "
-                             f"{man.get('stormsim_version')}, but this is stormsim {__version__}: "
-                             "their numbers may differ, so they cannot be resumed")
+            shutil.rmtree(trash, ignore_errors=True)      # left by an older --overwrite
+        if not overwrite and path.exists():
+            return self._finished_state(sweep)
+        # Everything below changes OUTPUT or OUTPUT.parts: take the lock first,
+        # so that neither a resume nor --overwrite touches another process's run.
         new = not parts.exists()
-        parts.mkdir(exist_ok=True)
-        if new:
-            _fsync_dir(path.parent)
         self._acquire_lock()
-        if _read_manifest(parts) is None:
-            man = {"format": PARTS_FORMAT, "format_version": FORMAT_VERSION,
-                   "sweep_hash": sweep.hash, "sweep_name": sweep.name,
-                   "sweep_source": sweep.source, "n_cells": sweep.n_cells,
-                   "stormsim_version": __version__, "sweep_toml": sweep.text}
-            _write_atomic(parts / "MANIFEST.json", json.dumps(man, indent=1).encode())
-        self.sweep = sweep
-        self._done = self._scan()
+        try:
+            if not overwrite and path.exists():     # finished while we were locking
+                self._release(remove_if_empty=True)
+                return self._finished_state(sweep)
+            if new:
+                _fsync_dir(path.parent)
+            if overwrite:
+                if path.exists():
+                    path.unlink()
+                    _fsync_dir(path.parent)
+            else:
+                self._check_parts(sweep)
+            man = _read_manifest(parts)
+            if overwrite or man is None or man.get("sweep_hash") != sweep.hash \
+                    or man.get("stormsim_version") != __version__:
+                # (a different or stale manifest is only replaced when no unit
+                # holds results: _check_parts refused otherwise)
+                man = {"format": PARTS_FORMAT, "format_version": FORMAT_VERSION,
+                       "sweep_hash": sweep.hash, "sweep_name": sweep.name,
+                       "sweep_source": sweep.source, "n_cells": sweep.n_cells,
+                       "stormsim_version": __version__, "sweep_toml": sweep.text}
+                _write_atomic(parts / "MANIFEST.json", json.dumps(man, indent=1).encode())
+            if overwrite:
+                # after the new manifest: a kill mid-way leaves units of the old
+                # sweep, which a resume deletes (they fail the sweep check)
+                for p in sorted(parts.iterdir()):
+                    if p.name not in ("LOCK", "MANIFEST.json"):
+                        shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+                _fsync_dir(parts)
+            self.sweep = sweep
+            self._done = self._scan()
+        except BaseException:
+            self._release(remove_if_empty=True)
+            raise
         return OpenState({c: list(r) for c, r in self._done.items()}, False, __version__)
 
-    def _acquire_lock(self) -> None:
+    def _finished_state(self, sweep: Sweep) -> OpenState:
+        path, parts = self.path, self.parts
+        ident = _read_identity(path)
+        if ident is None:
+            self._refuse(f"{path} exists and is not a stormsim sweep result")
+        if ident.get("sweep_hash") != sweep.hash:
+            self._refuse(f"{path} holds the results of a different sweep "
+                         f"({ident.get('sweep_name')!r}, {ident.get('n_cells')} cells, from "
+                         f"{ident.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
+                         f"{sweep.n_cells} cells){_fleets_only(ident.get('sweep_toml'), sweep)}: "
+                         "refusing to touch it")
+        if parts.exists():      # a run killed after its final rename left them
+            try:
+                self._acquire_lock(create=False)
+            except SweepError:
+                pass            # another process holds them: leave them to it
+            else:
+                shutil.rmtree(parts, ignore_errors=True)
+                self._release()
+        self.sweep = sweep
+        return OpenState(_all_done(sweep), True, str(ident.get("stormsim_version")))
+
+    def _check_parts(self, sweep: Sweep) -> None:
+        """Refuse parts (we hold their lock) whose units cannot be resumed by this
+        sweep. Without unit files there is nothing to lose: any manifest is replaced."""
+        from . import __version__
+
+        parts = self.parts
+        if not any(_PART_NAME.match(p.name) for p in parts.iterdir()):
+            return
+        man = _read_manifest(parts)
+        if man is None:
+            self._refuse(f"{parts} exists but has no readable MANIFEST.json")
+        elif man.get("sweep_hash") != sweep.hash:
+            self._refuse(f"{parts} holds finished units of a different sweep "
+                         f"({man.get('sweep_name')!r}, {man.get('n_cells')} cells, from "
+                         f"{man.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
+                         f"{sweep.n_cells} cells){_fleets_only(man.get('sweep_toml'), sweep)}")
+        elif man.get("stormsim_version") != __version__:
+            self._refuse(f"{parts} holds finished units made by stormsim "
+                         f"{man.get('stormsim_version')}, but this is stormsim {__version__}: "
+                         "their numbers may differ, so they cannot be resumed")
+
+    def _acquire_lock(self, create: bool = True) -> None:
+        """flock PARTS/LOCK (creating PARTS if asked), or refuse: one writer at a time.
+
+        The lock file is removed with its directory (when a run finishes, or
+        ends with no unit): a process that opened it just before holds a lock
+        on a file no longer there, so the lock is only trusted once the path
+        still names the locked file."""
         import fcntl
 
-        fh = open(self.parts / "LOCK", "a+")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        for _ in range(5):
+            if create:
+                self.parts.mkdir(exist_ok=True)
+            try:
+                fh = open(self.parts / "LOCK", "a+")
+            except FileNotFoundError:       # removed meanwhile by a finishing run
+                if not create:
+                    raise SweepError(f"{self.parts} was removed meanwhile") from None
+                continue
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                fh.seek(0)
+                who = fh.read().strip()
+                fh.close()
+                raise SweepError(f"another stormsim process ({who or 'unknown pid'}) is running "
+                                 f"a sweep into {self.path}: wait for it, or stop it "
+                                 "first") from None
+            try:
+                same = os.stat(self.parts / "LOCK").st_ino == os.fstat(fh.fileno()).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:                    # locked a removed file: try again
+                fh.close()
+                continue
             fh.seek(0)
-            who = fh.read().strip()
-            fh.close()
-            raise SweepError(f"another stormsim process ({who or 'unknown pid'}) is running a "
-                             f"sweep into {self.path}: wait for it, or stop it first") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()}\n")
-        fh.flush()
-        self._lock = fh
+            fh.truncate()
+            fh.write(f"pid {os.getpid()}\n")
+            fh.flush()
+            self._lock = fh
+            return
+        raise SweepError(f"{self.parts}: could not take its lock (it keeps being removed by "
+                         "another process)")
+
+    def _release(self, remove_if_empty: bool = False) -> None:
+        """Release the lock; with ``remove_if_empty``, first remove PARTS when it
+        holds no finished unit (a run that failed to start, or stopped before
+        its first unit, leaves no output behind)."""
+        if self._lock is None:
+            return
+        try:
+            if remove_if_empty and self.parts.is_dir() and not any(
+                    _PART_NAME.match(p.name) for p in self.parts.iterdir()):
+                for p in self.parts.iterdir():
+                    if p.name != "LOCK":
+                        shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+                (self.parts / "LOCK").unlink(missing_ok=True)   # last: we still hold it
+                self.parts.rmdir()
+                _fsync_dir(self.path.parent)
+        except OSError:
+            pass    # a stray file in it: the directory stays (a later run replaces it)
+        finally:
+            self._lock.close()
+            self._lock = None
 
     def _scan(self) -> dict:
         """Valid units' fleet ranges per cell; remove temporaries and units that
-        fail their checks (their fleets are simply run again)."""
+        fail their checks (their fleets are simply run again).
+
+        Only errors that show the file itself is bad remove it: not a zip or
+        a truncated one (BadZipFile, EOFError), a CRC mismatch (BadZipFile),
+        contents that fail validation (ValueError, KeyError, TypeError). An
+        OSError (disk, NFS, permissions) or MemoryError says nothing about the
+        file: it propagates, and the unit stays for the next run."""
         done: dict[int, list] = {}
         self._index = {}
         for p in sorted(self.parts.iterdir()):
@@ -486,7 +601,7 @@ class HDF5Store(Store):
                 parts = _read_unit(p, self.sweep)
                 if any(_overlaps(done.get(x.cell, []), x.start, x.stop) for x in parts):
                     raise ValueError("overlaps another unit")
-            except Exception:  # anything unreadable is redone, never trusted
+            except _BAD_UNIT_ERRORS:  # a bad file is redone, never trusted
                 p.unlink(missing_ok=True)
                 self.removed_invalid += 1
                 continue
@@ -523,9 +638,7 @@ class HDF5Store(Store):
             yield from _read_unit(path, self.sweep, only_cell=cell)
 
     def close(self) -> None:
-        if self._lock is not None:
-            self._lock.close()
-            self._lock = None
+        self._release(remove_if_empty=True)
 
     def results(self) -> "Results":
         return open_results(self.path)
@@ -730,7 +843,8 @@ class Results:
 
         Keys: fleets, fleets_done, passed, censored, median, median_lo,
         median_hi (Kaplan-Meier, censoring included; NaN without a passage
-        level), and ``P(n_w>=LEVEL)`` for each tail level (int k, 'N' or 'N/q'),
+        level; passed + censored = fleets_done, counted in ``unit``: in
+        cycles a passage at a cycle >= the cap K is censored at K), and ``P(n_w>=LEVEL)`` for each tail level (int k, 'N' or 'N/q'),
         plus ``k:LEVEL`` with the k each level resolves to per cell.
         """
         n = self.n_cells
@@ -745,9 +859,14 @@ class Results:
             i = c.index
             out["fleets_done"][i] = c.fleets_done
             if c.passage_level:
-                out["passed"][i] = int((c.passage_cycle >= 0).sum())
-                out["censored"][i] = c.fleets_done - out["passed"][i]
-                out["median"][i], out["median_lo"][i], out["median_hi"][i] = c.median(unit, level)
+                # counted as the median's Kaplan-Meier counts them: in cycles a
+                # passage at a cycle >= K is censored at the cap K, in seconds
+                # it is a passage (see survival.passage_times)
+                if c.fleets_done:
+                    km = c.survival(unit, level)
+                    out["censored"][i] = km.n_censored
+                    out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
+                out["passed"][i] = c.fleets_done - out["censored"][i]
             for lv in tail:
                 out[f"k:{lv}"][i] = tail_level(lv, c.T.size)
                 if c.fleets_done:
@@ -985,9 +1104,16 @@ def _format_table(res: Results, tail, unit: str) -> str:
         lines.append("  ".join(x.rjust(w) for x, w in zip(r, widths)))
     lines.append("")
     if has_passage:
-        lines.append(f"median {unit}: first passage to n_w >= passage_level, Kaplan-Meier with "
-                     "the fleets censored at the cycle cap included; 95% CI by Brookmeyer-Crowley "
-                     "(log-log band); '>K': not reached within the K-cycle cap.")
+        if unit == "time":
+            lines.append("median time: first passage to n_w >= passage_level, in seconds, "
+                         "Kaplan-Meier with the fleets without a passage included, censored at "
+                         "the end of their run (the K-cycle cap); 95% CI by Brookmeyer-Crowley "
+                         "(log-log band); '>cap': not reached by the end of the runs.")
+        else:
+            lines.append(f"median {unit}: first passage to n_w >= passage_level, Kaplan-Meier "
+                         "with the fleets censored at the cycle cap K included (a passage at a "
+                         "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
+                         "band); '>K': not reached within the K-cycle cap.")
     if tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
                      "writing, from the occupancy summed over its fleets.")

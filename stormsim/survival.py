@@ -13,7 +13,8 @@ Conventions (the usual ones, e.g. R's ``survival::survfit``):
 - The survival curve S(t) = P(first passage > t) is a right-continuous step
   function that drops at each distinct passage time.
 - Its variance is Greenwood's, and the pointwise 95% band is the log-log one
-  (Kalbfleisch and Prentice), which stays inside [0, 1].
+  (Kalbfleisch and Prentice), which stays inside [0, 1]. Where S = 0 the
+  variance is undefined and the band is the uninformative [0, 1].
 - The median is the smallest passage time t with S(t) <= 1/2, ``inf`` when
   S never gets there (more than half censored). Its confidence interval
   inverts the band (Brookmeyer and Crowley 1982): it holds the times t at
@@ -21,9 +22,12 @@ Conventions (the usual ones, e.g. R's ``survival::survfit``):
   band's lower edge is <= 1/2 and its upper limit the first t where the
   band's upper edge is; ``inf`` where that never happens.
 
-In a stormsim run, ``passage_cycle == -1`` marks a fleet censored at the
-cycle cap K (it ran all K cycles, so its passage cycle is > K - 1 and at
-least K); :func:`passage_times` turns a run's arrays into (time, observed).
+In a stormsim run, ``passage_cycle == -1`` marks a fleet without a passage
+(it ran at least K fleet cycles, so its passage cycle is at least K). A
+passage can also be recorded at a cycle >= K (the run stops at the slowest
+job's K-th firing, when others have fired more): in cycles, every fleet is
+censored at the cap K, those included; :func:`passage_times` turns a run's
+arrays into (time, observed).
 """
 from __future__ import annotations
 
@@ -55,7 +59,8 @@ class KaplanMeier:
         Greenwood's sum, sum d / (n (n - d)) up to time: Var(log S) estimate
         (inf once S = 0).
     lower, upper : float64 (m,)
-        Pointwise log-log confidence band for S at level ``level``.
+        Pointwise log-log confidence band for S at level ``level``; [0, 1]
+        (no information) where S = 0.
     n : int
         Number of fleets.
     n_censored : int
@@ -120,8 +125,14 @@ def kaplan_meier(time, observed=None, level: float = 0.95) -> KaplanMeier:
         terms = np.where(r > d, d / (r * (r - d)).astype(np.float64), np.inf)
     gw = np.cumsum(terms)
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    # Where S = 0 (every fleet still at risk passed) Greenwood's variance is
+    # undefined (0/0: inf above), and the log-log band cannot be formed: the
+    # band there is the uninformative [0, 1], not [0, 0]. A band pinned at 0
+    # would make the median's upper limit the last passage time, a finite
+    # bound the data do not give; with [0, 1] it is inf unless the band's
+    # upper edge reached 1/2 at an earlier passage.
     lower = np.zeros_like(surv)
-    upper = np.zeros_like(surv)
+    upper = np.ones_like(surv)
     pos = surv > 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.log(surv[pos])
@@ -176,15 +187,34 @@ def median_survival(time, observed=None, level: float = 0.95) -> tuple[float, fl
 def passage_times(passage_cycle, cycles: int, passage_time=None, end_time=None):
     """(time, observed) for :func:`kaplan_meier` from a run's passage arrays.
 
-    In cycles (default): observed fleets at their ``passage_cycle``, censored
-    ones (``passage_cycle == -1``) at the cap ``cycles``. In seconds (give
-    ``passage_time`` and ``end_time``): observed at their passage time,
-    censored at the instant their run stopped.
+    In cycles (default): every fleet is censored administratively at the cap
+    K = ``cycles``. A run stops at its *slowest* job's K-th firing, so the
+    other jobs may have fired more than K times by then, and a fleet's
+    passage cycle (firings up to the passage, integer-divided by N) can be
+    seen at K or later. Only a passage at a cycle below K is seen by *every*
+    fleet (each fleet's run reaches N K firings, i.e. fleet cycle K); a
+    fleet that passed at cycle >= K, or never, is censored at K. Keeping the
+    late passages as events while the fleets without one are censored at K
+    would leave only passers at risk after K, and S would fall to 0 there:
+    a finite but bogus median. (The curve for t < K does not depend on
+    whether such fleets are censored at K - 1 or K: no event is at >= K.)
+
+    In seconds (give ``passage_time`` and ``end_time``): each fleet is
+    followed until its run stopped, ``end_time``; a passage is seen iff it
+    happened by then, and every passage recorded did (``passage_time <=
+    end_time``). So observed fleets are at their passage time and the
+    others are censored at their own ``end_time``: the censoring time is the
+    actual end of each fleet's observation, which is what Kaplan-Meier needs.
+    Unlike cycles there is no common cap to truncate at, and no truncation is
+    needed: a fleet with no passage is in the risk set exactly as long as it
+    was observed. (A passage at fleet cycle >= K is therefore an event in
+    seconds but censored in cycles.)
     """
     pc = np.asarray(passage_cycle)
-    observed = pc >= 0
     if passage_time is None:
+        observed = (pc >= 0) & (pc < cycles)
         return np.where(observed, pc, cycles).astype(np.float64), observed
+    observed = pc >= 0
     if end_time is None:
         raise ValueError("passage_times in seconds needs end_time for the censored fleets")
     return np.where(observed, passage_time, end_time).astype(np.float64), observed

@@ -391,13 +391,22 @@ def _resolve_cell(index: int, v: dict) -> Cell:
             raise _Bad("m_over_sigma needs identical jobs (one T and d); give jitter instead")
         if "m_over_sigma" in v:
             if not margin > 0.0:
-                raise _Bad(f"the stagger margin is m = {margin!r} here, so m_over_sigma cannot "
+                raise _Bad(f"the stagger margin is m = {float(margin)!r} here, so m_over_sigma cannot "
                            "set the jitter; give jitter instead")
             sigma = margin / v["m_over_sigma"]
         else:
             sigma = per_job("jitter") if "jitter" in v else 0.0
         fleet = Fleet(T=T, d=d, cap=cap, throughput=_fleet_throughput(thr), jitter=sigma)
         if v["launch"] == "stagger":
+            if not fleet.is_identical:
+                # (launch.py's message suggests explicit phases, which a sweep
+                # file cannot give)
+                differ = [k for k, a in (("T", fleet.T), ("d", fleet.d), ("jitter", fleet.jitter))
+                          if not np.all(a == a[0])]
+                raise _Bad("launch = 'stagger' needs identical jobs (one T, d and jitter), but "
+                           f"{' and '.join(differ)} differ{'s' if len(differ) == 1 else ''} "
+                           "between jobs here; a sweep file has no explicit phases: give one "
+                           "value each, or use launch = 'random' or 'sync'")
             stagger_theta(fleet)  # raises when no stagger can be placed
     except SpecError as exc:
         raise _Bad(str(exc)) from None

@@ -125,6 +125,9 @@ def test_inspect_options_and_python_api_agree(finished, capsys):
     assert main(["inspect", str(finished), "--tail", "2,3", "--unit", "time"]) == 0
     out = capsys.readouterr().out
     assert "P(n_w>=2)" in out and "P(n_w>=3)" in out and "median time [95% CI]" in out
+    # the footnote explains what the table shows in seconds: '>cap', not '>K'
+    assert ">cap [>cap, >cap]" in out
+    assert "'>cap': not reached by the end of the runs" in out and "'>K'" not in out
     res = stormsim.open_results(finished)
     p2 = res.summary(tail=(2,))["P(n_w>=2)"]
     for i in range(4):

@@ -336,3 +336,99 @@ def test_one_writer_at_a_time(tmp_path, sweep):
         HDF5Store(tmp_path / "out.h5").open(sweep)
     first.close()
     HDF5Store(tmp_path / "out.h5").open(sweep)
+
+
+def test_overwrite_respects_another_process_lock(tmp_path, sweep, parts):
+    """--overwrite takes the lock before discarding anything: while another
+    store writes into OUTPUT, it is refused and the other run's units stay."""
+    first = HDF5Store(tmp_path / "out.h5")
+    first.open(sweep)
+    first.commit(parts[0])
+    other = parse_sweep(OTHER, "other.toml")
+    with pytest.raises(SweepError, match=r"another stormsim process \(pid \d+\) is running"):
+        HDF5Store(tmp_path / "out.h5").open(other, overwrite=True)
+    for p in parts[1:]:
+        first.commit(p)
+    first.finish()                                   # its units are all still there
+    first.close()
+    assert open_results(tmp_path / "out.h5").fleets_done.tolist() == [23] * 4
+    # a finished result is also discarded under the lock, and only when it is free
+    second = HDF5Store(tmp_path / "out.h5")
+    assert not second.open(other, overwrite=True).complete
+    assert not (tmp_path / "out.h5").exists()
+    with pytest.raises(SweepError, match="another stormsim process"):
+        HDF5Store(tmp_path / "out.h5").open(sweep, overwrite=True)
+    second.close()
+
+
+def test_empty_parts_of_another_sweep_are_replaced(tmp_path, sweep, parts):
+    """Parts with no unit (a run that ended before its first unit) hold nothing
+    to lose: another sweep may use the output; with units it is refused."""
+    d = tmp_path / "out.h5.parts"
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    assert (d / "MANIFEST.json").exists()
+    store.close()
+    assert not d.exists()                            # nothing finished: nothing left
+    d.mkdir()                                        # as an older version left them
+    man = {"format": "stormsim.sweep.parts", "sweep_hash": "0" * 64, "sweep_name": "old",
+           "stormsim_version": "0.0"}
+    (d / "MANIFEST.json").write_text(json.dumps(man))
+    (d / "LOCK").write_text("pid 1\n")
+    store = HDF5Store(tmp_path / "out.h5")
+    assert store.open(sweep).done == {}
+    assert json.loads((d / "MANIFEST.json").read_text())["sweep_hash"] == sweep.hash
+    store.commit(parts[0])
+    store.close()
+    with pytest.raises(SweepError, match=r"holds finished units of a different sweep"):
+        HDF5Store(tmp_path / "out.h5").open(parse_sweep(OTHER, "other.toml"))
+
+
+def test_only_fleets_differ_is_named(tmp_path, sweep, parts):
+    """More fleets do not extend an output (docs/FORMAT.md): the refusal says
+    that only 'fleets' differs, and what to do."""
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    store.commit(parts[0])
+    store.close()
+    more = parse_sweep(SWEEP.replace("fleets = 23", "fleets = 40"), "more.toml")
+    msg = (r"only 'fleets' differs \(fleets = 23 there, 40 here\)\. An output cannot be "
+           r"extended to more \(or cut to fewer\) fleets: run the sweep with fleets = 23 to "
+           r"resume or keep that output, or write this one to another output")
+    with pytest.raises(SweepError, match=r"holds finished units of a different sweep.*" + msg):
+        HDF5Store(tmp_path / "out.h5").open(more)
+    with pytest.raises(SweepError) as exc:           # any other difference: no such hint
+        HDF5Store(tmp_path / "out.h5").open(parse_sweep(OTHER, "other.toml"))
+    assert "only 'fleets'" not in str(exc.value)
+    _complete(tmp_path, sweep, parts[1:])
+    with pytest.raises(SweepError, match=r"holds the results of a different sweep.*" + msg):
+        HDF5Store(tmp_path / "out.h5").open(more)
+
+
+def test_resume_deletes_only_bad_units(tmp_path, sweep, parts, monkeypatch):
+    """A truncated unit is deleted and redone; an error that says nothing about
+    the file (OSError from the disk, MemoryError) propagates and deletes nothing."""
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    for p in parts[:3]:
+        store.commit(p)
+    store.close()
+    d = tmp_path / "out.h5.parts"
+    names = sorted(x.name for x in d.glob("*.npz"))
+    raw = (d / names[0]).read_bytes()
+    (d / names[0]).write_bytes(raw[: len(raw) // 2])             # truncated zip
+
+    for err in (OSError, MemoryError):
+        def fail(path, sweep, only_cell=None, err=err):
+            raise err("transient")
+        monkeypatch.setattr("stormsim.store._read_unit", fail)
+        with pytest.raises(err, match="transient"):
+            HDF5Store(tmp_path / "out.h5").open(sweep)
+        assert sorted(x.name for x in d.glob("*.npz")) == names   # nothing deleted
+    monkeypatch.undo()
+    store = HDF5Store(tmp_path / "out.h5")
+    state = store.open(sweep)
+    assert store.removed_invalid == 1
+    assert sorted(x.name for x in d.glob("*.npz")) == names[1:]
+    assert sum(len(r) for r in state.done.values()) == 2
+    store.close()

@@ -65,15 +65,22 @@ def test_hand_computed_curve():
                                                     rel=HAND_RTOL)
     assert km.upper[[0, 2, 3, 4]] == pytest.approx([0.98528, 0.88715, 0.70731, 0.56661],
                                                     rel=HAND_RTOL)
-    assert km.lower[5] == km.upper[5] == 0.0
+    # S = 0 at t = 8: Greenwood's variance is 0/0 there (inf), the log-log band
+    # cannot be formed, and the band is the uninformative [0, 1] (not [0, 0],
+    # which would claim S = 0 is known exactly from a single fleet at risk).
+    assert km.lower[5] == 0.0 and km.upper[5] == 1.0
 
 
 def test_hand_computed_median_and_interval():
     # S first <= 1/2 at t = 5 (72/175 = 0.411); the band's lower edge is
-    # already <= 1/2 at t = 1 (0.473); its upper edge only at t = 8 (0).
+    # already <= 1/2 at t = 1 (0.473); its upper edge is above 1/2 at every
+    # passage up to t = 7 (0.567), and at t = 8, where S = 0, the band is the
+    # uninformative [0, 1] (Greenwood's variance is undefined there): the data
+    # do not bound the median above, so the upper limit is inf. (A band of
+    # [0, 0] at S = 0 used to give the finite, unfounded upper limit 8.)
     t, obs = _hand_case()
-    assert median_survival(t, obs) == (5.0, 1.0, 8.0)
-    assert kaplan_meier(t, obs).median == (5.0, 1.0, 8.0)
+    assert median_survival(t, obs) == (5.0, 1.0, math.inf)
+    assert kaplan_meier(t, obs).median == (5.0, 1.0, math.inf)
 
 
 def test_published_6mp_table():
@@ -154,6 +161,45 @@ def test_passage_times_from_run_arrays():
     assert t.tolist() == [3.5, 10.1, 0.2, 7.7, 10.4]
     with pytest.raises(ValueError, match="needs end_time"):
         passage_times(pc, 10, pt)
+
+
+def test_passages_at_or_after_the_cap_are_censored_at_the_cap():
+    # a run stops at its slowest job's K-th firing, so a passage can be seen
+    # at fleet cycle >= K; in cycles every fleet is censored at K
+    pc = np.array([3, -1, 10, 12, -1])
+    t, obs = passage_times(pc, cycles=10)
+    assert t.tolist() == [3, 10, 10, 10, 10]
+    assert obs.tolist() == [True, False, False, False, False]
+    # in seconds each fleet is followed to its own end: late passages are seen
+    pt = np.array([3.5, np.inf, 10.2, 12.9, np.inf])
+    end = np.array([3.5, 10.1, 10.2, 12.9, 10.4])
+    t, obs = passage_times(pc, 10, pt, end)
+    assert t.tolist() == [3.5, 10.1, 10.2, 12.9, 10.4]
+    assert obs.tolist() == [True, False, True, True, False]
+
+
+def test_cycle_median_with_passages_beyond_the_cap():
+    """A pair with T = 1 and 2.2: the run stops at the slow job's 20th firing,
+    when the fast one has fired ~44 times, so passages are recorded at fleet
+    cycles up to ~31 > K = 20 while 93% of the fleets never pass. Counting
+    the late passages as events (the others censored at K) left only passers
+    at risk after K: S fell to 0 and the median was a bogus 25 cycles."""
+    from stormsim import Fleet, simulate
+
+    K = 20
+    run = simulate(Fleet(T=[1.0, 2.2], d=[0.002, 0.002]), fleets=4000, cycles=K, seed=3,
+                   passage_level=2)
+    pc = run.passage_cycle
+    late = (pc >= K).sum()
+    assert late > 50 and (pc < 0).mean() > 0.9          # the evidence's situation
+    km = kaplan_meier(*passage_times(pc, K))
+    assert km.time.max() < K and km.n_censored == (pc < 0).sum() + late
+    # S after the last event is the share of fleets not passed before K
+    assert km.survival[-1] == pytest.approx(((pc < 0) | (pc >= K)).mean(), rel=EXACT_RTOL)
+    assert km.median == (math.inf, math.inf, math.inf)
+    # in seconds: censored at each fleet's end; most never pass, so no median either
+    kms = kaplan_meier(*passage_times(pc, K, run.passage_time, run.end_time))
+    assert kms.n_censored == (pc < 0).sum() and math.isinf(kms.median[0])
 
 
 def test_bad_input():

@@ -76,6 +76,15 @@ BAD = [
      r"cell 1 \(load = 1\.5\): launch = 'stagger' cannot be placed: load L = 1\.5"),
     ("N = 8\nm_over_sigma = 4", "load = [1.5]", "",
      r"cell 0 \(load = 1\.5\): m_over_sigma needs a stagger margin m"),
+    # a float formatted as a float, not as np.float64(0.0)
+    ("N = 4\nT = 1.0\nm_over_sigma = 4", "load = [1.3333333333333333]", "",
+     r"cell 0 \(load = 1\.3333333333333333\): the stagger margin is m = 0\.0 here, so "
+     r"m_over_sigma cannot set the jitter; give jitter instead"),
+    # a sweep file cannot give explicit phases: the message must not suggest them
+    ("N = 4\nload = 0.5\nlaunch = \"stagger\"\njitter = [0.1, 0.1, 0.1, 0.2]", "", "",
+     r"cell 0: launch = 'stagger' needs identical jobs \(one T, d and jitter\), but jitter "
+     r"differs between jobs here; a sweep file has no explicit phases: give one value each, "
+     r"or use launch = 'random' or 'sync'$"),
     ("N = 8\nload = 0.5\npassage_level = 9", "", "", r"passage_level = 9 is above N = 8"),
     ("N = 8\nload = 0.5\nburn_in = 100", "", "", r"burn_in = 100 must be below cycles = 100"),
     ("N = 8\nload = 0.5\nthroughput = \"power:1.5\"", "", "",
@@ -236,6 +245,24 @@ class StopAfter(LocalExecutor):
         if self.n <= 0:
             self.stop.set()
         return out
+
+
+class FailsToStart(LocalExecutor):
+    """An executor whose workers cannot be reached (e.g. --dask nofile.json)."""
+
+    def start(self):
+        raise SweepError("cannot reach the scheduler")
+
+
+def test_a_failed_start_leaves_no_output(tmp_path):
+    """No OUTPUT.parts (LOCK, MANIFEST.json) is left by a run whose executor
+    failed to start, so another sweep file may use the output next."""
+    out = tmp_path / "out.h5"
+    with pytest.raises(SweepError, match="cannot reach the scheduler"):
+        run_sweep(parse_sweep(RUN, "run.toml"), out, executor=FailsToStart(), progress="none")
+    assert list(tmp_path.iterdir()) == []
+    other = parse_sweep(RUN.replace("cycles = 200", "cycles = 150"), "other.toml")
+    assert run_sweep(other, out, progress="none").status == "complete"
 
 
 def test_stop_then_resume_is_bit_identical(tmp_path):
