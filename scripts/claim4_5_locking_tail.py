@@ -26,7 +26,7 @@ from scipy.stats import binom
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.analysis import phases
+from stormsim.analysis import phases, writing_fraction
 
 ORDERS = (1, 2, 3, 4)
 NS = (4, 8, 16)
@@ -123,8 +123,8 @@ def cell(fleet, fleets: int, cycles: int, seed: int, rng, null_draws: int = NULL
     tail = lambda o: np.cumsum(o[..., ::-1], axis=-1)[..., ::-1] / o.sum(axis=-1, keepdims=True)
     p_sim = tail(occ.sum(axis=0))
     p_sim_b = tail(occ_b)
-    pw = float((occ.sum(axis=0) * ks).sum() / (n * occ.sum()))
-    pw_b = (occ_b * ks).sum(axis=1) / (n * occ_b.sum(axis=1))
+    pw = float(writing_fraction(occ.sum(axis=0)))
+    pw_b = writing_fraction(occ_b)
     p_bin = binom.sf(ks - 1, n, pw)
     p_bin_b = binom.sf(ks[None, :] - 1, n, pw_b[:, None])
     with np.errstate(divide="ignore", invalid="ignore"):

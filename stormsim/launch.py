@@ -9,8 +9,6 @@ import numpy as np
 
 from .model import Fleet, SpecError, _fmt
 
-LAUNCH_KINDS = ("random", "sync", "stagger")
-
 #: A stagger whose writes would overlap by less than this fraction of T is
 #: placed with touching writes: the same 1e-12 relative tie rule as MODEL.md.
 STAGGER_RTOL = 1e-12

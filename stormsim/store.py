@@ -367,6 +367,14 @@ def _read_manifest(parts: Path) -> dict | None:
 _BAD_UNIT_ERRORS = (zipfile.BadZipFile, EOFError, ValueError, KeyError, TypeError)
 
 
+def _other_sweep(meta: dict, sweep: Sweep) -> str:
+    """'a different sweep (...) than ...': what an output's identity or manifest
+    says it was made from, against the sweep being run."""
+    return (f"a different sweep ({meta.get('sweep_name')!r}, {meta.get('n_cells')} cells, from "
+            f"{meta.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
+            f"{sweep.n_cells} cells){_fleets_only(meta.get('sweep_toml'), sweep)}")
+
+
 def _fleets_only(other_toml, sweep: Sweep) -> str:
     """'' unless the other sweep differs from ``sweep`` only in ``fleets``: then
     say so, and what to do (an output cannot be extended to more fleets)."""
@@ -479,10 +487,7 @@ class HDF5Store(Store):
         if ident is None:
             self._refuse(f"{path} exists and is not a stormsim sweep result")
         if ident.get("sweep_hash") != sweep.hash:
-            self._refuse(f"{path} holds the results of a different sweep "
-                         f"({ident.get('sweep_name')!r}, {ident.get('n_cells')} cells, from "
-                         f"{ident.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
-                         f"{sweep.n_cells} cells){_fleets_only(ident.get('sweep_toml'), sweep)}: "
+            self._refuse(f"{path} holds the results of {_other_sweep(ident, sweep)}: "
                          "refusing to touch it")
         if parts.exists():      # a run killed after its final rename left them
             try:
@@ -507,10 +512,7 @@ class HDF5Store(Store):
         if man is None:
             self._refuse(f"{parts} exists but has no readable MANIFEST.json")
         elif man.get("sweep_hash") != sweep.hash:
-            self._refuse(f"{parts} holds finished units of a different sweep "
-                         f"({man.get('sweep_name')!r}, {man.get('n_cells')} cells, from "
-                         f"{man.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
-                         f"{sweep.n_cells} cells){_fleets_only(man.get('sweep_toml'), sweep)}")
+            self._refuse(f"{parts} holds finished units of {_other_sweep(man, sweep)}")
         elif man.get("stormsim_version") != __version__:
             self._refuse(f"{parts} holds finished units made by stormsim "
                          f"{man.get('stormsim_version')}, but this is stormsim {__version__}: "
