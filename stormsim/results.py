@@ -20,7 +20,7 @@ from ._version import __version__
 from .errors import SweepError
 from .spec import Sweep, parse_sweep
 from .tables import inspect_table
-from .work import RESULT_ARRAYS, add_exact, exact_to_float
+from .work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
 
 __all__ = ["DEFAULT_TAIL_LEVELS", "FORMAT", "FORMAT_VERSION", "CellResult", "Results",
            "cell_group", "open_results", "read_identity", "tail_level"]
@@ -322,18 +322,23 @@ def _parts_results(path: Path, parts: Path) -> Results:
     if sweep.hash != man.get("sweep_hash"):
         raise SweepError(f"{parts} was made by stormsim {man.get('stormsim_version')}, whose "
                          "cells this version resolves differently: open it with that version")
-    index: dict[int, list] = {}
-    for p in parts.glob("u*.npz"):
+    index: dict[int, set] = {}                # cell -> unit files holding some of it
+    done = FleetRanges()
+    for p in sorted(parts.glob("u*.npz")):
         try:
             pieces = unit_pieces(p, sweep)
+            for q in pieces:
+                if done.overlaps(q["cell"], q["start"], q["stop"]):
+                    raise ValueError("overlaps another unit")
         except Exception:  # removed by a finishing run, or not trustworthy: skip
             continue
         for q in pieces:
-            index.setdefault(q["cell"], []).append((q["start"], q["stop"], p))
+            done.add(q["cell"], q["start"], q["stop"])
+            index.setdefault(q["cell"], set()).add(p)
 
     def parts_of(i):
         out = []
-        for path in sorted({p for _, _, p in index.get(i, [])}):
+        for path in sorted(index.get(i, ())):
             try:
                 out.extend(read_unit(path, sweep, only_cell=i))
             except Exception:  # removed by a finishing run, or not trustworthy: skip
@@ -348,8 +353,8 @@ def _parts_results(path: Path, parts: Path) -> Results:
             cache[i] = parts_of(i)
         return cache[i]
 
-    done = [sum(b - a for a, b, _ in index.get(c.index, [])) for c in sweep.cells]
-    res = Results.from_parts(sweep, cached, complete=False, location=str(path), done=done)
+    res = Results.from_parts(sweep, cached, complete=False, location=str(path),
+                             done=[done.count(c.index) for c in sweep.cells])
     res.version = str(man.get("stormsim_version"))
     return res
 

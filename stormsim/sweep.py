@@ -23,12 +23,11 @@ from ._version import __version__
 from .errors import SweepError
 from .executors import executor_from
 from .progress import Progress
-from .spec import Cell, Sweep, cell_seed, load_sweep, parse_sweep
+from .spec import Sweep, load_sweep
 from .store import HDF5Store, Store
 from .work import Planner, run_unit
 
-__all__ = ["Cell", "Sweep", "SweepError", "SweepOutcome", "cell_seed", "load_sweep",
-           "parse_sweep", "run_sweep"]
+__all__ = ["SweepOutcome", "run_sweep"]
 
 #: After a stop request, how long to wait for units already running, to keep
 #: them (units last ~0.25 s locally, ~1 s on Dask): the process still exits
