@@ -125,12 +125,12 @@ def _tail_levels(text: str):
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .results import open_results, tail_level
+    from .results import check_tail_level, open_results
 
-    res = open_results(args.file)
     levels = _tail_levels(args.tail)
     for lv in levels:
-        tail_level(lv, 1)                    # check the syntax before printing anything
+        check_tail_level(lv)                 # the syntax, before anything is read
+    res = open_results(args.file)
     print(res.table(tail=levels, unit=args.unit))
     return 0
 

@@ -74,6 +74,7 @@ def inspect_table(res, tail, unit: str) -> str:
         return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
 
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
+    too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
         header.append(label)
@@ -107,6 +108,8 @@ def inspect_table(res, tail, unit: str) -> str:
                          "with the fleets censored at the cycle cap K included (a passage at a "
                          "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
                          "band); '>K': not reached within the K-cycle cap.")
+    for lv in too_high:
+        lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
     if tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
                      "writing, from the occupancy summed over its fleets.")
