@@ -15,9 +15,11 @@ cells and seeds), stormsim.work (units, parts, exact sums), stormsim.executors
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ._version import __version__
 from .errors import SweepError
@@ -61,6 +63,18 @@ class SweepOutcome:
     executor: str = ""
 
 
+def _refuse_input_as_output(sweep: Sweep, output) -> None:
+    """The sweep file is never an output (``-o X.toml --overwrite`` would replace it)."""
+    src, out = Path(sweep.source), Path(output)
+    try:
+        same = src.exists() and out.exists() and os.path.samefile(src, out)
+    except OSError:
+        same = False
+    if same or (src.exists() and src.resolve() == out.resolve()):
+        raise SweepError(f"output {output} is the sweep file {sweep.source} itself: give "
+                         "another output, e.g. -o " + src.with_suffix(".h5").name)
+
+
 def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
               progress: str = "auto", stop: threading.Event | None = None,
               stream=None) -> SweepOutcome:
@@ -86,6 +100,8 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
     if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
     ex = executor_from(executor)       # validates the spec; connects nothing yet
+    if not isinstance(output, Store):
+        _refuse_input_as_output(sweep, output)
     store = output if isinstance(output, Store) else HDF5Store(output)
     state = store.open(sweep, overwrite=overwrite)
     try:

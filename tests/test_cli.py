@@ -248,3 +248,18 @@ def test_inspect_into_a_closed_pipe_is_quiet(finished):
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == 0, err
     assert err == ""
+
+
+def test_an_output_that_is_the_sweep_file_is_refused(toml, capsys):
+    """`-o SWEEP.toml --overwrite` once replaced the sweep file with the result
+    (issue 8, defect 3.2): the input is never an output, however it is spelled."""
+    before = toml.read_bytes()
+    os.symlink(toml, toml.with_name("link.toml"))
+    for out in ("sweep.toml", "./sweep.toml", str(toml), "link.toml"):
+        assert main(["sweep", "sweep.toml", "-o", out, "--overwrite", "-q"]) == 2
+        err = capsys.readouterr().err
+        assert f"output {out} is the sweep file sweep.toml itself" in err, err
+    assert toml.read_bytes() == before and not toml.with_name("sweep.toml.parts").exists()
+    with pytest.raises(stormsim.SweepError, match="is the sweep file"):
+        stormsim.run_sweep(str(toml), str(toml), overwrite=True, progress="none")
+    assert toml.read_bytes() == before
