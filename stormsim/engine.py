@@ -79,6 +79,16 @@ class Run:
     def fleets(self) -> int:
         return int(self.occupancy.shape[0])
 
+    def __repr__(self) -> str:
+        level = "" if self.passage_level is None else (
+            f", passage_level={self.passage_level}: {int(self.passed.sum())} passed")
+        rec = ", firings recorded" if self.firings is not None else ""
+        return (f"<stormsim.Run: {self.fleets} fleets of {self.fleet.n_jobs} jobs, "
+                f"{self.cycles} cycles, launch {self.launch!r}, seed={self.seed}"
+                f"{level}{rec}, {int(self.events.sum())} events>")
+
+    __str__ = __repr__
+
     @property
     def occupancy_fraction(self) -> np.ndarray:
         """(fleets, N + 1): fraction of the measured window with exactly n writers."""
@@ -100,6 +110,13 @@ def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
         rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
         raise SpecError(f"{name} = {value!r}: must be {rng}")
     return value
+
+
+def _check_flag(name: str, value) -> bool:
+    """A flag -> a Python bool (one kernel signature); 'yes', 1 or None are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise SpecError(f"{name} = {value!r}: must be True or False")
+    return bool(value)
 
 
 QUEUE_KINDS = ("auto", "heap", "ring")
@@ -206,7 +223,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     sigma = np.ascontiguousarray(fleet.jitter)
     rw, rc = fleet.writer_rate, fleet.computer_rate
     level = 0 if passage_level is None else passage_level
-    record_firings, stop_at_passage = bool(record_firings), bool(stop_at_passage)  # one signature
+    record_firings = _check_flag("record_firings", record_firings)
+    stop_at_passage = _check_flag("stop_at_passage", stop_at_passage)
 
     firings = np.full((fleets, n, cycles), np.nan) if record_firings else None
     occupancy = np.empty((fleets, n + 1))

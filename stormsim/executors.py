@@ -123,8 +123,11 @@ class LocalExecutor(Executor):
         self._pending.clear()
 
     def close(self) -> None:
+        # Wait for the units already running (each lasts ~target_seconds; a
+        # kernel cannot be stopped midway), so that none keeps a core busy
+        # after run_sweep returns or raises (a KeyboardInterrupt in a notebook).
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
     def describe(self) -> str:

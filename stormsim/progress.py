@@ -27,6 +27,12 @@ def _rate(x: float) -> str:
     return f"{x:.0f}"
 
 
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (whose stderr is no terminal)."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
 class Progress:
     """Reports cells done, fleets done, fleet-cycles per second and the ETA.
 
@@ -42,11 +48,12 @@ class Progress:
         self.stream = sys.stderr if stream is None else stream
         if mode == "auto":
             isatty = getattr(self.stream, "isatty", None)
-            mode = "bar" if isatty is not None and isatty() else "lines"
+            tty = isatty is not None and isatty()
+            mode = "bar" if tty or (self.stream is sys.stderr and _in_notebook()) else "lines"
         self.bar = None
         if mode == "bar":
             try:
-                from tqdm import tqdm
+                from tqdm.auto import tqdm       # a widget in a notebook, text elsewhere
             except ImportError:
                 mode = "lines"
             else:
