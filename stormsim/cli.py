@@ -24,7 +24,8 @@ import threading
 import time
 from pathlib import Path
 
-from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError
+from ._version import __version__
+from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
@@ -74,13 +75,27 @@ def _restore(previous: dict) -> None:
         signal.signal(sig, h)
 
 
+def _executor(args):
+    """--dask or --workers -> what run_sweep takes (checked before anything runs)."""
+    if args.workers is None:
+        return args.dask
+    if args.dask:
+        raise SpecError(f"--workers is for this machine; with --dask give the workers in the "
+                        f"address (local:{args.workers}) or start them with the cluster")
+    if args.workers < 1:
+        raise SpecError(f"--workers {args.workers}: must be an integer >= 1")
+    from .executors import LocalExecutor
+
+    return LocalExecutor(workers=args.workers)
+
+
 def _run_sweep_command(args, sweep, output: str) -> int:
     from .sweep import run_sweep
 
     stop, state = threading.Event(), {}
     previous = _install_stop_handlers(stop, state, args.quiet)
     try:
-        out = run_sweep(sweep, output, executor=args.dask, overwrite=args.overwrite,
+        out = run_sweep(sweep, output, executor=_executor(args), overwrite=args.overwrite,
                         progress="none" if args.quiet else args.progress, stop=stop)
     finally:
         _restore(previous)
@@ -94,6 +109,8 @@ def _run_sweep_command(args, sweep, output: str) -> int:
         again = ["stormsim", "sweep", args.file, "-o", output]
         if args.dask:
             again += ["--dask", args.dask]
+        if args.workers:
+            again += ["--workers", str(args.workers)]
         # the resume hint goes to stderr even with --quiet: it is what to do next
         print(f"stormsim sweep: interrupted after {out.cells_done}/{out.n_cells} cells, "
               f"{out.fleets_done}/{out.fleets_total} fleets; the finished work is kept in "
@@ -148,6 +165,9 @@ def _report(args: argparse.Namespace) -> int:
               "pip install 'stormsim[plots]'", file=sys.stderr)
         return EXIT_ENVIRONMENT
     outdir = args.outdir or str(Path(args.file).with_suffix("")) + "_report"
+    if Path(outdir).exists() and not Path(outdir).is_dir():
+        raise SpecError(f"report -o {outdir}: exists and is not a directory; give a "
+                        "directory for the figures (it is created if missing)")
     rc = report_main(args.file, outdir)
     return 0 if rc is None else int(rc)
 
@@ -203,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"stormsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sw = sub.add_parser("sweep", help="run (or resume) a sweep file into an HDF5 result",
@@ -219,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="run the cells on Dask: 'local:W' starts a LocalCluster of W "
                          "workers, else the address of a running scheduler (tcp://host:8786) "
                          "or its scheduler file")
+    sw.add_argument("-j", "--workers", type=int, metavar="W",
+                    help="worker threads on this machine (default: one per core)")
     sw.add_argument("--progress", choices=MODES, default="auto",
                     help="a live bar (on a terminal), plain lines, or none (default: auto)")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._files import DirLock
 from ._parts import parts_dir, read_manifest, read_unit, unit_pieces
 from ._version import __version__
 from .errors import SpecError, SweepError
@@ -176,6 +177,8 @@ class Results:
     ----------
     path : str
     complete : bool (False: read from the parts of an unfinished sweep)
+    running : bool (True: unfinished, and another process is writing it now;
+        ``writer`` says which, e.g. "pid 1234")
     name, description, version, occupancy ("fleet" | "sum"), sweep_hash, sweep_toml
     grid_keys : list of the varied keys; fixed : dict of the fixed ones
     params : dict key -> array (n_cells,) (see docs/FORMAT.md)
@@ -199,7 +202,8 @@ class Results:
         if done is None:
             done = [sum(p.n for p in parts_of(c.index)) for c in sweep.cells]
         done = np.asarray(done, dtype=np.int64)
-        return cls.new(path=location, complete=complete, name=sweep.name,
+        return cls.new(path=location, complete=complete, running=False, writer=None,
+                       name=sweep.name,
                        description=sweep.description, version=__version__,
                        occupancy=sweep.occupancy, sweep_hash=sweep.hash, sweep_toml=sweep.text,
                        grid_keys=sweep.grid_keys, fixed=dict(sweep.fixed),
@@ -322,7 +326,7 @@ def _h5_results(path: Path) -> Results:
         for k, ds in f["params"].items():
             params[k] = ds.asstr()[()].astype(str) if h5py.check_string_dtype(ds.dtype) else ds[()]
         fleets = np.asarray(params["fleets"], dtype=np.int64)
-        meta = dict(path=str(path), complete=True, name=str(a["sweep_name"]),
+        meta = dict(path=str(path), complete=True, running=False, writer=None, name=str(a["sweep_name"]),
                     description=str(a["sweep_description"]), version=str(a["stormsim_version"]),
                     occupancy=str(a["occupancy"]), sweep_hash=str(a["sweep_hash"]),
                     sweep_toml=str(a["sweep_toml"]), grid_keys=json.loads(a["grid_keys"]),
@@ -402,6 +406,8 @@ def _parts_results(path: Path, parts: Path) -> Results:
     res = Results.from_parts(sweep, cached, complete=False, location=str(path),
                              done=[done.count(c.index) for c in sweep.cells])
     res.version = str(man.get("stormsim_version"))
+    res.writer = DirLock(parts, "").holder_elsewhere()
+    res.running = res.writer is not None
     return res
 
 

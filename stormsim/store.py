@@ -197,7 +197,12 @@ class HDF5Store(Store):
         # Everything below changes OUTPUT or OUTPUT.parts: take the lock first,
         # so that neither a resume nor --overwrite touches another process's run.
         new = not parts.exists()
-        self._lock.acquire()
+        try:
+            self._lock.acquire()
+        except OSError as exc:      # a read-only directory, no permission
+            raise ResourceError(f"output {path}: cannot create {parts.name} in {path.parent} "
+                                f"({exc.strerror or exc}): choose an output in a writable "
+                                "directory (-o)") from None
         try:
             if not overwrite and path.exists():     # finished while we were locking
                 self._release(remove_if_empty=True)

@@ -50,9 +50,15 @@ def inspect_table(res, tail, unit: str) -> str:
     P = res.params
     n = res.n_cells
     lines = []
-    state = ("complete" if res.complete else
-             f"UNFINISHED: {int((res.fleets_done == res.fleets).sum())}/{n} cells done; "
-             "run the same sweep command again to resume")
+    cells_done = int((res.fleets_done == res.fleets).sum())
+    if res.complete:
+        state = "complete"
+    elif res.running:
+        state = (f"RUNNING ({res.writer} is writing it): {cells_done}/{n} cells done so far; "
+                 "inspect it again later")
+    else:
+        state = (f"UNFINISHED: {cells_done}/{n} cells done; run the same sweep command again "
+                 "to resume")
     lines.append(f"{res.path}: sweep {res.name!r}, {n} cells, {state}")
     lines.append(f"stormsim {res.version}; occupancy stored "
                  + ("per fleet" if res.occupancy == "fleet" else "as its sum over fleets"))
