@@ -89,13 +89,13 @@ def _executor(args):
     return LocalExecutor(workers=args.workers)
 
 
-def _run_sweep_command(args, sweep, output: str) -> int:
+def _run_sweep_command(args, sweep, output: str, executor) -> int:
     from .sweep import run_sweep
 
     stop, state = threading.Event(), {}
     previous = _install_stop_handlers(stop, state, args.quiet)
     try:
-        out = run_sweep(sweep, output, executor=_executor(args), overwrite=args.overwrite,
+        out = run_sweep(sweep, output, executor=executor, overwrite=args.overwrite,
                         progress="none" if args.quiet else args.progress, stop=stop)
     finally:
         _restore(previous)
@@ -129,12 +129,76 @@ def _sweep(args: argparse.Namespace) -> int:
 
     sweep = load_sweep(args.file)            # validated before any output is touched
     output = args.output or Path(args.file).with_suffix(".h5").name
+    executor = _executor(args)
     if args.dry_run:
         from .tables import cells_table
 
         print(cells_table(sweep))
+        print(_estimate(sweep, output, executor)[1])
         return 0
-    return _run_sweep_command(args, sweep, output)
+    seconds, text = _estimate(sweep, output, executor)
+    if seconds > LONG_SWEEP_SECONDS and not args.yes:
+        print(f"stormsim sweep: {text}", file=sys.stderr, flush=True)
+        if not _confirm("Start it? [y/N] "):
+            print("stormsim sweep: not started (--yes starts it without asking)",
+                  file=sys.stderr)
+            return 0
+    return _run_sweep_command(args, sweep, output, executor)
+
+
+#: A sweep estimated to take longer than this asks before it starts (on a terminal).
+LONG_SWEEP_SECONDS = 3600.0
+
+
+def _estimate(sweep, output: str, executor) -> tuple[float, str]:
+    """(seconds, a sentence): the expected wall time of what is left to run."""
+    from ._format import fmt_duration
+    from .executors import DaskExecutor, LocalExecutor
+    from .results import open_results
+    from .work import FleetRanges, WorkEstimate
+
+    done = FleetRanges()
+    if Path(output).exists() or Path(output + ".parts").is_dir():
+        try:
+            res = open_results(output)
+            done = FleetRanges({i: [(0, int(k))] for i, k in enumerate(res.fleets_done) if k})
+        except (ValueError, OSError):        # another sweep's output: refused later
+            pass
+    if isinstance(executor, DaskExecutor):
+        workers = executor.local_workers or 1
+        where = (f"on {workers} Dask workers" if executor.local_workers
+                 else "on one core (divide by the cluster's cores)")
+    else:
+        workers = (executor or LocalExecutor()).slots
+        where = f"on {workers} worker thread{'s' if workers != 1 else ''}"
+    work = WorkEstimate(sweep, done)
+    seconds = work.seconds_left(workers)
+    if seconds == 0:
+        return 0.0, "estimated time: nothing left to run"
+    how = "at most" if work.bound else "about"
+    note = (" (fleets that stop at their passage are charged their cycle cap until "
+            "measured)" if work.bound else "")
+    return seconds, (f"estimated time: {how} {fmt_duration(seconds)} {where}, "
+                     f"{work.events_left():.3g} events at the benchmarked cost per event"
+                     f"{note}")
+
+
+def _confirm(question: str) -> bool:
+    """Ask on the terminal; without one (a batch job, a pipe), say so and go on."""
+    try:
+        tty = sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty:
+        print("stormsim sweep: (no terminal to ask: starting; --yes skips this note)",
+              file=sys.stderr, flush=True)
+        return True
+    print(question, end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _tail_levels(text: str):
@@ -244,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="worker threads on this machine (default: one per core)")
     sw.add_argument("--progress", choices=MODES, default="auto",
                     help="a live bar (on a terminal), plain lines, or none (default: auto)")
+    sw.add_argument("-y", "--yes", action="store_true",
+                    help="start a sweep estimated to take over an hour without asking")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
     sw.add_argument("--dry-run", action="store_true",
                     help="validate the file and list its cells; run nothing")

@@ -18,11 +18,28 @@ from .model import Fleet
 #: is reported often. Results do not depend on it.
 BATCH_EVENTS = 20_000_000
 
+#: Events per job per cycle: a job changes phase twice a cycle (COMPUTE ->
+#: WRITE -> COMPUTE), so a fleet that runs its K cycles takes ~2 N K events.
+EVENTS_PER_JOB_CYCLE = 2
+
+#: The kernel's wall time per event on one core (ns) against N, identical
+#: jobs: `make bench` at commit 5bed4bb (README "Performance", workloads (a)
+#: and (d)); heterogeneous jobs cost ~1.5x. For estimates before anything is
+#: measured (a sweep's expected time); measured costs replace it.
+NS_PER_EVENT = ((4, 16.9), (16, 21.2), (64, 24.6), (256, 32.7), (1024, 35.8))
+
+
+def seconds_per_event(n_jobs: int) -> float:
+    """NS_PER_EVENT interpolated in log2 N (held constant beyond its ends), in s."""
+    ns, cost = zip(*NS_PER_EVENT)
+    return float(np.interp(math.log2(n_jobs), np.log2(ns), cost)) * 1e-9
+
 
 def default_batch(n_jobs: int, cycles: int) -> int:
     """Fleets in the first kernel call: about BATCH_EVENTS events if every
-    fleet runs its full ``cycles`` (2 N events per cycle), 16..4096 fleets."""
-    return int(min(4096, max(16, BATCH_EVENTS // (2 * n_jobs * cycles))))
+    fleet runs its full ``cycles``, 16..4096 fleets."""
+    per_fleet = EVENTS_PER_JOB_CYCLE * n_jobs * cycles
+    return int(min(4096, max(16, BATCH_EVENTS // per_fleet)))
 
 
 def next_batch(events_done: int, fleets_done: int) -> int:

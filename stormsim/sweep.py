@@ -27,7 +27,7 @@ from .executors import executor_from
 from .progress import Progress
 from .spec import Sweep, load_sweep
 from .store import HDF5Store, Store
-from .work import Planner, run_unit
+from .work import Planner, WorkEstimate, run_unit
 
 __all__ = ["SweepOutcome", "run_sweep"]
 
@@ -119,17 +119,22 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
         prog = Progress(progress, total_cells=sweep.n_cells, total_fleets=sweep.total_fleets,
                         cells_done=out.cells_done, fleets_done=fleets_before, stream=stream)
 
+        work = WorkEstimate(sweep, done)
+
         def keep(parts):
             store.commit(parts)
             for part in parts:
                 n = part.stop - part.start
                 done.add(part.cell, part.start, part.stop)
+                work.add(part)
                 out.fleets_done += n
                 out.fleets_run += n
                 out.fleet_cycles += part.fleet_cycles
                 if done.count(part.cell) == sweep.cells[part.cell].fleets:
                     out.cells_done += 1
-                prog.update(n, part.fleet_cycles, out.cells_done)
+                prog.update(n, part.fleet_cycles, out.cells_done,
+                            events=int(part.arrays["events"].sum()),
+                            events_left=work.events_left)
 
         planner = Planner(sweep, done, target_seconds=ex.target_seconds,
                           threads=ex.task_threads)
