@@ -41,13 +41,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .layout import FORMAT, FORMAT_VERSION
 from .sweep import Sweep, SweepError, parse_sweep
 
 __all__ = ["CellResult", "HDF5Store", "MemoryStore", "Part", "Results", "Store",
            "exact_column_sums", "exact_to_float", "open_results"]
 
-FORMAT = "stormsim.sweep"
-FORMAT_VERSION = 1
 PARTS_FORMAT = "stormsim.sweep.parts"
 
 # ---------------------------------------------------------------------------
@@ -136,6 +135,9 @@ class Part:
     occupancy_exact: tuple
     seconds: float = 0.0
     fleet_cycles: int = 0
+    #: occupancy = "sum": the exact sums per block of fleets these rows touch,
+    #: ((block, (int, ...)), ...) (stormsim.tails.block_sums_exact)
+    occupancy_blocks: tuple = ()
 
     @property
     def n(self) -> int:
@@ -175,6 +177,9 @@ def _write_unit(directory: Path, parts: list) -> Path:
         if part.occupancy is not None:
             arrays[f"{j}_occupancy"] = np.ascontiguousarray(part.occupancy, dtype=np.float64)
         arrays[f"{j}_occupancy_exact"] = np.array([str(x) for x in part.occupancy_exact])
+        if part.occupancy is None:
+            arrays[f"{j}_occupancy_blocks"] = np.array(
+                [[str(b)] + [str(x) for x in sums] for b, sums in part.occupancy_blocks])
     with open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
         fh.flush()
@@ -226,8 +231,15 @@ def _read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[P
             exact = tuple(int(x) for x in z[f"{j}_occupancy_exact"].tolist())
             if len(exact) != width:
                 raise ValueError("occupancy_exact has the wrong length")
+            blocks = ()
+            if sweep.occupancy == "sum":
+                rows = z[f"{j}_occupancy_blocks"].tolist()
+                blocks = tuple((int(r[0]), tuple(int(x) for x in r[1:])) for r in rows)
+                if not blocks or any(len(s) != width for _, s in blocks):
+                    raise ValueError("occupancy_blocks has the wrong shape")
             out.append(Part(cell=cell, start=a, stop=b, sweep_hash=sweep.hash,
                             run_seed=p["run_seed"], occupancy=occ, occupancy_exact=exact,
+                            occupancy_blocks=blocks,
                             seconds=float(p.get("seconds", 0.0)),
                             fleet_cycles=int(p.get("fleet_cycles", 0)), **data))
     return out
@@ -647,59 +659,11 @@ class HDF5Store(Store):
 
 
 def _write_h5(path: Path, sweep: Sweep, parts_of) -> None:
-    """Write a finished result (docs/FORMAT.md), cell by cell: ``parts_of(i)``
-    yields the Parts that tile cell i; one piece in memory at a time."""
-    import h5py
-
+    """Write a finished result (docs/FORMAT.md; stormsim.layout), cell by cell."""
     from . import __version__
+    from .layout import write_result
 
-    with h5py.File(path, "w") as f:
-        f.attrs["format"] = FORMAT
-        f.attrs["format_version"] = FORMAT_VERSION
-        f.attrs["stormsim_version"] = __version__
-        f.attrs["sweep_hash"] = sweep.hash
-        f.attrs["sweep_name"] = sweep.name
-        f.attrs["sweep_description"] = sweep.description
-        f.attrs["sweep_source"] = sweep.source
-        f.attrs["sweep_toml"] = sweep.text
-        f.attrs["occupancy"] = sweep.occupancy
-        f.attrs["n_cells"] = sweep.n_cells
-        f.attrs["grid_keys"] = json.dumps(sweep.grid_keys)
-        f.attrs["fixed_keys"] = json.dumps(list(sweep.fixed))
-        params = f.create_group("params")
-        for key, col in sweep.columns().items():
-            if col.dtype.kind == "U":
-                params.create_dataset(key, data=col.astype(object), dtype=h5py.string_dtype())
-            else:
-                params.create_dataset(key, data=col)
-        cells = f.create_group("cells")
-        for c in sweep.cells:
-            g = cells.create_group(f"{c.index:06d}")
-            g.attrs["index"] = c.index
-            g.attrs["params"] = json.dumps(_jsonable(c.values))
-            g["T"], g["d"], g["sigma"], g["f"] = c.fleet.T, c.fleet.d, c.fleet.jitter, c.fleet.f
-            F, width = c.fleets, c.n_jobs + 1
-            d = {k: g.create_dataset(k, shape=(F,), dtype=t) for k, t in _ARRAYS.items()}
-            if sweep.occupancy == "fleet":
-                d["occupancy"] = g.create_dataset("occupancy", shape=(F, width), dtype=np.float64)
-            total = [0] * width
-            for part in parts_of(c.index):
-                for k, dset in d.items():
-                    dset[part.start:part.stop] = getattr(part, k)
-                for j, x in enumerate(part.occupancy_exact):
-                    total[j] += x
-            g["occupancy_sum"] = exact_to_float(total)
-
-
-def _jsonable(values: dict) -> dict:
-    out = {}
-    for k, v in values.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            v = str(v)
-        elif isinstance(v, (np.integer, np.floating, np.bool_)):
-            v = v.item()
-        out[k] = v
-    return out
+    write_result(path, sweep, parts_of, exact_to_float, __version__)
 
 
 # ---------------------------------------------------------------------------
@@ -745,6 +709,8 @@ class CellResult:
     events: np.ndarray
     occupancy: np.ndarray | None
     occupancy_sum: np.ndarray
+    #: occupancy = "sum" (layout 2): (blocks, N + 1) sums per block of fleets
+    occupancy_blocks: np.ndarray | None = None
 
     @property
     def fleets_done(self) -> int:
@@ -778,10 +744,21 @@ class CellResult:
         return self.survival(unit, level).median
 
     def tail(self, k) -> float:
-        """P(n_w >= k) over the cell's summed occupancy (k: int, 'N' or 'N/q')."""
+        """P(n_w >= k) over the cell's summed occupancy (k: int, 'N' or 'N/q');
+        NaN where it is zero by construction (a fleet stopped at its passage
+        to n_w >= passage_level <= k; see stormsim.summary)."""
         k = tail_level(k, self.T.size)
+        if bool(self.params.get("stop_at_passage", True)) and 0 < self.passage_level <= k:
+            return math.nan
         total = float(self.occupancy_sum.sum())
         return float(self.occupancy_sum[k:].sum() / total) if total > 0 else math.nan
+
+    def summary(self, level: float = 0.95) -> dict:
+        """The cell's numbers (stormsim.summary.cell_summary): medians with
+        intervals, P(n_w >= k) for k = 0..N with intervals, the baseline."""
+        from .summary import cell_summary
+
+        return cell_summary(self, level)
 
 
 class Results:
@@ -847,15 +824,24 @@ class Results:
         median_hi (Kaplan-Meier, censoring included; NaN without a passage
         level; passed + censored = fleets_done, counted in ``unit``: in
         cycles a passage at a cycle >= the cap K is censored at K), and ``P(n_w>=LEVEL)`` for each tail level (int k, 'N' or 'N/q'),
-        plus ``k:LEVEL`` with the k each level resolves to per cell.
+        with its ``level`` interval ``P(n_w>=LEVEL):lo`` and ``:hi`` and how
+        that was made, ``:method`` (stormsim.tails: "ratio-logit",
+        "zero-bound" (no fleet reached k: [0, one-sided upper bound]),
+        "one-bound", "none", or "structural": NaN, zero by construction for a
+        fleet stopped at its passage), plus ``k:LEVEL`` with the k each level
+        resolves to per cell.
         """
+        from .summary import cell_summary
+
         n = self.n_cells
         out = {"fleets": self.fleets.copy(), "fleets_done": self.fleets_done.copy(),
                "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
                "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
                "median_hi": np.full(n, np.nan)}
         for lv in tail:
-            out[f"P(n_w>={lv})"] = np.full(n, np.nan)
+            for end in ("", ":lo", ":hi"):
+                out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
+            out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
             out[f"k:{lv}"] = np.zeros(n, np.int64)
         for c in self:
             i = c.index
@@ -869,10 +855,13 @@ class Results:
                     out["censored"][i] = km.n_censored
                     out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
                 out["passed"][i] = c.fleets_done - out["censored"][i]
+            cs = cell_summary(c, level) if c.fleets_done else None
             for lv in tail:
-                out[f"k:{lv}"][i] = tail_level(lv, c.T.size)
-                if c.fleets_done:
-                    out[f"P(n_w>={lv})"][i] = c.tail(lv)
+                k = out[f"k:{lv}"][i] = tail_level(lv, c.T.size)
+                if cs is not None:
+                    for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
+                                     (":method", "p_ge_method")):
+                        out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
         return out
 
     def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle") -> str:
@@ -898,6 +887,17 @@ def _cell_from_parts(sweep: Sweep, i: int, parts) -> CellResult:
     for p in parts:
         total = [x + y for x, y in zip(total, p.occupancy_exact)]
     occ = cat("occupancy", np.float64, (width,)) if sweep.occupancy == "fleet" else None
+    blocks = None
+    if sweep.occupancy == "sum":
+        from .tails import block_ranges
+
+        starts, _ = block_ranges(c.fleets)
+        sums = {}
+        for p in parts:
+            for b, s in p.occupancy_blocks:
+                sums[b] = [x + y for x, y in zip(sums.get(b, [0] * width), s)]
+        # only the blocks begun so far (an unfinished cell's last one may be partial)
+        blocks = np.array([exact_to_float(sums[b]) for b in sorted(sums)]).reshape(-1, width)
     idx = (np.concatenate([np.arange(p.start, p.stop) for p in parts]) if parts
            else np.empty(0, np.int64))
     return CellResult(index=i, params=dict(c.values), T=c.fleet.T.copy(), d=c.fleet.d.copy(),
@@ -905,16 +905,22 @@ def _cell_from_parts(sweep: Sweep, i: int, parts) -> CellResult:
                       fleet_index=idx, passage_time=cat("passage_time", np.float64),
                       passage_cycle=cat("passage_cycle", np.int64),
                       end_time=cat("end_time", np.float64), events=cat("events", np.int64),
-                      occupancy=occ, occupancy_sum=exact_to_float(total))
+                      occupancy=occ, occupancy_sum=exact_to_float(total),
+                      occupancy_blocks=blocks)
 
 
 def _h5_results(path: Path) -> Results:
     import h5py
 
+    from .layout import check_version, read_cell
+
     with h5py.File(path, "r") as f:
+        check_version(f, path)
         a = f.attrs
         params = {}
         for k, ds in f["params"].items():
+            if k == "cell":                     # layout 2: the dimension scale
+                continue
             params[k] = ds.asstr()[()].astype(str) if h5py.check_string_dtype(ds.dtype) else ds[()]
         fleets = np.asarray(params["fleets"], dtype=np.int64)
         meta = dict(path=str(path), complete=True, name=str(a["sweep_name"]),
@@ -922,7 +928,8 @@ def _h5_results(path: Path) -> Results:
                     occupancy=str(a["occupancy"]), sweep_hash=str(a["sweep_hash"]),
                     sweep_toml=str(a["sweep_toml"]), grid_keys=json.loads(a["grid_keys"]),
                     fixed={k: None for k in json.loads(a["fixed_keys"])}, params=params,
-                    fleets=fleets, fleets_done=fleets.copy())
+                    fleets=fleets, fleets_done=fleets.copy(),
+                    format_version=int(a["format_version"]))
     try:
         import tomllib
 
@@ -932,20 +939,9 @@ def _h5_results(path: Path) -> Results:
         pass
 
     def from_group(i: int, g) -> CellResult:
-        pv = json.loads(g.attrs["params"])
-        for k, v in pv.items():
-            if isinstance(v, str) and v in ("inf", "-inf", "nan"):
-                pv[k] = float(v)
-        occ = g["occupancy"][()] if "occupancy" in g else None
-        n = g["passage_time"].shape[0]
-        return CellResult(index=i, params=pv, T=g["T"][()], d=g["d"][()],
-                          sigma=g["sigma"][()], f=g["f"][()], fleets=n,
-                          fleet_index=np.arange(n), passage_time=g["passage_time"][()],
-                          passage_cycle=g["passage_cycle"][()], end_time=g["end_time"][()],
-                          events=g["events"][()], occupancy=occ,
-                          occupancy_sum=g["occupancy_sum"][()])
+        return CellResult(index=i, **read_cell(g))
 
-    def read_cell(i: int) -> CellResult:
+    def read_cell_at(i: int) -> CellResult:
         with h5py.File(path, "r") as f:
             return from_group(i, f["cells"][f"{i:06d}"])
 
@@ -955,7 +951,7 @@ def _h5_results(path: Path) -> Results:
             for i in range(len(fleets)):
                 yield from_group(i, cells[f"{i:06d}"])
 
-    return Results._new(**meta, _cell=read_cell, _iter=iterate)
+    return Results._new(**meta, _cell=read_cell_at, _iter=iterate)
 
 
 def _parts_results(path: Path, parts: Path) -> Results:

@@ -607,6 +607,7 @@ class PieceTask:
     passage_level: int | None
     stop_at_passage: bool
     run_seed: int
+    cell_fleets: int = 0      # the cell's fleets: fixes its blocks (stormsim.tails)
 
 
 @dataclass(frozen=True)
@@ -636,7 +637,8 @@ def make_piece(sweep: Sweep, cell: int, start: int, stop: int) -> PieceTask:
                      d=tuple(f.d.tolist()), sigma=tuple(f.jitter.tolist()), cap=f.cap,
                      throughput=f.throughput, launch=c.launch, cycles=c.cycles,
                      burn_in=c.burn_in, passage_level=c.passage_level,
-                     stop_at_passage=c.stop_at_passage, run_seed=c.run_seed)
+                     stop_at_passage=c.stop_at_passage, run_seed=c.run_seed,
+                     cell_fleets=c.fleets)
 
 
 def make_task(sweep: Sweep, cell: int, start: int, stop: int, threads=None) -> UnitTask:
@@ -688,6 +690,7 @@ def run_unit(task: UnitTask) -> list:
     Returns one :class:`stormsim.store.Part` per piece, in order.
     """
     from .store import Part, exact_column_sums
+    from .tails import block_sums_exact
 
     out = []
     for p in task.pieces:
@@ -710,6 +713,8 @@ def run_unit(task: UnitTask) -> list:
                         events=run.events,
                         occupancy=run.occupancy if task.keep_occupancy else None,
                         occupancy_exact=tuple(exact_column_sums(run.occupancy)),
+                        occupancy_blocks=() if task.keep_occupancy else block_sums_exact(
+                            run.occupancy, p.start, p.cell_fleets, exact_column_sums),
                         seconds=time.perf_counter() - t0, fleet_cycles=fc))
     return out
 
