@@ -868,6 +868,21 @@ class Results:
         """The text table of ``stormsim inspect``."""
         return _format_table(self, tail, unit)
 
+    def to_xarray(self, grid: bool = True, level: float = 0.95):
+        """The per-cell table as an xarray.Dataset, on the grid's dimensions
+        (``.sel(load=0.9)``) or, with ``grid=False``, on ``cell``; see
+        stormsim.export.to_xarray. Needs xarray."""
+        from .export import to_xarray
+
+        return to_xarray(self, grid=grid, level=level)
+
+    def to_dataframe(self, k=None, level: float = 0.95):
+        """One row per cell as a pandas.DataFrame (``p_ge_4``, ``p_ge_4_lo``, ...,
+        ``median``, ``median_lo``, ...); see stormsim.export.to_dataframe. Needs pandas."""
+        from .export import to_dataframe
+
+        return to_dataframe(self, k=k, level=level)
+
     def __repr__(self) -> str:
         state = "complete" if self.complete else "unfinished"
         return (f"<stormsim sweep results {self.name!r}: {self.n_cells} cells, {state}, "
@@ -1044,6 +1059,17 @@ def _fmt_passage(x: float, cap: int) -> str:
     return f"{x:.6g}"
 
 
+def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
+    """P(n_w >= k) with its interval, as the inspect table prints it."""
+    if method == "zero-bound":
+        return f"0 (<{hi:.2e})"
+    if method == "one-bound":
+        return f"1 (>{lo:.2e})"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{p:.3e} no CI"
+    return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
 def _format_table(res: Results, tail, unit: str) -> str:
     s = res.summary(tail=tail, unit=unit)
     P = res.params
@@ -1075,7 +1101,7 @@ def _format_table(res: Results, tail, unit: str) -> str:
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
-        header.append(label)
+        header.append(label + " [95% CI]")
     rows = []
     for i in range(n):
         row = [str(i)] + [_fmt_value(P[k][i]) for k in res.grid_keys]
@@ -1092,7 +1118,9 @@ def _format_table(res: Results, tail, unit: str) -> str:
                 row += ["-", "-"]
         for lv in tail:
             p = s[f"P(n_w>={lv})"][i]
-            row.append("-" if math.isnan(p) or structural_zero(lv, i) else f"{p:.3e}")
+            row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
+                p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
+                s[f"P(n_w>={lv}):method"][i]))
         rows.append(row)
     widths = [max(len(h), *(len(r[j]) for r in rows)) if rows else len(h)
               for j, h in enumerate(header)]
@@ -1114,7 +1142,12 @@ def _format_table(res: Results, tail, unit: str) -> str:
                          "band); '>K': not reached within the K-cycle cap.")
     if tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
-                     "writing, from the occupancy summed over its fleets.")
+                     "writing, from the occupancy summed over its fleets; 95% CI from the "
+                     "spread between its independent " + ("fleets" if res.occupancy == "fleet"
+                                                          else "blocks of fleets")
+                     + " (delta method of the ratio estimator, on the logit scale); '0 (<b)': no fleet reached k, b is a "
+                     "one-sided 95% upper bound (1 - 0.05^(1/fleets)); 'no CI': one "
+                     "independent unit only.")
     else:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --tail)")
