@@ -191,11 +191,12 @@ def _tail_figure(res, occ_cells):
                "interval from the spread between independent fleets (delta method of the ratio "
                "estimator, logit scale; blocks of fleets in occupancy = 'sum' mode); a hollow "
                "triangle marks the one-sided 95 % upper bound where no fleet reached k. Dashed: "
-               "N independent jobs each writing the measured fraction of the time (binomial).")
+               "N independent jobs each writing the measured fraction of the time (binomial for "
+               "identical jobs; the Poisson-binomial of per-job fractions where recorded).")
     if unlike:
         caption += (" Cells whose jobs differ have no dashed line: their independent law is "
-                    "the Poisson-binomial of the per-job writing fractions, which a result "
-                    "does not record.")
+                    "the Poisson-binomial of the per-job writing fractions, which this "
+                    "result does not record.")
     if thinned:
         caption += f" Panels with more than {MAX_LINES} cells show every k-th cell."
     return fig, caption

@@ -10,8 +10,11 @@ report`` all take a cell's numbers from :func:`cell_summary`:
 - P(n_w >= k) for every k = 1..N with a 95 % interval from the independent
   fleets (``stormsim.tails``: ratio estimator, delta method on the logit
   scale; a one-sided bound where no fleet reached k);
-- the independent-jobs baseline (binomial for identical jobs,
-  Poisson-binomial where per-job writing fractions are known, else NaN).
+- the independent-jobs baseline: the Poisson-binomial of the per-job
+  writing fractions where the cell records each job's writing time
+  (:func:`job_write_fractions`), else the binomial for identical jobs (the
+  same law), else NaN: unlike jobs without per-job fractions have no
+  honest baseline (Binomial(N, mean p) is not theirs).
 
 Structural NaN: a fleet stopped at its first passage to n_w >= L
 (``stop_at_passage`` with ``passage_level = L``) never spends time at
@@ -27,7 +30,7 @@ import numpy as np
 
 from .tails import LEVEL, independent_tail, tail_estimate
 
-__all__ = ["METHOD_CODES", "cell_summary", "summary_table"]
+__all__ = ["METHOD_CODES", "cell_summary", "job_write_fractions", "summary_table"]
 
 #: How each P(n_w >= k) was estimated, as stored in the result file (int8).
 #: -1: no such level (k > the cell's N; the table is padded to the largest N).
@@ -63,6 +66,20 @@ BY_LEVEL = {
 def _alike(c) -> bool:
     return all(np.all(np.asarray(a) == np.asarray(a)[0]) for a in (c.T, c.d, c.sigma)
                if np.size(a))
+
+
+def job_write_fractions(c):
+    """Each job's share of the measured time spent writing, where the cell
+    records it (a per-job writing time, summed over fleets as
+    ``writing_time_sum`` (N,) or per fleet as ``writing_time`` (fleets, N)),
+    else None. The measured time is the occupancy's total."""
+    total = float(np.sum(c.occupancy_sum))
+    wt = getattr(c, "writing_time_sum", None)
+    if wt is None and getattr(c, "writing_time", None) is not None:
+        wt = np.asarray(c.writing_time, dtype=np.float64).sum(axis=0)
+    if wt is None or not total > 0:
+        return None
+    return np.clip(np.asarray(wt, dtype=np.float64) / total, 0.0, 1.0)
 
 
 def _median(t, obs, level):
@@ -114,7 +131,7 @@ def cell_summary(c, level: float = LEVEL) -> dict:
     total = occ_sum.sum()
     out["p_write"] = (float((occ_sum * np.arange(n + 1)).sum() / (n * total))
                       if total > 0 else math.nan)
-    indep, law = independent_tail(occ_sum, _alike(c), getattr(c, "job_write_fraction", None))
+    indep, law = independent_tail(occ_sum, _alike(c), job_write_fractions(c))
     if lvl > 0 and stops:
         s = slice(lvl, None)
         pge[s] = lo[s] = hi[s] = indep[s] = np.nan

@@ -324,3 +324,36 @@ def test_data_extras_are_imported_lazily():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
+
+
+def _cell(T, occ_sum, **extra):
+    from types import SimpleNamespace
+
+    n = len(T)
+    return SimpleNamespace(params={"passage_level": 0, "stop_at_passage": False, "cycles": 10},
+                           T=np.asarray(T, float), d=np.full(n, 0.1), sigma=np.zeros(n),
+                           passage_cycle=np.full(3, -1), passage_time=np.full(3, np.inf),
+                           end_time=np.full(3, 10.0), occupancy=None, occupancy_blocks=None,
+                           occupancy_sum=np.asarray(occ_sum, float), fleets_done=3, **extra)
+
+
+def test_independent_baseline_is_poisson_binomial_for_unlike_jobs():
+    from stormsim.summary import cell_summary
+
+    occ = [10.0, 6.0, 3.0, 1.0]
+    # identical jobs: the binomial with the measured mean fraction
+    same = cell_summary(_cell([1.0, 1.0, 1.0], occ))
+    pw = (6 + 2 * 3 + 3 * 1) / (3 * 20)
+    assert same["independent_law"] == "binomial"
+    assert same["p_ge_independent"] == pytest.approx(binom.sf(np.arange(4) - 1, 3, pw),
+                                                     rel=1e-12)
+    # unlike jobs without per-job fractions: no baseline, not Binomial(N, mean p)
+    unlike = cell_summary(_cell([1.0, 1.5, 2.0], occ))
+    assert unlike["independent_law"] == "none"
+    assert np.all(np.isnan(unlike["p_ge_independent"]))
+    # with each job's writing time recorded: the Poisson-binomial of its fractions
+    wt = np.array([[2.0, 3.0, 0.5], [1.0, 1.5, 0.25], [2.0, 1.5, 0.25]])   # (fleets, N)
+    pb = cell_summary(_cell([1.0, 1.5, 2.0], occ, writing_time=wt))
+    assert pb["independent_law"] == "poisson-binomial"
+    assert pb["p_ge_independent"] == pytest.approx(
+        poisson_binomial_sf(wt.sum(axis=0) / 20.0), rel=1e-12)
