@@ -357,3 +357,33 @@ def test_independent_baseline_is_poisson_binomial_for_unlike_jobs():
     assert pb["independent_law"] == "poisson-binomial"
     assert pb["p_ge_independent"] == pytest.approx(
         poisson_binomial_sf(wt.sum(axis=0) / 20.0), rel=1e-12)
+
+
+LISTS = """
+[fixed]
+N = 2
+load = 0.5
+cycles = 50
+fleets = 4
+[grid]
+T = [[1.0, 1.2], 1.5]
+throughput = ["fair", "power:0.5"]
+"""
+
+
+def test_grid_of_per_job_lists_and_strings_selects_by_label(tmp_path):
+    """A grid value that is not a number (a per-job list, a throughput rule) is
+    a coordinate label: the value as given (JSON), or the stored string."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    path = tmp_path / "lists.h5"
+    run_sweep(parse_sweep(LISTS, "lists.toml"), path, progress="none")
+    with xr.open_dataset(path, engine="h5netcdf", group="grid") as g:
+        assert g["T"].values.tolist() == ["[1.0, 1.2]", "1.5"]
+        assert g["throughput"].values.tolist() == ["fair", "power:0.5"]
+        cell = int(g.cell.sel(T="[1.0, 1.2]", throughput="power:0.5"))
+        # unlike jobs (T differs): no independent baseline, said so
+        assert str(g.independent_law.sel(T="[1.0, 1.2]", throughput="fair").values) == "none"
+    assert cell == 1
+    ds = open_results(path).to_xarray()
+    assert int(ds.cell.sel(T="1.5", throughput="fair")) == 2
