@@ -30,15 +30,26 @@ import math
 
 import numpy as np
 
+from ._version import __version__
 from .summary import BY_LEVEL, METHOD_CODES, SCALARS, summary_table
 from .tails import LEVEL, block_ranges
+from .work import RESULT_ARRAYS, add_exact, exact_to_float
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "grid_axes", "read_cell", "write_result"]
+__all__ = ["FLEET_ARRAYS", "FORMAT", "FORMAT_VERSION", "cell_group", "check_version",
+           "grid_axes", "read_cell", "write_result"]
 
 FORMAT = "stormsim.sweep"
 FORMAT_VERSION = 2
 #: Versions this stormsim reads.
 READABLE = (1, 2)
+
+#: The per-job arrays of a cell's fleet, as stored: dataset name -> Fleet attribute.
+FLEET_ARRAYS = {"T": "T", "d": "d", "sigma": "jitter", "f": "f"}
+
+
+def cell_group(i: int) -> str:
+    """The HDF5 group of cell i, below /cells."""
+    return f"{i:06d}"
 
 #: /params/<key>: units and long name.
 PARAM_ATTRS = {
@@ -62,34 +73,36 @@ PARAM_ATTRS = {
     "run_seed": ("1", "the seed given to stormsim.simulate"),
 }
 
-#: /cells/<i>/<name>: dimensions, units, long name.
+#: /cells/<i>/<name> besides the result arrays: dimensions, units, long name.
 CELL_ARRAYS = {
     "T": (("job",), "s", "compute work between checkpoints at full rate, per job"),
     "d": (("job",), "s", "checkpoint volume (seconds writing alone), per job"),
     "sigma": (("job",), "s", "compute jitter, per job"),
     "f": (("n_w",), "1", "storage throughput f(n) with n writers, f(0) = 0"),
-    "passage_time": (("fleet",), "s", "first passage to n_w >= passage_level (inf: censored "
-                     "or no level)"),
-    "passage_cycle": (("fleet",), "cycle", "fleet cycle of the first passage (-1: censored "
-                      "or no level)"),
-    "end_time": (("fleet",), "s", "when the fleet's run stopped"),
-    "events": (("fleet",), "1", "phase changes integrated"),
-    "occupancy": (("fleet", "n_w"), "s", "time with exactly n_w jobs writing"),
-    "occupancy_sum": (("n_w",), "s", "time with exactly n_w jobs writing, summed over fleets "
-                      "(exact: correctly rounded)"),
-    "occupancy_block_sum": (("block", "n_w"), "s", "time with exactly n_w jobs writing, "
-                            "summed over each block of fleets (exact)"),
     "block_start": (("block",), "1", "first fleet of each block"),
     "block_fleets": (("block",), "1", "fleets in each block"),
 }
+
+
+def _result_attrs(name: str):
+    """(dims, units, long name) of a result dataset: a RESULT_ARRAYS array per
+    fleet, its exact sum over fleets (NAME_sum) or per block (NAME_block_sum)."""
+    for a in RESULT_ARRAYS:
+        level = ("n_w",) if a.per_level else ()
+        if name == a.name:
+            return ("fleet",) + level, a.units, a.doc
+        if a.summed and name == f"{a.name}_sum":
+            return level, a.units, f"{a.doc}; summed over the cell's fleets (exact)"
+        if a.summed and name == f"{a.name}_block_sum":
+            return ("block",) + level, a.units, f"{a.doc}; summed over each block of fleets (exact)"
+    return CELL_ARRAYS.get(name)
+
+
 #: Dimension scales of a cell group: name -> (units, long name).
 CELL_DIMS = {"fleet": ("1", "fleet index"), "job": ("1", "job index"),
              "n_w": ("1", "number of jobs writing at once"),
              "block": ("1", "block of fleets (occupancy='sum' mode)")}
 
-#: Arrays one fleet-range Part carries per fleet (the unit files' too).
-FLEET_ARRAYS = {"passage_time": np.float64, "passage_cycle": np.int64,
-                "end_time": np.float64, "events": np.int64}
 
 
 def _attrs(ds, units, long_name) -> None:
@@ -152,17 +165,16 @@ def grid_axes(grid: dict, columns: dict, n_cells: int) -> tuple[tuple, dict]:
     return shape, coords
 
 
-def write_result(path, sweep, parts_of, exact_to_float, version: str,
-                 level: float = LEVEL) -> None:
+def write_result(path, sweep, parts_of, level: float = LEVEL) -> None:
     """Write a finished result (layout version 2), cell by cell: ``parts_of(i)``
-    yields the Parts that tile cell i; one piece in memory at a time.
-    ``exact_to_float`` turns exact integer sums into float64 (store.exact_to_float)."""
+    yields the Parts that tile cell i; one piece in memory at a time."""
     import h5py
 
     cols = sweep.columns()
     with h5py.File(path, "w") as f:
         a = f.attrs
-        a["format"], a["format_version"], a["stormsim_version"] = FORMAT, FORMAT_VERSION, version
+        a["format"], a["format_version"] = FORMAT, FORMAT_VERSION
+        a["stormsim_version"] = __version__
         a["sweep_hash"], a["sweep_name"] = sweep.hash, sweep.name
         a["sweep_description"], a["sweep_source"] = sweep.description, sweep.source
         a["sweep_toml"], a["occupancy"], a["n_cells"] = sweep.text, sweep.occupancy, sweep.n_cells
@@ -179,42 +191,47 @@ def write_result(path, sweep, parts_of, exact_to_float, version: str,
             _attach(ds, cell_dim)
         cells = f.create_group("cells")
         for c in sweep.cells:
-            _write_cell(cells, c, sweep.occupancy, parts_of(c.index), exact_to_float)
+            _write_cell(cells, c, sweep.occupancy, parts_of(c.index))
         _write_table(f, sweep, cols, level)
 
 
-def _write_cell(cells, c, occupancy: str, parts, exact_to_float) -> None:
-    g = cells.create_group(f"{c.index:06d}")
+def _write_cell(cells, c, occupancy: str, parts) -> None:
+    g = cells.create_group(cell_group(c.index))
     g.attrs["index"] = c.index
     g.attrs["params"] = json.dumps(_jsonable(c.values))
     F, width = c.fleets, c.n_jobs + 1
+    keep = occupancy == "fleet"
     dims = {"fleet": np.arange(F, dtype=np.int64), "job": np.arange(c.n_jobs, dtype=np.int64),
             "n_w": np.arange(width, dtype=np.int64)}
     starts, stops = block_ranges(F)
-    if occupancy == "sum":
+    if not keep:
         dims["block"] = np.arange(starts.size, dtype=np.int64)
     scales = {k: _scale(g, k, v, *CELL_DIMS[k]) for k, v in dims.items()}
-    g["T"], g["d"], g["sigma"], g["f"] = c.fleet.T, c.fleet.d, c.fleet.jitter, c.fleet.f
-    d = {k: g.create_dataset(k, shape=(F,), dtype=t) for k, t in FLEET_ARRAYS.items()}
-    if occupancy == "fleet":
-        d["occupancy"] = g.create_dataset("occupancy", shape=(F, width), dtype=np.float64)
-    total = [0] * width
-    blocks = [[0] * width for _ in starts]
+    for name, attr in FLEET_ARRAYS.items():
+        g[name] = getattr(c.fleet, attr)
+    dsets = {a.name: g.create_dataset(a.name, shape=(F,) + a.width(c.n_jobs), dtype=a.dtype)
+             for a in RESULT_ARRAYS if keep or not a.summed}
+    summed = [a for a in RESULT_ARRAYS if a.summed]
+    totals = {a.name: None for a in summed}
+    blocks = {a.name: [None] * starts.size for a in summed}
     for part in parts:
-        for k, dset in d.items():
-            dset[part.start:part.stop] = getattr(part, k)
-        for j, x in enumerate(part.occupancy_exact):
-            total[j] += x
-        for b, sums in part.occupancy_blocks:
-            blocks[b] = [x + y for x, y in zip(blocks[b], sums)]
-    g["occupancy_sum"] = exact_to_float(total)
-    if occupancy == "sum":
-        g["occupancy_block_sum"] = (np.array([exact_to_float(b) for b in blocks])
-                                    .reshape(len(starts), width))
+        for name, dset in dsets.items():
+            dset[part.start:part.stop] = part.arrays[name]
+        for name in totals:
+            totals[name] = add_exact(totals[name], part.sums[name])
+            for b, sums in part.blocks.get(name, ()):
+                blocks[name][b] = add_exact(blocks[name][b], sums)
+    for a in summed:
+        g[f"{a.name}_sum"] = exact_to_float(totals[a.name])
+        if not keep:
+            g[f"{a.name}_block_sum"] = (np.array([exact_to_float(b) for b in blocks[a.name]])
+                                        .reshape((starts.size,) + a.width(c.n_jobs)))
+    if not keep:
         g["block_start"], g["block_fleets"] = starts, stops - starts
     for name, ds in g.items():
-        if name in CELL_ARRAYS:
-            dnames, units, long_name = CELL_ARRAYS[name]
+        spec = _result_attrs(name)
+        if spec is not None:
+            dnames, units, long_name = spec
             _attrs(ds, units, long_name)
             _attach(ds, *(scales[x] for x in dnames))
 
@@ -259,8 +276,10 @@ def _write_table(f, sweep, cols: dict, level: float) -> None:
 
     def cells():
         for i in range(sweep.n_cells):
-            kw = read_cell(f["cells"][f"{i:06d}"])
-            yield SimpleNamespace(index=i, fleets_done=kw["fleets"], **kw)
+            kw = read_cell(f["cells"][cell_group(i)])
+            yield SimpleNamespace(index=i, fleets_done=kw["fleets"], **kw, **kw["arrays"],
+                                  **{f"{k}_sum": v for k, v in kw["sums"].items()},
+                                  **{f"{k}_blocks": v for k, v in kw["blocks"].items()})
 
     table = summary_table(cells(), sweep.n_cells, level)
     k_dim = _scale(f, "k", table["k"], "1", "tail level k of P(n_w >= k)")
@@ -311,10 +330,12 @@ def read_cell(g) -> dict:
         if isinstance(v, str) and v in ("inf", "-inf", "nan"):
             pv[k] = float(v)
     n = g["passage_time"].shape[0]
-    occ = g["occupancy"][()] if "occupancy" in g else None
-    blocks = g["occupancy_block_sum"][()] if "occupancy_block_sum" in g else None
-    return dict(params=pv, T=g["T"][()], d=g["d"][()], sigma=g["sigma"][()], f=g["f"][()],
-                fleets=n, fleet_index=np.arange(n), passage_time=g["passage_time"][()],
-                passage_cycle=g["passage_cycle"][()], end_time=g["end_time"][()],
-                events=g["events"][()], occupancy=occ, occupancy_sum=g["occupancy_sum"][()],
-                occupancy_blocks=blocks)
+    arrays, sums, blocks = {}, {}, {}
+    for a in RESULT_ARRAYS:
+        arrays[a.name] = g[a.name][()] if a.name in g else None
+        if a.summed:
+            sums[a.name] = g[f"{a.name}_sum"][()]
+            if f"{a.name}_block_sum" in g:
+                blocks[a.name] = g[f"{a.name}_block_sum"][()]
+    return dict(params=pv, fleets=n, fleet_index=np.arange(n), arrays=arrays, sums=sums,
+                blocks=blocks, **{k: g[k][()] for k in FLEET_ARRAYS})

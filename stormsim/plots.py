@@ -23,7 +23,7 @@ MARKERS = "os^vD<>p"
 def _styled(items):
     """(item, colour, marker) for every item, however many: no series is dropped."""
     items = list(items)
-    colors = _colors(len(items))
+    colors = palette(len(items))
     return [(it, c, MARKERS[i % len(MARKERS)]) for i, (it, c) in enumerate(zip(items, colors))]
 
 
@@ -44,7 +44,7 @@ def _thin(a: np.ndarray, max_points: int) -> np.ndarray:
     return a[np.linspace(0, a.size - 1, max_points).astype(np.int64)]
 
 
-def _colors(n: int):
+def palette(n: int):
     """n distinguishable colours: the qualitative palette, or viridis beyond it."""
     if n <= len(COLORS):
         return list(COLORS[:max(n, 1)])
@@ -92,7 +92,7 @@ def _readable_log_formatter(axis):
     return ReadableLogFormatter(labelOnlyBase=False)
 
 
-def _plain_log_ticks(ax):
+def readable_log_ticks(ax):
     """Readable log-axis labels whatever limits the axis ends with: plain
     1, 2, 5 x 10^k under PLAIN_DECADES decades, else at most MAX_LOG_LABELS
     decade labels; no labels on minor ticks (matplotlib's own overlap there)."""
@@ -209,7 +209,7 @@ def spectrum(series: Mapping[str, tuple], ax=None, title: str | None = None):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.axhline(1, color="0.7", lw=0.8, ls=":")
-    _plain_log_ticks(ax)
+    readable_log_ticks(ax)
     ax.set_xlabel(r"$(N-j)/j$")
     ax.set_ylabel(r"eigenvalue modulus $|\lambda|$")
     ax.legend(fontsize=8)
@@ -360,7 +360,7 @@ def survival(times: Mapping[str, tuple], ax=None, title: str | None = None,
     from .survival import kaplan_meier
 
     fig, ax = _ax(ax)
-    colors = _colors(len(times))
+    colors = palette(len(times))
     for (label, (t, obs)), c in zip(times.items(), colors):
         t = np.asarray(t, float)
         obs = np.asarray(obs, bool)
@@ -489,7 +489,7 @@ def series(x, ys: Mapping[str, tuple], ax=None, xlabel: str = "", ylabel: str = 
     """
     fig, ax = _ax(ax)
     x = np.asarray(x, float)
-    colors = _colors(len(ys))
+    colors = palette(len(ys))
     for (label, (y, lo, hi)), c in zip(ys.items(), colors):
         y = np.asarray(y, float)
         lo = np.full_like(y, np.nan) if lo is None else np.asarray(lo, float)
@@ -511,7 +511,7 @@ def series(x, ys: Mapping[str, tuple], ax=None, xlabel: str = "", ylabel: str = 
         ax.set_yscale("log")
     if xticklabels is not None:
         ax.set_xticks(x, xticklabels, rotation=30, ha="right", fontsize=8)
-    _plain_log_ticks(ax)
+    readable_log_ticks(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if ys:

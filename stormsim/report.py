@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._format import fmt_value
+
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
 #: colours; beyond that cells are thinned to every k-th one (and the caption says so).
 MAX_LINES = 8
@@ -43,17 +45,8 @@ REFERENCE_LAWS = {"m_over_sigma": (2.0, r"$\propto (m/\sigma)^2$"),
                   "jitter": (-2.0, r"$\propto \sigma^{-2}$")}
 
 
-def _fmt(v) -> str:
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        if math.isinf(v):
-            return "inf"
-        return f"{v:g}"
-    return str(v)
-
-
 def _label(params: dict, keys) -> str:
-    return ", ".join(f"{k}={_fmt(params[k])}" for k in keys) or "all cells"
+    return ", ".join(f"{k}={fmt_value(params[k])}" for k in keys) or "all cells"
 
 
 def _main_key(res) -> str | None:
@@ -159,7 +152,7 @@ def _tail_figure(res, occ_cells):
         sel = _thin(allsel)
         thinned |= len(sel) < len(allsel)
         k = np.arange(n + 1)
-        for s, col in zip(sel, plots._colors(len(sel))):
+        for s, col in zip(sel, plots.palette(len(sel))):
             p, lo, hi = s["tail"], s["lo"], s["hi"]
             ok = (k >= 1) & (p > 0) & np.isfinite(lo) & np.isfinite(hi)
             pts = (k >= 1) & (p > 0)
@@ -178,7 +171,7 @@ def _tail_figure(res, occ_cells):
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(max(min(lows) / 3, 1e-12), 1.5)
-        plots._plain_log_ticks(ax)
+        plots.readable_log_ticks(ax)
         ax.set_xlabel("k (concurrent writers)")
         ax.set_ylabel(r"$P(n_w \geq k)$ (fraction of time)")
         ax.set_title(f"N = {n}", fontsize=9)
@@ -212,7 +205,7 @@ def _tail_vs_figure(res, occ_cells, xkey):
     shown = _thin(list(groups.items()))
     for ax, q in zip(axes[0], (4, 2)):
         lows = []
-        for (lab, grp), col in zip(shown, plots._colors(len(shown))):
+        for (lab, grp), col in zip(shown, plots.palette(len(shown))):
             xs = np.array([float(s["params"][xkey]) for s in grp])
             kq = [max(1, math.ceil(s["N"] / q)) for s in grp]
             y = np.array([s["tail"][k] for s, k in zip(grp, kq)])
@@ -229,7 +222,7 @@ def _tail_vs_figure(res, occ_cells, xkey):
             lows += [v for v in y if v > 0]
         if lows:
             ax.set_ylim(max(1e-12, 0.3 * min(lows)), 1.5)
-        plots._plain_log_ticks(ax)
+        plots.readable_log_ticks(ax)
         ax.set_xlabel(xkey)
         ax.set_ylabel(f"P(n_w >= ceil(N/{q}))")
         ax.set_title(f"k = ceil(N/{q})", fontsize=9)
@@ -304,7 +297,7 @@ def _median_figure(res, pass_cells, xkey):
             ax.legend(fontsize=7)
             caption += (f" Dotted: the law {text.strip('$')} through the finite medians "
                         "(least squares in log), the stagger's diffusive break-up.")
-    plots._plain_log_ticks(ax)
+    plots.readable_log_ticks(ax)
     ax.set_title(plots.wrap(f"{res.name}: Kaplan-Meier median first passage (95% CI; "
                             "triangle: beyond the cycle cap)", fig.get_figwidth() * 0.9, 10),
                  fontsize=10)
@@ -335,7 +328,7 @@ def main(path: str, outdir: str) -> int:
     Returns 0. Raises ``stormsim.SweepError`` (a ValueError) when ``path`` is
     not a stormsim sweep result.
     """
-    from .store import open_results
+    from .results import open_results
 
     res = open_results(path)
     out = Path(outdir)

@@ -14,8 +14,9 @@ pytest.importorskip("matplotlib")
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from stormsim import plots  # noqa: E402
-from stormsim.store import open_results  # noqa: E402
-from stormsim.sweep import parse_sweep, run_sweep  # noqa: E402
+from stormsim.results import open_results  # noqa: E402
+from stormsim.spec import parse_sweep  # noqa: E402
+from stormsim.sweep import run_sweep  # noqa: E402
 
 STAGGER = """
 [sweep]

@@ -16,8 +16,11 @@ from scipy.stats import binom
 
 import stormsim
 from stormsim.cli import main
-from stormsim.store import HDF5Store, MemoryStore, exact_column_sums, open_results
-from stormsim.sweep import make_task, parse_sweep, run_sweep, run_unit
+from stormsim.results import open_results
+from stormsim.spec import parse_sweep
+from stormsim.store import HDF5Store, MemoryStore
+from stormsim.sweep import run_sweep
+from stormsim.work import exact_column_sums, make_unit, run_unit
 from stormsim.tails import (BLOCKS, block_ranges, block_sums_exact, poisson_binomial_sf,
                             tail_estimate)
 
@@ -98,7 +101,7 @@ def _assemble(tmp_path, sweep, cuts, name):
     store.open(sweep)
     for c in sweep.cells:
         for a, b in zip(cuts[:-1], cuts[1:]):
-            store.commit(run_unit(make_task(sweep, c.index, a, b)))
+            store.commit(run_unit(make_unit(sweep, c.index, a, b)))
     store.finish()
     store.close()
     return tmp_path / name
@@ -169,16 +172,6 @@ def test_structural_zeros_are_nan_not_zero():
     assert np.all(np.isnan(s["P(n_w>=3)"])) and np.all(np.isnan(s["P(n_w>=N)"]))
     assert set(s["P(n_w>=3):method"]) == {"structural"}
     assert not np.any(np.isnan(s["P(n_w>=2)"]))
-
-
-def _datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        def visit(name, obj):
-            if isinstance(obj, h5py.Dataset):
-                out[name] = obj
-        f.visititems(visit)
-        yield f, out
 
 
 @pytest.mark.parametrize("name", ["v1_fleet", "v1_sum"])
