@@ -34,8 +34,6 @@ from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
 
-import numpy as np
-
 from ._files import DirLock, atomic_path, fault, fsync_dir
 from ._parts import (BAD_UNIT_ERRORS, is_unit_file, parts_dir, read_manifest, read_unit,
                      write_manifest, write_unit)
