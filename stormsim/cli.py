@@ -212,7 +212,13 @@ def _inspect(args: argparse.Namespace) -> int:
     for lv in levels:
         check_tail_level(lv)                 # the syntax, before anything is read
     res = open_results(args.file)
-    print(res.table(tail=levels, unit=args.unit))
+    if args.format == "text":
+        print(res.table(tail=levels, unit=args.unit))
+    else:
+        from . import export
+
+        show = export.inspect_csv if args.format == "csv" else export.inspect_json
+        sys.stdout.write(show(res, levels, args.unit).rstrip("\n") + "\n")
     return 0
 
 
@@ -323,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
                           "(default: N/4,N/2,N)")
     ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
                      help="first-passage median in fleet cycles (default) or seconds")
+    ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                     help="a table to read (default), or one row per cell as CSV or JSON, "
+                          "with every interval's ends and method")
     ins.set_defaults(func=_inspect)
 
     rep = sub.add_parser("report", help="figures and a written report of a sweep result")

@@ -22,6 +22,7 @@ from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
 from .executors import threadsafe_layer
 from .model import Fleet
 from .spec import Sweep
+from .tails import block_sums_exact
 
 __all__ = ["RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "Planner", "ResultArray", "Unit",
            "WorkEstimate", "add_exact", "exact_column_sums", "exact_to_float", "make_piece", "make_unit", "run_unit"]
@@ -212,6 +213,7 @@ class Piece:
     stop: int
     fleet: Fleet
     kwargs: dict = field(hash=False)
+    cell_fleets: int = 0     # the cell's fleets: they fix its blocks (stormsim.tails)
 
     @property
     def run_seed(self) -> int:
@@ -240,7 +242,8 @@ class Unit:
 
 def make_piece(sweep: Sweep, cell: int, start: int, stop: int) -> Piece:
     c = sweep.cells[cell]
-    return Piece(cell=cell, start=start, stop=stop, fleet=c.fleet, kwargs=c.simulate_kwargs())
+    return Piece(cell=cell, start=start, stop=stop, fleet=c.fleet, kwargs=c.simulate_kwargs(),
+                 cell_fleets=c.fleets)
 
 
 def make_unit(sweep: Sweep, cell: int, start: int, stop: int, threads=None) -> Unit:
@@ -256,7 +259,10 @@ class Part:
     ``arrays``: name -> array, one row per fleet in fleet order, for each of
     :data:`RESULT_ARRAYS` (a summed one is None when the sweep keeps only its
     sum); ``sums``: summed name -> its exact column sums over these fleets
-    (see exact_column_sums). ``part.NAME`` reads ``part.arrays[NAME]``.
+    (see exact_column_sums); ``blocks``: when only the sums are kept, summed
+    name -> ((block, exact sums), ...) of these fleets per fixed block of the
+    cell's fleets (stormsim.tails.block_sums_exact: the independent units of
+    the tail intervals). ``part.NAME`` reads ``part.arrays[NAME]``.
     """
 
     cell: int
@@ -268,6 +274,7 @@ class Part:
     sums: dict
     seconds: float = 0.0
     fleet_cycles: int = 0
+    blocks: dict = field(default_factory=dict)
 
     def __getattr__(self, name):
         arrays = self.__dict__.get("arrays")
@@ -283,11 +290,14 @@ class Part:
     def from_run(cls, piece: Piece, run, *, sweep_hash: str, keep_per_fleet: bool,
                  seconds: float = 0.0) -> "Part":
         """The part of a piece from its simulate() Run."""
-        arrays, sums = {}, {}
+        arrays, sums, blocks = {}, {}, {}
         for a in RESULT_ARRAYS:
             value = getattr(run, a.name)
             if a.summed:
                 sums[a.name] = tuple(exact_column_sums(value))
+                if not keep_per_fleet:
+                    blocks[a.name] = block_sums_exact(value, piece.start, piece.cell_fleets,
+                                                      exact_column_sums)
                 value = value if keep_per_fleet else None
             arrays[a.name] = value
         kw = piece.kwargs
@@ -298,7 +308,7 @@ class Part:
             fc = n * kw["cycles"]
         return cls(cell=piece.cell, start=piece.start, stop=piece.stop, sweep_hash=sweep_hash,
                    run_seed=piece.run_seed, arrays=arrays, sums=sums, seconds=seconds,
-                   fleet_cycles=fc)
+                   fleet_cycles=fc, blocks=blocks)
 
 
 _layer_lock = threading.Lock()

@@ -13,12 +13,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stormsim"
 FLOORS = [
     "_version", "errors", "_format", "_numba_cache",           # facts without dependencies
     "model", "launch", "_kernel", "engine",                    # the engine
-    "survival", "analysis",                                    # statistics of arrays
+    "survival", "analysis", "tails", "summary",                # statistics of arrays
     "progress", "executors",                                   # where and how visibly units run
     "_checks", "spec",                                         # the sweep file -> cells
     "work",                                                    # units, parts, exact sums
     "_files", "_parts",                                        # files that survive a kill
-    "tables", "results", "store",                              # reading and writing results
+    "layout",                                                  # the HDF5 result layout
+    "tables", "export", "results", "store",                    # reading and writing results
     "sweep",                                                   # the driver
     "plots", "report", "cli", "__main__", "__init__",          # faces
 ]

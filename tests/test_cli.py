@@ -135,7 +135,8 @@ def test_inspect_options_and_python_api_agree(finished, capsys):
     for i in range(4):
         occ = res.cell(i).occupancy_sum
         assert p2[i] == occ[2:].sum() / occ.sum()
-        assert f"{p2[i]:.3e}" in out
+        # a zero is shown with its one-sided bound, never as a bare 0
+        assert (f"{p2[i]:.3e} [" if p2[i] > 0 else "0 (<") in out
     assert main(["inspect", str(finished), "--tail", "half"]) == 2
     assert "tail level 'half': must be an integer k, 'N' or 'N/q'" in capsys.readouterr().err
 

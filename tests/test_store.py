@@ -246,7 +246,7 @@ def test_layout_reads_with_plain_h5py(tmp_path, sweep, parts):
     assert not (tmp_path / "out.h5.parts").exists()
     assert not (tmp_path / "out.h5.tmp").exists()
     with h5py.File(path, "r") as f:
-        assert f.attrs["format"] == "stormsim.sweep" and f.attrs["format_version"] == 1
+        assert f.attrs["format"] == "stormsim.sweep" and f.attrs["format_version"] == 2
         assert f.attrs["stormsim_version"] == stormsim.__version__
         assert f.attrs["sweep_hash"] == sweep.hash and f.attrs["n_cells"] == 4
         assert json.loads(f.attrs["grid_keys"]) == ["N", "load"]
