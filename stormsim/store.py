@@ -28,8 +28,10 @@ runs give the same bits.
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import shutil
 from dataclasses import dataclass
 from glob import escape as glob_escape
@@ -37,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ._files import DirLock, atomic_path, fault, fsync_dir
+from ._files import DirLock, atomic_path, fault, fsync_dir, tmp_path_of
 from ._parts import (BAD_UNIT_ERRORS, is_unit_file, parts_dir, read_manifest, read_unit,
-                     write_manifest, write_unit)
+                     unit_name, write_manifest, write_unit)
 from ._version import __version__
 from .errors import ResourceError, SweepError
 from .results import (FLEET_ARRAYS, FORMAT, FORMAT_VERSION, Results, cell_group, open_results,
@@ -315,18 +317,48 @@ class HDF5Store(Store):
             if self._done.overlaps(part.cell, part.start, part.stop):
                 raise RuntimeError(f"cell {part.cell}: fleets {part.start}..{part.stop} "
                                    "committed twice")
-        path = write_unit(self.parts, parts)
+        try:
+            path = write_unit(self.parts, parts)
+        except OSError as exc:      # full disk, quota, I/O: what is kept stays kept
+            tmp_path_of(self.parts / unit_name(parts[0].cell, parts[0].start)).unlink(
+                missing_ok=True)
+            raise ResourceError(self._write_failed(exc, f"a unit of work into {self.parts}")) \
+                from None
         for part in parts:
             self._done.add(part.cell, part.start, part.stop)
             self._index.setdefault(part.cell, []).append((part.start, path))
 
     def finish(self) -> None:
-        """Assemble PATH from the units (atomically), then drop the parts."""
+        """Assemble PATH from the units (atomically), then drop the parts.
+
+        When the disk refuses (full, quota, I/O error), PATH.tmp is removed,
+        the parts stay, and a ResourceError says what to do: the same command
+        resumes with only this assembly left."""
         self._done.check_tiling(self.sweep)
-        with atomic_path(self.path) as tmp:
-            write_h5(tmp, self.sweep, self._cell_parts)
+        try:
+            with atomic_path(self.path) as tmp:
+                write_h5(tmp, self.sweep, self._cell_parts)
+        except (OSError, RuntimeError) as exc:    # (h5py: RuntimeError when a close fails)
+            tmp_path_of(self.path).unlink(missing_ok=True)
+            raise ResourceError(self._write_failed(exc, str(self.path))) from None
         fault("store:before-parts-removed")
         shutil.rmtree(self.parts, ignore_errors=True)
+
+    def _write_failed(self, exc: BaseException, writing: str) -> str:
+        """'no space left on device while writing OUTPUT; N units of work are kept ...'."""
+        units = sum(1 for p in self.parts.iterdir() if is_unit_file(p))
+        kept = (f"{units} unit{'s' if units != 1 else ''} of work "
+                f"{'are' if units != 1 else 'is'} kept in {self.parts}")
+        code = getattr(exc, "errno", None)
+        if code in (errno.ENOSPC, errno.EDQUOT) or "errno = 28," in str(exc) \
+                or "errno = 122," in str(exc):
+            what = "no space left on device" if code != errno.EDQUOT and "errno = 122," \
+                not in str(exc) else "disk quota exceeded"
+            return (f"{what} while writing {writing}; {kept}; free space and run the same "
+                    "command to resume")
+        why = (os.strerror(code) if isinstance(code, int) else str(exc).splitlines()[0])
+        return (f"could not write {writing} ({why}); {kept}; fix that and run the same "
+                "command to resume")
 
     def _cell_parts(self, cell: int):
         for path in sorted({p for _, p in self._index.get(cell, [])}):
@@ -344,44 +376,76 @@ def write_h5(path: Path, sweep: Sweep, parts_of) -> None:
     yields the Parts that tile cell i; one piece in memory at a time."""
     import h5py
 
+    f = h5py.File(path, "w")
+    try:
+        _fill_h5(f, sweep, parts_of)
+        f.close()
+    except BaseException:
+        _abandon_h5(f, path)
+        raise
+
+
+def _abandon_h5(f, path: Path) -> None:
+    """Close a result whose writing failed, and empty it.
+
+    HDF5 flushes its metadata when a file is closed; on a full disk that
+    flush fails too, the file stays half open inside the library, and the
+    interpreter's exit then crashed (SIGSEGV). Emptying the file first
+    (truncate frees its blocks, the descriptor stays valid) gives the flush
+    room, so the file closes; its contents are discarded anyway."""
+    try:
+        os.truncate(path, 0)
+    except OSError:
+        pass
+    for _ in range(3):
+        try:
+            f.close()
+            break
+        except Exception:     # still failing: try again, then give up
+            continue
+
+
+def _fill_h5(f, sweep: Sweep, parts_of) -> None:
+    """The contents of a result (docs/FORMAT.md), into the open file ``f``."""
+    import h5py
+
     keep = sweep.occupancy == "fleet"
-    with h5py.File(path, "w") as f:
-        f.attrs["format"] = FORMAT
-        f.attrs["format_version"] = FORMAT_VERSION
-        f.attrs["stormsim_version"] = __version__
-        f.attrs["sweep_hash"] = sweep.hash
-        f.attrs["sweep_name"] = sweep.name
-        f.attrs["sweep_description"] = sweep.description
-        f.attrs["sweep_source"] = sweep.source
-        f.attrs["sweep_toml"] = sweep.text
-        f.attrs["occupancy"] = sweep.occupancy
-        f.attrs["n_cells"] = sweep.n_cells
-        f.attrs["grid_keys"] = json.dumps(sweep.grid_keys)
-        f.attrs["fixed_keys"] = json.dumps(list(sweep.fixed))
-        params = f.create_group("params")
-        for key, col in sweep.columns().items():
-            if col.dtype.kind == "U":
-                params.create_dataset(key, data=col.astype(object), dtype=h5py.string_dtype())
-            else:
-                params.create_dataset(key, data=col)
-        cells = f.create_group("cells")
-        for c in sweep.cells:
-            g = cells.create_group(cell_group(c.index))
-            g.attrs["index"] = c.index
-            g.attrs["params"] = json.dumps(_jsonable(c.values))
-            for name, attr in FLEET_ARRAYS.items():
-                g[name] = getattr(c.fleet, attr)
-            dsets = {a.name: g.create_dataset(a.name, shape=(c.fleets,) + a.width(c.n_jobs),
-                                              dtype=a.dtype)
-                     for a in RESULT_ARRAYS if keep or not a.summed}
-            totals = {a.name: None for a in RESULT_ARRAYS if a.summed}
-            for part in parts_of(c.index):
-                for name, dset in dsets.items():
-                    dset[part.start:part.stop] = part.arrays[name]
-                for name in totals:
-                    totals[name] = add_exact(totals[name], part.sums[name])
-            for name, total in totals.items():
-                g[f"{name}_sum"] = exact_to_float(total)
+    f.attrs["format"] = FORMAT
+    f.attrs["format_version"] = FORMAT_VERSION
+    f.attrs["stormsim_version"] = __version__
+    f.attrs["sweep_hash"] = sweep.hash
+    f.attrs["sweep_name"] = sweep.name
+    f.attrs["sweep_description"] = sweep.description
+    f.attrs["sweep_source"] = sweep.source
+    f.attrs["sweep_toml"] = sweep.text
+    f.attrs["occupancy"] = sweep.occupancy
+    f.attrs["n_cells"] = sweep.n_cells
+    f.attrs["grid_keys"] = json.dumps(sweep.grid_keys)
+    f.attrs["fixed_keys"] = json.dumps(list(sweep.fixed))
+    params = f.create_group("params")
+    for key, col in sweep.columns().items():
+        if col.dtype.kind == "U":
+            params.create_dataset(key, data=col.astype(object), dtype=h5py.string_dtype())
+        else:
+            params.create_dataset(key, data=col)
+    cells = f.create_group("cells")
+    for c in sweep.cells:
+        g = cells.create_group(cell_group(c.index))
+        g.attrs["index"] = c.index
+        g.attrs["params"] = json.dumps(_jsonable(c.values))
+        for name, attr in FLEET_ARRAYS.items():
+            g[name] = getattr(c.fleet, attr)
+        dsets = {a.name: g.create_dataset(a.name, shape=(c.fleets,) + a.width(c.n_jobs),
+                                          dtype=a.dtype)
+                 for a in RESULT_ARRAYS if keep or not a.summed}
+        totals = {a.name: None for a in RESULT_ARRAYS if a.summed}
+        for part in parts_of(c.index):
+            for name, dset in dsets.items():
+                dset[part.start:part.stop] = part.arrays[name]
+            for name in totals:
+                totals[name] = add_exact(totals[name], part.sums[name])
+        for name, total in totals.items():
+            g[f"{name}_sum"] = exact_to_float(total)
 
 
 def _jsonable(values: dict) -> dict:

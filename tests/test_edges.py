@@ -16,7 +16,8 @@ import pytest
 
 from h5compare import datasets
 from namespace import needs_namespace
-from stormsim.sweep import parse_sweep, run_sweep
+from stormsim.spec import parse_sweep
+from stormsim.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,7 +31,7 @@ def _stormsim(cwd, *args, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
-# -- a full disk during the final write ---------------------------------------------
+# -- a full disk ------------------------------------------------------------------
 
 #: 2 cells x 4000 fleets of 64 jobs: the result is ~4.4 MB of per-fleet
 #: occupancy, computed in ~1 s.
@@ -46,18 +47,18 @@ fleets = 4000
 [grid]
 load = [0.4, 0.8]
 """
-#: The output's directory is a tmpfs this small: the parts live on their own,
-#: larger tmpfs (mounted on OUTPUT.parts), so the disk fills exactly while the
-#: ~4.4 MB result is written, however the fleets were cut into units.
-OUTPUT_DISK = "1m"
-PARTS_DISK = "64m"
+#: The disk that fills is a tmpfs this small; the other one (the output's
+#: directory, or OUTPUT.parts mounted on its own) is roomy, so the disk fills
+#: exactly where asked however the fleets were cut into units: "final" while
+#: the ~4.4 MB result is written, "units" while a unit (~0.2 MB) is.
+SMALL_DISK = "1m"
 ROOMY_DISK = "64m"
 
 
 @pytest.mark.slow
 @needs_namespace
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 2: tracebacks and SIGSEGV, OUTPUT.tmp left")
-def test_a_full_disk_during_the_final_write_is_one_message_and_resumes(tmp_path):
+@pytest.mark.parametrize("full", ["final", "units"])
+def test_a_full_disk_is_one_message_and_the_same_command_resumes(tmp_path, full):
     (tmp_path / "ref").mkdir()
     (tmp_path / "ref" / "sweep.toml").write_text(FULL_DISK_SWEEP)
     run_sweep(parse_sweep(FULL_DISK_SWEEP, "sweep.toml"), tmp_path / "ref" / "out.h5",
@@ -66,18 +67,20 @@ def test_a_full_disk_during_the_final_write_is_one_message_and_resumes(tmp_path)
     work.mkdir()
     res.mkdir()
     w, r = shlex.quote(str(work)), shlex.quote(str(res))
+    small = f"{w}/out.h5.parts" if full == "units" else w
+    out_size, parts_size = (ROOMY_DISK, SMALL_DISK) if full == "units" else (SMALL_DISK, ROOMY_DISK)
     sweep = shlex.join([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "out.h5",
-                       "--progress", "none"])
+                        "--progress", "none"])
     script = f"""
 mount --make-rprivate /
-mount -t tmpfs -o size={OUTPUT_DISK} tmpfs {w}
+mount -t tmpfs -o size={out_size} tmpfs {w}
 mkdir {w}/out.h5.parts
-mount -t tmpfs -o size={PARTS_DISK} tmpfs {w}/out.h5.parts
+mount -t tmpfs -o size={parts_size} tmpfs {w}/out.h5.parts
 cp {shlex.quote(str(tmp_path / "ref" / "sweep.toml"))} {w}/
 cd {w}
 rc=0; {sweep} > {r}/1.out 2> {r}/1.err || rc=$?; echo $rc > {r}/1.rc
 ls -A {w} > {r}/1.ls; ls -A {w}/out.h5.parts > {r}/1.parts
-mount -o remount,size={ROOMY_DISK} {w}
+mount -o remount,size={ROOMY_DISK} {small}
 rc=0; {sweep} > {r}/2.out 2> {r}/2.err || rc=$?; echo $rc > {r}/2.rc
 ls -A {w} > {r}/2.ls; ls -A {w}/out.h5.parts > {r}/2.parts
 cp {w}/out.h5 {r}/out.h5
@@ -90,13 +93,18 @@ cp {w}/out.h5 {r}/out.h5
     units = [n for n in got["1.parts"].split() if n.endswith(".npz")]
     assert 0 < rc < 128, f"exit {rc} (a signal, or success?)\n{err}"
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-    assert "no space left on device while writing out.h5" in err, err
-    assert f"{len(units)} units of work are kept in out.h5.parts" in err, err
-    assert "free space and run the same command to resume" in err, err
-    assert got["1.ls"].split() == ["out.h5.parts", "sweep.toml"], "out.h5.tmp was left"
-    # once there is room, the same command resumes: only the assembly remains
+    writing = "out.h5" if full == "final" else "a unit of work into out.h5.parts"
+    assert f"no space left on device while writing {writing};" in err, err
+    assert f" {len(units)} unit{'s' if len(units) != 1 else ''} of work " in err, err
+    assert "kept in out.h5.parts; free space and run the same command to resume" in err, err
+    assert "out.h5.tmp" not in got["1.ls"].split(), "out.h5.tmp was left"
+    assert not [n for n in got["1.parts"].split() if ".tmp" in n], "a unit's .tmp was left"
+    if full == "final":
+        assert len(units) > 0
+    # once there is room, the same command resumes
     assert got["2.rc"].strip() == "0", got["2.err"]
-    assert "(8000 fleets were already done)" in got["2.out"]
+    if full == "final":
+        assert "(8000 fleets were already done)" in got["2.out"]
     assert got["2.parts"].split() == []     # (the directory itself is a mount point here)
     assert datasets(res / "out.h5") == datasets(tmp_path / "ref" / "out.h5")
 
