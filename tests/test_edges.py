@@ -187,7 +187,6 @@ cycles = 10
 """
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 5: -o '' writes FILE.h5 in the cwd")
 def test_an_empty_output_name_is_an_error(tmp_path, capsys):
     from stormsim.cli import main
 
