@@ -192,6 +192,10 @@ class HDF5Store(Store):
             raise SweepError(f"output {path}: the directory {path.parent} does not exist")
         if path.is_dir():
             raise SweepError(f"output {path} is a directory: give a file name, e.g. results.h5")
+        if parts.exists() and not parts.is_dir():
+            raise SweepError(f"{parts} exists and is not a directory: a sweep into {path} keeps "
+                             "its finished units there. Move or remove that file, or choose "
+                             "another output")
         for trash in path.parent.glob(glob_escape(parts.name) + ".trash-*"):
             shutil.rmtree(trash, ignore_errors=True)      # left by an older --overwrite
         if not overwrite and path.exists():
@@ -212,6 +216,7 @@ class HDF5Store(Store):
                     fsync_dir(path.parent)
             else:
                 self._check_parts(sweep)
+            self._lock.claim()                      # going ahead: LOCK names this process
             man = read_manifest(parts)
             if overwrite or man is None or man.get("sweep_hash") != sweep.hash \
                     or man.get("stormsim_version") != __version__:

@@ -225,7 +225,6 @@ def _wait_for_units(parts: Path, proc, n=1, timeout=120.0):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 6: a refused run writes its pid to LOCK")
 def test_a_refused_run_leaves_the_lock_file_alone(tmp_path):
     """A stopped run leaves units and LOCK (naming it); a run of another sweep
     file is refused, and LOCK still names the run that made the units."""
@@ -245,7 +244,6 @@ def test_a_refused_run_leaves_the_lock_file_alone(tmp_path):
     assert lock.read_bytes() == before
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 6: a bare [Errno 17]")
 def test_a_regular_file_where_the_parts_directory_goes_is_named(tmp_path):
     (tmp_path / "s.toml").write_text(SMALL)
     (tmp_path / "out.h5.parts").write_text("not a directory\n")
