@@ -127,8 +127,12 @@ def _run_sweep_command(args, sweep, output: str, executor) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from .spec import load_sweep
 
+    if args.output is not None and not args.output.strip():
+        raise SpecError(f"-o/--output is empty ({args.output!r}): give the HDF5 file to write, "
+                        "e.g. -o results.h5, or leave -o out to write "
+                        f"{Path(args.file).with_suffix('.h5').name} here")
     sweep = load_sweep(args.file)            # validated before any output is touched
-    output = args.output or Path(args.file).with_suffix(".h5").name
+    output = args.output if args.output is not None else Path(args.file).with_suffix(".h5").name
     executor = _executor(args)
     if args.dry_run:
         from .tables import cells_table

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _kernel, launch as _launch
 from .errors import SpecError
-from .model import Fleet
+from .model import Fleet, check_memory
 
 #: Events per kernel call when the caller does not choose a batch size:
 #: ~0.5 s of work at ~25 ns per event. Large enough that the Python loop
@@ -17,6 +17,8 @@ from .model import Fleet
 #: (EVIDENCE.md: a monolithic numba call ignored it for 11 s) and progress
 #: is reported often. Results do not depend on it.
 BATCH_EVENTS = 20_000_000
+#: The largest kernel call next_batch chooses (fleets); memory_needed counts it.
+MAX_BATCH = 65536
 
 #: Events per job per cycle: a job changes phase twice a cycle (COMPUTE ->
 #: WRITE -> COMPUTE), so a fleet that runs its K cycles takes ~2 N K events.
@@ -50,7 +52,28 @@ def next_batch(events_done: int, fleets_done: int) -> int:
     BATCH_EVENTS, where thread start-up and load imbalance cost nothing.
     """
     per_fleet = max(1.0, events_done / max(1, fleets_done))
-    return int(min(65536, max(16, BATCH_EVENTS / per_fleet)))
+    return int(min(MAX_BATCH, max(16, BATCH_EVENTS / per_fleet)))
+
+
+#: Bytes of Python objects and small arrays of any call (the Run, seeds,
+#: slices): tracemalloc saw ~10 KiB above the arrays counted below.
+CALL_OVERHEAD = 64 * 1024
+
+
+def memory_needed(n_jobs: int, fleets: int, cycles: int, record_firings: bool = False,
+                  batch_size: int | None = None, threads: int = 1) -> int:
+    """Bytes ``simulate`` allocates at most (an upper bound, before any is).
+
+    The Run's arrays: occupancy fleets x (N + 1), four per-fleet arrays, and
+    firings fleets x N x cycles when recorded (8 B each); one batch's launch
+    phases (batch x N); the rate tables; and each thread's kernel work space
+    (four queues of up to 2N entries and five arrays of N: 104 B per job).
+    """
+    n, F = int(n_jobs), int(fleets)
+    batch = min(F, batch_size or MAX_BATCH)
+    cells = (F * (n + 1) + 4 * F + (F * n * int(cycles) if record_firings else 0)
+             + batch * n + 2 * (n + 1))
+    return 8 * cells + 104 * n * int(threads) + CALL_OVERHEAD
 
 
 @dataclass(frozen=True)
@@ -167,6 +190,24 @@ def root_key(seed: int) -> tuple[np.uint64, np.uint64]:
     return np.uint64(words[0]), np.uint64(words[1])
 
 
+def _check_memory(n, fleets, cycles, record_firings, batch_size, threads) -> None:
+    if threads is None:
+        import numba
+
+        threads = numba.get_num_threads()
+    need = memory_needed(n, fleets, cycles, record_firings, batch_size, threads)
+    if record_firings and 8 * fleets * n * cycles > need / 2:
+        what = (f"record_firings=True with fleets = {fleets}, N = {n}, cycles = {cycles} "
+                f"(firings: fleets x N x cycles x 8 B)")
+        advice = ("record fewer fleets or cycles per call (fleet_start continues a run in "
+                  "pieces), or run without record_firings")
+    else:
+        what = f"simulate with fleets = {fleets}, N = {n}"
+        advice = ("run fewer fleets per call (fleet_start continues a run in pieces, with "
+                  "the same numbers)")
+    check_memory(what, need, advice)
+
+
 def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 800,
              seed: int | None = 0, record_firings: bool = False,
              passage_level: int | None = None, burn_in: int = 0, *,
@@ -188,6 +229,9 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         Fleet j's result depends only on (seed, fleet_start + j).
     record_firings : bool
         Return every job's first K firing times (memory fleets x N x K x 8 B).
+        A call whose arrays would exceed ``model.memory_limit()`` (this
+        machine's memory) is refused with a SpecError before allocating;
+        ``memory_needed`` gives the estimate.
     passage_level : int in 1..N, optional
         Record the first passage to n_w >= passage_level (2: first collision).
     burn_in : int in 0..cycles-1
@@ -231,6 +275,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         threads = _check_int("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)
     if queues not in QUEUE_KINDS:
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
+    _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
     ring_w, ring_c = choose_queues(fleet, queues)
     theta_spec = _launch.resolve(launch, fleet, fleets)
 
