@@ -261,7 +261,8 @@ differs (job 0's period rescales), its median |det| is shown."""
                    else "no locking; coherence grows from launch to end in "
                    + "; ".join(s["l_above"]))
                   + " (finite time: 800 cycles)"))
-    vrows += c45.tail_rows(res, " behind the cap")
+    vrows += c45.tail_rows(res, " behind the cap", paper="(not in the paper's cells) the upper "
+                           "tail of n_w behind a binding cap stays above its binomial value")
     verdict = (
         "The contradiction is one of maps, not of dynamics. (i) The fully-overlapping map (all N "
         f"write windows overlapping, claim 2) keeps det J = 1 under the cap (max |det - 1| "
@@ -282,7 +283,11 @@ differs (job 0's period rescales), its median |det| is shown."""
         f"Locking and clustering behind the cap: {s['locked']} of {s['fleets']} fleets locked; "
         f"Daido moments against iid phases {s['sign_iid']}, Holm rejections above: "
         f"{s['z_above'] or 'none'}, below: {s['z_below'] or 'none'}; against the launch "
-        f"{s['sign_launch']}, above: {s['l_above'] or 'none'}, below: {s['l_below'] or 'none'}. "
+        f"{s['sign_launch']}, above: {s['l_above'] or 'none'}, below: {s['l_below'] or 'none'}; "
+        f"the phases at job 0's first firing against iid phases: {s['sign_at_launch']}, Holm "
+        f"excesses {len(s['at_launch'])}: the excess over iid phases is already there at launch "
+        "(seen from job 0's first firing, after the capped first compute), so it is not "
+        "clustering. "
         "Upper tail behind the cap: " + c45.tail_verdict(res))
     C.append_results(args, "8", "binding cap: det J, locking, clustering, tail", definition,
                      body, verdict, [f1, f2, f3, f4], t0,
