@@ -150,7 +150,15 @@ def main(argv=None) -> int:
     plots.power_law_fit(xs, pts, {f"N = {n}": fits[n][:2] for n in fits}, ax=axes[0, 1],
                         xlabel=r"margin / jitter, $m/\sigma$",
                         ylabel="median fleet cycles to the first collision",
-                        title=f"Median (95 % CI) and fits (medians >= {FIT_MIN_MEDIAN:g})")
+                        title="Medians (95 % CI); solid: free p; dashed: p = 2")
+    xx = ratios[ratios >= 2.0]
+    for n, col in zip(NS, plots.COLORS):
+        if n in c2:
+            axes[0, 1].plot(xx, c2[n][0][0] * xx ** 2, ls="--", lw=0.9, color=col,
+                            label=f"N = {n}: c = {c2[n][0][0]:.3g}, p = 2")
+    axes[0, 1].fill_between(xx, PAPER_C[0] * xx ** 2, PAPER_C[1] * xx ** 2, color="0.85",
+                            zorder=0, label=f"paper: {PAPER_C[0]}-{PAPER_C[1]} (m/sigma)^2")
+    axes[0, 1].legend(fontsize=7)
     fig.suptitle(f"Stagger under compute jitter: L = {args.load}, T = 1 s, uncapped, fair f, "
                  f"{fleets} fleets per point", fontsize=10)
     f1 = C.save(fig, args, "claim6_stagger_survival")
