@@ -24,7 +24,7 @@ bench: $(STAMP)
 	$(PY) -m benchmarks
 
 # RESULTS.md and figures/ regenerated from scratch: every claim script in order, then the
-# summary table of all verdicts at the top (~8 min on two idle cores).
+# summary table of all verdicts at the top (~3 min of CPU; 11.6 min wall on 2 shared cores).
 RESULT_SCRIPTS := claim1_pair_return_map claim2_spectrum claim3_separation claim4_5_locking_tail \
 	claim4b_launch_distance claim4c_tightest_pair corollary10_long_horizon claim6_stagger_jitter \
 	claim7_stagger_feasibility claim8_cap claim8b_hetero_response

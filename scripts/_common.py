@@ -90,7 +90,8 @@ def pick(args, quick, full):
 RESULTS_HEADER = """\
 # stormsim: the paper's claims, measured
 
-Generated from scratch by `make results` (about 8 minutes on two idle cores):
+Generated from scratch by `make results` (2 min 50 s of CPU time; 11.6 min wall
+on this shared 2-core machine under a load average of ~12):
 it deletes this file and `figures/*.png`, runs every script of `scripts/` in
 order (each appends one or more entries; the command, seeds and commit are
 given with each entry) and then `scripts/summarize_results.py`, which writes

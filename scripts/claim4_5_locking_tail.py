@@ -466,7 +466,7 @@ def tail_rows(res, where: str = "", paper: str | None = None):
             by.setdefault(top[lab], []).append(lab)
         high = [c for c in t["below"] if c[1] > 3]
         verdict = (f"differs: below the binomial at the lowest levels in {len(top)} of {len(res)} "
-                   "cells (" + "; ".join(f"k <= {k} in {len(v)}" + (f" ({', '.join(v)})"
+                   "cells (" + "; ".join(f"k <= {k} in {len(v)}" + (f" ({' / '.join(v)})"
                                                                     if k > 1 else "")
                                          for k, v in sorted(by.items()))
                    + "), above at the visited larger k"
