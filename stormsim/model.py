@@ -162,6 +162,23 @@ class Fleet:
         return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
                    jitter=jitter)
 
+    @classmethod
+    def from_jobs(cls, **quantities) -> "Fleet":
+        """A fleet from physical units: ``Fleet.from_jobs(n_jobs=24, compute_interval="30 min",
+        size="156 GB", bandwidth="5 TB/s")``. See ``stormsim.units.fleet_from_jobs``."""
+        from .units import fleet_from_jobs  # the units layer sits above the model; imported on use
+
+        return fleet_from_jobs(**quantities)
+
+    @classmethod
+    def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
+                 throughput: ThroughputSpec = "fair") -> "Fleet":
+        """A fleet from a CSV job table (one row per job, units in the header) and the
+        fabric's bandwidth. See ``stormsim.units.read_jobs``."""
+        from .units import fleet_from_csv
+
+        return fleet_from_csv(path, bandwidth=bandwidth, cap=cap, throughput=throughput)
+
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")
 
