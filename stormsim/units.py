@@ -88,6 +88,9 @@ JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
     "on_busy": ("text", None, "'block' or 'skip'"),
 }
 
+#: Text columns with a fixed set of values.
+_CHOICES = {"checkpoint": ("blocking", "async"), "on_busy": ("block", "skip")}
+
 #: Per-job keywords of fleet_from_jobs -> the Fleet keyword they become.
 _ASYNC_FIELDS = {"checkpoint": "checkpoint", "snapshot": "snapshot", "slowdown": "slowdown",
                  "on_busy": "on_busy", "weight": "weights"}
@@ -190,6 +193,8 @@ def _magnitudes(name: str, value, kind: str, unit: str, rule: str) -> np.ndarray
         label = name if mag.size == 1 else f"{name}[{int(bad[0])}]"
         raise SpecError(f"{label} = {shown}: must be {text}")
     return mag
+
+
 def _per_job(name: str, arr: np.ndarray, n: int) -> np.ndarray:
     if arr.size == 1:
         return np.full(n, float(arr[0]))
@@ -283,7 +288,7 @@ def fleet_from_jobs(*, size, bandwidth, compute_interval=None, checkpoint_period
     n = lengths.pop()
     v = {k: _per_job(k, a, n) for k, a in values.items()}
     d = v["size"] / bw[0]
-    modes = _texts("checkpoint", checkpoint, ("blocking", "async"), n) if checkpoint is not None \
+    modes = _texts("checkpoint", checkpoint, _CHOICES["checkpoint"], n) if checkpoint is not None \
         else ["blocking"] * n
     is_async = np.array([m == "async" for m in modes])
     try:
@@ -316,10 +321,10 @@ def fleet_from_jobs(*, size, bandwidth, compute_interval=None, checkpoint_period
     kwargs = dict(T=T, d=d, cap=cap, throughput=throughput,
                   jitter=v["jitter"] if "jitter" in v else 0.0)
     extra = {}
-    if checkpoint is not None:
-        extra["checkpoint"] = modes
+    if checkpoint is not None and (is_async.any() or _fleet_accepts("checkpoint")):
+        extra["checkpoint"] = modes      # all "blocking" is the default of any engine
     if on_busy is not None:
-        extra["on_busy"] = _texts("on_busy", on_busy, ("block", "skip"), n)
+        extra["on_busy"] = _texts("on_busy", on_busy, _CHOICES["on_busy"], n)
     for name in ("snapshot", "slowdown", "weight"):
         if name in v:
             extra[_ASYNC_FIELDS[name]] = v[name]
@@ -401,6 +406,9 @@ def read_jobs(path) -> dict:
                 raise SpecError(f"{label}: empty cell; every job needs every column")
             kind = JOB_COLUMNS[name][0]
             if kind == "text":
+                if name in _CHOICES and cell not in _CHOICES[name]:
+                    raise SpecError(f"{label} = {cell!r}: must be one of "
+                                    + ", ".join(repr(a) for a in _CHOICES[name]))
                 out[name].append(cell)
                 continue
             if unit:

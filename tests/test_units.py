@@ -109,9 +109,11 @@ def test_async_fields_pass_through_or_are_refused_clearly():
     else:
         with pytest.raises(SpecError, match=r"checkpoint is given, but this stormsim's Fleet has no"):
             stormsim.Fleet.from_jobs(**kw)
-    # blocking fleets never pass the async keywords: they build on any engine
-    assert stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="10 GB",
-                                    bandwidth="1 GB/s") == stormsim.Fleet(T=[1800.0] * 2, d=[10.0] * 2)
+    # blocking fleets never need the async keywords: they build on any engine
+    for extra in ({}, {"checkpoint": "blocking"}, {"checkpoint": ["blocking", "blocking"]}):
+        assert stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="10 GB",
+                                        bandwidth="1 GB/s", **extra) == stormsim.Fleet(
+            T=[1800.0] * 2, d=[10.0] * 2)
 
 
 # -- results in physical terms ----------------------------------------------------
@@ -295,6 +297,9 @@ def test_csv_checkpoint_period_column(tmp_path):
     ("compute_interval,size\n30,10 GB\n", r"line 2, compute_interval = '30' is a plain number: "
                                           r"must be a time"),
     ("compute_interval [min],size [GB],slowdown\n30,10,x\n", r"line 2, slowdown = 'x': must be a number"),
+    ("compute_interval [min],size [GB],slowdown\n30,10,1.5\n", r"line 2, slowdown = 1.5: must be in"),
+    ("compute_interval [min],size [GB],checkpoint\n30,10,sync\n",
+     r"line 2, checkpoint = 'sync': must be one of 'blocking', 'async'"),
 ])
 def test_csv_errors_name_the_line_the_column_and_the_rule(tmp_path, text, message):
     path = write(tmp_path, text)
