@@ -61,7 +61,8 @@ from .model import Fleet, SpecError, _fmt
 from .survival import median_survival, passage_times
 
 __all__ = ["Estimate", "JOB_COLUMNS", "fleet_from_csv", "fleet_from_jobs", "passage_probability",
-           "read_jobs", "storm_time_per_day", "time_to_passage", "write_time_per_day"]
+           "read_jobs", "storm_duration", "storm_time_per_day", "storms_per_day",
+           "time_to_passage", "write_time_per_day"]
 
 #: The kinds of quantity: pint's root unit of each (pint counts bits as
 #: dimensionless, so a size is told from a plain number by its root unit,
@@ -502,12 +503,14 @@ def _measured(run):
     return occ
 
 
-def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str) -> Estimate:
+def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str,
+           clip: bool = True) -> Estimate:
     """Pooled ratio sum(num)/sum(den) over independent fleets, times ``scale``.
 
     Interval: the ratio estimator's normal approximation (delta method) over
-    fleets, clipped to [0, scale]; zero in every fleet gives no upper bound
-    from the time fraction alone, and says what does hold.
+    fleets, clipped at 0 (and, for a fraction, ``clip``, at 1); zero in every
+    fleet gives no upper bound from the time fraction alone, and says what
+    does hold.
     """
     n = num.size
     total = float(den.sum())
@@ -523,8 +526,15 @@ def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str)
     resid = num - r * den
     se = math.sqrt(float(np.sum(resid ** 2)) / (n * (n - 1))) / (total / n)
     z = _z()
-    return Estimate(r * scale, max(0.0, r - z * se) * scale, min(1.0, r + z * se) * scale, unit,
+    hi = min(1.0, r + z * se) if clip else r + z * se
+    return Estimate(r * scale, max(0.0, r - z * se) * scale, hi * scale, unit,
                     f"{LEVEL:.0%} normal interval of a ratio over {n} independent fleets", n)
+
+
+def _level(level, n_jobs: int) -> int:
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 1 <= level <= n_jobs:
+        raise SpecError(f"level = {level!r}: must be an integer in 1..N = {n_jobs}")
+    return int(level)
 
 
 def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:
@@ -534,12 +544,53 @@ def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:
     unit (it is a time fraction times one day).
     """
     occ = _measured(run)
-    n_jobs = occ.shape[1] - 1
-    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 1 <= level <= n_jobs:
-        raise SpecError(f"level = {level!r}: must be an integer in 1..N = {n_jobs}")
+    level = _level(level, occ.shape[1] - 1)
     per_day = SECONDS_PER_DAY / _unit_factor(unit)
     return _ratio(occ[:, level:].sum(axis=1), occ.sum(axis=1), per_day, f"{unit}/day",
                   f"time with >= {level} writers")
+
+
+def _upcrossings(run) -> np.ndarray:
+    counts = getattr(run, "upcrossings", None)
+    if counts is None:
+        raise SpecError("this Run has no storm up-crossings (MODEL.md E3): the engine of this "
+                        "stormsim does not count storm episodes yet")
+    return np.asarray(counts)
+
+
+def storms_per_day(run, level: int = 2, time_unit="s") -> Estimate:
+    """Storms per day: up-crossings of n_w to ``level`` or more (MODEL.md E3) per day.
+
+    The rate pools the up-crossings and the measured time over fleets; its
+    interval is the ratio estimator's (normal, over independent fleets). No
+    storm in any fleet gives the exact Poisson upper bound (Garwood) on the
+    rate from the total measured time.
+    """
+    occ = _measured(run)
+    level = _level(level, occ.shape[1] - 1)
+    counts = _upcrossings(run)[:, level].astype(np.float64)
+    window = occ.sum(axis=1)
+    per_day = SECONDS_PER_DAY / _seconds(time_unit)       # model time units per day
+    if counts.sum() == 0:
+        from scipy.stats import chi2
+
+        hi = chi2.ppf(0.5 + LEVEL / 2.0, 2) / 2.0 / float(window.sum()) * per_day
+        return Estimate(0.0, 0.0, hi, "storms/day",
+                        f"no storm in {run.fleets} fleets: exact Poisson (Garwood) {LEVEL:.0%} "
+                        "upper bound from the total measured time", run.fleets)
+    return _ratio(counts, window, per_day, "storms/day", "storm", clip=False)
+
+
+def storm_duration(run, level: int = 2, unit: str = "s", time_unit="s") -> Estimate:
+    """Mean duration of a storm (n_w >= ``level``): time at or above the level per up-crossing."""
+    occ = _measured(run)
+    level = _level(level, occ.shape[1] - 1)
+    counts = _upcrossings(run)[:, level].astype(np.float64)
+    if counts.sum() == 0:
+        raise SpecError(f"no storm reached level {level} in any of the {run.fleets} fleets: "
+                        "no duration to average (storms_per_day bounds their rate)")
+    return _ratio(occ[:, level:].sum(axis=1), counts, _seconds(time_unit) / _unit_factor(unit),
+                  unit, "storm", clip=False)
 
 
 def write_time_per_day(run, unit: str = "h") -> Estimate:

@@ -364,3 +364,56 @@ def test_checkpoint_period_shorter_than_the_write_is_refused(extra, message):
     with pytest.raises(SpecError, match=message):
         stormsim.Fleet.from_jobs(n_jobs=1, checkpoint_period="5 min", size="840 GB",
                                  bandwidth="2.5 GB/s", **extra)
+
+
+# -- storm episodes (MODEL.md E3), where the engine counts them ----------------------
+
+needs_upcrossings = pytest.mark.skipif(
+    not hasattr(stormsim.simulate(stormsim.Fleet.identical(1, load=0.1), fleets=1, cycles=1),
+                "upcrossings"), reason="this engine does not count storm up-crossings (E3) yet")
+
+#: A storm count over K cycles is off by at most one at each end of the window.
+def _edge_rtol(cycles):
+    return 2.0 / cycles
+
+
+@needs_upcrossings
+def test_storms_per_day_of_a_locked_pair_is_one_per_cycle():
+    # ideal throughput, no jitter: both jobs keep the lone period T + d and
+    # their writes overlap once a cycle, so one storm (n_w >= 2) per period
+    fleet = stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="840 GB",
+                                     bandwidth="2.5 GB/s", throughput="ideal")
+    cycles = 400
+    run = stormsim.simulate(fleet, launch=[1.0, 0.95], fleets=4, cycles=cycles)
+    est = units.storms_per_day(run, level=2)
+    assert est.value == pytest.approx(86400.0 / (1800.0 + 336.0), rel=_edge_rtol(cycles))
+    # each storm lasts the overlap of the two writes: d - 0.05 T
+    dur = units.storm_duration(run, level=2, unit="s")
+    assert dur.value == pytest.approx(336.0 - 0.05 * 1800.0, rel=_edge_rtol(cycles))
+
+
+@needs_upcrossings
+def test_storms_per_day_pools_up_crossings_over_measured_time(pod_runs):
+    _, occ, _ = pod_runs
+    est = units.storms_per_day(occ, level=2)
+    rate = occ.upcrossings[:, 2].sum() / occ.occupancy.sum()
+    assert est.value == pytest.approx(rate * 86400.0, rel=CONVERSION_RTOL)
+    assert est.lower < est.value < est.upper
+    in_minutes = units.storms_per_day(occ, level=2, time_unit="min")
+    assert in_minutes.value == pytest.approx(est.value / 60.0, rel=CONVERSION_RTOL)
+    dur = units.storm_duration(occ, level=2)
+    assert dur.value == pytest.approx(occ.occupancy[:, 2:].sum() / occ.upcrossings[:, 2].sum(),
+                                      rel=CONVERSION_RTOL)
+
+
+@needs_upcrossings
+def test_no_storms_give_a_poisson_bound():
+    fleet = stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="1 GB",
+                                     bandwidth="1 GB/s")
+    run = stormsim.simulate(fleet, launch=[0.0, 0.5], fleets=50, cycles=100)
+    est = units.storms_per_day(run, level=2)
+    days = run.occupancy.sum() / 86400.0
+    assert est.value == 0.0
+    assert est.upper == pytest.approx(3.6889 / days, rel=1e-4)   # chi2(0.975, 2)/2 = 3.6889
+    with pytest.raises(SpecError, match=r"no storm reached level 2"):
+        units.storm_duration(run, level=2)
