@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 import stormsim
-from stormsim import units
+from stormsim import physical, units
 
 HERE = Path(__file__).resolve().parent
 DAY_CYCLES_30MIN = 48
@@ -39,9 +39,9 @@ def hpc():
                               passage_level=2, seed=1)
     long = stormsim.simulate(fleet, launch="random", fleets=200, cycles=30 * DAY_CYCLES_30MIN,
                              seed=2)
-    row("median time to the first collision", units.time_to_passage(first, unit="h"))
-    row("P(a collision within one day)", units.passage_probability(first, within="1 day"))
-    row("time with >= 2 jobs writing", units.storm_time_per_day(long, level=2, unit="ms"))
+    row("median time to the first collision", physical.time_to_passage(first, unit="h"))
+    row("P(a collision within one day)", physical.passage_probability(first, within="1 day"))
+    row("time with >= 2 jobs writing", physical.storm_time_per_day(long, level=2, unit="ms"))
     writing(fleet, long, "s")
 
 
@@ -54,9 +54,9 @@ def pod():
                               passage_level=2, seed=1)
     long = stormsim.simulate(fleet, launch="random", fleets=200, cycles=30 * 2 * DAY_CYCLES_30MIN,
                              seed=2)
-    row("median time to the first collision", units.time_to_passage(first, unit="h"))
-    row("P(a collision within one day)", units.passage_probability(first, within="1 day"))
-    row("time with >= 2 jobs writing", units.storm_time_per_day(long, level=2, unit="s"))
+    row("median time to the first collision", physical.time_to_passage(first, unit="h"))
+    row("P(a collision within one day)", physical.passage_probability(first, within="1 day"))
+    row("time with >= 2 jobs writing", physical.storm_time_per_day(long, level=2, unit="s"))
     writing(fleet, long, "s")
 
 
@@ -76,14 +76,14 @@ def object_store():
     header("Remote object store: 4 jobs x 840 GB every 30 min through 2.5 GB/s", fleet)
     long = stormsim.simulate(fleet, launch="random", fleets=400, cycles=30 * DAY_CYCLES_30MIN,
                              burn_in=DAY_CYCLES_30MIN, seed=2)
-    row("time with >= 2 jobs writing", units.storm_time_per_day(long, level=2, unit="h"))
-    row("time with all 4 jobs writing", units.storm_time_per_day(long, level=4, unit="min"))
+    row("time with >= 2 jobs writing", physical.storm_time_per_day(long, level=2, unit="h"))
+    row("time with all 4 jobs writing", physical.storm_time_per_day(long, level=4, unit="min"))
     writing(fleet, long, "h")
     stagger = stormsim.simulate(fleet, launch="stagger", fleets=2000,
                                 cycles=30 * DAY_CYCLES_30MIN, passage_level=2, seed=1)
     print(f"  a stagger launch (margin {stormsim.stagger_margin(fleet):.0f} s between writes):")
-    row("median time to its first collision", units.time_to_passage(stagger, unit="h"))
-    row("P(it collides within one day)", units.passage_probability(stagger, within="1 day"))
+    row("median time to its first collision", physical.time_to_passage(stagger, unit="h"))
+    row("P(it collides within one day)", physical.passage_probability(stagger, within="1 day"))
 
 
 def header(title: str, fleet: stormsim.Fleet) -> None:
@@ -93,7 +93,7 @@ def header(title: str, fleet: stormsim.Fleet) -> None:
           f"(collision-free stagger possible up to L* = {100 * n / (n - 1):.3g}%)")
 
 
-def row(label: str, est: units.Estimate, digits: int = 3) -> None:
+def row(label: str, est: physical.Estimate, digits: int = 3) -> None:
     unit = f" {est.unit}" if est.unit else ""
     print(f"  {label:<36} {est.value:.{digits}g}{unit} [{est.lower:.{digits}g}, "
           f"{est.upper:.{digits}g}]")
@@ -102,12 +102,12 @@ def row(label: str, est: units.Estimate, digits: int = 3) -> None:
 def writing(fleet: stormsim.Fleet, run: stormsim.Run, unit: str) -> None:
     """Time each job spends writing, against the same job with the fabric to
     itself (d / (T + d) of the day, exact): the excess is compute time lost."""
-    est = units.write_time_per_day(run, unit=unit)
+    est = physical.write_time_per_day(run, unit=unit)
     share = float((fleet.d / (fleet.T + fleet.d)).mean())
     lone = units.registry().Quantity(share * 86400.0, "s").to(unit).magnitude
     row("time each job spends writing", est, digits=4)
     print(f"  {'  alone it would write':<36} {lone:.4g} {unit}/day per job")
-    lost = units.Estimate(est.value - lone, est.lower - lone, est.upper - lone, est.unit,
+    lost = physical.Estimate(est.value - lone, est.lower - lone, est.upper - lone, est.unit,
                           est.method, est.n)
     row("  compute lost to contention", lost)
 

@@ -164,20 +164,22 @@ class Fleet:
 
     @classmethod
     def from_jobs(cls, **quantities) -> "Fleet":
-        """A fleet from physical units: ``Fleet.from_jobs(n_jobs=24, compute_interval="30 min",
-        size="156 GB", bandwidth="5 TB/s")``. See ``stormsim.units.fleet_from_jobs``."""
-        from .units import fleet_from_jobs  # the units layer sits above the model; imported on use
+        """A fleet from physical units (MODEL.md E4), e.g. ``Fleet.from_jobs(n_jobs=24,
+        compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
+        Keywords and conventions: ``stormsim.units.fleet_arguments``."""
+        from .units import fleet_arguments  # a floor below the model: imported on use
 
-        return fleet_from_jobs(**quantities)
+        return cls(**fleet_arguments(**quantities))
 
     @classmethod
     def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
                  throughput: ThroughputSpec = "fair") -> "Fleet":
-        """A fleet from a CSV job table (one row per job, units in the header) and the
-        fabric's bandwidth. See ``stormsim.units.read_jobs``."""
-        from .units import fleet_from_csv
+        """A fleet from a CSV job table (one row per job, each column's unit in its
+        header) and the fabric's bandwidth: ``stormsim.units.read_jobs``."""
+        from .units import read_jobs
 
-        return fleet_from_csv(path, bandwidth=bandwidth, cap=cap, throughput=throughput)
+        return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
+                             throughput=throughput)
 
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")

@@ -1,5 +1,6 @@
-"""Fleets in physical units (MODEL.md E4): minutes, GB and TB/s in, seconds
-inside the model, hours per day and probabilities per day out.
+"""Fleets in physical units (MODEL.md E4): minutes, GB and TB/s in, the
+model's seconds out (``Fleet.from_jobs``, ``Fleet.from_csv``); results read
+back in physical terms are in ``stormsim.physical``.
 
 The convention (one, everywhere)
 --------------------------------
@@ -41,28 +42,22 @@ slowdown, weight, checkpoint, on_busy
     passed to ``Fleet`` as ``slowdown``, ``weights``, ``checkpoint``,
     ``on_busy`` (MODEL.md E1, E2).
 
-The model's time unit is then the second, and the helpers below turn a
-``Run`` of such a fleet back into physical terms, each with its interval.
+The model's time unit is then the second.
 """
 from __future__ import annotations
 
 import csv
 import functools
-import inspect
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 
-from .model import Fleet, SpecError, _fmt
-from .survival import median_survival, passage_times
+from .model import SpecError, _fmt   # (model imports this module only inside Fleet.from_jobs)
 
-__all__ = ["Estimate", "JOB_COLUMNS", "fleet_from_csv", "fleet_from_jobs", "passage_probability",
-           "read_jobs", "storm_duration", "storm_time_per_day", "storms_per_day",
-           "time_to_passage", "write_time_per_day"]
+__all__ = ["JOB_COLUMNS", "SECONDS_PER_DAY", "fleet_arguments", "quantity", "read_jobs",
+           "registry", "seconds"]
 
 #: The kinds of quantity: pint's root unit of each (pint counts bits as
 #: dimensionless, so a size is told from a plain number by its root unit,
@@ -74,7 +69,7 @@ _KINDS = {
     "number": ("dimensionless", "0.5"),
 }
 
-#: Job table columns and the per-job keywords of fleet_from_jobs -> (kind,
+#: Job table columns and the per-job keywords of fleet_arguments -> (kind,
 #: rule on the value (a key of _RULES), what it is). One row per job.
 JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
     "name": ("text", None, "a label for the job (optional)"),
@@ -92,7 +87,7 @@ JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
 #: Text columns with a fixed set of values.
 _CHOICES = {"checkpoint": ("blocking", "async"), "on_busy": ("block", "skip")}
 
-#: Per-job keywords of fleet_from_jobs -> the Fleet keyword they become.
+#: Per-job keywords of fleet_arguments -> the Fleet keyword they become.
 _ASYNC_FIELDS = {"checkpoint": "checkpoint", "snapshot": "snapshot", "slowdown": "slowdown",
                  "on_busy": "on_busy", "weight": "weights"}
 
@@ -205,10 +200,6 @@ def _per_job(name: str, arr: np.ndarray, n: int) -> np.ndarray:
     return arr
 
 
-def _fleet_accepts(keyword: str) -> bool:
-    return keyword in inspect.signature(Fleet.__init__).parameters
-
-
 def _texts(name: str, value, allowed: tuple[str, ...], n: int) -> list[str]:
     items = [value] if isinstance(value, str) else list(value)
     for i, v in enumerate(items):
@@ -223,11 +214,13 @@ def _texts(name: str, value, allowed: tuple[str, ...], n: int) -> list[str]:
     return items
 
 
-def fleet_from_jobs(*, size, bandwidth, compute_interval=None, checkpoint_period=None,
+def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period=None,
                     n_jobs: int | None = None, jitter=None, cap: float = math.inf,
                     throughput="fair", checkpoint=None, snapshot=None, slowdown=None,
-                    on_busy=None, weight=None) -> Fleet:
-    """A Fleet from physical quantities (MODEL.md E4); the model's unit is the second.
+                    on_busy=None, weight=None) -> dict:
+    """``Fleet`` keyword arguments from physical quantities (MODEL.md E4), in seconds.
+
+    ``Fleet.from_jobs(**quantities)`` is ``Fleet(**fleet_arguments(**quantities))``.
 
     Parameters
     ----------
@@ -251,6 +244,7 @@ def fleet_from_jobs(*, size, bandwidth, compute_interval=None, checkpoint_period
         passed to ``Fleet`` (``weight`` as ``weights``).
 
     Every quantity carries its unit: a string pint reads, or a pint Quantity.
+    Blocking fleets get no asynchronous keywords (all at their defaults).
     """
     if (compute_interval is None) == (checkpoint_period is None):
         raise SpecError("give exactly one of compute_interval (compute time between checkpoints "
@@ -321,20 +315,14 @@ def fleet_from_jobs(*, size, bandwidth, compute_interval=None, checkpoint_period
 
     kwargs = dict(T=T, d=d, cap=cap, throughput=throughput,
                   jitter=v["jitter"] if "jitter" in v else 0.0)
-    extra = {}
-    if checkpoint is not None and (is_async.any() or _fleet_accepts("checkpoint")):
-        extra["checkpoint"] = modes      # all "blocking" is the default of any engine
+    if checkpoint is not None and is_async.any():
+        kwargs["checkpoint"] = modes     # all "blocking" is the default
     if on_busy is not None:
-        extra["on_busy"] = _texts("on_busy", on_busy, _CHOICES["on_busy"], n)
+        kwargs["on_busy"] = _texts("on_busy", on_busy, _CHOICES["on_busy"], n)
     for name in ("snapshot", "slowdown", "weight"):
         if name in v:
-            extra[_ASYNC_FIELDS[name]] = v[name]
-    for name, keyword in _ASYNC_FIELDS.items():
-        if keyword in extra and not _fleet_accepts(keyword):
-            raise SpecError(f"{name} is given, but this stormsim's Fleet has no {keyword!r} "
-                            "(asynchronous checkpoints and weights, MODEL.md E1/E2, are not "
-                            "in this engine yet): leave it out")
-    return Fleet(**kwargs, **extra)
+            kwargs[_ASYNC_FIELDS[name]] = v[name]
+    return kwargs
 
 
 # ---------------------------------------------------------------------------
@@ -344,15 +332,15 @@ def fleet_from_jobs(*, size, bandwidth, compute_interval=None, checkpoint_period
 _HEADER = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[\s*(.*?)\s*\])?\s*$")
 
 
-def read_jobs(path) -> dict:
-    """A CSV job table -> keyword arguments of :func:`fleet_from_jobs` (one row per job).
+def read_jobs(path, names: bool = True) -> dict:
+    """A CSV job table -> keyword arguments of :func:`fleet_arguments` (one row per job).
 
     Lines starting with ``#`` are comments (put the sources there). The first
     other line is the header: each column is a name of ``JOB_COLUMNS`` with
     its unit in brackets, ``size [GB]``; cells are then plain numbers. A
     physical column without a unit in its header takes one in every cell.
     Returns per-job lists of pint Quantities, numbers and strings, plus
-    ``names`` (the ``name`` column, or job-0, job-1, ...).
+    ``names`` (the ``name`` column, or job-0, job-1, ...) unless ``names`` is False.
     """
     path = Path(path)
     try:
@@ -386,16 +374,16 @@ def read_jobs(path) -> dict:
         if unit:
             quantity(f"{where} column {name!r} unit", "1 " + unit, kind)
         columns.append((name, unit))
-    names = [c for c, _ in columns]
-    if "size" not in names:
+    given = [c for c, _ in columns]
+    if "size" not in given:
         raise SpecError(f"{where}: missing column 'size' (bytes per checkpoint, e.g. 'size [GB]')")
-    if ("compute_interval" in names) == ("checkpoint_period" in names):
+    if ("compute_interval" in given) == ("checkpoint_period" in given):
         raise SpecError(f"{where}: give exactly one of the columns 'compute_interval' (compute "
                         "time between checkpoints at full speed) and 'checkpoint_period' "
                         "(wall-clock period of a job alone)")
     if len(rows) < 2:
         raise SpecError(f"{where} has a header but no jobs: give one row per job")
-    out: dict[str, list] = {name: [] for name in names}
+    out: dict[str, list] = {name: [] for name in given}
     for (line_no, _), row in zip(numbered[1:], rows[1:]):
         if len(row) != len(columns):
             raise SpecError(f"{where} line {line_no}: {len(row)} cells, but the header names "
@@ -430,224 +418,12 @@ def read_jobs(path) -> dict:
                         JOB_COLUMNS[name][1])          # its rule, with its line in the message
             out[name].append(value if kind == "number" else quantity(label, value, kind))
     labels = out.pop("name", None) or [f"job-{i}" for i in range(len(rows) - 1)]
-    out["names"] = labels
+    if names:
+        out["names"] = labels
     return out
 
 
-def fleet_from_csv(path, *, bandwidth, cap: float = math.inf, throughput="fair") -> Fleet:
-    """A Fleet from a CSV job table (:func:`read_jobs`) and the fabric's bandwidth."""
-    jobs = read_jobs(path)
-    jobs.pop("names")
-    return fleet_from_jobs(**jobs, bandwidth=bandwidth, cap=cap, throughput=throughput)
-
-
-# ---------------------------------------------------------------------------
-# Results in physical terms
-# ---------------------------------------------------------------------------
-
-#: Two-sided confidence level of every interval here.
-LEVEL = 0.95
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A physical result with its interval.
-
-    Attributes
-    ----------
-    value, lower, upper : float
-        Point estimate and the ``LEVEL`` confidence interval, in ``unit``;
-        ``upper = inf`` where the data give no upper bound.
-    unit : str
-    method : str
-        How the interval was made (and, for no events, what bound holds).
-    n : int
-        Independent fleets it rests on.
-    """
-
-    value: float
-    lower: float
-    upper: float
-    unit: str
-    method: str
-    n: int
-
-    def __str__(self) -> str:
-        unit = f" {self.unit}" if self.unit else ""
-        return f"{self.value:.3g}{unit} [{self.lower:.3g}, {self.upper:.3g}] ({self.method})"
-
-
-def _seconds(time_unit) -> float:
-    """Seconds per model time unit: a unit string ("s", "min") or pint Quantity."""
-    return float(quantity("time_unit", "1 " + time_unit if isinstance(time_unit, str) else time_unit,
+def seconds(unit, name: str = "unit") -> float:
+    """Seconds in one ``unit`` of time: a unit ("s", "min", "h") or a pint Quantity."""
+    return float(quantity(name, "1 " + unit if isinstance(unit, str) else unit,
                           "time").to("second").magnitude)
-
-
-def _unit_factor(unit: str, kind: str = "time") -> float:
-    return float(quantity("unit", "1 " + unit, kind).to("second").magnitude)
-
-
-def _z() -> float:
-    return NormalDist().inv_cdf(0.5 + LEVEL / 2.0)
-
-
-def _measured(run):
-    occ = np.asarray(run.occupancy, dtype=np.float64)
-    if run.fleets < 2:
-        raise SpecError(f"run has {run.fleets} fleet: an interval needs independent fleets, "
-                        "at least 2 (use hundreds)")
-    if run.passage_level is not None and np.any(run.passed & (run.end_time == run.passage_time)):
-        raise SpecError("this run stopped each fleet at its passage, so its occupancy ends at the "
-                        "first collision and undercounts storms: simulate with "
-                        "stop_at_passage=False (or no passage_level) for time per day")
-    return occ
-
-
-def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str,
-           clip: bool = True) -> Estimate:
-    """Pooled ratio sum(num)/sum(den) over independent fleets, times ``scale``.
-
-    Interval: the ratio estimator's normal approximation (delta method) over
-    fleets, clipped at 0 (and, for a fraction, ``clip``, at 1); zero in every
-    fleet gives no upper bound from the time fraction alone, and says what
-    does hold.
-    """
-    n = num.size
-    total = float(den.sum())
-    r = float(num.sum()) / total
-    if r == 0.0:
-        from scipy.stats import binomtest
-
-        hi = binomtest(0, n).proportion_ci(confidence_level=LEVEL, method="exact").high
-        return Estimate(0.0, 0.0, math.inf, unit,
-                        f"no {what} in any of {n} fleets: no bound on the time from these "
-                        f"data; P(a fleet's window holds any) < {hi:.2g} (Clopper-Pearson "
-                        f"{LEVEL:.0%})", n)
-    resid = num - r * den
-    se = math.sqrt(float(np.sum(resid ** 2)) / (n * (n - 1))) / (total / n)
-    z = _z()
-    hi = min(1.0, r + z * se) if clip else r + z * se
-    return Estimate(r * scale, max(0.0, r - z * se) * scale, hi * scale, unit,
-                    f"{LEVEL:.0%} normal interval of a ratio over {n} independent fleets", n)
-
-
-def _level(level, n_jobs: int) -> int:
-    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 1 <= level <= n_jobs:
-        raise SpecError(f"level = {level!r}: must be an integer in 1..N = {n_jobs}")
-    return int(level)
-
-
-def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:
-    """Time per day with at least ``level`` jobs writing at once (default: minutes per day).
-
-    From the occupancy summed over fleets; independent of the model's time
-    unit (it is a time fraction times one day).
-    """
-    occ = _measured(run)
-    level = _level(level, occ.shape[1] - 1)
-    per_day = SECONDS_PER_DAY / _unit_factor(unit)
-    return _ratio(occ[:, level:].sum(axis=1), occ.sum(axis=1), per_day, f"{unit}/day",
-                  f"time with >= {level} writers")
-
-
-def _upcrossings(run) -> np.ndarray:
-    counts = getattr(run, "upcrossings", None)
-    if counts is None:
-        raise SpecError("this Run has no storm up-crossings (MODEL.md E3): the engine of this "
-                        "stormsim does not count storm episodes yet")
-    return np.asarray(counts)
-
-
-def storms_per_day(run, level: int = 2, time_unit="s") -> Estimate:
-    """Storms per day: up-crossings of n_w to ``level`` or more (MODEL.md E3) per day.
-
-    The rate pools the up-crossings and the measured time over fleets; its
-    interval is the ratio estimator's (normal, over independent fleets). No
-    storm in any fleet gives the exact Poisson upper bound (Garwood) on the
-    rate from the total measured time.
-    """
-    occ = _measured(run)
-    level = _level(level, occ.shape[1] - 1)
-    counts = _upcrossings(run)[:, level].astype(np.float64)
-    window = occ.sum(axis=1)
-    per_day = SECONDS_PER_DAY / _seconds(time_unit)       # model time units per day
-    if counts.sum() == 0:
-        from scipy.stats import chi2
-
-        hi = chi2.ppf(0.5 + LEVEL / 2.0, 2) / 2.0 / float(window.sum()) * per_day
-        return Estimate(0.0, 0.0, hi, "storms/day",
-                        f"no storm in {run.fleets} fleets: exact Poisson (Garwood) {LEVEL:.0%} "
-                        "upper bound from the total measured time", run.fleets)
-    return _ratio(counts, window, per_day, "storms/day", "storm", clip=False)
-
-
-def storm_duration(run, level: int = 2, unit: str = "s", time_unit="s") -> Estimate:
-    """Mean duration of a storm (n_w >= ``level``): time at or above the level per up-crossing."""
-    occ = _measured(run)
-    level = _level(level, occ.shape[1] - 1)
-    counts = _upcrossings(run)[:, level].astype(np.float64)
-    if counts.sum() == 0:
-        raise SpecError(f"no storm reached level {level} in any of the {run.fleets} fleets: "
-                        "no duration to average (storms_per_day bounds their rate)")
-    return _ratio(occ[:, level:].sum(axis=1), counts, _seconds(time_unit) / _unit_factor(unit),
-                  unit, "storm", clip=False)
-
-
-def write_time_per_day(run, unit: str = "h") -> Estimate:
-    """Time per day one job spends writing its checkpoints (blocked, for blocking jobs).
-
-    E[n_w] / N of the measured time, times one day. Compare with the lone
-    job's share d / (T + d): the excess is what contention costs.
-    """
-    occ = _measured(run)
-    n_jobs = occ.shape[1] - 1
-    busy = (occ * np.arange(n_jobs + 1)).sum(axis=1) / n_jobs
-    per_day = SECONDS_PER_DAY / _unit_factor(unit)
-    return _ratio(busy, occ.sum(axis=1), per_day, f"{unit}/day per job", "write time")
-
-
-def time_to_passage(run, unit: str = "h", time_unit="s") -> Estimate:
-    """Median time to the run's passage (``passage_level = 2``: the first collision).
-
-    Kaplan-Meier over fleets in time, each fleet without a passage censored
-    at the end of its run; the interval is Brookmeyer-Crowley's
-    (``stormsim.survival``). ``upper = inf`` (or value inf) where the runs are
-    too short to bound it: raise ``cycles``. ``time_unit`` is the model's unit
-    of time (seconds for fleets from physical units).
-    """
-    if run.passage_level is None:
-        raise SpecError("time_to_passage needs a run with a passage_level (2: the first collision)")
-    t, observed = passage_times(run.passage_cycle, run.cycles, run.passage_time, run.end_time)
-    med, lo, hi = median_survival(t, observed, level=LEVEL)
-    k = _seconds(time_unit) / _unit_factor(unit)
-    censored = int((~observed).sum())
-    return Estimate(med * k, lo * k, hi * k, unit,
-                    f"median, {LEVEL:.0%} Brookmeyer-Crowley interval, Kaplan-Meier over "
-                    f"{t.size} fleets, {censored} censored", int(t.size))
-
-
-def passage_probability(run, within, time_unit="s") -> Estimate:
-    """P(the run's passage, e.g. the first collision, happens within ``within``).
-
-    ``within`` is a time with its unit ("1 day"). A binomial proportion over
-    fleets with the exact (Clopper-Pearson) interval; every fleet must have
-    been followed that long or have passed before (else raise ``cycles``).
-    """
-    if run.passage_level is None:
-        raise SpecError("passage_probability needs a run with a passage_level (2: the first collision)")
-    horizon = float(quantity("within", within, "time").to("second").magnitude) / _seconds(time_unit)
-    if not horizon > 0.0:
-        raise SpecError(f"within = {within!r}: must be > 0")
-    hit = run.passed & (run.passage_time <= horizon)
-    short = ~hit & (run.end_time < horizon)
-    if np.any(short):
-        raise SpecError(f"{int(short.sum())} of {run.fleets} fleets stopped before within = "
-                        f"{within!r} without a passage (the longest ran "
-                        f"{float(run.end_time.max()) * _seconds(time_unit) / 3600.0:.3g} h): "
-                        "raise cycles so every fleet covers the horizon")
-    from scipy.stats import binomtest
-
-    x, n = int(hit.sum()), int(run.fleets)
-    ci = binomtest(x, n).proportion_ci(confidence_level=LEVEL, method="exact")
-    return Estimate(x / n, float(ci.low), float(ci.high), "",
-                    f"{x} of {n} fleets, Clopper-Pearson {LEVEL:.0%}", n)

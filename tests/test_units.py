@@ -1,6 +1,7 @@
 """Fleets in physical units (MODEL.md E4): conversions, job tables, errors, results."""
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
 
@@ -9,13 +10,15 @@ import pytest
 from scipy.stats import binomtest
 
 import stormsim
-from stormsim import SpecError, units
+from stormsim import SpecError, physical, units
 from stormsim.analysis import tail_probability
 from stormsim.survival import median_survival, passage_times
 
 pint = pytest.importorskip("pint")  # the [units] extra; in the test extra, so present in `make test`
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The engine has asynchronous checkpoints and weights (MODEL.md E1, E2).
+ASYNC_ENGINE = "checkpoint" in inspect.signature(stormsim.Fleet).parameters
 
 #: Unit conversions are one or two float operations (a prefix factor, a
 #: division): exact to a few ulps.
@@ -88,7 +91,7 @@ def test_checkpoint_period_is_the_lone_jobs_wall_clock_period(cap):
 
 
 def test_checkpoint_period_of_async_jobs_is_their_lone_cycle():
-    if not units._fleet_accepts("checkpoint"):
+    if not ASYNC_ENGINE:
         pytest.skip("this engine has no asynchronous checkpoints yet (MODEL.md E1)")
     for cap, eps in ((math.inf, 0.0), (math.inf, 0.3), (0.7, 0.5)):
         fleet = stormsim.Fleet.from_jobs(n_jobs=1, checkpoint_period="30 min", size="840 GB",
@@ -102,12 +105,12 @@ def test_checkpoint_period_of_async_jobs_is_their_lone_cycle():
 def test_async_fields_pass_through_or_are_refused_clearly():
     kw = dict(n_jobs=2, compute_interval="30 min", size="10 GB", bandwidth="1 GB/s",
               checkpoint="async", snapshot="5 s", slowdown=0.1, on_busy="skip", weight=[1.0, 3.0])
-    if units._fleet_accepts("checkpoint"):
+    if ASYNC_ENGINE:
         fleet = stormsim.Fleet.from_jobs(**kw)
         np.testing.assert_array_equal(np.asarray(fleet.snapshot), 5.0)
         np.testing.assert_array_equal(np.asarray(fleet.weights), [1.0, 3.0])
     else:
-        with pytest.raises(SpecError, match=r"checkpoint is given, but this stormsim's Fleet has no"):
+        with pytest.raises(TypeError, match=r"unexpected keyword argument"):
             stormsim.Fleet.from_jobs(**kw)
     # blocking fleets never need the async keywords: they build on any engine
     for extra in ({}, {"checkpoint": "blocking"}, {"checkpoint": ["blocking", "blocking"]}):
@@ -129,7 +132,7 @@ def pod_runs():
 
 def test_storm_time_per_day_is_the_pooled_time_fraction_times_a_day(pod_runs):
     _, occ, _ = pod_runs
-    est = units.storm_time_per_day(occ, level=2, unit="min")
+    est = physical.storm_time_per_day(occ, level=2, unit="min")
     pooled = occ.occupancy[:, 2:].sum() / occ.occupancy.sum()
     assert est.value == pytest.approx(pooled * 1440.0, rel=CONVERSION_RTOL)
     assert est.lower < est.value < est.upper and est.unit == "min/day" and est.n == 200
@@ -137,7 +140,7 @@ def test_storm_time_per_day_is_the_pooled_time_fraction_times_a_day(pod_runs):
     per_fleet = tail_probability(occ.occupancy, 2) * 1440.0
     assert per_fleet.min() < est.lower and est.upper < per_fleet.max()
     # a unit is a unit: seconds per day are 60 x minutes per day
-    assert units.storm_time_per_day(occ, 2, unit="s").value == pytest.approx(60 * est.value,
+    assert physical.storm_time_per_day(occ, 2, unit="s").value == pytest.approx(60 * est.value,
                                                                            rel=CONVERSION_RTOL)
 
 
@@ -145,8 +148,8 @@ def test_storm_time_interval_covers_a_ten_times_larger_run(pod_runs):
     # Fixed seeds: deterministic. The 95% interval of 200 fleets holds the
     # estimate of 2000 other fleets (whose own error is ~3x smaller).
     fleet, occ, _ = pod_runs
-    est = units.storm_time_per_day(occ, level=2)
-    big = units.storm_time_per_day(stormsim.simulate(fleet, fleets=2000, cycles=500, seed=30), 2)
+    est = physical.storm_time_per_day(occ, level=2)
+    big = physical.storm_time_per_day(stormsim.simulate(fleet, fleets=2000, cycles=500, seed=30), 2)
     assert est.lower <= big.value <= est.upper
     assert big.upper - big.lower < est.upper - est.lower
 
@@ -157,7 +160,7 @@ def test_write_time_of_uncontended_jobs_is_their_lone_share():
                                      bandwidth="2.5 GB/s", throughput="ideal")
     cycles = 400
     run = stormsim.simulate(fleet, fleets=20, cycles=cycles, seed=5)
-    est = units.write_time_per_day(run, unit="h")
+    est = physical.write_time_per_day(run, unit="h")
     lone = 24.0 * 336.0 / 2136.0
     # the measured window ends at the slowest job's K-th firing: edges are
     # off by at most one write per job in K cycles
@@ -170,7 +173,7 @@ def test_no_storm_time_gives_a_bound_not_a_bare_zero():
     fleet = stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="1 GB",
                                      bandwidth="1 GB/s")
     run = stormsim.simulate(fleet, launch=[0.0, 0.5], fleets=50, cycles=100)
-    est = units.storm_time_per_day(run, level=2)
+    est = physical.storm_time_per_day(run, level=2)
     assert est.value == 0.0 and est.upper == math.inf
     cp = binomtest(0, 50).proportion_ci(confidence_level=0.95, method="exact").high
     assert f"< {cp:.2g} (Clopper-Pearson" in est.method
@@ -178,14 +181,14 @@ def test_no_storm_time_gives_a_bound_not_a_bare_zero():
 
 def test_time_to_passage_is_the_kaplan_meier_median_in_hours(pod_runs):
     _, _, first = pod_runs
-    est = units.time_to_passage(first, unit="h")
+    est = physical.time_to_passage(first, unit="h")
     t, observed = passage_times(first.passage_cycle, first.cycles, first.passage_time,
                                 first.end_time)
     med, lo, hi = median_survival(t, observed)
     assert (est.value, est.lower, est.upper) == pytest.approx((med / 3600, lo / 3600, hi / 3600),
                                                               rel=CONVERSION_RTOL)
     assert est.lower <= est.value <= est.upper
-    assert units.time_to_passage(first, unit="min").value == pytest.approx(60 * est.value,
+    assert physical.time_to_passage(first, unit="min").value == pytest.approx(60 * est.value,
                                                                          rel=CONVERSION_RTOL)
 
 
@@ -194,18 +197,18 @@ def test_time_unit_reads_a_fleet_given_in_minutes():
                                        bandwidth="8 GB/s", jitter="9 s")
     minutes = stormsim.Fleet(T=seconds.T / 60.0, d=seconds.d / 60.0, jitter=seconds.jitter / 60.0)
     kw = dict(fleets=100, cycles=300, passage_level=2, seed=6)
-    a = units.time_to_passage(stormsim.simulate(seconds, **kw), unit="h")
-    b = units.time_to_passage(stormsim.simulate(minutes, **kw), unit="h", time_unit="min")
+    a = physical.time_to_passage(stormsim.simulate(seconds, **kw), unit="h")
+    b = physical.time_to_passage(stormsim.simulate(minutes, **kw), unit="h", time_unit="min")
     assert (b.value, b.lower, b.upper) == pytest.approx((a.value, a.lower, a.upper), rel=SCALED_RTOL)
-    pa = units.passage_probability(stormsim.simulate(seconds, **kw), within="2 h")
-    pb = units.passage_probability(stormsim.simulate(minutes, **kw), within="120 min",
+    pa = physical.passage_probability(stormsim.simulate(seconds, **kw), within="2 h")
+    pb = physical.passage_probability(stormsim.simulate(minutes, **kw), within="120 min",
                                    time_unit="min")
     assert pa == pb
 
 
 def test_passage_probability_is_a_proportion_with_an_exact_interval(pod_runs):
     _, _, first = pod_runs
-    est = units.passage_probability(first, within="3 h")
+    est = physical.passage_probability(first, within="3 h")
     x = int((first.passage_time <= 3 * 3600.0).sum())
     ci = binomtest(x, first.fleets).proportion_ci(confidence_level=0.95, method="exact")
     assert (est.value, est.lower, est.upper) == (x / first.fleets, ci.low, ci.high)
@@ -218,22 +221,22 @@ def test_passage_probability_refuses_a_horizon_the_runs_do_not_cover(pod_runs):
     assert not first.passed.all()
     with pytest.raises(SpecError, match=r"fleets stopped before within = '1 year' without a "
                                         r"passage .* raise cycles"):
-        units.passage_probability(first, within="1 year")
+        physical.passage_probability(first, within="1 year")
 
 
 def test_result_helpers_refuse_runs_they_cannot_read(pod_runs):
     _, occ, first = pod_runs
     with pytest.raises(SpecError, match=r"stopped each fleet at its passage.*stop_at_passage=False"):
-        units.storm_time_per_day(first)
+        physical.storm_time_per_day(first)
     with pytest.raises(SpecError, match=r"needs a run with a passage_level"):
-        units.time_to_passage(occ)
+        physical.time_to_passage(occ)
     with pytest.raises(SpecError, match=r"level = 9: must be an integer in 1..N = 8"):
-        units.storm_time_per_day(occ, level=9)
+        physical.storm_time_per_day(occ, level=9)
     with pytest.raises(SpecError, match=r"unit = '1 GB' is a size: must be a time"):
-        units.storm_time_per_day(occ, unit="GB")
+        physical.storm_time_per_day(occ, unit="GB")
     one = stormsim.simulate(stormsim.Fleet.identical(2, load=0.3), fleets=1, cycles=10)
     with pytest.raises(SpecError, match=r"at least 2"):
-        units.write_time_per_day(one)
+        physical.write_time_per_day(one)
 
 
 # -- job tables ----------------------------------------------------------------
@@ -359,7 +362,7 @@ def test_from_jobs_errors_name_the_parameter_the_value_and_the_rule(kw, message)
      r"too short: the snapshot plus the slowed compute while persisting takes 346 s"),
 ])
 def test_checkpoint_period_shorter_than_the_write_is_refused(extra, message):
-    if extra and not units._fleet_accepts("checkpoint"):
+    if extra and not ASYNC_ENGINE:
         pytest.skip("this engine has no asynchronous checkpoints yet (MODEL.md E1)")
     with pytest.raises(SpecError, match=message):
         stormsim.Fleet.from_jobs(n_jobs=1, checkpoint_period="5 min", size="840 GB",
@@ -385,23 +388,23 @@ def test_storms_per_day_of_a_locked_pair_is_one_per_cycle():
                                      bandwidth="2.5 GB/s", throughput="ideal")
     cycles = 400
     run = stormsim.simulate(fleet, launch=[1.0, 0.95], fleets=4, cycles=cycles)
-    est = units.storms_per_day(run, level=2)
+    est = physical.storms_per_day(run, level=2)
     assert est.value == pytest.approx(86400.0 / (1800.0 + 336.0), rel=_edge_rtol(cycles))
     # each storm lasts the overlap of the two writes: d - 0.05 T
-    dur = units.storm_duration(run, level=2, unit="s")
+    dur = physical.storm_duration(run, level=2, unit="s")
     assert dur.value == pytest.approx(336.0 - 0.05 * 1800.0, rel=_edge_rtol(cycles))
 
 
 @needs_upcrossings
 def test_storms_per_day_pools_up_crossings_over_measured_time(pod_runs):
     _, occ, _ = pod_runs
-    est = units.storms_per_day(occ, level=2)
+    est = physical.storms_per_day(occ, level=2)
     rate = occ.upcrossings[:, 2].sum() / occ.occupancy.sum()
     assert est.value == pytest.approx(rate * 86400.0, rel=CONVERSION_RTOL)
     assert est.lower < est.value < est.upper
-    in_minutes = units.storms_per_day(occ, level=2, time_unit="min")
+    in_minutes = physical.storms_per_day(occ, level=2, time_unit="min")
     assert in_minutes.value == pytest.approx(est.value / 60.0, rel=CONVERSION_RTOL)
-    dur = units.storm_duration(occ, level=2)
+    dur = physical.storm_duration(occ, level=2)
     assert dur.value == pytest.approx(occ.occupancy[:, 2:].sum() / occ.upcrossings[:, 2].sum(),
                                       rel=CONVERSION_RTOL)
 
@@ -411,9 +414,9 @@ def test_no_storms_give_a_poisson_bound():
     fleet = stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="1 GB",
                                      bandwidth="1 GB/s")
     run = stormsim.simulate(fleet, launch=[0.0, 0.5], fleets=50, cycles=100)
-    est = units.storms_per_day(run, level=2)
+    est = physical.storms_per_day(run, level=2)
     days = run.occupancy.sum() / 86400.0
     assert est.value == 0.0
     assert est.upper == pytest.approx(3.6889 / days, rel=1e-4)   # chi2(0.975, 2)/2 = 3.6889
     with pytest.raises(SpecError, match=r"no storm reached level 2"):
-        units.storm_duration(run, level=2)
+        physical.storm_duration(run, level=2)
