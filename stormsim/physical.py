@@ -16,7 +16,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .model import SpecError
+from .errors import SpecError
 from .survival import median_survival, passage_times
 from .units import SECONDS_PER_DAY, quantity, seconds
 

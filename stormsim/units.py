@@ -54,7 +54,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import SpecError, _fmt   # (model imports this module only inside Fleet.from_jobs)
+from ._format import fmt_array as _fmt
+from .errors import SpecError
 
 __all__ = ["JOB_COLUMNS", "SECONDS_PER_DAY", "fleet_arguments", "quantity", "read_jobs",
            "registry", "seconds"]
