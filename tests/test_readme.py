@@ -53,3 +53,14 @@ def test_readme_physical_fleets_print_what_it_shows(tmp_path, monkeypatch, capsy
         runpy.run_path(script, run_name="__main__")
         printed = capsys.readouterr().out
         assert printed == output, name   # every line, digit for digit
+    # its sweep file, and the rows the README shows
+    assert main(["sweep", "examples/gpu_pod_bandwidth.toml", "-o", "pod.h5", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["inspect", "pod.h5", "--tail", "2,3,4"]) == 0
+    table = capsys.readouterr().out
+    shown = re.search(r"stormsim inspect pod.h5 --tail 2,3,4\n```\n\n```\n(.*?)```", README,
+                      re.S).group(1)
+    rows = [line for line in shown.splitlines() if line.strip()]
+    assert len(rows) == 4
+    for line in rows:
+        assert line in table, line

@@ -420,3 +420,63 @@ def test_no_storms_give_a_poisson_bound():
     assert est.upper == pytest.approx(3.6889 / days, rel=1e-4)   # chi2(0.975, 2)/2 = 3.6889
     with pytest.raises(SpecError, match=r"no storm reached level 2"):
         physical.storm_duration(run, level=2)
+
+
+# -- job tables in sweep files (keys 'jobs' and 'bandwidth') ------------------------
+
+POD_SWEEP = """
+[fixed]
+jobs = "{jobs}"
+launch = "random"
+fleets = 8
+cycles = 20
+[grid]
+bandwidth = ["20 GB/s", "80 GB/s"]
+"""
+
+
+def test_sweep_job_table_cells_are_the_tables_fleets(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pod.csv").write_text((ROOT / "examples" / "gpu_pod.csv").read_text())
+    sweep_file = tmp_path / "sub" / "pod.toml"
+    sweep_file.write_text(POD_SWEEP.format(jobs="pod.csv"))   # relative to the sweep file
+    sweep = stormsim.load_sweep(sweep_file)
+    for cell, bw in zip(sweep.cells, ("20 GB/s", "80 GB/s")):
+        assert cell.fleet == stormsim.Fleet.from_csv(ROOT / "examples" / "gpu_pod.csv",
+                                                     bandwidth=bw)
+        assert cell.values["N"] == 8 and cell.values["bandwidth"] == bw
+        assert cell.values["jobs"] == "pod.csv"
+    # the fleet enters the seed through its encoding: the same fleet given as
+    # N, T, d and jitter gets the same run seed
+    plain = stormsim.parse_sweep("[fixed]\nN = 8\nT = 900.0\nd = 1.2\njitter = 9.0\n"
+                                 "launch = 'random'\nfleets = 8\ncycles = 20\n")
+    assert plain.cells[0].fleet == sweep.cells[1].fleet
+    assert plain.cells[0].run_seed == sweep.cells[1].run_seed
+
+
+def test_example_sweep_file_runs_from_its_own_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                  # not the examples folder
+    sweep = stormsim.load_sweep(ROOT / "examples" / "gpu_pod_bandwidth.toml")
+    assert [c.fleet.d[0] for c in sweep.cells] == pytest.approx([96 / 5, 96 / 20, 96 / 80],
+                                                                rel=CONVERSION_RTOL)
+
+
+@pytest.mark.parametrize("fixed, message", [
+    ('jobs = "pod.csv"', r"'jobs' \(a CSV job table\) and 'bandwidth' .* go together: give both; "
+                         r"got only jobs"),
+    ('bandwidth = "80 GB/s"\nN = 8\nd = 0.1', r"give both; got only bandwidth"),
+    ('jobs = "pod.csv"\nbandwidth = "80 GB/s"\nN = 8\nT = 2.0',
+     r"jobs \(a job table\) gives every job's T, d and jitter: leave out 'N', 'T'"),
+    ('jobs = "missing.csv"\nbandwidth = "80 GB/s"', r"job table .*missing.csv.*cannot be read"),
+    ('jobs = "pod.csv"\nbandwidth = "80 GB"', r"\[fixed\] bandwidth = \"80 GB\": it is a size: must "
+                                              r"be a bandwidth"),
+    ('jobs = "pod.csv"\nbandwidth = 80', r"\[fixed\] bandwidth = 80: must be a string, a number "
+                                         r"and its unit"),
+    ('jobs = 3\nbandwidth = "80 GB/s"', r"\[fixed\] jobs = 3: must be a string"),
+])
+def test_sweep_job_table_errors(tmp_path, fixed, message):
+    (tmp_path / "pod.csv").write_text((ROOT / "examples" / "gpu_pod.csv").read_text())
+    path = tmp_path / "bad.toml"
+    path.write_text(f"[fixed]\n{fixed}\nfleets = 4\ncycles = 10\n")
+    with pytest.raises(stormsim.SweepError, match=message):
+        stormsim.load_sweep(path)
