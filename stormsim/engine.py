@@ -18,11 +18,28 @@ from .model import Fleet
 #: is reported often. Results do not depend on it.
 BATCH_EVENTS = 20_000_000
 
+#: Events per job per cycle: a job changes phase twice a cycle (COMPUTE ->
+#: WRITE -> COMPUTE), so a fleet that runs its K cycles takes ~2 N K events.
+EVENTS_PER_JOB_CYCLE = 2
+
+#: The kernel's wall time per event on one core (ns) against N, identical
+#: jobs: `make bench` at commit 5bed4bb (README "Performance", workloads (a)
+#: and (d)); heterogeneous jobs cost ~1.5x. For estimates before anything is
+#: measured (a sweep's expected time); measured costs replace it.
+NS_PER_EVENT = ((4, 16.9), (16, 21.2), (64, 24.6), (256, 32.7), (1024, 35.8))
+
+
+def seconds_per_event(n_jobs: int) -> float:
+    """NS_PER_EVENT interpolated in log2 N (held constant beyond its ends), in s."""
+    ns, cost = zip(*NS_PER_EVENT)
+    return float(np.interp(math.log2(n_jobs), np.log2(ns), cost)) * 1e-9
+
 
 def default_batch(n_jobs: int, cycles: int) -> int:
     """Fleets in the first kernel call: about BATCH_EVENTS events if every
-    fleet runs its full ``cycles`` (2 N events per cycle), 16..4096 fleets."""
-    return int(min(4096, max(16, BATCH_EVENTS // (2 * n_jobs * cycles))))
+    fleet runs its full ``cycles``, 16..4096 fleets."""
+    per_fleet = EVENTS_PER_JOB_CYCLE * n_jobs * cycles
+    return int(min(4096, max(16, BATCH_EVENTS // per_fleet)))
 
 
 def next_batch(events_done: int, fleets_done: int) -> int:
@@ -79,6 +96,16 @@ class Run:
     def fleets(self) -> int:
         return int(self.occupancy.shape[0])
 
+    def __repr__(self) -> str:
+        level = "" if self.passage_level is None else (
+            f", passage_level={self.passage_level}: {int(self.passed.sum())} passed")
+        rec = ", firings recorded" if self.firings is not None else ""
+        return (f"<stormsim.Run: {self.fleets} fleets of {self.fleet.n_jobs} jobs, "
+                f"{self.cycles} cycles, launch {self.launch!r}, seed={self.seed}"
+                f"{level}{rec}, {int(self.events.sum())} events>")
+
+    __str__ = __repr__
+
     @property
     def occupancy_fraction(self) -> np.ndarray:
         """(fleets, N + 1): fraction of the measured window with exactly n writers."""
@@ -100,6 +127,13 @@ def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
         rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
         raise SpecError(f"{name} = {value!r}: must be {rng}")
     return value
+
+
+def _check_flag(name: str, value) -> bool:
+    """A flag -> a Python bool (one kernel signature); 'yes', 1 or None are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise SpecError(f"{name} = {value!r}: must be True or False")
+    return bool(value)
 
 
 QUEUE_KINDS = ("auto", "heap", "ring")
@@ -206,7 +240,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     sigma = np.ascontiguousarray(fleet.jitter)
     rw, rc = fleet.writer_rate, fleet.computer_rate
     level = 0 if passage_level is None else passage_level
-    record_firings, stop_at_passage = bool(record_firings), bool(stop_at_passage)  # one signature
+    record_firings = _check_flag("record_firings", record_firings)
+    stop_at_passage = _check_flag("stop_at_passage", stop_at_passage)
 
     firings = np.full((fleets, n, cycles), np.nan) if record_firings else None
     occupancy = np.empty((fleets, n + 1))

@@ -281,7 +281,8 @@ class Fleet:
 
     def __repr__(self) -> str:
         if self.is_identical:
-            return (f"Fleet.identical({self.n_jobs}, T={self.T[0]!r}, d={self.d[0]!r}, "
-                    f"cap={self.cap!r}, throughput={self.throughput!r}, jitter={self.jitter[0]!r})")
+            return (f"Fleet.identical({self.n_jobs}, T={float(self.T[0])!r}, "
+                    f"d={float(self.d[0])!r}, cap={self.cap!r}, "
+                    f"throughput={self.throughput!r}, jitter={float(self.jitter[0])!r})")
         return (f"Fleet(T={fmt_array(self.T)}, d={fmt_array(self.d)}, cap={self.cap!r}, "
                 f"throughput={self.throughput!r}, jitter={fmt_array(self.jitter)})")

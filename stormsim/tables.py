@@ -44,15 +44,32 @@ def cells_table(sweep) -> str:
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], rows))
 
 
+def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
+    """P(n_w >= k) with its interval, as the inspect table prints it."""
+    if method == "zero-bound":
+        return f"0 (<{hi:.2e})"
+    if method == "one-bound":
+        return f"1 (>{lo:.2e})"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{p:.3e} no CI"
+    return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
 def inspect_table(res, tail, unit: str) -> str:
     """The text table of ``stormsim inspect`` for a Results."""
     s = res.summary(tail=tail, unit=unit)
     P = res.params
     n = res.n_cells
     lines = []
-    state = ("complete" if res.complete else
-             f"UNFINISHED: {int((res.fleets_done == res.fleets).sum())}/{n} cells done; "
-             "run the same sweep command again to resume")
+    cells_done = int((res.fleets_done == res.fleets).sum())
+    if res.complete:
+        state = "complete"
+    elif res.running:
+        state = (f"RUNNING ({res.writer} is writing it): {cells_done}/{n} cells done so far; "
+                 "inspect it again later")
+    else:
+        state = (f"UNFINISHED: {cells_done}/{n} cells done; run the same sweep command again "
+                 "to resume")
     lines.append(f"{res.path}: sweep {res.name!r}, {n} cells, {state}")
     lines.append(f"stormsim {res.version}; occupancy stored "
                  + ("per fleet" if res.occupancy == "fleet" else "as its sum over fleets"))
@@ -74,9 +91,10 @@ def inspect_table(res, tail, unit: str) -> str:
         return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
 
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
+    too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
-        header.append(label)
+        header.append(label + " [95% CI]")
     rows = []
     for i in range(n):
         row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
@@ -91,7 +109,9 @@ def inspect_table(res, tail, unit: str) -> str:
                 row += ["-", "-"]
         for lv in tail:
             p = s[f"P(n_w>={lv})"][i]
-            row.append("-" if math.isnan(p) or structural_zero(lv, i) else f"{p:.3e}")
+            row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
+                p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
+                s[f"P(n_w>={lv}):method"][i]))
         rows.append(row)
     lines.append("")
     lines += render(header, rows)
@@ -107,9 +127,16 @@ def inspect_table(res, tail, unit: str) -> str:
                          "with the fleets censored at the cycle cap K included (a passage at a "
                          "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
                          "band); '>K': not reached within the K-cycle cap.")
+    for lv in too_high:
+        lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
     if tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
-                     "writing, from the occupancy summed over its fleets.")
+                     "writing, from the occupancy summed over its fleets; 95% CI from the "
+                     "spread between its independent " + ("fleets" if res.occupancy == "fleet"
+                                                          else "blocks of fleets")
+                     + " (delta method of the ratio estimator, on the logit scale); '0 (<b)': "
+                     "no fleet reached k, b is a one-sided 95% upper bound (1 - "
+                     "0.05^(1/fleets)); 'no CI': one independent unit only.")
     else:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --tail)")

@@ -14,12 +14,13 @@ FLOORS = [
     "_version", "errors", "_format", "_numba_cache",           # facts without dependencies
     "units",                                                   # physical units -> the model's
     "model", "launch", "_kernel", "engine",                    # the engine
-    "survival", "analysis", "physical",                        # statistics of arrays
+    "survival", "analysis", "tails", "summary", "physical",    # statistics of arrays
     "progress", "executors",                                   # where and how visibly units run
     "_checks", "_jobtable", "spec",                            # the sweep file -> cells
     "work",                                                    # units, parts, exact sums
     "_files", "_parts",                                        # files that survive a kill
-    "tables", "results", "store",                              # reading and writing results
+    "layout",                                                  # the HDF5 result layout
+    "tables", "export", "results", "store",                    # reading and writing results
     "sweep",                                                   # the driver
     "plots", "report", "cli", "__main__", "__init__",          # faces
 ]
