@@ -18,14 +18,11 @@ import numpy as np
 
 from .errors import SpecError
 from .survival import median_survival, passage_times
+from .tails import LEVEL, tail_estimate
 from .units import SECONDS_PER_DAY, quantity, seconds
 
 __all__ = ["LEVEL", "Estimate", "passage_probability", "storm_duration", "storm_time_per_day",
            "storms_per_day", "time_to_passage", "write_time_per_day"]
-
-
-#: Two-sided confidence level of every interval here.
-LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -77,21 +74,13 @@ def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str,
     """Pooled ratio sum(num)/sum(den) over independent fleets, times ``scale``.
 
     Interval: the ratio estimator's normal approximation (delta method) over
-    fleets, clipped at 0 (and, for a fraction, ``clip``, at 1); zero in every
-    fleet gives no upper bound from the time fraction alone, and says what
-    does hold.
+    fleets, clipped at 0 (and, for a fraction, ``clip``, at 1).
     """
     n = num.size
     total = float(den.sum())
     r = float(num.sum()) / total
-    if r == 0.0:
-        from scipy.stats import binomtest
-
-        hi = binomtest(0, n).proportion_ci(confidence_level=LEVEL, method="exact").high
-        return Estimate(0.0, 0.0, math.inf, unit,
-                        f"no {what} in any of {n} fleets: no bound on the time from these "
-                        f"data; P(a fleet's window holds any) < {hi:.2g} (Clopper-Pearson "
-                        f"{LEVEL:.0%})", n)
+    if r == 0.0:                       # (callers bound their zero cases themselves)
+        return Estimate(0.0, 0.0, math.inf, unit, f"no {what} in any of {n} fleets", n)
     resid = num - r * den
     se = math.sqrt(float(np.sum(resid ** 2)) / (n * (n - 1))) / (total / n)
     z = _z()
@@ -109,14 +98,22 @@ def _level(level, n_jobs: int) -> int:
 def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:
     """Time per day with at least ``level`` jobs writing at once (default: minutes per day).
 
-    From the occupancy summed over fleets; independent of the model's time
-    unit (it is a time fraction times one day).
+    P(n_w >= level) with its interval from ``stormsim.tails`` (the ratio
+    estimator over fleets on the logit scale; no fleet reaching the level
+    gives a one-sided upper bound), times one day. Independent of the
+    model's time unit: it is a time fraction.
     """
     occ = _measured(run)
     level = _level(level, occ.shape[1] - 1)
+    est = tail_estimate(occ, level=LEVEL)
     per_day = SECONDS_PER_DAY / seconds(unit)
-    return _ratio(occ[:, level:].sum(axis=1), occ.sum(axis=1), per_day, f"{unit}/day",
-                  f"time with >= {level} writers")
+    method = {"ratio-logit": f"{LEVEL:.0%} ratio-estimator interval over {run.fleets} fleets "
+                             "(logit scale, stormsim.tails)",
+              "zero-bound": f"no fleet of {run.fleets} reached {level} writers: {LEVEL:.0%} "
+                            "one-sided upper bound (stormsim.tails)"}.get(
+        est.method[level], f"{est.method[level]} (stormsim.tails)")
+    return Estimate(float(est.p[level]) * per_day, float(est.lo[level]) * per_day,
+                    float(est.hi[level]) * per_day, f"{unit}/day", method, run.fleets)
 
 
 def _upcrossings(run) -> np.ndarray:

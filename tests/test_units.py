@@ -13,6 +13,7 @@ import stormsim
 from stormsim import SpecError, physical, units
 from stormsim.analysis import tail_probability
 from stormsim.survival import median_survival, passage_times
+from stormsim.tails import tail_estimate
 
 pint = pytest.importorskip("pint")  # the [units] extra; in the test extra, so present in `make test`
 
@@ -174,9 +175,19 @@ def test_no_storm_time_gives_a_bound_not_a_bare_zero():
                                      bandwidth="1 GB/s")
     run = stormsim.simulate(fleet, launch=[0.0, 0.5], fleets=50, cycles=100)
     est = physical.storm_time_per_day(run, level=2)
-    assert est.value == 0.0 and est.upper == math.inf
-    cp = binomtest(0, 50).proportion_ci(confidence_level=0.95, method="exact").high
-    assert f"< {cp:.2g} (Clopper-Pearson" in est.method
+    assert est.value == 0.0 and est.lower == 0.0
+    # the mean share is at most P(a fleet reaches 2), which 50 misses bound
+    assert est.upper == pytest.approx((1.0 - 0.05 ** (1 / 50)) * 1440.0, rel=CONVERSION_RTOL)
+    assert "one-sided upper bound" in est.method
+
+
+def test_storm_time_interval_is_the_tails_interval(pod_runs):
+    _, occ, _ = pod_runs
+    tails = tail_estimate(occ.occupancy)
+    for k in (2, 3):
+        est = physical.storm_time_per_day(occ, level=k, unit="h")
+        assert (est.lower, est.upper) == pytest.approx((tails.lo[k] * 24.0, tails.hi[k] * 24.0),
+                                                       rel=CONVERSION_RTOL)
 
 
 def test_time_to_passage_is_the_kaplan_meier_median_in_hours(pod_runs):
