@@ -63,6 +63,8 @@ PARAM_ATTRS = {
     "jitter": ("s", "compute jitter sigma (NaN where jobs differ)"),
     "margin": ("s", "stagger margin m (NaN where no stagger exists)"),
     "m_over_sigma": ("1", "stagger margin over jitter m/sigma (inf: no jitter)"),
+    "jobs": (None, "CSV job table giving the jobs (relative to the sweep file; empty: none)"),
+    "bandwidth": (None, "the fabric's bandwidth with its unit, with jobs (empty: none)"),
     "launch": (None, "initial phases: random, sync or stagger"),
     "passage_level": ("1", "first passage recorded to n_w >= this level (0: none)"),
     "stop_at_passage": ("1", "each fleet stops at its passage"),

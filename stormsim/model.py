@@ -272,6 +272,25 @@ class Fleet:
         return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
                    jitter=jitter)
 
+    @classmethod
+    def from_jobs(cls, **quantities) -> "Fleet":
+        """A fleet from physical units (MODEL.md E4), e.g. ``Fleet.from_jobs(n_jobs=24,
+        compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
+        Keywords and conventions: ``stormsim.units.fleet_arguments``."""
+        from .units import fleet_arguments  # a floor below the model: imported on use
+
+        return cls(**fleet_arguments(**quantities))
+
+    @classmethod
+    def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
+                 throughput: ThroughputSpec = "fair") -> "Fleet":
+        """A fleet from a CSV job table (one row per job, each column's unit in its
+        header) and the fabric's bandwidth: ``stormsim.units.read_jobs``."""
+        from .units import read_jobs
+
+        return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
+                             throughput=throughput)
+
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")
 

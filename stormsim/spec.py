@@ -49,7 +49,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import _checks as ck
+from . import _checks as ck, _jobtable
 from ._checks import Bad
 from ._format import fmt_toml
 from .errors import SpecError, SweepError
@@ -109,7 +109,7 @@ _f8, _i8 = np.float64, np.int64
 #: parameter table). The only place a key is described.
 KEYS: tuple[Key, ...] = (
     Key("N", "the number of jobs, an integer >= 1", ck.int_at_least(1), REQUIRED, _i8,
-        aliases=("n", "n_jobs", "jobs")),
+        aliases=("n", "n_jobs")),
     Key("T", "compute work between two checkpoints (s at full rate): a number > 0, or a list "
         "with one per job", ck.per_job(False), 1.0, _f8),
     Key("d", "checkpoint volume (s writing alone): a number > 0, or a list with one per job",
@@ -130,6 +130,10 @@ KEYS: tuple[Key, ...] = (
         "jitter); sets sigma = m / (m/sigma), m = stagger_margin of the fleet",
         lambda v: ck.positive(v, allow_inf=True), ABSENT, _f8,
         aliases=("m/sigma", "margin_over_sigma")),
+    Key("jobs", "a CSV job table (path relative to the sweep file; units in its header): gives "
+        "N, T, d, jitter", _jobtable.check_path, ABSENT, str),
+    Key("bandwidth", "the fabric's bandwidth with 'jobs', e.g. '80 GB/s'",
+        _jobtable.check_bandwidth, ABSENT, str),
     Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
         "random", str, aliases=("theta",), seed="always", kwarg=True),
     Key("passage_level", "record the first passage to n_w >= k: an integer k in 1..N, or 0 "
@@ -298,16 +302,17 @@ class Cell:
                 "run_seed": self.run_seed}
 
 
-def _resolve_cell(index: int, v: dict) -> Cell:
+def _resolve_cell(index: int, v: dict, folder=".") -> Cell:
     """Values of every key (given or default) -> a validated Cell, or raise Bad.
 
     Here live the rules between keys (load or d, cap or cap_fraction, jitter
     or m_over_sigma) and the derived columns."""
+    table = _jobtable.read(v, folder)          # Fleet.from_jobs keywords, or None
     for key in (k.name for k in KEYS if k.default is REQUIRED):
-        if key not in v:
+        if key not in v and not (key == "N" and table):
             raise Bad(f"missing key {key!r}: give it in [fixed] or [grid] ({PARAMS[key]})")
-    n = v["N"]
-    if ("load" in v) == ("d" in v):
+    n = v["N"] if table is None else len(table["size"])
+    if table is None and ("load" in v) == ("d" in v):
         raise Bad("give exactly one of 'load' and 'd' (in [fixed] or [grid]); got "
                   + ("both" if "load" in v else "neither"))
     if "cap" in v and "cap_fraction" in v:
@@ -324,12 +329,13 @@ def _resolve_cell(index: int, v: dict) -> Cell:
             return np.array(x)
         return np.full(n, float(x))
 
-    T = per_job("T")
-    d = v["load"] * T / n if "load" in v else per_job("d")
     cap = v["cap_fraction"] * n if "cap_fraction" in v else v.get("cap", math.inf)
     thr = v["throughput"]
     if isinstance(thr, tuple) and thr[0] != "power" and len(thr) != n:
         raise Bad(f"throughput table has {len(thr)} values but N = {n}: give f(1), ..., f(N)")
+    jobs = _jobtable.fleet(table, v, cap, thr) if table else None
+    T = per_job("T") if jobs is None else jobs.T
+    d = jobs.d if jobs else v["load"] * T / n if "load" in v else per_job("d")
     try:
         base = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=0.0)
         margin = math.nan
@@ -348,7 +354,7 @@ def _resolve_cell(index: int, v: dict) -> Cell:
             sigma = margin / v["m_over_sigma"]
         else:
             sigma = per_job("jitter") if "jitter" in v else 0.0
-        fleet = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma)
+        fleet = jobs or Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma)
         if v["launch"] == "stagger":
             if not fleet.is_identical:
                 # (launch.py's message suggests explicit phases, which a sweep
@@ -379,7 +385,7 @@ def _resolve_cell(index: int, v: dict) -> Cell:
     else:
         mos = math.inf if sig[0] == 0.0 else margin / float(sig[0])
     derived = {
-        "T": same(T), "d": same(fleet.d), "load": v["load"] if "load" in v else fleet.load,
+        "N": n, "jobs": v.get("jobs", ""), "bandwidth": v.get("bandwidth", ""), "T": same(T), "d": same(fleet.d), "load": v["load"] if "load" in v else fleet.load,
         "cap": fleet.cap,
         "cap_fraction": v["cap_fraction"] if "cap_fraction" in v else fleet.cap / n,
         "throughput": throughput_label(thr), "jitter": same(sig), "margin": margin,
@@ -501,12 +507,15 @@ def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
             out.append(norm)
         grid[key] = out
 
+    if _jobtable.clash({**fixed, **grid}):
+        fail(_jobtable.clash({**fixed, **grid}))
     cells = []
     keys = list(grid)
+    folder = Path(source).parent if source != "<sweep>" else Path.cwd()  # of 'jobs' paths
     for index, combo in enumerate(itertools.product(*(grid[k] for k in keys))):
         values = {**DEFAULTS, **fixed, **dict(zip(keys, combo))}
         try:
-            cells.append(_resolve_cell(index, values))
+            cells.append(_resolve_cell(index, values, folder))
         except Bad as exc:
             where = ", ".join(f"{k} = {fmt_toml(list(v) if isinstance(v, tuple) else v)}"
                               for k, v in zip(keys, combo))

@@ -12,10 +12,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stormsim"
 #: A new module gets a place here (that is the decision of where it lives).
 FLOORS = [
     "_version", "errors", "_format", "_numba_cache",           # facts without dependencies
+    "units",                                                   # physical units -> the model's
     "model", "launch", "_kernel", "engine",                    # the engine
-    "survival", "analysis", "tails", "summary",                # statistics of arrays
+    "survival", "analysis", "tails", "summary", "physical",    # statistics of arrays
     "progress", "executors",                                   # where and how visibly units run
-    "_checks", "spec",                                         # the sweep file -> cells
+    "_checks", "_jobtable", "spec",                            # the sweep file -> cells
     "work",                                                    # units, parts, exact sums
     "_files", "_parts",                                        # files that survive a kill
     "layout",                                                  # the HDF5 result layout
