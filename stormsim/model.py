@@ -311,6 +311,25 @@ class Fleet:
                    jitter=jitter, checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown,
                    on_busy=on_busy, weights=weights)
 
+    #: The options of MODEL.md E1 / E2 and their defaults: a fleet that leaves
+    #: them all there is the paper's base model.
+    OPTIONS = {"checkpoint": "blocking", **ASYNC_DEFAULTS, "weights": 1.0}
+
+    def canonical(self) -> dict:
+        """The one canonical encoding of the fleet (what a sweep's run seed
+        hashes): N, T, d, cap, f(0..N), sigma as float.hex strings, and each
+        option of OPTIONS only where some job differs from its default, so
+        every base-model fleet keeps the encoding it had before they existed."""
+        def hexlist(a):
+            return [float(x).hex() for x in np.asarray(a, dtype=np.float64).ravel()]
+
+        canon = {"N": self.n_jobs, "T": hexlist(self.T), "d": hexlist(self.d),
+                 "cap": float(self.cap).hex(), "f": hexlist(self.f), "sigma": hexlist(self.jitter)}
+        for name, default in self.OPTIONS.items():
+            if np.any((arr := getattr(self, name)) != default):
+                canon[name] = arr.tolist() if arr.dtype.kind == "U" else hexlist(arr)
+        return canon
+
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")
 
@@ -376,7 +395,7 @@ class Fleet:
     def _extra_repr(self, identical: bool) -> str:
         """The keywords that differ from their defaults (none: today's repr)."""
         out = []
-        defaults = dict(ASYNC_DEFAULTS, checkpoint="blocking", weights=1.0)
+        defaults = self.OPTIONS
         for name in ("checkpoint", "snapshot", "slowdown", "on_busy", "weights"):
             arr = getattr(self, name)
             if np.all(arr == defaults[name]):

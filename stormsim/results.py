@@ -29,7 +29,10 @@ FORMAT = "stormsim.sweep"
 FORMAT_VERSION = 1
 
 #: The per-job arrays of a cell's fleet, as stored: dataset name -> Fleet attribute.
-FLEET_ARRAYS = {"T": "T", "d": "d", "sigma": "jitter", "f": "f"}
+FLEET_ARRAYS = {"T": "T", "d": "d", "sigma": "jitter", "f": "f", "snapshot": "snapshot",
+                "slowdown": "slowdown", "weights": "weights"}
+#: What a file written before an array existed means by its absence (MODEL.md E1, E2 defaults).
+FLEET_ARRAY_DEFAULTS = {"snapshot": 0.0, "slowdown": 0.0, "weights": 1.0}
 
 
 def cell_group(i: int) -> str:
@@ -78,6 +81,9 @@ class CellResult:
     fleet_index: np.ndarray
     arrays: dict
     sums: dict
+    snapshot: np.ndarray = None  # (N,) MODEL.md E1 / E2 per-job options
+    slowdown: np.ndarray = None
+    weights: np.ndarray = None
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -299,7 +305,9 @@ def _h5_results(path: Path) -> Results:
         arrays = {a.name: g[a.name][()] if a.name in g else None for a in RESULT_ARRAYS}
         sums = {a.name: g[f"{a.name}_sum"][()] for a in RESULT_ARRAYS if a.summed}
         return CellResult(index=i, params=pv, fleets=n, fleet_index=np.arange(n),
-                          arrays=arrays, sums=sums, **{k: g[k][()] for k in FLEET_ARRAYS})
+                          arrays=arrays, sums=sums,
+                          **{k: g[k][()] if k in g else np.full(g["T"].shape, FLEET_ARRAY_DEFAULTS[k])
+                             for k in FLEET_ARRAYS})
 
     def read_cell(i: int) -> CellResult:
         with h5py.File(path, "r") as f:
