@@ -72,6 +72,25 @@ def per_job(lo_ok_zero: bool):
     return check
 
 
+def per_job_in(lo: float, hi: float):
+    """A number in [lo, hi], or a list of them (one per job)."""
+    def check(v):
+        items = v if isinstance(v, list) else [v]
+        if isinstance(v, list) and not v:
+            raise Bad("an empty list: give one value per job")
+        out = []
+        for x in items:
+            if not is_num(x):
+                raise Bad(f"must be a number, or a list of numbers (one per job); found "
+                          f"{fmt_toml(x)}")
+            x = float(x)
+            if not lo <= x <= hi:
+                raise Bad(f"every value must be in [{lo:g}, {hi:g}]; found {fmt_toml(x)}")
+            out.append(x)
+        return tuple(out) if isinstance(v, list) else out[0]
+    return check
+
+
 def one_of(*choices):
     def check(v):
         if v not in choices:

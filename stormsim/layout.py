@@ -44,7 +44,10 @@ FORMAT_VERSION = 2
 READABLE = (1, 2)
 
 #: The per-job arrays of a cell's fleet, as stored: dataset name -> Fleet attribute.
-FLEET_ARRAYS = {"T": "T", "d": "d", "sigma": "jitter", "f": "f"}
+FLEET_ARRAYS = {"T": "T", "d": "d", "sigma": "jitter", "f": "f", "snapshot": "snapshot",
+                "slowdown": "slowdown", "weights": "weights"}
+#: What a file written before an array existed means by its absence (MODEL.md E1, E2 defaults).
+FLEET_ARRAY_DEFAULTS = {"snapshot": 0.0, "slowdown": 0.0, "weights": 1.0}
 
 
 def cell_group(i: int) -> str:
@@ -65,6 +68,12 @@ PARAM_ATTRS = {
     "m_over_sigma": ("1", "stagger margin over jitter m/sigma (inf: no jitter)"),
     "jobs": (None, "CSV job table giving the jobs (relative to the sweep file; empty: none)"),
     "bandwidth": (None, "the fabric's bandwidth with its unit, with jobs (empty: none)"),
+    "checkpoint": (None, "checkpoint mode: blocking or async (MODEL.md E1)"),
+    "snapshot": ("s", "async snapshot time s (NaN where jobs differ)"),
+    "slowdown": ("1", "async compute slowdown eps while the job's persist is in flight "
+                      "(NaN where jobs differ)"),
+    "on_busy": (None, "async checkpoint due with its persist in flight: block or skip"),
+    "weights": ("1", "storage weight w (MODEL.md E2; NaN where jobs differ)"),
     "launch": (None, "initial phases: random, sync or stagger"),
     "passage_level": ("1", "first passage recorded to n_w >= this level (0: none)"),
     "stop_at_passage": ("1", "each fleet stops at its passage"),
@@ -81,6 +90,9 @@ CELL_ARRAYS = {
     "d": (("job",), "s", "checkpoint volume (seconds writing alone), per job"),
     "sigma": (("job",), "s", "compute jitter, per job"),
     "f": (("n_w",), "1", "storage throughput f(n) with n writers, f(0) = 0"),
+    "snapshot": (("job",), "s", "async snapshot time, per job (MODEL.md E1)"),
+    "slowdown": (("job",), "1", "async compute slowdown while persisting, per job (MODEL.md E1)"),
+    "weights": (("job",), "1", "storage weight, per job (MODEL.md E2)"),
     "block_start": (("block",), "1", "first fleet of each block"),
     "block_fleets": (("block",), "1", "fleets in each block"),
 }
@@ -372,4 +384,6 @@ def read_cell(g) -> dict:
             if f"{a.name}_block_sum" in g:
                 blocks[a.name] = g[f"{a.name}_block_sum"][()]
     return dict(params=pv, fleets=n, fleet_index=np.arange(n), arrays=arrays, sums=sums,
-                blocks=blocks, **{k: g[k][()] for k in FLEET_ARRAYS})
+                blocks=blocks,
+                **{k: g[k][()] if k in g else np.full(g["T"].shape, FLEET_ARRAY_DEFAULTS[k])
+                   for k in FLEET_ARRAYS})

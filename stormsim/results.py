@@ -115,6 +115,9 @@ class CellResult:
     arrays: dict
     sums: dict
     blocks: dict = field(default_factory=dict)
+    snapshot: np.ndarray = None  # (N,) MODEL.md E1 / E2 per-job options
+    slowdown: np.ndarray = None
+    weights: np.ndarray = None
 
     def __getattr__(self, name):
         d = self.__dict__

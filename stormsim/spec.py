@@ -30,7 +30,8 @@ messages and in the parameter table), and nothing else in this module:
 - ``seed``: how it enters the run seed (:data:`SEED_ROLES`). A new key MUST
   be ``"unless-default"`` (or ``"no"`` if it changes nothing simulated):
   at its default it is left out of the seed's canonical bytes, so every
-  existing sweep keeps its run seeds, its identity and its numbers.
+  existing sweep keeps its run seeds, its identity and its numbers (a Fleet
+  option is ``"fleet"``: ``Fleet.canonical`` leaves it out at its default).
 
 Then pass it to the kernel: ``Cell.simulate_kwargs`` and the piece of a unit
 (``stormsim.work.Piece``) take the values of every key whose ``kwarg`` is set.
@@ -134,6 +135,17 @@ KEYS: tuple[Key, ...] = (
         "N, T, d, jitter", _jobtable.check_path, ABSENT, str),
     Key("bandwidth", "the fabric's bandwidth with 'jobs', e.g. '80 GB/s'",
         _jobtable.check_bandwidth, ABSENT, str),
+    Key("checkpoint", "'blocking' (the default) or 'async' (a snapshot, then a background persist "
+        "while computing; MODEL.md E1)", ck.one_of("blocking", "async"), "blocking", str),
+    Key("snapshot", "the async snapshot time s (s): a number >= 0, or a list with one per job",
+        ck.per_job(True), 0.0, _f8),  # E1/E2 options: seeded through Fleet.canonical
+    Key("slowdown", "the compute slowdown eps of an async job while its persist is in flight: a "
+        "number in [0, 1], or a list with one per job", ck.per_job_in(0.0, 1.0), 0.0, _f8,
+        aliases=("eps",)),
+    Key("on_busy", "'block' or 'skip': an async checkpoint due with its persist in flight waits, "
+        "or is skipped", ck.one_of("block", "skip"), "block", str, aliases=("rule",)),
+    Key("weights", "storage weights w_i (MODEL.md E2): a number > 0, or a list with one per job",
+        ck.per_job(False), 1.0, _f8, aliases=("weight", "w")),
     Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
         "random", str, aliases=("theta",), seed="always", kwarg=True),
     Key("passage_level", "record the first passage to n_w >= k: an integer k in 1..N, or 0 "
@@ -187,10 +199,6 @@ def _unknown(key: str, allowed) -> str:
 
 # -- seeding ---------------------------------------------------------------------
 
-def _hexlist(a) -> list[str]:
-    return [float(x).hex() for x in np.asarray(a, dtype=np.float64).ravel()]
-
-
 def _canon(v):
     """A key's value in the seed's canonical JSON: floats exactly, as hex."""
     if isinstance(v, (bool, np.bool_)):
@@ -204,11 +212,7 @@ def _canon(v):
     return v
 
 
-def fleet_canon(fleet: Fleet) -> dict:
-    """The one canonical encoding of a fleet: N and its arrays as float.hex strings."""
-    return {"N": fleet.n_jobs, "T": _hexlist(fleet.T), "d": _hexlist(fleet.d),
-            "cap": float(fleet.cap).hex(), "f": _hexlist(fleet.f),
-            "sigma": _hexlist(fleet.jitter)}
+fleet_canon = Fleet.canonical  # the one canonical encoding of a fleet
 
 
 def seed_canon(fleet: Fleet, values: dict) -> dict:
@@ -333,11 +337,17 @@ def _resolve_cell(index: int, v: dict, folder=".") -> Cell:
     thr = v["throughput"]
     if isinstance(thr, tuple) and thr[0] != "power" and len(thr) != n:
         raise Bad(f"throughput table has {len(thr)} values but N = {n}: give f(1), ..., f(N)")
+    # E1 / E2 options (a scalar stays one, so that Fleet's messages quote it as given)
+    options = {k: per_job(k) if isinstance(v[k], tuple) else v[k] for k in Fleet.OPTIONS}
+    if table and any(np.any(np.asarray(v[k]) != Fleet.OPTIONS[k]) for k in Fleet.OPTIONS):
+        raise Bad("with a job table ('jobs'), give the asynchronous-checkpoint and weight options "
+                  "as its columns, not as keys: "
+                  + ", ".join(k for k in Fleet.OPTIONS if np.any(np.asarray(v[k]) != Fleet.OPTIONS[k])))
     jobs = _jobtable.fleet(table, v, cap, thr) if table else None
     T = per_job("T") if jobs is None else jobs.T
     d = jobs.d if jobs else v["load"] * T / n if "load" in v else per_job("d")
     try:
-        base = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=0.0)
+        base = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=0.0, **options)
         margin = math.nan
         if base.is_identical:
             try:
@@ -354,14 +364,16 @@ def _resolve_cell(index: int, v: dict, folder=".") -> Cell:
             sigma = margin / v["m_over_sigma"]
         else:
             sigma = per_job("jitter") if "jitter" in v else 0.0
-        fleet = jobs or Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma)
+        fleet = jobs or Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma, **options)
         if v["launch"] == "stagger":
             if not fleet.is_identical:
                 # (launch.py's message suggests explicit phases, which a sweep
                 # file cannot give)
-                differ = [k for k, a in (("T", fleet.T), ("d", fleet.d), ("jitter", fleet.jitter))
-                          if not np.all(a == a[0])]
-                raise Bad("launch = 'stagger' needs identical jobs (one T, d and jitter), but "
+                differ = [k for k in ("T", "d", "jitter", "snapshot", "slowdown", "weights")
+                          if not np.all((a := getattr(fleet, k)) == a[0])]
+                what = ("one T, d and jitter" if set(differ) <= {"T", "d", "jitter"}
+                        else "one T, d, jitter, snapshot, slowdown and weight")
+                raise Bad(f"launch = 'stagger' needs identical jobs ({what}), but "
                           f"{' and '.join(differ)} differ{'s' if len(differ) == 1 else ''} "
                           "between jobs here; a sweep file has no explicit phases: give one "
                           "value each, or use launch = 'random' or 'sync'")
@@ -389,7 +401,8 @@ def _resolve_cell(index: int, v: dict, folder=".") -> Cell:
         "cap": fleet.cap,
         "cap_fraction": v["cap_fraction"] if "cap_fraction" in v else fleet.cap / n,
         "throughput": throughput_label(thr), "jitter": same(sig), "margin": margin,
-        "m_over_sigma": mos,
+        "m_over_sigma": mos, "snapshot": same(fleet.snapshot), "slowdown": same(fleet.slowdown),
+        "weights": same(fleet.weights),
     }
     values = {k.name: derived[k.name] if k.name in derived else v.get(k.name) for k in KEYS}
     values["run_seed"] = cell_seed(fleet, **values)

@@ -122,7 +122,8 @@ def test_the_checker_sees_an_upward_edge(tmp_path, monkeypatch):
 
 
 NO_LONGER_THAN = 540     # lines: a module past ~500 holds more than one responsibility
-LONGER_ALLOWED = {"plots"}   # one figure per function: long, but flat
+LONGER_ALLOWED = {"plots",    # one figure per function: long, but flat
+                  "_kernel"}  # every jitted function in one file (numba caches per file)
 
 
 def test_no_module_is_too_long():
