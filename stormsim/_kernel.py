@@ -21,6 +21,19 @@ are alike enough that new targets arrive nearly in order, a sorted ring
 buffer filled from the back (O(1) expected; chosen by the driver). The clocks are rebased to 0 every few instants so that
 ``target - P`` keeps full relative precision.
 
+The general kernel (MODEL.md E1, E2)
+------------------------------------
+``run_fleet_general`` runs asynchronous checkpoints and weighted sharing
+with three clocks: the writer clock advances at f(n_w) / W (W the writers'
+weight sum, recomputed exactly at every rebase and exact with one writer or
+none), so writer i finishes d_i / w_i after its firing; a job whose own
+persist is in flight sits on the compute clock at its remaining work
+stretched by 1 / (1 - eps_i) and is re-keyed (an indexed queue's
+decrease-key) when the persist ends, or parked outside the queue for
+eps_i = 1; snapshots sit on a wall-time clock. Still O(log N) per event (O(1)
+expected with rings), no allocation in the loop. Up-crossings of each level
+(E3) are counted at the firings that cause them.
+
 Random numbers
 --------------
 Counter-based and per job: the k-th standard normal of job i in fleet j is a
