@@ -114,14 +114,33 @@ def _sweep(args: argparse.Namespace) -> int:
         raise SpecError(f"-o/--output is empty ({args.output!r}): give the HDF5 file to write, "
                         "e.g. -o results.h5, or leave -o out to write "
                         f"{Path(args.file).with_suffix('.h5').name} here")
+    if args.dry_run:
+        return _dry_run(args.file)
     sweep = load_sweep(args.file)            # validated before any output is touched
     output = args.output if args.output is not None else Path(args.file).with_suffix(".h5").name
-    if args.dry_run:
-        from .tables import cells_table
-
-        print(cells_table(sweep))
-        return 0
     return _run_sweep_command(args, sweep, output)
+
+
+#: A dry run resolves and lists every cell of a sweep up to this many (~0.3 s);
+#: of a larger one, it shows the figures and the first and last DRY_RUN_SHOWN.
+DRY_RUN_ALL = 1000
+DRY_RUN_SHOWN = 5
+
+
+def _dry_run(file) -> int:
+    from .spec import MAX_CELLS, load_outline, load_sweep, resolve_cell
+    from .tables import cells_table, outline_table
+
+    outline = load_outline(file)             # the keys checked, no cell resolved yet
+    n = outline.n_cells
+    if n <= DRY_RUN_ALL:
+        print(cells_table(load_sweep(file)))
+        return 0
+    shown = (range(0, DRY_RUN_SHOWN), range(n - DRY_RUN_SHOWN, n)) if n <= MAX_CELLS else ((), ())
+    first, last = ([resolve_cell(outline, i) for i in r] for r in shown)
+    print(outline_table(outline, first, last, MAX_CELLS), flush=True)
+    outline.check_size()                     # too large to run: say so, exit 2
+    return 0
 
 
 def _tail_levels(text: str):

@@ -11,8 +11,11 @@ from . import _kernel, launch as _launch
 from .errors import SpecError
 from .model import Fleet, check_memory
 
+#: Kernel time per event (phase change), ns, on one core of the machines in
+#: README "Performance" (alike jobs; unlike ones cost more): for estimates only.
+NS_PER_EVENT = 25
 #: Events per kernel call when the caller does not choose a batch size:
-#: ~0.5 s of work at ~25 ns per event. Large enough that the Python loop
+#: ~0.5 s of work at ~NS_PER_EVENT ns per event. Large enough that the Python loop
 #: costs nothing, small enough that Ctrl-C is honoured within a second
 #: (EVIDENCE.md: a monolithic numba call ignored it for 11 s) and progress
 #: is reported often. Results do not depend on it.

@@ -54,10 +54,11 @@ from ._checks import Bad
 from ._format import fmt_toml
 from .errors import SpecError, SweepError
 from .launch import stagger_margin, stagger_theta
+from ._grid import MAX_CELLS, Outline, read_text
 from .model import Fleet, throughput_label
 
-__all__ = ["ABSENT", "KEYS", "REQUIRED", "SEED_DOMAIN", "Bad", "Cell", "Key", "Sweep",
-           "cell_seed", "load_sweep", "parse_sweep"]
+__all__ = ["ABSENT", "KEYS", "REQUIRED", "SEED_DOMAIN", "Bad", "Cell", "Key", "Sweep", "cell_seed",
+           "load_outline", "load_sweep", "parse_sweep", "read_sweep", "resolve_cell"]
 
 #: Version of the cell-seed derivation (part of the hashed bytes).
 SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
@@ -108,7 +109,7 @@ _f8, _i8 = np.float64, np.int64
 #: Every key of a cell, in order (the order of error messages and of the
 #: parameter table). The only place a key is described.
 KEYS: tuple[Key, ...] = (
-    Key("N", "the number of jobs, an integer >= 1", ck.int_at_least(1), REQUIRED, _i8,
+    Key("N", "the number of jobs, an integer >= 1", ck.n_jobs, REQUIRED, _i8,
         aliases=("n", "n_jobs", "jobs")),
     Key("T", "compute work between two checkpoints (s at full rate): a number > 0, or a list "
         "with one per job", ck.per_job(False), 1.0, _f8),
@@ -442,8 +443,8 @@ class Sweep:
         return out
 
 
-def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
-    """Validate a sweep file's text; raise SweepError naming key, value and rule."""
+def read_sweep(text: str, source: str = "<sweep>") -> Outline:
+    """A sweep file's text read, each key's values checked (else SweepError), no cell resolved."""
     def fail(msg):
         raise SweepError(f"{source}: {msg}") from None
 
@@ -501,31 +502,39 @@ def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
             out.append(norm)
         grid[key] = out
 
-    cells = []
-    keys = list(grid)
-    for index, combo in enumerate(itertools.product(*(grid[k] for k in keys))):
-        values = {**DEFAULTS, **fixed, **dict(zip(keys, combo))}
-        try:
-            cells.append(_resolve_cell(index, values))
-        except Bad as exc:
-            where = ", ".join(f"{k} = {fmt_toml(list(v) if isinstance(v, tuple) else v)}"
-                              for k, v in zip(keys, combo))
-            fail(f"cell {index}" + (f" ({where})" if where else "") + f": {exc}")
-    ident = {"format": 1, "occupancy": occupancy, "cells": [c.identity() for c in cells]}
+    return Outline(grid=grid, fixed=fixed, grid_in={k: grid_in[k] for k in grid},
+                   fixed_in=dict(fixed_in), name=name, description=opts.get("description", ""),
+                   occupancy=occupancy, text=text, source=source, defaults=DEFAULTS)
+
+
+def resolve_cell(outline: Outline, index: int) -> Cell:
+    """Cell ``index`` of an outline, resolved and checked (SweepError if it fails)."""
+    values = outline.cell_values(index)
+    try:
+        return _resolve_cell(index, values)
+    except Bad as exc:
+        raise SweepError(f"{outline.source}: cell {index}{outline.where(values)}: {exc}") from None
+
+
+def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
+    """Validate a sweep file's text; raise SweepError naming key, value and rule (a grid
+    of more than MAX_CELLS cells before any cell is resolved)."""
+    out = read_sweep(text, source)
+    out.check_size()
+    cells = [resolve_cell(out, i) for i in range(out.n_cells)]
+    ident = {"format": 1, "occupancy": out.occupancy, "cells": [c.identity() for c in cells]}
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True, separators=(",", ":"))
                             .encode()).hexdigest()
-    return Sweep(cells=cells, grid={k: grid_in[k] for k in keys}, fixed=dict(fixed_in),
-                 name=name, description=opts.get("description", ""), occupancy=occupancy,
-                 text=text, source=source, hash=digest)
+    return Sweep(cells=cells, grid=out.grid_in, fixed=out.fixed_in, name=out.name,
+                 description=out.description, occupancy=out.occupancy, text=out.text,
+                 source=out.source, hash=digest)
+
+
+def load_outline(path) -> Outline:
+    """Read a sweep file and check its keys, resolving no cell (see read_sweep)."""
+    return read_sweep(*read_text(path))
 
 
 def load_sweep(path) -> Sweep:
     """Read and validate a sweep file (TOML); see docs/FORMAT.md and README "Sweeps"."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SweepError(f"{p}: no such sweep file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SweepError(f"{p}: cannot read the sweep file: {exc}") from None
-    return parse_sweep(text, str(p))
+    return parse_sweep(*read_text(path))

@@ -15,7 +15,7 @@ FLOORS = [
     "model", "launch", "_kernel", "engine",                    # the engine
     "survival", "analysis",                                    # statistics of arrays
     "progress", "executors",                                   # where and how visibly units run
-    "_checks", "spec",                                         # the sweep file -> cells
+    "_checks", "_grid", "spec",                                # the sweep file -> cells
     "work",                                                    # units, parts, exact sums
     "_files", "_parts",                                        # files that survive a kill
     "tables", "results", "store",                              # reading and writing results
