@@ -170,29 +170,61 @@ def write_result(path, sweep, parts_of, level: float = LEVEL) -> None:
     yields the Parts that tile cell i; one piece in memory at a time."""
     import h5py
 
+    f = h5py.File(path, "w")
+    try:
+        _fill(f, sweep, parts_of, level)
+        f.close()
+    except BaseException:
+        _abandon(f, path)
+        raise
+
+
+def _abandon(f, path) -> None:
+    """Close a result whose writing failed, and empty it.
+
+    HDF5 flushes its metadata when a file is closed; on a full disk that
+    flush fails too, the file stays half open inside the library, and the
+    interpreter's exit then crashed (SIGSEGV). Emptying the file first
+    (truncate frees its blocks, the descriptor stays valid) gives the flush
+    room, so the file closes; its contents are discarded anyway."""
+    import os
+
+    try:
+        os.truncate(path, 0)
+    except OSError:
+        pass
+    for _ in range(3):
+        try:
+            f.close()
+            break
+        except Exception:     # still failing: try again, then give up
+            continue
+
+
+def _fill(f, sweep, parts_of, level: float) -> None:
+    """The contents of a result (layout version 2) into the open file ``f``."""
     cols = sweep.columns()
-    with h5py.File(path, "w") as f:
-        a = f.attrs
-        a["format"], a["format_version"] = FORMAT, FORMAT_VERSION
-        a["stormsim_version"] = __version__
-        a["sweep_hash"], a["sweep_name"] = sweep.hash, sweep.name
-        a["sweep_description"], a["sweep_source"] = sweep.description, sweep.source
-        a["sweep_toml"], a["occupancy"], a["n_cells"] = sweep.text, sweep.occupancy, sweep.n_cells
-        a["grid_keys"] = json.dumps(sweep.grid_keys)
-        a["fixed_keys"] = json.dumps(list(sweep.fixed))
-        a["interval_level"] = level
-        params = f.create_group("params")
-        cell_dim = _scale(params, "cell", np.arange(sweep.n_cells, dtype=np.int64), "1",
-                          "cell index (grid order, the last [grid] key fastest)")
-        f["cell"] = cell_dim                        # hard link: one object, two names
-        for key, col in cols.items():
-            ds = _column(params, key, col)
-            _attrs(ds, *PARAM_ATTRS[key])
-            _attach(ds, cell_dim)
-        cells = f.create_group("cells")
-        rows = [_write_cell(cells, c, sweep.occupancy, parts_of(c.index), level)
-                for c in sweep.cells]
-        _write_table(f, sweep, cols, table_of_rows(rows))
+    a = f.attrs
+    a["format"], a["format_version"] = FORMAT, FORMAT_VERSION
+    a["stormsim_version"] = __version__
+    a["sweep_hash"], a["sweep_name"] = sweep.hash, sweep.name
+    a["sweep_description"], a["sweep_source"] = sweep.description, sweep.source
+    a["sweep_toml"], a["occupancy"], a["n_cells"] = sweep.text, sweep.occupancy, sweep.n_cells
+    a["grid_keys"] = json.dumps(sweep.grid_keys)
+    a["fixed_keys"] = json.dumps(list(sweep.fixed))
+    a["interval_level"] = level
+    params = f.create_group("params")
+    cell_dim = _scale(params, "cell", np.arange(sweep.n_cells, dtype=np.int64), "1",
+                      "cell index (grid order, the last [grid] key fastest)")
+    f["cell"] = cell_dim                        # hard link: one object, two names
+    for key, col in cols.items():
+        ds = _column(params, key, col)
+        _attrs(ds, *PARAM_ATTRS[key])
+        _attach(ds, cell_dim)
+    cells = f.create_group("cells")
+    rows = [_write_cell(cells, c, sweep.occupancy, parts_of(c.index), level)
+            for c in sweep.cells]
+    _write_table(f, sweep, cols, table_of_rows(rows))
 
 
 def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:

@@ -7,6 +7,7 @@ both in seconds at full rate.
 from __future__ import annotations
 
 import math
+import os
 from numbers import Real
 from typing import Sequence, Union
 
@@ -18,6 +19,65 @@ from .errors import SpecError
 __all__ = ["Fleet", "SpecError", "canonical_throughput", "throughput_label", "throughput_table"]
 
 ThroughputSpec = Union[str, tuple, Sequence[float]]
+
+
+#: Peak bytes per job while ``Fleet.identical`` builds a fleet: two Python
+#: lists of N pointers (T, d), the float64 arrays T, d, jitter and f(0..N),
+#: and throughput_table's arange and temporaries (measured with tracemalloc
+#: in tests/test_limits.py; it stays below this bound).
+FLEET_BYTES_PER_JOB = 80
+
+
+def memory_limit() -> int:
+    """Bytes a single request may need: ``$STORMSIM_MEMORY_LIMIT`` when set,
+    else this machine's physical memory, or its cgroup's limit when lower.
+
+    A request estimated above it is refused with a SpecError before anything
+    is allocated; one below it may still fail if other programs hold the memory.
+    """
+    env = os.environ.get("STORMSIM_MEMORY_LIMIT", "").strip()
+    if env:
+        try:
+            value = float(env)
+        except ValueError:
+            value = math.nan
+        if not (value > 0 and math.isfinite(value)):
+            raise SpecError(f"STORMSIM_MEMORY_LIMIT = {env!r}: must be a number of bytes > 0 "
+                            "(e.g. 8e9), or unset for this machine's memory")
+        return int(value)
+    limit = None
+    try:
+        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        pass
+    for name in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(name) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and (limit is None or int(text) < limit):
+            limit = int(text)
+    return int(limit) if limit else 2**63 - 1
+
+
+def format_bytes(n: float) -> str:
+    """1.5 GiB, 7.28 TiB: binary units, three significant figures."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if abs(n) < 1024 or unit == "EiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_memory(what: str, need: float, advice: str) -> None:
+    """Refuse (SpecError) a request whose estimated memory ``need`` (bytes)
+    exceeds ``memory_limit()``; ``what`` names the request, ``advice`` what to do."""
+    limit = memory_limit()
+    if need > limit:
+        raise SpecError(f"{what} needs about {format_bytes(need)} of memory, more than the "
+                        f"limit of {format_bytes(limit)} (this machine's memory, or "
+                        f"$STORMSIM_MEMORY_LIMIT): {advice}")
 
 
 def _job_array(name: str, value, n: int | None) -> np.ndarray:
@@ -201,6 +261,8 @@ class Fleet:
         """N identical jobs, given either the load L = N d / T or the volume d."""
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
             raise SpecError(f"n_jobs = {n_jobs!r}: must be an integer >= 1")
+        check_memory(f"n_jobs = {n_jobs}", FLEET_BYTES_PER_JOB * float(n_jobs),
+                     "use fewer jobs")
         if (load is None) == (d is None):
             raise SpecError(f"load = {load!r}, d = {d!r}: give exactly one of them")
         if d is None:
@@ -262,7 +324,8 @@ class Fleet:
 
     def __repr__(self) -> str:
         if self.is_identical:
-            return (f"Fleet.identical({self.n_jobs}, T={self.T[0]!r}, d={self.d[0]!r}, "
-                    f"cap={self.cap!r}, throughput={self.throughput!r}, jitter={self.jitter[0]!r})")
+            return (f"Fleet.identical({self.n_jobs}, T={float(self.T[0])!r}, "
+                    f"d={float(self.d[0])!r}, cap={self.cap!r}, "
+                    f"throughput={self.throughput!r}, jitter={float(self.jitter[0])!r})")
         return (f"Fleet(T={fmt_array(self.T)}, d={fmt_array(self.d)}, cap={self.cap!r}, "
                 f"throughput={self.throughput!r}, jitter={fmt_array(self.jitter)})")

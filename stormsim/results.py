@@ -15,35 +15,80 @@ from pathlib import Path
 
 import numpy as np
 
+from ._files import DirLock
 from ._parts import parts_dir, read_manifest, read_unit, unit_pieces
 from .layout import FLEET_ARRAYS, FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
 from ._version import __version__
-from .errors import SweepError
+from .errors import SpecError, SweepError
 from .spec import Sweep, parse_sweep
 from .tables import inspect_table
 from .work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
 
 __all__ = ["DEFAULT_TAIL_LEVELS", "FORMAT", "FORMAT_VERSION", "CellResult", "Results",
-           "cell_group", "open_results", "read_identity", "tail_level"]
+           "cell_group", "check_tail_level", "open_results", "read_identity", "tail_level",
+           "tail_levels"]
 
 DEFAULT_TAIL_LEVELS = ("N/4", "N/2", "N")
 
 
-def tail_level(spec, n_jobs: int) -> int:
-    """A tail level: an int k, 'N', or 'N/q' (k = ceil(N / q)); clipped to 1..N."""
-    if isinstance(spec, (int, np.integer)):
+def _tail_rule(spec) -> tuple[int | None, float | None]:
+    """A tail level's syntax: (k, None) for an integer k >= 1, (None, q) for 'N/q'
+    (q >= 1; 'N' is q = 1). Raises SpecError naming the level and the rule."""
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
         k = int(spec)
     else:
         s = str(spec).strip().replace(" ", "")
         m = re.fullmatch(r"N(?:/(\d+(?:\.\d+)?))?", s)
         if m:
-            k = n_jobs if m.group(1) is None else math.ceil(n_jobs / float(m.group(1)))
-        elif re.fullmatch(r"\d+", s):
-            k = int(s)
-        else:
-            raise ValueError(f"tail level {spec!r}: must be an integer k, 'N' or 'N/q' "
-                             "(e.g. 2, N/4, N)")
-    return max(1, min(n_jobs, k))
+            q = 1.0 if m.group(1) is None else float(m.group(1))
+            if q < 1.0:
+                raise SpecError(f"tail level {spec!r}: q must be >= 1 in 'N/q' (k = ceil(N/q) "
+                                "is in 1..N then)")
+            return None, q
+        if not re.fullmatch(r"-?\d+", s):
+            raise SpecError(f"tail level {spec!r}: must be an integer k, 'N' or 'N/q' "
+                            "(e.g. 2, N/4, N)")
+        k = int(s)
+    if k < 1:
+        raise SpecError(f"tail level {spec!r}: k must be an integer >= 1 (P(n_w >= 0) = 1 "
+                        "always)")
+    return k, None
+
+
+def check_tail_level(spec) -> None:
+    """Raise SpecError if ``spec`` is not a tail level for any N."""
+    _tail_rule(spec)
+
+
+def tail_level(spec, n_jobs: int) -> int:
+    """A tail level for a fleet of N jobs: an int k, 'N', or 'N/q' (k = ceil(N / q)).
+
+    Raises SpecError when the level is not in 1..N (never clipped)."""
+    k, q = _tail_rule(spec)
+    if k is None:
+        k = math.ceil(n_jobs / q)
+    if k > n_jobs:
+        raise SpecError(f"tail level {spec!r} is k = {k}, above N = {n_jobs}: k must be in "
+                        "1..N")
+    return k
+
+
+def tail_levels(spec, n_jobs) -> np.ndarray:
+    """The k of a tail level for each cell's N (int64), 0 where it is above that N.
+
+    Raises SpecError when the level is bad for every N (naming them)."""
+    _tail_rule(spec)
+    ks = []
+    for n in np.asarray(n_jobs, dtype=np.int64).tolist():
+        try:
+            ks.append(tail_level(spec, n))
+        except SpecError:
+            ks.append(0)
+    if ks and not any(ks):
+        ns = ", ".join(str(n) for n in sorted(set(np.asarray(n_jobs).tolist())))
+        raise SpecError(f"tail level {spec!r}: above N in every cell (N = {ns}); k must be "
+                        "in 1..N")
+    return np.array(ks, dtype=np.int64)
 
 
 @dataclass(eq=False)
@@ -137,6 +182,8 @@ class Results:
     ----------
     path : str
     complete : bool (False: read from the parts of an unfinished sweep)
+    running : bool (True: unfinished, and another process is writing it now;
+        ``writer`` says which, e.g. "pid 1234")
     name, description, version, occupancy ("fleet" | "sum"), sweep_hash, sweep_toml
     grid_keys : list of the varied keys; fixed : dict of the fixed ones
     params : dict key -> array (n_cells,) (see docs/FORMAT.md)
@@ -160,7 +207,8 @@ class Results:
         if done is None:
             done = [sum(p.n for p in parts_of(c.index)) for c in sweep.cells]
         done = np.asarray(done, dtype=np.int64)
-        return cls.new(path=location, complete=complete, name=sweep.name,
+        return cls.new(path=location, complete=complete, running=False, writer=None,
+                       name=sweep.name,
                        description=sweep.description, version=__version__,
                        occupancy=sweep.occupancy, sweep_hash=sweep.hash, sweep_toml=sweep.text,
                        grid_keys=sweep.grid_keys, fixed=dict(sweep.fixed),
@@ -194,16 +242,19 @@ class Results:
         level; passed + censored = fleets_done, counted in ``unit``: in
         cycles a passage at a cycle >= the cap K is censored at K), and
         ``P(n_w>=LEVEL)`` for each tail level (int k, 'N' or 'N/q'), plus
-        ``k:LEVEL`` with the k each level resolves to per cell. Each
-        ``P(n_w>=LEVEL)`` comes with its ``level`` interval
-        ``P(n_w>=LEVEL):lo`` and ``:hi`` and how that was made, ``:method``
-        (stormsim.tails: "ratio-logit", "zero-bound" (no fleet reached k:
-        [0, one-sided upper bound]), "one-bound", "none", or "structural":
-        NaN, zero by construction for a fleet stopped at its passage).
+        ``k:LEVEL`` with the k each level resolves to per cell. A level above
+        a cell's N gives NaN there (and k = 0); a level outside 1..N for
+        every cell raises SpecError. Each ``P(n_w>=LEVEL)`` comes with its
+        ``level`` interval ``P(n_w>=LEVEL):lo`` and ``:hi`` and how that was
+        made, ``:method`` (stormsim.tails: "ratio-logit", "zero-bound" (no
+        fleet reached k: [0, one-sided upper bound]), "one-bound", "none", or
+        "structural": NaN, zero by construction for a fleet stopped at its
+        passage).
         """
         from .summary import cell_summary
 
         n = self.n_cells
+        ks = {lv: tail_levels(lv, self.params["N"]) for lv in tail}
         out = {"fleets": self.fleets.copy(), "fleets_done": self.fleets_done.copy(),
                "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
                "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
@@ -212,7 +263,7 @@ class Results:
             for end in ("", ":lo", ":hi"):
                 out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
             out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
-            out[f"k:{lv}"] = np.zeros(n, np.int64)
+            out[f"k:{lv}"] = ks[lv]
         for c in self:
             i = c.index
             out["fleets_done"][i] = c.fleets_done
@@ -227,8 +278,8 @@ class Results:
                 out["passed"][i] = c.fleets_done - out["censored"][i]
             cs = cell_summary(c, level) if c.fleets_done else None
             for lv in tail:
-                k = out[f"k:{lv}"][i] = tail_level(lv, c.T.size)
-                if cs is not None:
+                k = ks[lv][i]
+                if cs is not None and k:
                     for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
                                      (":method", "p_ge_method")):
                         out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
@@ -318,7 +369,7 @@ def _h5_results(path: Path) -> Results:
                 continue
             params[k] = ds.asstr()[()].astype(str) if h5py.check_string_dtype(ds.dtype) else ds[()]
         fleets = np.asarray(params["fleets"], dtype=np.int64)
-        meta = dict(path=str(path), complete=True, name=str(a["sweep_name"]),
+        meta = dict(path=str(path), complete=True, running=False, writer=None, name=str(a["sweep_name"]),
                     description=str(a["sweep_description"]), version=str(a["stormsim_version"]),
                     occupancy=str(a["occupancy"]), sweep_hash=str(a["sweep_hash"]),
                     sweep_toml=str(a["sweep_toml"]), grid_keys=json.loads(a["grid_keys"]),
@@ -390,6 +441,8 @@ def _parts_results(path: Path, parts: Path) -> Results:
     res = Results.from_parts(sweep, cached, complete=False, location=str(path),
                              done=[done.count(c.index) for c in sweep.cells])
     res.version = str(man.get("stormsim_version"))
+    res.writer = DirLock(parts, "").holder_elsewhere()
+    res.running = res.writer is not None
     return res
 
 

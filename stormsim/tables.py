@@ -61,9 +61,15 @@ def inspect_table(res, tail, unit: str) -> str:
     P = res.params
     n = res.n_cells
     lines = []
-    state = ("complete" if res.complete else
-             f"UNFINISHED: {int((res.fleets_done == res.fleets).sum())}/{n} cells done; "
-             "run the same sweep command again to resume")
+    cells_done = int((res.fleets_done == res.fleets).sum())
+    if res.complete:
+        state = "complete"
+    elif res.running:
+        state = (f"RUNNING ({res.writer} is writing it): {cells_done}/{n} cells done so far; "
+                 "inspect it again later")
+    else:
+        state = (f"UNFINISHED: {cells_done}/{n} cells done; run the same sweep command again "
+                 "to resume")
     lines.append(f"{res.path}: sweep {res.name!r}, {n} cells, {state}")
     lines.append(f"stormsim {res.version}; occupancy stored "
                  + ("per fleet" if res.occupancy == "fleet" else "as its sum over fleets"))
@@ -85,6 +91,7 @@ def inspect_table(res, tail, unit: str) -> str:
         return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
 
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
+    too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
         header.append(label + " [95% CI]")
@@ -120,6 +127,8 @@ def inspect_table(res, tail, unit: str) -> str:
                          "with the fleets censored at the cycle cap K included (a passage at a "
                          "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
                          "band); '>K': not reached within the K-cycle cap.")
+    for lv in too_high:
+        lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
     if tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
                      "writing, from the occupancy summed over its fleets; 95% CI from the "

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
 from .executors import threadsafe_layer
 from .model import Fleet
 from .spec import Sweep
 from .tails import block_sums_exact
 
 __all__ = ["RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "Planner", "ResultArray", "Unit",
-           "add_exact", "exact_column_sums", "exact_to_float", "make_piece", "make_unit", "run_unit"]
+           "WorkEstimate", "add_exact", "exact_column_sums", "exact_to_float", "make_piece", "make_unit", "run_unit"]
 
 
 # ---------------------------------------------------------------------------
@@ -343,6 +344,72 @@ def run_unit(unit: Unit) -> list:
                                  keep_per_fleet=unit.keep_per_fleet,
                                  seconds=time.perf_counter() - t0))
     return out
+
+
+# ---------------------------------------------------------------------------
+# How much work is left
+# ---------------------------------------------------------------------------
+
+def fleet_events_bound(cell) -> int:
+    """Events of one fleet that runs all its cycles (an upper bound when it
+    stops at its passage, where ``cycles`` is a cap)."""
+    return EVENTS_PER_JOB_CYCLE * cell.n_jobs * cell.cycles
+
+
+def _stops_early(cell) -> bool:
+    return cell.passage_level is not None and cell.stop_at_passage
+
+
+class WorkEstimate:
+    """The events a sweep still has to run, estimated from those measured.
+
+    A cell's fleets cost its measured events per fleet once some are done;
+    before that, :func:`fleet_events_bound` times the ratio measured / bound
+    seen so far in cells of its kind (stopping at their passage or not;
+    1 before any is measured). So costs are counted in events, whatever the
+    cells' sizes, and a cell that stops early is not charged its cycle cap
+    once its kind is measured. ``bound`` is True while a stopping cell is
+    still charged its cap (the estimate is then an upper bound).
+    """
+
+    def __init__(self, sweep: Sweep, done: FleetRanges):
+        self.cells = sweep.cells
+        self.left = [c.fleets - done.count(c.index) for c in sweep.cells]
+        self.measured = [[0, 0] for _ in sweep.cells]         # cell -> [events, fleets]
+        self.kind = {False: [0, 0], True: [0, 0]}              # stops early -> [events, bound]
+
+    def add(self, part) -> None:
+        """Count a finished part (its fleets are no longer left)."""
+        c = self.cells[part.cell]
+        events = int(np.sum(part.arrays["events"]))
+        self.left[part.cell] -= part.n
+        self.measured[part.cell][0] += events
+        self.measured[part.cell][1] += part.n
+        k = self.kind[_stops_early(c)]
+        k[0] += events
+        k[1] += part.n * fleet_events_bound(c)
+
+    def per_fleet(self, i: int) -> float:
+        events, fleets = self.measured[i]
+        if fleets:
+            return events / fleets
+        c = self.cells[i]
+        seen, bound = self.kind[_stops_early(c)]
+        return fleet_events_bound(c) * (seen / bound if bound else 1.0)
+
+    def events_left(self) -> float:
+        return sum(n * self.per_fleet(i) for i, n in enumerate(self.left) if n)
+
+    def seconds_left(self, workers: int = 1) -> float:
+        """Wall time left on ``workers`` cores at the benchmarked cost per event."""
+        one_core = sum(n * self.per_fleet(i) * seconds_per_event(self.cells[i].n_jobs)
+                       for i, n in enumerate(self.left) if n)
+        return one_core / max(1, workers)
+
+    @property
+    def bound(self) -> bool:
+        return any(n and not self.measured[i][1] and _stops_early(self.cells[i])
+                   and not self.kind[True][1] for i, n in enumerate(self.left))
 
 
 # ---------------------------------------------------------------------------
