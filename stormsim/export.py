@@ -167,7 +167,8 @@ def _rows(res, tail, unit: str) -> tuple[list[str], list[dict]]:
             r[f"p_ge_{lab}"] = s[src][i]
             r[f"p_ge_{lab}_lo"] = s[f"{src}:lo"][i]
             r[f"p_ge_{lab}_hi"] = s[f"{src}:hi"][i]
-            r[f"p_ge_{lab}_method"] = s[f"{src}:method"][i]
+            r[f"p_ge_{lab}_method"] = (s[f"{src}:method"][i] if s[f"k:{lv}"][i]
+                                       else "no such level")       # k > the cell's N
         rows.append({k: _plain(r[k]) for k in names})
     return names, rows
 

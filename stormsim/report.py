@@ -125,15 +125,20 @@ def _zero_marker(ax, x, bound, color, label=None):
                linewidths=1.2, zorder=3, label=label)
 
 
-def _style_legend(ax, extra):
-    """The axes' own legend entries plus proxies saying what the styles mean."""
+def _style_legend(ax, extra, below: bool = False):
+    """The axes' own legend entries plus proxies saying what the styles mean;
+    ``below``: under the axes, where it can hide no point."""
     from matplotlib.lines import Line2D
 
     handles, labels = ax.get_legend_handles_labels()
     for text, kw in extra:
         handles.append(Line2D([], [], color="0.35", **kw))
         labels.append(text)
-    ax.legend(handles, labels, fontsize=6)
+    if below:
+        ax.legend(handles, labels, fontsize=6, loc="upper center", ncols=2,
+                  bbox_to_anchor=(0.5, -0.16))
+    else:
+        ax.legend(handles, labels, fontsize=6)
 
 
 _BOUND_STYLE = ("no fleet reached k: one-sided 95% upper bound",
@@ -175,7 +180,8 @@ def _tail_figure(res, occ_cells):
         ax.set_xlabel("k (concurrent writers)")
         ax.set_ylabel(r"$P(n_w \geq k)$ (fraction of time)")
         ax.set_title(f"N = {n}", fontsize=9)
-        _style_legend(ax, [("independent jobs (dashed)", dict(ls="--")), _BOUND_STYLE])
+        _style_legend(ax, [("independent jobs (dashed)", dict(ls="--")), _BOUND_STYLE],
+                      below=True)
     _suptitle(fig, f"{res.name}: share of time with at least k writers (points, 95% interval) "
               "vs independent jobs with the same writing fraction (dashed)")
     unlike = any(s["law"] == "none" for s in occ_cells)

@@ -174,3 +174,22 @@ def test_report_memory_is_bounded(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < PEAK_BYTES
+
+
+def test_no_legend_hides_a_bound_marker(figs):
+    """The triangles that stand for a zero must be seen: none under a legend."""
+    names = [n for n in figs if n.startswith("tail")]
+    assert "tail.png" in names and len(names) == 2
+    for name in names:
+        fig, _ = figs[name]
+        r = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            leg = ax.get_legend()
+            if leg is None:
+                continue
+            box = leg.get_window_extent(r)
+            for c in ax.collections:
+                if not len(c.get_offsets()):
+                    continue
+                for x, y in ax.transData.transform(np.asarray(c.get_offsets())):
+                    assert not box.contains(x, y), (name, x, y)

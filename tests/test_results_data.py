@@ -297,6 +297,12 @@ def test_inspect_csv_and_json(tail_h5, capsys):
     assert doc["cells"][0]["p_ge_2_lo"] < doc["cells"][0]["p_ge_2"] < doc["cells"][0]["p_ge_2_hi"]
     assert doc["cells"][0]["median"] is None                     # no passage level: null
     assert "ratio-logit" in doc["methods"]
+    # a level above some cells' N: empty there, and said so
+    assert main(["inspect", str(tail_h5), "--format", "csv", "--tail", "8"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    for r in rows:
+        assert (r["p_ge_8_method"] == "no such level") == (r["N"] == "4"), r
+        assert (r["p_ge_8"] == "") == (r["N"] == "4")
 
 
 def test_every_tail_in_the_inspect_table_has_an_interval_or_a_bound(tail_h5, capsys):
