@@ -1,6 +1,6 @@
 """Value checks of sweep-file keys: raw TOML value -> normalized value, or raise Bad.
 
-The building blocks of ``stormsim.spec.KEYS`` (each Key names its check).
+The building blocks of ``stormsim._keys.KEYS`` (each Key names its check).
 """
 from __future__ import annotations
 
@@ -77,6 +77,25 @@ def per_job(lo_ok_zero: bool):
             x = float(x)
             if not math.isfinite(x) or x < 0.0 or (x == 0.0 and not lo_ok_zero):
                 raise Bad(f"every value must be finite and {rule}; found {fmt_toml(x)}")
+            out.append(x)
+        return tuple(out) if isinstance(v, list) else out[0]
+    return check
+
+
+def per_job_in(lo: float, hi: float):
+    """A number in [lo, hi], or a list of them (one per job)."""
+    def check(v):
+        items = v if isinstance(v, list) else [v]
+        if isinstance(v, list) and not v:
+            raise Bad("an empty list: give one value per job")
+        out = []
+        for x in items:
+            if not is_num(x):
+                raise Bad(f"must be a number, or a list of numbers (one per job); found "
+                          f"{fmt_toml(x)}")
+            x = float(x)
+            if not lo <= x <= hi:
+                raise Bad(f"every value must be in [{lo:g}, {hi:g}]; found {fmt_toml(x)}")
             out.append(x)
         return tuple(out) if isinstance(v, list) else out[0]
     return check

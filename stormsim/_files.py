@@ -140,6 +140,26 @@ class DirLock:
         raise ResourceError(f"{self.directory}: could not take its lock (it keeps being "
                             "removed by another process)")
 
+    def holder_elsewhere(self) -> str | None:
+        """What the LOCK file says ('pid N') if another process holds the lock
+        now, else None. Probed with a shared flock released at once (a sweep
+        starting in that instant is refused as if this one ran: retry it)."""
+        import fcntl
+
+        try:
+            fh = open(self.path)
+        except OSError:                     # no lock file: nobody runs
+            return None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return fh.read().strip() or "unknown pid"
+        else:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            return None
+        finally:
+            fh.close()
+
     def claim(self) -> None:
         """Name this process in the held lock file, once it goes ahead: a run
         that takes the lock only to refuse leaves the file naming whoever

@@ -83,7 +83,18 @@ class Outline:
     def events(self) -> float:
         """A bound of the phase changes to integrate: 2 per job per cycle, K
         cycles (a fleet stopping at its passage integrates fewer)."""
-        return self._sum(lambda n, f, c: 2.0 * n * f * c)
+        from .engine import EVENTS_PER_JOB_CYCLE
+
+        return self._sum(lambda n, f, c: float(EVENTS_PER_JOB_CYCLE) * n * f * c)
+
+    @property
+    def seconds(self) -> float:
+        """Those events' time on one core at the benchmarked cost per event of
+        each cell's N (engine.seconds_per_event)."""
+        from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
+
+        return self._sum(lambda n, f, c: EVENTS_PER_JOB_CYCLE * n * f * c
+                         * seconds_per_event(max(int(n), 1)))
 
     def shape(self) -> str:
         """'load 1000 x T 1000 x jitter 3000'."""

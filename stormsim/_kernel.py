@@ -21,6 +21,19 @@ are alike enough that new targets arrive nearly in order, a sorted ring
 buffer filled from the back (O(1) expected; chosen by the driver). The clocks are rebased to 0 every few instants so that
 ``target - P`` keeps full relative precision.
 
+The general kernel (MODEL.md E1, E2)
+------------------------------------
+``run_fleet_general`` runs asynchronous checkpoints and weighted sharing
+with three clocks: the writer clock advances at f(n_w) / W (W the writers'
+weight sum, recomputed exactly at every rebase and exact with one writer or
+none), so writer i finishes d_i / w_i after its firing; a job whose own
+persist is in flight sits on the compute clock at its remaining work
+stretched by 1 / (1 - eps_i) and is re-keyed (an indexed queue's
+decrease-key) when the persist ends, or parked outside the queue for
+eps_i = 1; snapshots sit on a wall-time clock. Still O(log N) per event (O(1)
+expected with rings), no allocation in the loop. Up-crossings of each level
+(E3) are counted at the firings that cause them.
+
 Random numbers
 --------------
 Counter-based and per job: the k-th standard normal of job i in fleet j is a
@@ -259,7 +272,8 @@ def _q_pop(key, idx, head, size, mask, ring):
 
 @njit(cache=CACHE, nogil=True)
 def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
-              level, stop_at_passage, record, ring_w, ring_c, firings, occupancy):
+              level, stop_at_passage, record, ring_w, ring_c, firings, occupancy,
+              upcross, writing):
     """Integrate one fleet exactly, event to event (see MODEL.md).
 
     Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
@@ -288,6 +302,7 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
     tofire = np.empty(N, dtype=np.int64)
     count = np.zeros(N, dtype=np.int64)
     base = np.empty(N, dtype=np.uint64)
+    since = np.zeros(N)  # wall time at which each job's current write started
 
     tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
     tol_T = 0.0  # it are candidates, each then checked against its own
@@ -306,8 +321,12 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
         nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, first[i], i)
     for n in range(N + 1):
         occupancy[n] = 0.0
+        upcross[n] = 0
+    for i in range(N):
+        writing[i] = 0.0
 
     t = 0.0
+    nw_prev = 0
     pw = 0.0  # writer virtual clock: volume drained by any writer
     pc = 0.0  # computer virtual clock: work done by any computer
     n_done = 0  # jobs that have fired >= cycles times
@@ -322,6 +341,7 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
         # Every job whose remaining amount is (within the tie rule) zero
         # changes phase now, before the rates are recomputed. Pop all
         # candidates first, so that jobs entering a heap now are not seen.
+        nw_prev = nwh  # writers before this instant (for up-crossings)
         n_w_pop = 0
         while nwh > 0 and wkey[wh] - pw <= tol_d:
             popped[n_w_pop] = widx[wh]
@@ -341,6 +361,7 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                 nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
                 continue
             events += 1
+            writing[i] += t - since[i]  # reset when the measured window opens
             w = T[i]
             if sigma[i] > 0.0:
                 w += sigma[i] * stream_normal(base[i], count[i] - 1)
@@ -368,12 +389,26 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                 n_done += 1
             if k + 1 == burn_in:
                 n_burn += 1
+            since[i] = t
             nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
+            # Writes that end now were applied first, so level nwh is crossed
+            # at this instant iff it is above the writers before it. (Counted
+            # here, per firing, not per instant: a branch per instant on
+            # "did n_w rise" mispredicts and cost ~8% per event.)
+            if measuring and nwh > nw_prev:
+                upcross[nwh] += 1
             events += 1
         fired_total += n_fire
         nw = nwh
         if not measuring and n_burn == N:
             measuring = True
+            for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                upcross[b] += 1
+            # Open the window: writing time counts from now.
+            for b in range(N):
+                writing[b] = 0.0
+            for b in range(nwh):
+                since[widx[(wh + b) & mask]] = t
         if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
             p_time = t
             p_cycle = fired_total // N
@@ -409,25 +444,506 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
         if measuring:
             occupancy[nw] += dt
         t += dt
+    if measuring:  # writes still in flight when the run stops
+        for b in range(nwh):
+            i = widx[(wh + b) & mask]
+            writing[i] += t - since[i]
+    else:  # the window never opened
+        for b in range(N):
+            writing[b] = 0.0
     return p_time, p_cycle, t, events
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
                level, stop_at_passage, record, ring_w, ring_c, firings, occupancy,
-               passage_time, passage_cycle, end_time, events):
+               upcross, writing, passage_time, passage_cycle, end_time, events):
     """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
 
     theta: (F, N); firings (F, N, cycles)
     when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
-    passage_time, passage_cycle, end_time, events: (F,).
+    upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,).
     """
     F = theta.shape[0]
     for f in prange(F):
         p_t, p_c, t_end, n_ev = run_fleet(
             T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
-            level, stop_at_passage, record, ring_w, ring_c, firings[f], occupancy[f])
+            level, stop_at_passage, record, ring_w, ring_c, firings[f], occupancy[f],
+            upcross[f], writing[f])
         passage_time[f] = p_t
         passage_cycle[f] = p_c
         end_time[f] = t_end
         events[f] = n_ev
+
+
+# -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _ih_up(key, idx, pos, p, k, j):
+    """Sift (k, j) up from slot p of the indexed min-heap; pos[job] = its slot."""
+    while p > 0:
+        parent = (p - 1) >> 1
+        if key[parent] <= k:
+            break
+        key[p] = key[parent]
+        idx[p] = idx[parent]
+        pos[idx[p]] = p
+        p = parent
+    key[p] = k
+    idx[p] = j
+    pos[j] = p
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _ih_pop(key, idx, pos, size):
+    """Remove the top of the indexed min-heap key[:size]; return the new size."""
+    size -= 1
+    k = key[size]
+    j = idx[size]
+    p = 0
+    while True:
+        child = 2 * p + 1
+        if child >= size:
+            break
+        if child + 1 < size and key[child + 1] < key[child]:
+            child += 1
+        if key[child] >= k:
+            break
+        key[p] = key[child]
+        idx[p] = idx[child]
+        pos[idx[p]] = p
+        p = child
+    if size > 0:
+        key[p] = k
+        idx[p] = j
+        pos[j] = p
+    return size
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _iq_push(key, idx, pos, head, size, mask, ring, k, j):
+    """``_q_push`` for an indexed queue (pos[job] = its slot); return the new size."""
+    if ring:
+        p = head + size
+        while p > head:
+            q = (p - 1) & mask
+            if key[q] <= k:
+                break
+            r = p & mask
+            key[r] = key[q]
+            idx[r] = idx[q]
+            pos[idx[r]] = r
+            p -= 1
+        r = p & mask
+        key[r] = k
+        idx[r] = j
+        pos[j] = r
+    else:
+        _ih_up(key, idx, pos, size, k, j)
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _iq_pop(key, idx, pos, head, size, mask, ring):
+    """Remove an indexed queue's smallest key (at key[head]); return (head, size)."""
+    if ring:
+        return (head + 1) & mask, size - 1
+    return head, _ih_pop(key, idx, pos, size)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _iq_decrease(key, idx, pos, head, mask, ring, j, k):
+    """Lower job j's key to k (k <= its key) in an indexed queue."""
+    p = pos[j]
+    if ring:
+        p = head + ((p - head) & mask)  # its logical place, counted from the head
+        while p > head:
+            q = (p - 1) & mask
+            if key[q] <= k:
+                break
+            r = p & mask
+            key[r] = key[q]
+            idx[r] = idx[q]
+            pos[idx[r]] = r
+            p -= 1
+        r = p & mask
+        key[r] = k
+        idx[r] = j
+        pos[j] = r
+    else:
+        _ih_up(key, idx, pos, p, k, j)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _draw(T, sigma, base, i, m):
+    """Compute work of job i's m-th interval after its launch interval."""
+    w = T[i]
+    if sigma[i] > 0.0:
+        w += sigma[i] * stream_normal(base[i], m)
+        if w < 0.0:
+            w = 0.0
+    return w
+
+
+_COMPUTE = 0
+_SNAPSHOT = 1
+_WAIT = 2
+
+
+@njit(cache=CACHE, nogil=True)
+def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
+                      key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
+                      ring_w, ring_c, ring_s, firings, occupancy, upcross, writing):
+    """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
+
+    T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
+    (N,) float64; skip, is_async (N,) bool; f (N+1,) aggregate throughput
+    f(n); rc (N+1,) computer rate min(1, C/n). A blocking job is passed as an
+    async job with s = 0, eps = 1 and the rule ``block`` (E1 check A1 says
+    they are the same job) and is_async False, which keeps its zero-length
+    compute intervals out of the wait counts. ring_w, ring_c, ring_s choose
+    each queue's kind (``_q_push``); with unit weights results do not depend
+    on them (other weights: sums of W in another order, to rounding).
+    Outputs as ``run_fleet``.
+    Returns (passage_time, passage_cycle, end_time, events, waits, skips,
+    wait_time).
+
+    Three virtual clocks: P_w, advancing at f(n_w) / W (W the writers'
+    weight sum), on which writer i finishes d_i / w_i after its firing; P_c,
+    the work done by a computer at full rate r_c = min(1, C / n_c), on which
+    a job whose own persist is in flight sits at its remaining work stretched
+    by 1 / (1 - eps_i) (re-keyed in an indexed heap when the persist ends;
+    eps_i = 1 parks the job outside the heap, so it is not counted in n_c);
+    and P_s, wall time, for snapshots. At one instant, persists that end are
+    applied before snapshots that end and checkpoints that fall due, so a
+    checkpoint due at the instant its previous persist ends proceeds.
+    """
+    N = T.shape[0]
+    cap = 1
+    while cap < N:
+        cap *= 2
+    mask = cap - 1
+    wkey = np.empty(cap)
+    widx = np.empty(cap, dtype=np.int64)
+    skey = np.empty(cap)
+    sidx = np.empty(cap, dtype=np.int64)
+    ckey = np.empty(cap)
+    cidx = np.empty(cap, dtype=np.int64)
+    cpos = np.empty(N, dtype=np.int64)
+    popped = np.empty(N, dtype=np.int64)
+    popkey = np.empty(N)
+    stack = np.empty(N, dtype=np.int64)  # 2 i + 1: job i fires now; 2 i: falls due now
+    count = np.zeros(N, dtype=np.int64)
+    drawn = np.zeros(N, dtype=np.int64)  # compute intervals started after the launch
+    base = np.empty(N, dtype=np.uint64)
+    since = np.zeros(N)
+    phase = np.zeros(N, dtype=np.int64)
+    inflight = np.zeros(N, dtype=np.bool_)
+    parked = np.zeros(N, dtype=np.bool_)
+    rem = np.zeros(N)  # a parked job's remaining work
+    dw = np.empty(N)  # d_i / w_i: a write's length on the writer clock
+    stretch = np.empty(N)  # 1 / (1 - eps_i): compute clock units per unit of work
+    tol_w = np.empty(N)  # tie tolerances on each clock, per job (MODEL.md)
+    tol_c = np.empty(N)
+    tol_cs = np.empty(N)  # ... for a job slowed by its own persist
+    tol_s = np.empty(N)
+
+    # Equal weights are the anonymous model (E2): writers then drain at the
+    # tabled f(n)/n with targets d_i, as in ``run_fleet`` (no division per
+    # event; W is not used). Otherwise the writer clock runs at f(n)/W.
+    uniform = True
+    for i in range(N):
+        if weight[i] != weight[0]:
+            uniform = False
+    inv_f = np.empty(N + 1)  # 1 / f(n), n / f(n), f(n) / n and 1 / r_c(n)
+    per_tab = np.empty(N + 1)
+    rw_tab = np.empty(N + 1)
+    inv_rc = np.empty(N + 1)
+    inv_f[0] = 0.0
+    per_tab[0] = 0.0
+    rw_tab[0] = 0.0
+    for n in range(N + 1):
+        inv_rc[n] = 1.0 / rc[n]
+        if n > 0:
+            inv_f[n] = 1.0 / f[n]
+            rw_tab[n] = f[n] / n
+            per_tab[n] = 1.0 / rw_tab[n]
+    tw = 0.0
+    tc = 0.0
+    ts = 0.0
+    for i in range(N):
+        base[i] = stream_base(key0, key1, fleet, i)
+        dw[i] = d[i] if uniform else d[i] / weight[i]
+        stretch[i] = 1.0 / (1.0 - slow[i]) if slow[i] < 1.0 else 1.0
+        tol_w[i] = TIE_RTOL * dw[i]
+        tol_c[i] = TIE_RTOL * T[i]
+        tol_cs[i] = tol_c[i] * stretch[i]
+        tol_s[i] = TIE_RTOL * snap[i]
+        tw = max(tw, tol_w[i])
+        tc = max(tc, tol_cs[i])
+        ts = max(ts, tol_s[i])
+    for n in range(N + 1):
+        occupancy[n] = 0.0
+        upcross[n] = 0
+    for i in range(N):
+        writing[i] = 0.0
+
+    nwh = 0
+    nsh = 0
+    nch = 0
+    wh = 0  # queue heads (0 for a heap)
+    sh = 0
+    ch = 0
+    first = (1.0 - theta) * T
+    for i in np.argsort(first):
+        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, first[i], i)
+
+    t = 0.0
+    t0 = 0.0
+    pw = 0.0
+    pc = 0.0
+    ps = 0.0
+    W = 0.0  # weight sum of the writers
+    r_w = 0.0  # writer clock rate f(n_w) / W, and its inverse
+    per_w = 0.0
+    nw_prev = 0
+    nwait = 0  # async jobs in WAIT
+    n_done = 0
+    n_burn = N if burn_in == 0 else 0
+    measuring = burn_in == 0
+    fired_total = 0
+    events = 0
+    waits = 0
+    skips = 0
+    wait_time = 0.0
+    p_time = np.inf
+    p_cycle = -1
+    instants = 0
+    while True:
+        nw_prev = nwh
+        wset = False  # the writer set changed at this instant
+        entered = 0
+        skipped = 0
+        n_fire = 0
+        top = 0
+        # 1. Persists (and blocking writes) that end now. The snapshot
+        # candidates are popped first, so that a snapshot begun now (however
+        # short) ends at a later instant.
+        n_pop = 0
+        while nwh > 0 and wkey[wh] - pw <= tw:
+            popped[n_pop] = widx[wh]
+            popkey[n_pop] = wkey[wh]
+            n_pop += 1
+            wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+        n_wpop = n_pop
+        while nsh > 0 and skey[sh] - ps <= ts:
+            popped[n_pop] = sidx[sh]
+            popkey[n_pop] = skey[sh]
+            n_pop += 1
+            sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
+        for b in range(n_wpop):
+            i = popped[b]
+            if popkey[b] - pw > tol_w[i]:
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                continue
+            events += 1
+            wset = True
+            inflight[i] = False
+            W -= weight[i]
+            if measuring:
+                writing[i] += t - max(since[i], t0)
+            if phase[i] == _WAIT:
+                if is_async[i]:
+                    nwait -= 1
+                if snap[i] > 0.0:
+                    phase[i] = _SNAPSHOT
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                else:
+                    stack[top] = 2 * i + 1
+                    top += 1
+            elif parked[i]:
+                parked[i] = False
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[i], i)
+            elif slow[i] > 0.0 and phase[i] == _COMPUTE:
+                # Back to full rate: the remaining work w sat at w / (1 - eps)
+                # on the compute clock; the key can only decrease.
+                _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
+                             pc + (ckey[cpos[i]] - pc) * (1.0 - slow[i]))
+        # 2. Snapshots that end now: firings.
+        for b in range(n_wpop, n_pop):
+            i = popped[b]
+            if popkey[b] - ps > tol_s[i]:
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[b], i)
+                continue
+            stack[top] = 2 * i + 1
+            top += 1
+        # 3. Checkpoints that fall due now.
+        n_pop = 0
+        while nch > 0 and ckey[ch] - pc <= tc:
+            popped[n_pop] = cidx[ch]
+            popkey[n_pop] = ckey[ch]
+            n_pop += 1
+            ch, nch = _iq_pop(ckey, cidx, cpos, ch, nch, mask, ring_c)
+        for b in range(n_pop):
+            i = popped[b]
+            if popkey[b] - pc > (tol_cs[i] if inflight[i] else tol_c[i]):
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[b], i)
+                continue
+            if snap[i] > 0.0 and not inflight[i]:  # the common case, off the stack
+                events += 1
+                phase[i] = _SNAPSHOT
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                continue
+            stack[top] = 2 * i
+            top += 1
+        # 4. What they set off at this same instant (each job at most once
+        # on the stack: an item pushes at most its own follow-up).
+        while top > 0:
+            top -= 1
+            i = stack[top] >> 1
+            if stack[top] & 1:  # a firing: the persist starts, a compute interval begins
+                events += 1
+                k = count[i]
+                if record and k < cycles:
+                    firings[i, k] = t
+                count[i] = k + 1
+                if k + 1 == cycles:
+                    n_done += 1
+                if k + 1 == burn_in:
+                    n_burn += 1
+                n_fire += 1
+                since[i] = t
+                inflight[i] = True
+                wset = True
+                W += weight[i]
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                # Persists that end now were applied first: level nwh is
+                # crossed now iff above the writers before this instant.
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+                phase[i] = _COMPUTE
+            elif inflight[i]:  # due with the previous persist in flight
+                if is_async[i]:  # (a blocking job's zero-length interval is no event)
+                    events += 1
+                if not skip[i]:
+                    phase[i] = _WAIT
+                    if is_async[i]:
+                        entered += 1
+                        nwait += 1
+                    continue
+                skipped += 1  # skipped: a new compute interval, as after a firing
+            elif snap[i] > 0.0:  # due, no persist in flight: snapshot
+                events += 1
+                phase[i] = _SNAPSHOT
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                continue
+            else:  # s = 0: the firing is at this instant
+                stack[top] = 2 * i + 1
+                top += 1
+                continue
+            # A new compute interval (after a firing or a skip), drawn at one
+            # place in the loop (two inlined copies of the ziggurat cost
+            # ~20 ns per draw more, measured).
+            w = _draw(T, sigma, base, i, drawn[i])
+            drawn[i] += 1
+            if w <= tol_c[i]:
+                stack[top] = 2 * i  # due again at once
+                top += 1
+            elif slow[i] >= 1.0:
+                parked[i] = True
+                rem[i] = w
+            else:
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[i], i)
+        fired_total += n_fire
+        nw = nwh
+        if nw == 0:  # W must not drift: exact when one writer or none
+            W = 0.0
+        elif nw == 1:
+            W = weight[widx[wh]]
+        if not measuring and n_burn == N:
+            measuring = True
+            t0 = t
+            for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                upcross[b] += 1
+        if measuring:
+            waits += entered
+            skips += skipped
+        if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
+            p_time = t
+            p_cycle = fired_total // N
+            if stop_at_passage:
+                break
+        if n_done == N:
+            break
+
+        instants += 1
+        if instants >= _REBASE_EVERY * N:
+            instants = 0
+            W = 0.0
+            for b in range(nwh):
+                q = (wh + b) & mask
+                wkey[q] -= pw
+                W += weight[widx[q]]  # recomputed: no drift across rebases
+            if nwh == 1:
+                W = weight[widx[wh]]
+            wset = True
+            for b in range(nch):
+                ckey[(ch + b) & mask] -= pc
+            for b in range(nsh):
+                skey[(sh + b) & mask] -= ps
+            pw = 0.0
+            pc = 0.0
+            ps = 0.0
+
+        # Next event: the earliest head of the three clocks. The writer
+        # clock's rate changes only with the writers (one division then).
+        if wset:
+            if nwh == 0:
+                r_w = 0.0
+            elif uniform:
+                r_w = rw_tab[nw]
+                per_w = per_tab[nw]
+            else:
+                r_w = f[nw] / W
+                per_w = W * inv_f[nw]
+        # Branch-free: which clock is next alternates unpredictably, and a
+        # mispredicted branch costs more than computing all three.
+        r_c = rc[nch]
+        dtw = (wkey[wh] - pw) * per_w if nwh > 0 else np.inf
+        dtc = (ckey[ch] - pc) * inv_rc[nch] if nch > 0 else np.inf
+        dts = skey[sh] - ps if nsh > 0 else np.inf
+        dt = min(dtw, min(dtc, dts))
+        pw = wkey[wh] if dt == dtw else pw + r_w * dt
+        pc = ckey[ch] if dt == dtc else pc + r_c * dt
+        ps = skey[sh] if dt == dts else ps + dt
+        if measuring:
+            occupancy[nw] += dt
+            wait_time += nwait * dt
+        t += dt
+    if measuring:
+        for b in range(nwh):
+            i = widx[(wh + b) & mask]
+            writing[i] += t - max(since[i], t0)
+    return p_time, p_cycle, t, events, waits, skips, wait_time
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
+                       key0, key1, fleet0, cycles, burn_in, level, stop_at_passage, record,
+                       ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
+                       passage_time, passage_cycle, end_time, events, waits, skips, wait_time):
+    """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,)."""
+    F = theta.shape[0]
+    for g in prange(F):
+        p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general(
+            T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, key0, key1,
+            fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+            ring_s, firings[g],
+            occupancy[g], upcross[g], writing[g])
+        passage_time[g] = p_t
+        passage_cycle[g] = p_c
+        end_time[g] = t_end
+        events[g] = n_ev
+        waits[g] = n_wait
+        skips[g] = n_skip
+        wait_time[g] = t_wait

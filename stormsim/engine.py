@@ -11,11 +11,8 @@ from . import _kernel, launch as _launch
 from .errors import SpecError
 from .model import Fleet, check_memory
 
-#: Kernel time per event (phase change), ns, on one core of the machines in
-#: README "Performance" (alike jobs; unlike ones cost more): for estimates only.
-NS_PER_EVENT = 25
 #: Events per kernel call when the caller does not choose a batch size:
-#: ~0.5 s of work at ~NS_PER_EVENT ns per event. Large enough that the Python loop
+#: ~0.5 s of work at ~25 ns per event (NS_PER_EVENT below). Large enough that the Python loop
 #: costs nothing, small enough that Ctrl-C is honoured within a second
 #: (EVIDENCE.md: a monolithic numba call ignored it for 11 s) and progress
 #: is reported often. Results do not depend on it.
@@ -23,11 +20,28 @@ BATCH_EVENTS = 20_000_000
 #: The largest kernel call next_batch chooses (fleets); memory_needed counts it.
 MAX_BATCH = 65536
 
+#: Events per job per cycle: a job changes phase twice a cycle (COMPUTE ->
+#: WRITE -> COMPUTE), so a fleet that runs its K cycles takes ~2 N K events.
+EVENTS_PER_JOB_CYCLE = 2
+
+#: The kernel's wall time per event on one core (ns) against N, identical
+#: jobs: `make bench` at commit 5bed4bb (README "Performance", workloads (a)
+#: and (d)); heterogeneous jobs cost ~1.5x. For estimates before anything is
+#: measured (a sweep's expected time); measured costs replace it.
+NS_PER_EVENT = ((4, 16.9), (16, 21.2), (64, 24.6), (256, 32.7), (1024, 35.8))
+
+
+def seconds_per_event(n_jobs: int) -> float:
+    """NS_PER_EVENT interpolated in log2 N (held constant beyond its ends), in s."""
+    ns, cost = zip(*NS_PER_EVENT)
+    return float(np.interp(math.log2(n_jobs), np.log2(ns), cost)) * 1e-9
+
 
 def default_batch(n_jobs: int, cycles: int) -> int:
     """Fleets in the first kernel call: about BATCH_EVENTS events if every
-    fleet runs its full ``cycles`` (2 N events per cycle), 16..4096 fleets."""
-    return int(min(4096, max(16, BATCH_EVENTS // (2 * n_jobs * cycles))))
+    fleet runs its full ``cycles``, 16..4096 fleets."""
+    per_fleet = EVENTS_PER_JOB_CYCLE * n_jobs * cycles
+    return int(min(4096, max(16, BATCH_EVENTS // per_fleet)))
 
 
 def next_batch(events_done: int, fleets_done: int) -> int:
@@ -84,7 +98,26 @@ class Run:
     end_time : float64 (fleets,)
         Instant each fleet's run stopped (s).
     events : int64 (fleets,)
-        Phase changes integrated (one job entering WRITE or COMPUTE).
+        Phase changes integrated: a firing, a write or persist ending, and
+        for async jobs a checkpoint falling due into SNAPSHOT or WAIT or
+        being skipped (with s_i = 0 the due checkpoint is its firing: one).
+    upcrossings : int64 (fleets, N + 1)
+        E[f, k], k = 0..N (MODEL.md E3): instants in the measured window,
+        its ends included, at which n_w goes from below k to k or more (the
+        writers before the instant against those once all its phase changes
+        are applied). E[:, 0] = 0. Storm rate nu_k = E[k] / window length.
+    writing_time : float64 (fleets, N)
+        Time (s) each job spent writing (blocking write or persist in
+        flight) over the measured window; its sum over jobs is
+        sum_n n occupancy[n].
+    waits : int64 (fleets,)
+        Times an async job entered WAIT (a checkpoint fell due with its
+        persist in flight, rule ``block``) in the measured window; 0 for
+        blocking fleets.
+    wait_time : float64 (fleets,)
+        Job-seconds spent in WAIT over the measured window (summed over jobs).
+    skips : int64 (fleets,)
+        Checkpoints skipped (rule ``skip``) in the measured window.
     """
 
     fleet: Fleet
@@ -100,10 +133,25 @@ class Run:
     passage_cycle: np.ndarray
     end_time: np.ndarray
     events: np.ndarray = field(repr=False)
+    upcrossings: np.ndarray = field(repr=False)
+    writing_time: np.ndarray = field(repr=False)
+    waits: np.ndarray = field(repr=False)
+    wait_time: np.ndarray = field(repr=False)
+    skips: np.ndarray = field(repr=False)
 
     @property
     def fleets(self) -> int:
         return int(self.occupancy.shape[0])
+
+    def __repr__(self) -> str:
+        level = "" if self.passage_level is None else (
+            f", passage_level={self.passage_level}: {int(self.passed.sum())} passed")
+        rec = ", firings recorded" if self.firings is not None else ""
+        return (f"<stormsim.Run: {self.fleets} fleets of {self.fleet.n_jobs} jobs, "
+                f"{self.cycles} cycles, launch {self.launch!r}, seed={self.seed}"
+                f"{level}{rec}, {int(self.events.sum())} events>")
+
+    __str__ = __repr__
 
     @property
     def occupancy_fraction(self) -> np.ndarray:
@@ -128,7 +176,33 @@ def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
     return value
 
 
+def _check_flag(name: str, value) -> bool:
+    """A flag -> a Python bool (one kernel signature); 'yes', 1 or None are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise SpecError(f"{name} = {value!r}: must be True or False")
+    return bool(value)
+
+
 QUEUE_KINDS = ("auto", "heap", "ring")
+KERNELS = ("auto", "anonymous", "general")
+
+
+def choose_kernel(fleet: Fleet, kernel: str = "auto") -> bool:
+    """True for the general kernel (MODEL.md E1, E2), False for the anonymous one.
+
+    The anonymous kernel integrates the base model (blocking jobs, equal
+    weights) with two virtual clocks and sorted queues; the general one adds
+    asynchronous checkpoints and weights (indexed heaps, a wall-time clock
+    for snapshots). "general" runs a base-model fleet through the general
+    kernel too: the same trajectories to rounding (a test checks it), not
+    bit for bit, since they round differently.
+    """
+    if kernel not in KERNELS:
+        raise SpecError(f"kernel = {kernel!r}: must be one of {', '.join(KERNELS)}")
+    if kernel == "anonymous" and not fleet.is_anonymous:
+        raise SpecError("kernel = 'anonymous' integrates blocking jobs with equal weights only; "
+                        f"this fleet has async jobs or unequal weights ({fleet!r}). Use 'auto'")
+    return kernel == "general" or not fleet.is_anonymous
 
 
 def choose_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool]:
@@ -150,6 +224,31 @@ def choose_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool]:
     ring_c = n * (np.ptp(fleet.T) + 2.0 * float(np.max(fleet.jitter))) / cycle <= budget
     ring_w = n * np.ptp(fleet.d) / cycle <= budget
     return bool(ring_w), bool(ring_c)
+
+
+def choose_general_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool, bool]:
+    """(ring for writers, computers, snapshots) in the general kernel.
+
+    The same rule as ``choose_queues`` on the keys that kernel pushes: a
+    write lasts d_i / w_i on the writer clock, a compute interval T_i (plus
+    jitter) stretched by 1 / (1 - eps_i) while the job's persist is in
+    flight, a snapshot s_i. A ring also pays for the re-keying of a slowed
+    job when its persist ends: it moves past the jobs between its two keys.
+    """
+    if queues in ("heap", "ring"):
+        return (queues == "ring",) * 3
+    n = fleet.n_jobs
+    cycle = float(np.min(fleet.T + fleet.d))
+    budget = 4.0 * math.log2(max(n, 2))
+    a = fleet.is_async
+    eps = np.where(a, fleet.slowdown, 0.0)
+    stretch = 1.0 / np.maximum(1.0 - eps, 1e-300)
+    keys_c = np.concatenate([fleet.T, np.where(eps < 1.0, fleet.T * stretch, fleet.T)])
+    ring_c = n * (np.ptp(keys_c) + 2.0 * float(np.max(fleet.jitter * np.max(stretch[eps < 1.0],
+                                                                             initial=1.0)))) / cycle <= budget
+    ring_w = n * np.ptp(fleet.d / fleet.weights) / cycle <= budget
+    ring_s = n * np.ptp(np.where(a, fleet.snapshot, 0.0)) / cycle <= budget
+    return bool(ring_w), bool(ring_c), bool(ring_s)
 
 
 def root_key(seed: int) -> tuple[np.uint64, np.uint64]:
@@ -182,7 +281,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
              passage_level: int | None = None, burn_in: int = 0, *,
              stop_at_passage: bool = True, fleet_start: int = 0,
              batch_size: int | None = None, threads: int | None = None,
-             progress=None, queues: str = "auto") -> Run:
+             progress=None, queues: str = "auto", kernel: str = "auto") -> Run:
     """Simulate independent fleets exactly, event to event (MODEL.md).
 
     Parameters
@@ -219,7 +318,12 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     progress : callable, optional
         Called as ``progress(fleets_done, fleets)`` after each batch.
     queues : "auto" | "heap" | "ring"
-        The kernel's event queues (a speed choice; results are identical).
+        The kernel's event queues (a speed choice; results are identical,
+        except that with unequal weights the general kernel may sum weights
+        in another order: to rounding).
+    kernel : "auto" | "anonymous" | "general"
+        "auto": the anonymous kernel for the base model (blocking jobs, equal
+        weights), the general one otherwise (see ``choose_kernel``).
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
@@ -246,6 +350,9 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
     ring_w, ring_c = choose_queues(fleet, queues)
+    general = choose_kernel(fleet, kernel)
+    if general:
+        ring_w, ring_c, ring_s = choose_general_queues(fleet, queues)
     theta_spec = _launch.resolve(launch, fleet, fleets)
 
     key0, key1 = root_key(seed)
@@ -254,14 +361,28 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     sigma = np.ascontiguousarray(fleet.jitter)
     rw, rc = fleet.writer_rate, fleet.computer_rate
     level = 0 if passage_level is None else passage_level
-    record_firings, stop_at_passage = bool(record_firings), bool(stop_at_passage)  # one signature
+    record_firings = _check_flag("record_firings", record_firings)
+    stop_at_passage = _check_flag("stop_at_passage", stop_at_passage)
 
     firings = np.full((fleets, n, cycles), np.nan) if record_firings else None
     occupancy = np.empty((fleets, n + 1))
+    upcross = np.empty((fleets, n + 1), dtype=np.int64)
+    writing = np.empty((fleets, n))
     passage_time = np.empty(fleets)
     passage_cycle = np.empty(fleets, dtype=np.int64)
     end_time = np.empty(fleets)
     events = np.empty(fleets, dtype=np.int64)
+    waits = np.zeros(fleets, dtype=np.int64)
+    wait_time = np.zeros(fleets)
+    skips = np.zeros(fleets, dtype=np.int64)
+    if general:
+        # A blocking job is the async job with s = 0, eps = 1, rule block (E1, A1).
+        is_async = np.ascontiguousarray(fleet.is_async)
+        snap = np.where(is_async, fleet.snapshot, 0.0)
+        slow = np.where(is_async, fleet.slowdown, 1.0)
+        skip = np.ascontiguousarray(is_async & (fleet.on_busy == "skip"))
+        weight = np.ascontiguousarray(fleet.weights)
+        f_table = np.ascontiguousarray(fleet.f)
 
     def theta_for(lo: int, hi: int) -> np.ndarray:
         if theta_spec is None:
@@ -284,12 +405,22 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
             hi = min(fleets, lo + batch)
             m = hi - lo
             fire_buf = firings[lo:hi] if record_firings else np.empty((m, 1, 1))
-            _kernel.run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
-                               np.int64(fleet_start + lo), cycles, burn_in, level,
-                               stop_at_passage, record_firings, ring_w, ring_c, fire_buf,
-                               occupancy[lo:hi],
-                               passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
-                               events[lo:hi])
+            if general:
+                _kernel.run_fleets_general(
+                    T, d, sigma, f_table, rc, theta_for(lo, hi), weight, snap, slow, skip,
+                    is_async, key0, key1, np.int64(fleet_start + lo), cycles, burn_in, level,
+                    stop_at_passage, record_firings, ring_w, ring_c, ring_s, fire_buf,
+                    occupancy[lo:hi],
+                    upcross[lo:hi], writing[lo:hi], passage_time[lo:hi], passage_cycle[lo:hi],
+                    end_time[lo:hi], events[lo:hi], waits[lo:hi], skips[lo:hi],
+                    wait_time[lo:hi])
+            else:
+                _kernel.run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
+                                   np.int64(fleet_start + lo), cycles, burn_in, level,
+                                   stop_at_passage, record_firings, ring_w, ring_c, fire_buf,
+                                   occupancy[lo:hi], upcross[lo:hi], writing[lo:hi],
+                                   passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
+                                   events[lo:hi])
             if progress is not None:
                 progress(hi, fleets)
             if batch_size is None:
@@ -303,4 +434,5 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     return Run(fleet=fleet, launch=launch_label, seed=seed, cycles=cycles, burn_in=burn_in,
                passage_level=passage_level, fleet_start=fleet_start, firings=firings,
                occupancy=occupancy, passage_time=passage_time, passage_cycle=passage_cycle,
-               end_time=end_time, events=events)
+               end_time=end_time, events=events, upcrossings=upcross, writing_time=writing,
+               waits=waits, wait_time=wait_time, skips=skips)

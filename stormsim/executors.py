@@ -43,6 +43,23 @@ def threadsafe_layer() -> bool:
     return False
 
 
+#: How long a nanny waits for its worker process to stop before killing it.
+NANNY_KILL_SECONDS = 0.3
+
+
+async def _close_nannies(nannies, timeout: float) -> None:
+    """Close the nannies of our LocalCluster (each kills its worker after
+    ``timeout``), within about twice that in all."""
+    import asyncio
+
+    closing = asyncio.gather(*(n.close(timeout=timeout, reason="stormsim-sweep-done")
+                               for n in nannies), return_exceptions=True)
+    try:
+        await asyncio.wait_for(closing, 2 * timeout + 0.2)
+    except asyncio.TimeoutError:    # a nanny busy restarting: its process is killed below
+        pass
+
+
 class Executor:
     """Interface. ``slots``: units to keep in flight; ``target_seconds``: how
     long one unit should take; ``task_threads``: numba threads per unit."""
@@ -123,8 +140,11 @@ class LocalExecutor(Executor):
         self._pending.clear()
 
     def close(self) -> None:
+        # Wait for the units already running (each lasts ~target_seconds; a
+        # kernel cannot be stopped midway), so that none keeps a core busy
+        # after run_sweep returns or raises (a KeyboardInterrupt in a notebook).
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
     def describe(self) -> str:
@@ -195,19 +215,23 @@ class DaskExecutor(Executor):
         else:
             # anything left from an earlier sweep was released by close()
             if self.local_workers is not None:
-                # Workers inherit an ignored SIGINT: Ctrl-C in a terminal reaches
-                # the whole process group, and it is this process that decides
-                # what to keep and then ends the workers (a worker killed by it
-                # would be restarted by its nanny, delaying the stop).
+                # Workers inherit an ignored SIGINT and SIGTERM: Ctrl-C in a
+                # terminal (or a batch system's SIGTERM) reaches the whole process
+                # group, and it is this process that decides what to keep and
+                # then ends the workers (a worker killed by it would be restarted
+                # by its nanny, delaying the stop). Their nannies end them with
+                # SIGKILL, and they exit with this process.
                 import signal
 
-                saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                saved = {sig: signal.signal(sig, signal.SIG_IGN)
+                         for sig in (signal.SIGINT, signal.SIGTERM)}
                 try:
                     self.cluster = distributed.LocalCluster(
                         n_workers=self.local_workers, threads_per_worker=1, processes=True,
-                        dashboard_address=None, silence_logs=logging.ERROR)
+                        dashboard_address=":0", silence_logs=logging.ERROR)
                 finally:
-                    signal.signal(signal.SIGINT, saved)
+                    for sig, handler in saved.items():
+                        signal.signal(sig, handler)
                 self.client = distributed.Client(self.cluster)
                 self._quiet_cluster_logs(distributed)
             elif self.address.endswith(".json"):
@@ -293,9 +317,18 @@ class DaskExecutor(Executor):
             self.client.close(timeout=2)
         if self.cluster is not None:
             # A graceful LocalCluster close waits ~1.5 s for its workers; ours
-            # hold nothing (results are written by this process), so end their
-            # processes first: Ctrl-C then exits within a second.
-            for nanny in list(self.cluster.workers.values()):
+            # hold nothing (results are written by this process), so each
+            # nanny is closed first with a short kill timeout: Ctrl-C then
+            # exits within a second. Closing the nanny (not killing its process
+            # behind its back) marks it closing before the process dies, so it
+            # neither restarts the worker nor reports a CommClosedError while
+            # unregistering from a scheduler that is shutting down.
+            nannies = list(self.cluster.workers.values())
+            try:
+                self.cluster.sync(_close_nannies, nannies, NANNY_KILL_SECONDS)
+            except Exception:  # the cluster's loop is gone: kill what is left below
+                pass
+            for nanny in nannies:
                 proc = getattr(getattr(nanny, "process", None), "process", None)
                 if proc is not None:
                     try:

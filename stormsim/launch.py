@@ -23,12 +23,15 @@ def stagger_spacing(fleet: Fleet) -> float:
     period N s, a computing job sees the N - 1 other writes (compute rate
     r1 = min(1, C/(N-1))) and N write-free gaps of s - d (rate r0 = min(1, C/N)):
     T = N (s - d) r0 + (N - 1) d r1. Uncapped this is s = (T + d) / N.
-    Raises SpecError when no collision-free stagger exists (s < d).
+    Raises SpecError when no collision-free stagger exists (s < d). Identical
+    async jobs: see ``_async_spacing``.
     """
     if not fleet.is_identical:
         raise SpecError(
             f"launch = 'stagger' needs identical jobs (one T, d and jitter); got {fleet!r}. "
             "Give explicit phases theta for heterogeneous jobs")
+    if fleet.is_async[0]:
+        return _async_spacing(fleet)
     n = fleet.n_jobs
     T, d = float(fleet.T[0]), float(fleet.d[0])
     rc = fleet.computer_rate
@@ -48,6 +51,44 @@ def stagger_spacing(fleet: Fleet) -> float:
     return d + spare / (n * r0)
 
 
+def _async_spacing(fleet: Fleet) -> float:
+    """Stagger spacing of identical async jobs (MODEL.md E1): cycle / N.
+
+    Uncapped, a lone async job fires every s + T + eps d: its persist (d at
+    rate 1) overlaps compute at rate 1 - eps, and the checkpoint then falls
+    due with no persist in flight as long as (1 - eps) d <= T. Refused where
+    that placement is not exact: a cap that can bind (C < N), a persist that
+    outlasts the compute interval, overlapping persists (spacing < d), or a
+    first firing that would have to precede the launch ((N-1) spacing > T).
+    """
+    n = fleet.n_jobs
+    T, d = float(fleet.T[0]), float(fleet.d[0])
+    s, eps = float(fleet.snapshot[0]), float(fleet.slowdown[0])
+    if fleet.cap < n:
+        raise SpecError(
+            f"launch = 'stagger' for async jobs is derived for uncapped fleets only: cap = "
+            f"{fleet.cap!r} < N = {n} can bind. Give explicit phases theta, or cap >= N")
+    if (1.0 - eps) * d > T * (1.0 + STAGGER_RTOL):
+        raise SpecError(
+            f"launch = 'stagger' cannot be placed: a lone persist (d = {d!r}) outlasts the "
+            f"compute interval (T = {T!r} at rate 1 - slowdown = {1.0 - eps!r}), so jobs wait. "
+            "Lower d or raise T")
+    spacing = (s + T + eps * d) / n
+    margin = spacing - d
+    if -STAGGER_RTOL * T <= margin < 0.0:
+        spacing = d  # touching persists (rounding at the threshold)
+    elif margin < 0.0:
+        raise SpecError(
+            f"launch = 'stagger' cannot be placed: the persists overlap (d = {d!r} > cycle / N = "
+            f"(s + T + slowdown d) / N = {spacing:.6g}, N = {n}). Lower the load")
+    if (n - 1) * spacing > T * (1.0 + STAGGER_RTOL):
+        raise SpecError(
+            f"launch = 'stagger' cannot be placed: the first job would fire (N-1) spacing = "
+            f"{(n - 1) * spacing:.6g} before the last, more than one compute interval T = {T!r} "
+            "(snapshot + slowdown d too long against T / (N-1)). Give explicit phases theta")
+    return spacing
+
+
 def stagger_margin(fleet: Fleet) -> float:
     """m = s - d: the time between the end of one write and the start of the next."""
     return stagger_spacing(fleet) - float(fleet.d[0])
@@ -63,6 +104,11 @@ def stagger_theta(fleet: Fleet) -> np.ndarray:
     s = stagger_spacing(fleet)
     n = fleet.n_jobs
     T, d = float(fleet.T[0]), float(fleet.d[0])
+    if fleet.is_async[0]:
+        # Uncapped, job j first fires at (1 - theta_j) T + snapshot; the last
+        # (theta = 0) at T + snapshot, job j (N-1-j) spacings before it.
+        theta = (n - 1 - np.arange(n, dtype=np.float64)) * s / T
+        return np.clip(theta, 0.0, 1.0)
     m = s - d
     rc = fleet.computer_rate
     r0 = rc[n]

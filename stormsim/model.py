@@ -203,8 +203,38 @@ def throughput_table(spec: ThroughputSpec, n_jobs: int) -> tuple[np.ndarray, obj
     return f, canon
 
 
+#: Checkpoint modes (MODEL.md E1) and the rules for a checkpoint that falls
+#: due while the job's previous persist is still in flight.
+CHECKPOINT_MODES = ("blocking", "async")
+ON_BUSY_RULES = ("block", "skip")
+
+#: The default of every asynchronous option: a fleet that leaves them all
+#: here behaves exactly as before they existed.
+ASYNC_DEFAULTS = {"snapshot": 0.0, "slowdown": 0.0, "on_busy": "block"}
+
+
+def _job_choice(name: str, value, n: int, allowed: tuple[str, ...]) -> np.ndarray:
+    """A string, or one string per job, from ``allowed`` -> read-only (N,) array."""
+    if isinstance(value, str):
+        values = [value] * n
+    else:
+        try:
+            values = list(value)
+        except TypeError:
+            raise SpecError(f"{name} = {value!r}: must be one of "
+                            f"{', '.join(repr(a) for a in allowed)}, or one per job") from None
+        if len(values) != n:
+            raise SpecError(f"{name} has {len(values)} values but the fleet has {n} jobs: "
+                            "lengths must match")
+    for i, v in enumerate(values):
+        if not isinstance(v, str) or v not in allowed:
+            where = name if isinstance(value, str) else f"{name}[{i}]"
+            raise SpecError(f"{where} = {v!r}: must be one of {', '.join(repr(a) for a in allowed)}")
+    return np.array(values, dtype=f"<U{max(len(a) for a in allowed)}")
+
+
 class Fleet:
-    """N jobs that alternate compute and blocking checkpoint writes.
+    """N jobs that alternate compute and checkpoints through shared storage and power.
 
     Parameters
     ----------
@@ -219,14 +249,36 @@ class Fleet:
     jitter : float or sequence of float
         Per-cycle compute jitter sigma_i (s), >= 0: each compute interval after
         the first is max(0, T_i + sigma_i * xi), xi standard normal.
+    checkpoint : "blocking" | "async", or one per job
+        MODEL.md E1. "blocking" (default): the job stops computing while it
+        writes. "async": a blocking snapshot of ``snapshot`` seconds, then a
+        background persist of d_i through the fabric while the job computes.
+    snapshot : float or sequence of float
+        s_i, the snapshot's wall time (s), finite, >= 0 (default 0).
+    slowdown : float or sequence of float
+        eps_i in [0, 1] (default 0): the job computes at (1 - eps_i) of its
+        rate while its own persist is in flight; 1 stops it (as blocking).
+    on_busy : "block" | "skip", or one per job
+        A checkpoint falls due while the previous persist is in flight:
+        "block" (default) waits for it, "skip" skips the checkpoint (counted)
+        and starts the next compute interval at once.
+    weights : float or sequence of float
+        w_i > 0, finite (default 1), MODEL.md E2: writers share f(n_w) in
+        proportion to weight (equal weights: the anonymous base model).
 
-    Instances are immutable; arrays are read-only.
+    The asynchronous options apply to async jobs: given on a fleet with no
+    async job, or per job with a non-default value on a blocking job, they
+    raise SpecError; a scalar given to a mixed fleet applies to its async
+    jobs (its blocking jobs keep the defaults). Instances are immutable;
+    arrays are read-only.
     """
 
-    __slots__ = ("T", "d", "cap", "throughput", "jitter", "f", "_frozen")
+    __slots__ = ("T", "d", "cap", "throughput", "jitter", "f", "checkpoint", "snapshot",
+                 "slowdown", "on_busy", "weights", "_frozen")
 
     def __init__(self, T, d, cap: float = math.inf, throughput: ThroughputSpec = "fair",
-                 jitter=0.0):
+                 jitter=0.0, checkpoint="blocking", snapshot=0.0, slowdown=0.0,
+                 on_busy="block", weights=1.0):
         T_arr = _job_array("T", T, None)
         n = T_arr.size
         d_arr = _job_array("d", d, n)
@@ -247,7 +299,51 @@ class Fleet:
             i = int(bad[0])
             raise SpecError(f"jitter[{i}] = {float(sigma[i])!r}: must be finite and >= 0 (seconds)")
         f, spec = throughput_table(throughput, n)
-        for name, value in (("T", T_arr), ("d", d_arr), ("jitter", sigma), ("f", f)):
+        mode = _job_choice("checkpoint", checkpoint, n, CHECKPOINT_MODES)
+        is_async = mode == "async"
+        snap = _job_array("snapshot", snapshot, n)
+        bad = np.nonzero(~np.isfinite(snap) | (snap < 0.0))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"snapshot[{i}] = {float(snap[i])!r}: must be finite and >= 0 "
+                            "(seconds of wall time)")
+        eps = _job_array("slowdown", slowdown, n)
+        bad = np.nonzero(~(eps >= 0.0) | ~(eps <= 1.0))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"slowdown[{i}] = {float(eps[i])!r}: must be in [0, 1] (the fraction "
+                            "of compute rate lost while the job's own persist is in flight)")
+        rule = _job_choice("on_busy", on_busy, n, ON_BUSY_RULES)
+        wts = _job_array("weights", weights, n)
+        bad = np.nonzero(~np.isfinite(wts) | (wts <= 0.0))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"weights[{i}] = {float(wts[i])!r}: must be finite and > 0 "
+                            "(a writer's share of the bandwidth is w_i / sum of writers' w)")
+        # Asynchronous options on blocking jobs: an error, never silently ignored.
+        given = {"snapshot": (snapshot, snap), "slowdown": (slowdown, eps), "on_busy": (on_busy, rule)}
+        for name, (raw, arr) in given.items():
+            default = ASYNC_DEFAULTS[name]
+            off = arr != default
+            if not off.any():
+                continue
+            if not is_async.any():
+                raise SpecError(
+                    f"{name} = {fmt_array(raw)}: an option of asynchronous checkpoints, but every job "
+                    "has checkpoint = 'blocking'. Set checkpoint = 'async' (for all jobs or per "
+                    f"job), or leave {name} at its default {default!r}")
+            if np.ndim(raw) == 0:  # a scalar applies to the async jobs of a mixed fleet
+                arr[~is_async] = default
+                continue
+            bad = np.nonzero(off & ~is_async)[0]
+            if bad.size:
+                i = int(bad[0])
+                raise SpecError(
+                    f"{name}[{i}] = {arr[i].item()!r} but job {i} has checkpoint = 'blocking': "
+                    f"asynchronous options need an async job; give it {default!r} or make it async")
+        for name, value in (("T", T_arr), ("d", d_arr), ("jitter", sigma), ("f", f),
+                            ("checkpoint", mode), ("snapshot", snap), ("slowdown", eps),
+                            ("on_busy", rule), ("weights", wts)):
             value.flags.writeable = False
             object.__setattr__(self, name, value)
         object.__setattr__(self, "cap", cap_f)
@@ -257,8 +353,12 @@ class Fleet:
     @classmethod
     def identical(cls, n_jobs: int, *, T: float = 1.0, load: float | None = None,
                   d: float | None = None, cap: float = math.inf,
-                  throughput: ThroughputSpec = "fair", jitter: float = 0.0) -> "Fleet":
-        """N identical jobs, given either the load L = N d / T or the volume d."""
+                  throughput: ThroughputSpec = "fair", jitter: float = 0.0,
+                  checkpoint: str = "blocking", snapshot: float = 0.0, slowdown: float = 0.0,
+                  on_busy: str = "block", weights: float = 1.0) -> "Fleet":
+        """N identical jobs, given either the load L = N d / T or the volume d.
+
+        The other keywords are ``Fleet``'s, one value for every job."""
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
             raise SpecError(f"n_jobs = {n_jobs!r}: must be an integer >= 1")
         check_memory(f"n_jobs = {n_jobs}", FLEET_BYTES_PER_JOB * float(n_jobs),
@@ -270,14 +370,54 @@ class Fleet:
                 raise SpecError(f"load = {load!r}: must be finite and > 0")
             d = float(load) * float(T) / n_jobs
         return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
-                   jitter=jitter)
+                   jitter=jitter, checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown,
+                   on_busy=on_busy, weights=weights)
+
+    #: The options of MODEL.md E1 / E2 and their defaults: a fleet that leaves
+    #: them all there is the paper's base model.
+    OPTIONS = {"checkpoint": "blocking", **ASYNC_DEFAULTS, "weights": 1.0}
+
+    def canonical(self) -> dict:
+        """The one canonical encoding of the fleet (what a sweep's run seed
+        hashes): N, T, d, cap, f(0..N), sigma as float.hex strings, and each
+        option of OPTIONS only where some job differs from its default, so
+        every base-model fleet keeps the encoding it had before they existed."""
+        def hexlist(a):
+            return [float(x).hex() for x in np.asarray(a, dtype=np.float64).ravel()]
+
+        canon = {"N": self.n_jobs, "T": hexlist(self.T), "d": hexlist(self.d),
+                 "cap": float(self.cap).hex(), "f": hexlist(self.f), "sigma": hexlist(self.jitter)}
+        for name, default in self.OPTIONS.items():
+            if np.any((arr := getattr(self, name)) != default):
+                canon[name] = arr.tolist() if arr.dtype.kind == "U" else hexlist(arr)
+        return canon
+
+    @classmethod
+    def from_jobs(cls, **quantities) -> "Fleet":
+        """A fleet from physical units (MODEL.md E4), e.g. ``Fleet.from_jobs(n_jobs=24,
+        compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
+        Keywords and conventions: ``stormsim.units.fleet_arguments``."""
+        from .units import fleet_arguments  # a floor below the model: imported on use
+
+        return cls(**fleet_arguments(**quantities))
+
+    @classmethod
+    def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
+                 throughput: ThroughputSpec = "fair") -> "Fleet":
+        """A fleet from a CSV job table (one row per job, each column's unit in its
+        header) and the fabric's bandwidth: ``stormsim.units.read_jobs``."""
+        from .units import read_jobs
+
+        return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
+                             throughput=throughput)
 
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")
 
     def __reduce__(self):  # picklable (Dask, multiprocessing) despite __setattr__
         return (Fleet, (self.T.copy(), self.d.copy(), self.cap, self.throughput,
-                        self.jitter.copy()))
+                        self.jitter.copy(), self.checkpoint.tolist(), self.snapshot.copy(),
+                        self.slowdown.copy(), self.on_busy.tolist(), self.weights.copy()))
 
     # -- derived quantities -------------------------------------------------
     @property
@@ -291,9 +431,22 @@ class Fleet:
 
     @property
     def is_identical(self) -> bool:
-        """All jobs share T, d and sigma."""
-        return bool(np.all(self.T == self.T[0]) and np.all(self.d == self.d[0])
-                    and np.all(self.jitter == self.jitter[0]))
+        """All jobs share T, d, sigma and the checkpoint options and weight."""
+        return all(bool(np.all(a == a[0])) for a in self._per_job())
+
+    def _per_job(self) -> tuple:
+        return (self.T, self.d, self.jitter, self.checkpoint, self.snapshot, self.slowdown,
+                self.on_busy, self.weights)
+
+    @property
+    def is_async(self) -> np.ndarray:
+        """bool (N,): the job checkpoints asynchronously."""
+        return self.checkpoint == "async"
+
+    @property
+    def is_anonymous(self) -> bool:
+        """The paper's base model: every job blocking, all weights equal."""
+        return bool(not self.is_async.any() and np.all(self.weights == self.weights[0]))
 
     @property
     def writer_rate(self) -> np.ndarray:
@@ -314,17 +467,34 @@ class Fleet:
     def __eq__(self, other):
         if not isinstance(other, Fleet):
             return NotImplemented
-        return (np.array_equal(self.T, other.T) and np.array_equal(self.d, other.d)
-                and self.cap == other.cap and np.array_equal(self.f, other.f)
-                and np.array_equal(self.jitter, other.jitter))
+        return (self.cap == other.cap and np.array_equal(self.f, other.f)
+                and all(np.array_equal(a, b) for a, b in zip(self._per_job(), other._per_job())))
 
     def __hash__(self):
-        return hash((self.T.tobytes(), self.d.tobytes(), self.cap, self.f.tobytes(),
-                     self.jitter.tobytes()))
+        return hash((self.cap, self.f.tobytes()) + tuple(a.tobytes() for a in self._per_job()))
+
+    def _extra_repr(self, identical: bool) -> str:
+        """The keywords that differ from their defaults (none: today's repr)."""
+        out = []
+        defaults = self.OPTIONS
+        for name in ("checkpoint", "snapshot", "slowdown", "on_busy", "weights"):
+            arr = getattr(self, name)
+            if np.all(arr == defaults[name]):
+                continue
+            if identical or np.all(arr == arr[0]):
+                out.append(f", {name}={arr[0].item()!r}")
+            elif arr.dtype.kind == "f":
+                out.append(f", {name}={fmt_array(arr)}")
+            else:
+                out.append(f", {name}={arr.tolist()!r}")
+        return "".join(out)
 
     def __repr__(self) -> str:
         if self.is_identical:
-            return (f"Fleet.identical({self.n_jobs}, T={self.T[0]!r}, d={self.d[0]!r}, "
-                    f"cap={self.cap!r}, throughput={self.throughput!r}, jitter={self.jitter[0]!r})")
+            return (f"Fleet.identical({self.n_jobs}, T={float(self.T[0])!r}, "
+                    f"d={float(self.d[0])!r}, cap={self.cap!r}, "
+                    f"throughput={self.throughput!r}, jitter={float(self.jitter[0])!r}"
+                    f"{self._extra_repr(True)})")
         return (f"Fleet(T={fmt_array(self.T)}, d={fmt_array(self.d)}, cap={self.cap!r}, "
-                f"throughput={self.throughput!r}, jitter={fmt_array(self.jitter)})")
+                f"throughput={self.throughput!r}, jitter={fmt_array(self.jitter)}"
+                f"{self._extra_repr(False)})")

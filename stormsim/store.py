@@ -30,24 +30,21 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import shutil
 from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
 
-import numpy as np
-
 from ._files import DirLock, atomic_path, fault, fsync_dir, tmp_path_of
 from ._parts import (BAD_UNIT_ERRORS, is_unit_file, parts_dir, read_manifest, read_unit,
                      unit_name, write_manifest, write_unit)
 from ._version import __version__
 from .errors import ResourceError, SweepError
-from .results import (FLEET_ARRAYS, FORMAT, FORMAT_VERSION, Results, cell_group, open_results,
-                      read_identity)
+from .layout import FORMAT_VERSION, write_result
+from .results import Results, open_results, read_identity
 from .spec import Sweep, parse_sweep
-from .work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
+from .work import FleetRanges
 
 __all__ = ["HDF5Store", "MemoryStore", "OpenState", "Store"]
 
@@ -203,7 +200,12 @@ class HDF5Store(Store):
         # Everything below changes OUTPUT or OUTPUT.parts: take the lock first,
         # so that neither a resume nor --overwrite touches another process's run.
         new = not parts.exists()
-        self._lock.acquire()
+        try:
+            self._lock.acquire()
+        except OSError as exc:      # a read-only directory, no permission
+            raise ResourceError(f"output {path}: cannot create {parts.name} in {path.parent} "
+                                f"({exc.strerror or exc}): choose an output in a writable "
+                                "directory (-o)") from None
         try:
             if not overwrite and path.exists():     # finished while we were locking
                 self._release(remove_if_empty=True)
@@ -377,88 +379,6 @@ class HDF5Store(Store):
 
 
 def write_h5(path: Path, sweep: Sweep, parts_of) -> None:
-    """Write a finished result (docs/FORMAT.md), cell by cell: ``parts_of(i)``
-    yields the Parts that tile cell i; one piece in memory at a time."""
-    import h5py
-
-    f = h5py.File(path, "w")
-    try:
-        _fill_h5(f, sweep, parts_of)
-        f.close()
-    except BaseException:
-        _abandon_h5(f, path)
-        raise
-
-
-def _abandon_h5(f, path: Path) -> None:
-    """Close a result whose writing failed, and empty it.
-
-    HDF5 flushes its metadata when a file is closed; on a full disk that
-    flush fails too, the file stays half open inside the library, and the
-    interpreter's exit then crashed (SIGSEGV). Emptying the file first
-    (truncate frees its blocks, the descriptor stays valid) gives the flush
-    room, so the file closes; its contents are discarded anyway."""
-    try:
-        os.truncate(path, 0)
-    except OSError:
-        pass
-    for _ in range(3):
-        try:
-            f.close()
-            break
-        except Exception:     # still failing: try again, then give up
-            continue
-
-
-def _fill_h5(f, sweep: Sweep, parts_of) -> None:
-    """The contents of a result (docs/FORMAT.md), into the open file ``f``."""
-    import h5py
-
-    keep = sweep.occupancy == "fleet"
-    f.attrs["format"] = FORMAT
-    f.attrs["format_version"] = FORMAT_VERSION
-    f.attrs["stormsim_version"] = __version__
-    f.attrs["sweep_hash"] = sweep.hash
-    f.attrs["sweep_name"] = sweep.name
-    f.attrs["sweep_description"] = sweep.description
-    f.attrs["sweep_source"] = sweep.source
-    f.attrs["sweep_toml"] = sweep.text
-    f.attrs["occupancy"] = sweep.occupancy
-    f.attrs["n_cells"] = sweep.n_cells
-    f.attrs["grid_keys"] = json.dumps(sweep.grid_keys)
-    f.attrs["fixed_keys"] = json.dumps(list(sweep.fixed))
-    params = f.create_group("params")
-    for key, col in sweep.columns().items():
-        if col.dtype.kind == "U":
-            params.create_dataset(key, data=col.astype(object), dtype=h5py.string_dtype())
-        else:
-            params.create_dataset(key, data=col)
-    cells = f.create_group("cells")
-    for c in sweep.cells:
-        g = cells.create_group(cell_group(c.index))
-        g.attrs["index"] = c.index
-        g.attrs["params"] = json.dumps(_jsonable(c.values))
-        for name, attr in FLEET_ARRAYS.items():
-            g[name] = getattr(c.fleet, attr)
-        dsets = {a.name: g.create_dataset(a.name, shape=(c.fleets,) + a.width(c.n_jobs),
-                                          dtype=a.dtype)
-                 for a in RESULT_ARRAYS if keep or not a.summed}
-        totals = {a.name: None for a in RESULT_ARRAYS if a.summed}
-        for part in parts_of(c.index):
-            for name, dset in dsets.items():
-                dset[part.start:part.stop] = part.arrays[name]
-            for name in totals:
-                totals[name] = add_exact(totals[name], part.sums[name])
-        for name, total in totals.items():
-            g[f"{name}_sum"] = exact_to_float(total)
-
-
-def _jsonable(values: dict) -> dict:
-    out = {}
-    for k, v in values.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            v = str(v)
-        elif isinstance(v, (np.integer, np.floating, np.bool_)):
-            v = v.item()
-        out[k] = v
-    return out
+    """Write a finished result (docs/FORMAT.md; stormsim.layout), cell by cell:
+    ``parts_of(i)`` yields the Parts that tile cell i."""
+    write_result(path, sweep, parts_of)

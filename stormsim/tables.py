@@ -40,15 +40,13 @@ def _duration(seconds: float) -> str:
 
 
 def sweep_figures(source, name, n_cells: int, fleets: int, fleet_cycles: float,
-                  events: float) -> str:
-    """The first line of a dry run: size and cost of a sweep. The cost is the
-    events' time on one core at engine.NS_PER_EVENT (README "Performance")."""
-    from .engine import NS_PER_EVENT
-
+                  events: float, seconds: float) -> str:
+    """The first line of a dry run: size and cost of a sweep. ``seconds`` is the
+    events' time on one core at the benchmarked cost per event for each cell's N
+    (engine.seconds_per_event, README "Performance")."""
     return (f"{source}: sweep {name!r}, {n_cells} cells, {fleets} fleets, at most "
             f"{fleet_cycles:.3g} fleet-cycles ({events:.3g} events: ~"
-            f"{_duration(events * NS_PER_EVENT * 1e-9)} on one core at {NS_PER_EVENT} ns per "
-            "event)")
+            f"{_duration(seconds)} on one core at the benchmarked cost per event)")
 
 
 def _cell_rows(keys: list, cells) -> list:
@@ -59,9 +57,12 @@ def _cell_rows(keys: list, cells) -> list:
 def cells_table(sweep) -> str:
     """The cells of a sweep, as ``stormsim sweep --dry-run`` lists them."""
     keys = sweep.grid_keys + ["run_seed"]
+    from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
+
+    events = [EVENTS_PER_JOB_CYCLE * float(c.n_jobs) * c.fleets * c.cycles for c in sweep.cells]
     head = sweep_figures(sweep.source, sweep.name, sweep.n_cells, sweep.total_fleets,
-                         sum(float(c.fleets) * c.cycles for c in sweep.cells),
-                         sum(2.0 * c.n_jobs * c.fleets * c.cycles for c in sweep.cells))
+                         sum(float(c.fleets) * c.cycles for c in sweep.cells), sum(events),
+                         sum(e * seconds_per_event(c.n_jobs) for e, c in zip(events, sweep.cells)))
     lines = [f"{head}; identity {sweep.hash[:16]}"]
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], _cell_rows(keys, sweep.cells)))
 
@@ -72,7 +73,7 @@ def outline_table(outline, first: list, last: list, limit: int) -> str:
     n = outline.n_cells
     keys = list(outline.grid) + ["run_seed"]
     lines = [sweep_figures(outline.source, outline.name, n, outline.total_fleets,
-                           outline.fleet_cycles, outline.events)]
+                           outline.fleet_cycles, outline.events, outline.seconds)]
     if n > limit:
         return "\n".join(lines)
     lines.append(f"cells 0..{len(first) - 1} and {n - len(last)}..{n - 1} of {n}, checked; "
@@ -82,15 +83,32 @@ def outline_table(outline, first: list, last: list, limit: int) -> str:
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], rows))
 
 
+def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
+    """P(n_w >= k) with its interval, as the inspect table prints it."""
+    if method == "zero-bound":
+        return f"0 (<{hi:.2e})"
+    if method == "one-bound":
+        return f"1 (>{lo:.2e})"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{p:.3e} no CI"
+    return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
 def inspect_table(res, tail, unit: str) -> str:
     """The text table of ``stormsim inspect`` for a Results."""
     s = res.summary(tail=tail, unit=unit)
     P = res.params
     n = res.n_cells
     lines = []
-    state = ("complete" if res.complete else
-             f"UNFINISHED: {int((res.fleets_done == res.fleets).sum())}/{n} cells done; "
-             "run the same sweep command again to resume")
+    cells_done = int((res.fleets_done == res.fleets).sum())
+    if res.complete:
+        state = "complete"
+    elif res.running:
+        state = (f"RUNNING ({res.writer} is writing it): {cells_done}/{n} cells done so far; "
+                 "inspect it again later")
+    else:
+        state = (f"UNFINISHED: {cells_done}/{n} cells done; run the same sweep command again "
+                 "to resume")
     lines.append(f"{res.path}: sweep {res.name!r}, {n} cells, {state}")
     lines.append(f"stormsim {res.version}; occupancy stored "
                  + ("per fleet" if res.occupancy == "fleet" else "as its sum over fleets"))
@@ -112,9 +130,10 @@ def inspect_table(res, tail, unit: str) -> str:
         return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
 
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
+    too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
-        header.append(label)
+        header.append(label + " [95% CI]")
     rows = []
     for i in range(n):
         row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
@@ -129,7 +148,9 @@ def inspect_table(res, tail, unit: str) -> str:
                 row += ["-", "-"]
         for lv in tail:
             p = s[f"P(n_w>={lv})"][i]
-            row.append("-" if math.isnan(p) or structural_zero(lv, i) else f"{p:.3e}")
+            row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
+                p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
+                s[f"P(n_w>={lv}):method"][i]))
         rows.append(row)
     lines.append("")
     lines += render(header, rows)
@@ -145,9 +166,16 @@ def inspect_table(res, tail, unit: str) -> str:
                          "with the fleets censored at the cycle cap K included (a passage at a "
                          "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
                          "band); '>K': not reached within the K-cycle cap.")
+    for lv in too_high:
+        lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
     if tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
-                     "writing, from the occupancy summed over its fleets.")
+                     "writing, from the occupancy summed over its fleets; 95% CI from the "
+                     "spread between its independent " + ("fleets" if res.occupancy == "fleet"
+                                                          else "blocks of fleets")
+                     + " (delta method of the ratio estimator, on the logit scale); '0 (<b)': "
+                     "no fleet reached k, b is a one-sided 95% upper bound (1 - "
+                     "0.05^(1/fleets)); 'no CI': one independent unit only.")
     else:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --tail)")

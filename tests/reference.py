@@ -87,51 +87,146 @@ def normal(base: int, k: int) -> float:
 
 
 def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
-                       stop_at_passage=True, key=(0, 0), fleet=0):
-    """One fleet. f: f(n) for n = 0..N (f[0] unused). Returns a dict like a Run row."""
+                       stop_at_passage=True, key=(0, 0), fleet=0, checkpoint=None,
+                       snapshot=None, slowdown=None, on_busy=None, weights=None):
+    """One fleet. f: f(n) for n = 0..N (f[0] unused). Returns a dict like a Run row.
+
+    checkpoint, snapshot, slowdown, on_busy, weights: per job (MODEL.md E1,
+    E2), default the base model. Every job keeps its remaining amounts
+    directly: compute work ``work``, persist or write volume ``vol``,
+    snapshot time ``snap``; the rates are recomputed from the phases at
+    every event.
+    """
     N = len(T)
-    writing = [False] * N
-    rem = [(1.0 - theta[i]) * T[i] for i in range(N)]
+    asy = [False] * N if checkpoint is None else [c == "async" for c in checkpoint]
+    s = [0.0] * N if snapshot is None else [float(x) for x in snapshot]
+    eps = [0.0] * N if slowdown is None else [float(x) for x in slowdown]
+    skip = [False] * N if on_busy is None else [r == "skip" for r in on_busy]
+    wt = [1.0] * N if weights is None else [float(x) for x in weights]
+    # phase: "compute", "snapshot", "wait" (async) or "write" (blocking)
+    phase = ["compute"] * N
+    persist = [False] * N  # an async job's persist is in flight
+    work = [(1.0 - theta[i]) * T[i] for i in range(N)]
+    vol = [0.0] * N
+    snap = [0.0] * N
     count = [0] * N
+    drawn = [0] * N  # compute intervals started after the launch interval
     firings = [[math.nan] * cycles for _ in range(N)]
     occ = [0.0] * (N + 1)
+    up = [0] * (N + 1)
+    writing_time = [0.0] * N
     bases = [stream_base(key[0], key[1], fleet, i) for i in range(N)]
     t = 0.0
     fired_total = 0
     passage_time, passage_cycle = math.inf, -1
     measuring = burn_in == 0
+    waits = skips = events = 0
+    wait_time = 0.0
+
+    def writes(i):
+        return phase[i] == "write" or persist[i]
+
+    def interval(i):
+        w = T[i]
+        if sigma[i] > 0:
+            w = max(0.0, T[i] + sigma[i] * normal(bases[i], drawn[i]))
+        drawn[i] += 1
+        return w
+
     while True:
+        nw_before = sum(writes(i) for i in range(N))
         fired = False
+        entered = skipped = 0
+        # Writes and persists that end now come first (a checkpoint due at
+        # that instant then proceeds).
         for i in range(N):
-            if writing[i] and rem[i] <= TIE_RTOL * d[i]:
-                w = T[i]
-                if sigma[i] > 0:
-                    w = max(0.0, T[i] + sigma[i] * normal(bases[i], count[i] - 1))
-                writing[i], rem[i] = False, w
-            if not writing[i] and rem[i] <= TIE_RTOL * T[i]:
+            if writes(i) and vol[i] <= TIE_RTOL * d[i]:
+                events += 1
+                if phase[i] == "write":
+                    phase[i], work[i] = "compute", interval(i)
+                else:
+                    persist[i] = False
+                    if phase[i] == "wait":
+                        phase[i], snap[i] = "snapshot", s[i]
+        # Then every job's own chain of instantaneous changes.
+        for i in range(N):
+            while True:
+                if phase[i] == "snapshot" and snap[i] <= TIE_RTOL * s[i]:
+                    pass  # fires, below
+                elif phase[i] == "compute" and work[i] <= TIE_RTOL * T[i]:
+                    if not asy[i]:
+                        pass  # a blocking job fires when its work is done
+                    elif persist[i]:
+                        events += 1
+                        if skip[i]:
+                            skipped += 1
+                            work[i] = interval(i)
+                        else:
+                            phase[i] = "wait"
+                            entered += 1
+                        continue
+                    elif s[i] > 0.0:
+                        events += 1
+                        phase[i], snap[i] = "snapshot", s[i]
+                        continue
+                else:
+                    break
+                # a firing
+                events += 1
                 if count[i] < cycles:
                     firings[i][count[i]] = t
                 count[i] += 1
-                writing[i], rem[i] = True, d[i]
                 fired_total += 1
                 fired = True
-        nw = sum(writing)
+                vol[i] = d[i]
+                if asy[i]:
+                    persist[i] = True
+                    phase[i], work[i] = "compute", interval(i)
+                else:
+                    phase[i] = "write"
+        nw = sum(writes(i) for i in range(N))
         measuring = measuring or min(count) >= burn_in
+        if measuring:
+            waits += entered
+            skips += skipped
+            for k in range(nw_before + 1, nw + 1):
+                up[k] += 1
         if fired and level > 0 and passage_cycle < 0 and nw >= level:
             passage_time, passage_cycle = t, fired_total // N
             if stop_at_passage:
                 break
         if min(count) >= cycles:
             break
-        r_w = f[nw] / nw if nw else 0.0
-        r_c = min(1.0, cap / (N - nw)) if nw < N else 0.0
-        rate = [r_w if writing[i] else r_c for i in range(N)]
-        dt, j = min((rem[i] / rate[i], i) for i in range(N))
+        wsum = sum(wt[i] for i in range(N) if writes(i))
+        computing = [phase[i] == "compute" and not (persist[i] and eps[i] == 1.0)
+                     for i in range(N)]
+        nc = sum(computing)
+        r_c = min(1.0, cap / nc) if nc else 0.0
+        cands = []
         for i in range(N):
-            rem[i] -= rate[i] * dt
-        rem[j] = 0.0
+            if writes(i):
+                cands.append((vol[i] / (f[nw] * wt[i] / wsum), i, "vol"))
+            if computing[i]:
+                rate = r_c * ((1.0 - eps[i]) if persist[i] else 1.0)
+                cands.append((work[i] / rate, i, "work"))
+            if phase[i] == "snapshot":
+                cands.append((snap[i], i, "snap"))
+        dt, j, what = min(cands)
+        for i in range(N):
+            if writes(i):
+                vol[i] -= f[nw] * wt[i] / wsum * dt
+                if measuring:
+                    writing_time[i] += dt
+            if computing[i]:
+                work[i] -= r_c * ((1.0 - eps[i]) if persist[i] else 1.0) * dt
+            if phase[i] == "snapshot":
+                snap[i] -= dt
+        {"vol": vol, "work": work, "snap": snap}[what][j] = 0.0
         if measuring:
             occ[nw] += dt
+            wait_time += dt * sum(phase[i] == "wait" for i in range(N))
         t += dt
     return {"firings": np.array(firings), "occupancy": np.array(occ),
-            "passage_time": passage_time, "passage_cycle": passage_cycle, "end_time": t}
+            "passage_time": passage_time, "passage_cycle": passage_cycle, "end_time": t,
+            "upcrossings": np.array(up), "writing_time": np.array(writing_time),
+            "waits": waits, "skips": skips, "wait_time": wait_time, "events": events}

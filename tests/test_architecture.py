@@ -12,13 +12,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stormsim"
 #: A new module gets a place here (that is the decision of where it lives).
 FLOORS = [
     "_version", "errors", "_format", "_numba_cache",           # facts without dependencies
+    "units",                                                   # physical units -> the model's
     "model", "launch", "_kernel", "engine",                    # the engine
-    "survival", "analysis",                                    # statistics of arrays
+    "survival", "analysis", "tails", "summary", "physical",    # statistics of arrays
     "progress", "executors",                                   # where and how visibly units run
-    "_checks", "_grid", "spec",                                # the sweep file -> cells
+    "_checks", "_grid", "_jobtable", "_keys", "spec",          # the sweep file -> cells
     "work",                                                    # units, parts, exact sums
     "_files", "_parts",                                        # files that survive a kill
-    "tables", "results", "store",                              # reading and writing results
+    "layout",                                                  # the HDF5 result layout
+    "tables", "export", "results", "store",                    # reading and writing results
     "sweep",                                                   # the driver
     "plots", "report", "cli", "__main__", "__init__",          # faces
 ]
@@ -120,7 +122,8 @@ def test_the_checker_sees_an_upward_edge(tmp_path, monkeypatch):
 
 
 NO_LONGER_THAN = 540     # lines: a module past ~500 holds more than one responsibility
-LONGER_ALLOWED = {"plots"}   # one figure per function: long, but flat
+LONGER_ALLOWED = {"plots",    # one figure per function: long, but flat
+                  "_kernel"}  # every jitted function in one file (numba caches per file)
 
 
 def test_no_module_is_too_long():

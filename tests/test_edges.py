@@ -177,7 +177,8 @@ def test_a_dry_run_of_a_large_sweep_answers_at_once_with_the_count_and_the_cost(
 
 
 def test_the_cell_limit_is_exact_and_counted_before_any_cell_is_resolved():
-    from stormsim.spec import MAX_CELLS, read_sweep
+    from stormsim._grid import MAX_CELLS
+    from stormsim.spec import read_sweep
     from stormsim.errors import SweepError
 
     assert MAX_CELLS == 100_000          # the documented figure (README, docs/FORMAT.md)
