@@ -182,6 +182,7 @@ class DaskExecutor(Executor):
         self._pending: set = set()
         self._slots = 2
         self._slots_at = -1e9
+        self._saved_log_level = None
         if isinstance(address, str):
             a = address.strip()
             if a.startswith("local"):
@@ -232,6 +233,7 @@ class DaskExecutor(Executor):
                     for sig, handler in saved.items():
                         signal.signal(sig, handler)
                 self.client = distributed.Client(self.cluster)
+                self._quiet_cluster_logs(distributed)
             elif self.address.endswith(".json"):
                 if not os.path.exists(self.address):
                     raise SweepError(f"--dask {self.address}: no such scheduler file")
@@ -251,6 +253,24 @@ class DaskExecutor(Executor):
                                         f"({exc}); check that it runs and the address") from None
             self._own_client = True
         self._ac = distributed.as_completed()
+
+    def _quiet_cluster_logs(self, distributed) -> None:
+        """Silence the logs of the cluster we started, here and in its workers.
+
+        A worker that dies (killed, out of memory) makes the scheduler and
+        the other workers log connection errors, some with a traceback
+        (CommClosedError), although the sweep loses nothing: the scheduler
+        reruns the unit, and a unit that fails for good reaches us through
+        its future. A worker plugin is installed in every worker, restarted
+        ones included."""
+        class QuietLogs(distributed.WorkerPlugin):
+            def setup(self, worker):
+                logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+        log = logging.getLogger("distributed")
+        self._saved_log_level = log.level
+        log.setLevel(logging.CRITICAL)
+        self.client.register_plugin(QuietLogs(), name="stormsim-quiet-logs")
 
     @property
     def slots(self) -> int:
@@ -319,6 +339,9 @@ class DaskExecutor(Executor):
                 self.cluster.close(timeout=CLOSE_TIMEOUT_SECONDS)
             except Exception:  # a worker stuck mid-restart: it exits with this process
                 pass
+        if self._saved_log_level is not None:
+            logging.getLogger("distributed").setLevel(self._saved_log_level)
+            self._saved_log_level = None
         # Only what this executor created is closed and forgotten: a user's
         # Client stays, so the same executor can run another sweep.
         self.client, self.cluster = self._user_client, None
