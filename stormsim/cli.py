@@ -157,7 +157,7 @@ LONG_SWEEP_SECONDS = 3600.0
 def _estimate(sweep, output: str, executor) -> tuple[float, str]:
     """(seconds, a sentence): the expected wall time of what is left to run."""
     from ._format import fmt_duration
-    from .executors import DaskExecutor, LocalExecutor
+    from .executors import DaskExecutor, executor_from
     from .results import open_results
     from .work import FleetRanges, WorkEstimate
 
@@ -168,12 +168,13 @@ def _estimate(sweep, output: str, executor) -> tuple[float, str]:
             done = FleetRanges({i: [(0, int(k))] for i, k in enumerate(res.fleets_done) if k})
         except (ValueError, OSError):        # another sweep's output: refused later
             pass
+    executor = executor_from(executor)      # a spec -> an executor (nothing connected)
     if isinstance(executor, DaskExecutor):
         workers = executor.local_workers or 1
         where = (f"on {workers} Dask workers" if executor.local_workers
                  else "on one core (divide by the cluster's cores)")
     else:
-        workers = (executor or LocalExecutor()).slots
+        workers = executor.slots
         where = f"on {workers} worker thread{'s' if workers != 1 else ''}"
     work = WorkEstimate(sweep, done)
     seconds = work.seconds_left(workers)

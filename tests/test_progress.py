@@ -154,3 +154,16 @@ def test_a_long_sweep_asks_on_a_terminal(tmp_path):
     text = screen.decode()
     assert "estimated time: at most" in text and "not started" in text
     assert not (tmp_path / "o.h5").exists() and not (tmp_path / "o.h5.parts").exists()
+
+
+def test_the_estimate_takes_every_executor_spelling(tmp_path, monkeypatch, capsys):
+    """--dask ADDRESS is a string until run_sweep makes an executor of it: the
+    estimate must take it too (no cluster is started by --dry-run)."""
+    monkeypatch.chdir(tmp_path)
+    Path("stops.toml").write_text(STOPS)
+    assert main(["sweep", "stops.toml", "--dry-run", "--dask", "local:3"]) == 0
+    assert "on 3 Dask workers" in capsys.readouterr().out
+    assert main(["sweep", "stops.toml", "--dry-run", "--dask", "tcp://10.0.0.1:8786"]) == 0
+    assert "on one core (divide by the cluster's cores)" in capsys.readouterr().out
+    assert main(["sweep", "stops.toml", "--dry-run", "--workers", "1"]) == 0
+    assert "on 1 worker thread," in capsys.readouterr().out
