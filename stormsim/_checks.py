@@ -1,6 +1,6 @@
 """Value checks of sweep-file keys: raw TOML value -> normalized value, or raise Bad.
 
-The building blocks of ``stormsim.spec.KEYS`` (each Key names its check).
+The building blocks of ``stormsim._keys.KEYS`` (each Key names its check).
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from numbers import Integral, Real
 
 from ._format import fmt_toml
 from .errors import SpecError
-from .model import canonical_throughput
+from .model import FLEET_BYTES_PER_JOB, canonical_throughput, check_memory
 
 __all__ = ["Bad", "boolean", "int_at_least", "is_int", "is_num", "one_of", "passage_level",
            "per_job", "positive", "positive_or_inf", "throughput"]
@@ -35,6 +35,16 @@ def int_at_least(lo: int, below: int | None = None):
             raise Bad(f"must be < 2**{int(math.log2(below))}")
         return int(v)
     return check
+
+
+def n_jobs(v) -> int:
+    """N: an integer >= 1 whose fleet fits in memory (model.check_memory)."""
+    n = int_at_least(1)(v)
+    try:
+        check_memory(f"N = {n}", FLEET_BYTES_PER_JOB * float(n), "use fewer jobs")
+    except SpecError as exc:
+        raise Bad(str(exc)[len(f"N = {n} "):]) from None
+    return n
 
 
 def positive(v, *, allow_inf=False) -> float:

@@ -131,15 +131,11 @@ def _sweep(args: argparse.Namespace) -> int:
         raise SpecError(f"-o/--output is empty ({args.output!r}): give the HDF5 file to write, "
                         "e.g. -o results.h5, or leave -o out to write "
                         f"{Path(args.file).with_suffix('.h5').name} here")
-    sweep = load_sweep(args.file)            # validated before any output is touched
     output = args.output if args.output is not None else Path(args.file).with_suffix(".h5").name
-    executor = _executor(args)
     if args.dry_run:
-        from .tables import cells_table
-
-        print(cells_table(sweep))
-        print(_estimate(sweep, output, executor)[1])
-        return 0
+        return _dry_run(args, output)
+    sweep = load_sweep(args.file)            # validated before any output is touched
+    executor = _executor(args)
     seconds, text = _estimate(sweep, output, executor)
     if seconds > LONG_SWEEP_SECONDS and not args.yes:
         print(f"stormsim sweep: {text}", file=sys.stderr, flush=True)
@@ -204,6 +200,31 @@ def _confirm(question: str) -> bool:
     except KeyboardInterrupt:
         answer = ""
     return answer.strip().lower() in ("y", "yes")
+
+
+#: A dry run resolves and lists every cell of a sweep up to this many (~0.3 s);
+#: of a larger one, it shows the figures and the first and last DRY_RUN_SHOWN.
+DRY_RUN_ALL = 1000
+DRY_RUN_SHOWN = 5
+
+
+def _dry_run(args, output: str) -> int:
+    from ._grid import MAX_CELLS
+    from .spec import load_outline, load_sweep, resolve_cell
+    from .tables import cells_table, outline_table
+
+    outline = load_outline(args.file)        # the keys checked, no cell resolved yet
+    n = outline.n_cells
+    if n <= DRY_RUN_ALL:
+        sweep = load_sweep(args.file)
+        print(cells_table(sweep))
+        print(_estimate(sweep, output, _executor(args))[1])
+        return 0
+    shown = (range(0, DRY_RUN_SHOWN), range(n - DRY_RUN_SHOWN, n)) if n <= MAX_CELLS else ((), ())
+    first, last = ([resolve_cell(outline, i) for i in r] for r in shown)
+    print(outline_table(outline, first, last, MAX_CELLS), flush=True)
+    outline.check_size()                     # too large to run: say so, exit 2
+    return 0
 
 
 def _tail_levels(text: str):

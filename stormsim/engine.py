@@ -12,7 +12,7 @@ from .errors import SpecError
 from .model import Fleet, check_memory
 
 #: Events per kernel call when the caller does not choose a batch size:
-#: ~0.5 s of work at ~25 ns per event. Large enough that the Python loop
+#: ~0.5 s of work at ~25 ns per event (NS_PER_EVENT below). Large enough that the Python loop
 #: costs nothing, small enough that Ctrl-C is honoured within a second
 #: (EVIDENCE.md: a monolithic numba call ignored it for 11 s) and progress
 #: is reported often. Results do not depend on it.

@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from ._version import __version__
-from .summary import BY_LEVEL, METHOD_CODES, SCALARS, summary_table
+from .summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
 from .tails import LEVEL, block_ranges
 from .work import RESULT_ARRAYS, add_exact, exact_to_float
 
@@ -78,8 +78,8 @@ PARAM_ATTRS = {
     "passage_level": ("1", "first passage recorded to n_w >= this level (0: none)"),
     "stop_at_passage": ("1", "each fleet stops at its passage"),
     "fleets": ("1", "independent fleets"),
-    "cycles": ("cycle", "cycles K per fleet (the cap with a passage)"),
-    "burn_in": ("cycle", "cycles before the occupancy is measured"),
+    "cycles": ("cycles", "cycles K per fleet (the cap with a passage)"),
+    "burn_in": ("cycles", "cycles before the occupancy is measured"),
     "seed": ("1", "the user's seed"),
     "run_seed": ("1", "the seed given to stormsim.simulate"),
 }
@@ -236,12 +236,16 @@ def _fill(f, sweep, parts_of, level: float) -> None:
         _attrs(ds, *PARAM_ATTRS[key])
         _attach(ds, cell_dim)
     cells = f.create_group("cells")
-    for c in sweep.cells:
-        _write_cell(cells, c, sweep.occupancy, parts_of(c.index))
-    _write_table(f, sweep, cols, level)
+    rows = [_write_cell(cells, c, sweep.occupancy, parts_of(c.index), level)
+            for c in sweep.cells]
+    _write_table(f, sweep, cols, table_of_rows(rows))
 
 
-def _write_cell(cells, c, occupancy: str, parts) -> None:
+def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
+    """Cell c's group from its parts; returns its summary row (stormsim.summary),
+    computed from the arrays just written (no read-back)."""
+    from types import SimpleNamespace
+
     g = cells.create_group(cell_group(c.index))
     g.attrs["index"] = c.index
     g.attrs["params"] = json.dumps(_jsonable(c.values))
@@ -253,33 +257,47 @@ def _write_cell(cells, c, occupancy: str, parts) -> None:
     if not keep:
         dims["block"] = np.arange(starts.size, dtype=np.int64)
     scales = {k: _scale(g, k, v, *CELL_DIMS[k]) for k, v in dims.items()}
-    for name, attr in FLEET_ARRAYS.items():
-        g[name] = getattr(c.fleet, attr)
-    dsets = {a.name: g.create_dataset(a.name, shape=(F,) + a.width(c.n_jobs), dtype=a.dtype)
-             for a in RESULT_ARRAYS if keep or not a.summed}
+
+    def put(name, data):
+        ds = g.create_dataset(name, data=data)
+        dnames, units, long_name = _result_attrs(name)
+        _attrs(ds, units, long_name)
+        _attach(ds, *(scales[x] for x in dnames))
+
+    job = {name: getattr(c.fleet, attr) for name, attr in FLEET_ARRAYS.items()}
+    for name, data in job.items():
+        put(name, data)
+    # one cell's arrays in memory (as a reader holds them), written whole
+    arrays = {a.name: np.empty((F,) + a.width(c.n_jobs), dtype=a.dtype)
+              for a in RESULT_ARRAYS if keep or not a.summed}
     summed = [a for a in RESULT_ARRAYS if a.summed]
     totals = {a.name: None for a in summed}
     blocks = {a.name: [None] * starts.size for a in summed}
     for part in parts:
-        for name, dset in dsets.items():
-            dset[part.start:part.stop] = part.arrays[name]
+        for name, arr in arrays.items():
+            arr[part.start:part.stop] = part.arrays[name]
         for name in totals:
             totals[name] = add_exact(totals[name], part.sums[name])
             for b, sums in part.blocks.get(name, ()):
                 blocks[name][b] = add_exact(blocks[name][b], sums)
+    for name, arr in arrays.items():
+        put(name, arr)
+    sums, block_sums = {}, {}
     for a in summed:
-        g[f"{a.name}_sum"] = exact_to_float(totals[a.name])
+        sums[a.name] = exact_to_float(totals[a.name])
+        put(f"{a.name}_sum", sums[a.name])
         if not keep:
-            g[f"{a.name}_block_sum"] = (np.array([exact_to_float(b) for b in blocks[a.name]])
-                                        .reshape((starts.size,) + a.width(c.n_jobs)))
+            block_sums[a.name] = (np.array([exact_to_float(b) for b in blocks[a.name]])
+                                  .reshape((starts.size,) + a.width(c.n_jobs)))
+            put(f"{a.name}_block_sum", block_sums[a.name])
     if not keep:
-        g["block_start"], g["block_fleets"] = starts, stops - starts
-    for name, ds in g.items():
-        spec = _result_attrs(name)
-        if spec is not None:
-            dnames, units, long_name = spec
-            _attrs(ds, units, long_name)
-            _attach(ds, *(scales[x] for x in dnames))
+        put("block_start", starts)
+        put("block_fleets", stops - starts)
+    cell = SimpleNamespace(index=c.index, params=dict(c.values), fleets_done=F, **job,
+                           **{a.name: arrays.get(a.name) for a in RESULT_ARRAYS},
+                           **{f"{k}_sum": v for k, v in sums.items()},
+                           **{f"{k}_blocks": v for k, v in block_sums.items()})
+    return cell_summary(cell, level)
 
 
 def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None:
@@ -316,18 +334,8 @@ def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None
         "law of the independent baseline: binomial, poisson-binomial or none")
 
 
-def _write_table(f, sweep, cols: dict, level: float) -> None:
-    """The top-level per-cell table and /grid, from the cells just written."""
-    from types import SimpleNamespace
-
-    def cells():
-        for i in range(sweep.n_cells):
-            kw = read_cell(f["cells"][cell_group(i)])
-            yield SimpleNamespace(index=i, fleets_done=kw["fleets"], **kw, **kw["arrays"],
-                                  **{f"{k}_sum": v for k, v in kw["sums"].items()},
-                                  **{f"{k}_blocks": v for k, v in kw["blocks"].items()})
-
-    table = summary_table(cells(), sweep.n_cells, level)
+def _write_table(f, sweep, cols: dict, table: dict) -> None:
+    """The top-level per-cell table and /grid."""
     k_dim = _scale(f, "k", table["k"], "1", "tail level k of P(n_w >= k)")
     for key in cols:                                  # the parameters, as coordinates
         f[key] = f["params"][key]

@@ -30,7 +30,8 @@ import numpy as np
 
 from .tails import LEVEL, independent_tail, tail_estimate
 
-__all__ = ["METHOD_CODES", "cell_summary", "job_write_fractions", "summary_table"]
+__all__ = ["METHOD_CODES", "cell_summary", "job_write_fractions", "summary_table",
+           "table_of_rows"]
 
 #: How each P(n_w >= k) was estimated, as stored in the result file (int8).
 #: -1: no such level (k > the cell's N; the table is padded to the largest N).
@@ -41,10 +42,10 @@ SCALARS = {
     "fleets_done": (np.int64, "1", "fleets simulated"),
     "passed": (np.int64, "1", "fleets whose first passage was seen (below the cycle cap)"),
     "censored": (np.int64, "1", "fleets censored at the cycle cap (no passage seen)"),
-    "median": (np.float64, "cycle", "Kaplan-Meier median first passage, fleet cycles "
+    "median": (np.float64, "cycles", "Kaplan-Meier median first passage, fleet cycles "
                "(inf: beyond the cap)"),
-    "median_lo": (np.float64, "cycle", "lower end of its 95% Brookmeyer-Crowley interval"),
-    "median_hi": (np.float64, "cycle", "upper end of its 95% Brookmeyer-Crowley interval "
+    "median_lo": (np.float64, "cycles", "lower end of its 95% Brookmeyer-Crowley interval"),
+    "median_hi": (np.float64, "cycles", "upper end of its 95% Brookmeyer-Crowley interval "
                   "(inf: unbounded)"),
     "median_time": (np.float64, "s", "Kaplan-Meier median first passage time"),
     "median_time_lo": (np.float64, "s", "lower end of its 95% Brookmeyer-Crowley interval"),
@@ -152,6 +153,12 @@ def summary_table(cells, n_cells: int, level: float = LEVEL) -> dict:
     rows = [None] * n_cells
     for c in cells:
         rows[c.index] = cell_summary(c, level)
+    return table_of_rows(rows)
+
+
+def table_of_rows(rows: list) -> dict:
+    """:func:`summary_table` from the cells' :func:`cell_summary` rows (None: no row)."""
+    n_cells = len(rows)
     kmax = max((r["N"] for r in rows if r is not None), default=0)
     out = {"k": np.arange(1, kmax + 1, dtype=np.int64)}
     for name, (dtype, _, _) in SCALARS.items():

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._format import fmt_value
 
-__all__ = ["cells_table", "inspect_table", "render"]
+__all__ = ["cells_table", "inspect_table", "outline_table", "render", "sweep_figures"]
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -31,16 +31,55 @@ def _fmt_passage(x: float, cap) -> str:
     return fmt_value(x)
 
 
+def _duration(seconds: float) -> str:
+    """'36 s', '12 min', '3.5 h', '2.1 days', '4.2 years' (two digits)."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.2g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def sweep_figures(source, name, n_cells: int, fleets: int, fleet_cycles: float,
+                  events: float, seconds: float) -> str:
+    """The first line of a dry run: size and cost of a sweep. ``seconds`` is the
+    events' time on one core at the benchmarked cost per event for each cell's N
+    (engine.seconds_per_event, README "Performance")."""
+    return (f"{source}: sweep {name!r}, {n_cells} cells, {fleets} fleets, at most "
+            f"{fleet_cycles:.3g} fleet-cycles ({events:.3g} events: ~"
+            f"{_duration(seconds)} on one core at the benchmarked cost per event)")
+
+
+def _cell_rows(keys: list, cells) -> list:
+    return [[str(c.index)] + [fmt_value(c.values[k]) for k in keys] + [str(c.fleets)]
+            for c in cells]
+
+
 def cells_table(sweep) -> str:
     """The cells of a sweep, as ``stormsim sweep --dry-run`` lists them."""
-    cols = sweep.columns()
     keys = sweep.grid_keys + ["run_seed"]
-    rows = [[str(i)] + [fmt_value(cols[k][i]) for k in keys] + [str(c.fleets)]
-            for i, c in enumerate(sweep.cells)]
-    work = sum(c.fleets * c.cycles for c in sweep.cells)
-    lines = [f"{sweep.source}: sweep {sweep.name!r}, {sweep.n_cells} cells, "
-             f"{sweep.total_fleets} fleets, at most {work:.3g} fleet-cycles; identity "
-             f"{sweep.hash[:16]}"]
+    from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
+
+    events = [EVENTS_PER_JOB_CYCLE * float(c.n_jobs) * c.fleets * c.cycles for c in sweep.cells]
+    head = sweep_figures(sweep.source, sweep.name, sweep.n_cells, sweep.total_fleets,
+                         sum(float(c.fleets) * c.cycles for c in sweep.cells), sum(events),
+                         sum(e * seconds_per_event(c.n_jobs) for e, c in zip(events, sweep.cells)))
+    lines = [f"{head}; identity {sweep.hash[:16]}"]
+    return "\n".join(lines + render(["cell"] + keys + ["fleets"], _cell_rows(keys, sweep.cells)))
+
+
+def outline_table(outline, first: list, last: list, limit: int) -> str:
+    """A dry run of a sweep too large to resolve at once: its figures, then
+    the cells ``first`` and ``last`` (resolved) with '...' between them."""
+    n = outline.n_cells
+    keys = list(outline.grid) + ["run_seed"]
+    lines = [sweep_figures(outline.source, outline.name, n, outline.total_fleets,
+                           outline.fleet_cycles, outline.events, outline.seconds)]
+    if n > limit:
+        return "\n".join(lines)
+    lines.append(f"cells 0..{len(first) - 1} and {n - len(last)}..{n - 1} of {n}, checked; "
+                 "every cell is checked when the sweep runs (about 0.3 ms each), and its "
+                 "identity computed")
+    rows = _cell_rows(keys, first) + [["..."] * (len(keys) + 2)] + _cell_rows(keys, last)
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], rows))
 
 

@@ -52,6 +52,7 @@ independent law of unlike jobs.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -122,6 +123,15 @@ class TailEstimate:
                 f"fleets, level {self.level}>")
 
 
+@functools.lru_cache(maxsize=4096)
+def _t_quantile(df: int, level: float) -> float:
+    """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom
+    (cached: a sweep asks for the same few df in every cell)."""
+    from scipy.stats import t as student_t
+
+    return float(student_t.ppf(0.5 + level / 2.0, df))
+
+
 def tail_point(occupancy_sum) -> np.ndarray:
     """P(n_w >= k), k = 0..N, from a cell's total occupancy: ``occ[k:].sum() /
     occ.sum()`` (the estimate stormsim has always printed, to the bit)."""
@@ -143,8 +153,6 @@ def tail_estimate(unit_occupancy, fleets: int | None = None, level: float = LEVE
     occupancy_sum : the units' exact total (default: their float sum); the
         point estimate is :func:`tail_point` of it.
     """
-    from scipy.stats import t as student_t
-
     occ = np.asarray(unit_occupancy, dtype=np.float64)
     if occ.ndim != 2:
         raise ValueError(f"unit_occupancy must be (units, N + 1); got shape {occ.shape}")
@@ -172,7 +180,7 @@ def tail_estimate(unit_occupancy, fleets: int | None = None, level: float = LEVE
         # degrees of freedom, so t takes min(u, units reaching k) - 1.
         reached = (a[:, mid] > 0).sum(axis=0)
         df = np.maximum(np.minimum(u, reached) - 1, 1)
-        q = student_t.ppf(0.5 + level / 2.0, df)
+        q = np.array([_t_quantile(int(x), level) for x in df])
         pm = p[mid]
         w = q * se / (pm * (1.0 - pm))
         logit = np.log(pm / (1.0 - pm))

@@ -16,7 +16,7 @@ FLOORS = [
     "model", "launch", "_kernel", "engine",                    # the engine
     "survival", "analysis", "tails", "summary", "physical",    # statistics of arrays
     "progress", "executors",                                   # where and how visibly units run
-    "_checks", "_jobtable", "spec",                            # the sweep file -> cells
+    "_checks", "_grid", "_jobtable", "_keys", "spec",          # the sweep file -> cells
     "work",                                                    # units, parts, exact sums
     "_files", "_parts",                                        # files that survive a kill
     "layout",                                                  # the HDF5 result layout

@@ -151,7 +151,6 @@ def _timed(cwd, *args):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 3: cells resolved one by one, no limit")
 def test_a_grid_of_three_billion_cells_is_refused_at_once(tmp_path):
     (tmp_path / "huge.toml").write_text(_grid_toml({"load": 1000, "T": 1000, "jitter": 3000}))
     for args in (["sweep", "huge.toml", "-o", "huge.h5"], ["sweep", "huge.toml", "--dry-run"]):
@@ -165,15 +164,73 @@ def test_a_grid_of_three_billion_cells_is_refused_at_once(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 3: a dry run resolves every cell")
 def test_a_dry_run_of_a_large_sweep_answers_at_once_with_the_count_and_the_cost(tmp_path):
     (tmp_path / "large.toml").write_text(_grid_toml({"load": 300, "seed": 300}))
     p, took = _timed(tmp_path, "sweep", "large.toml", "--dry-run")
     assert p.returncode == 0, p.stderr
     assert took is not None and took < DRY_RUN_WITHIN_S, (took, p.stderr)
     assert "90000 cells, 900000 fleets, at most 9e+07 fleet-cycles" in p.stdout, p.stdout
-    assert "core-hours" in p.stdout, p.stdout       # the cost, in time
+    # the cost, in time: 90000 x 10 fleets x 100 cycles x 2 x 8 jobs = 1.44e9 events
+    assert "(1.44e+09 events: ~36 s on one core at 25 ns per event)" in p.stdout, p.stdout
+    assert "89999" in p.stdout                      # the last cells are listed too
     assert sorted(x.name for x in tmp_path.iterdir()) == ["large.toml"]
+
+
+def test_the_cell_limit_is_exact_and_counted_before_any_cell_is_resolved():
+    from stormsim._grid import MAX_CELLS
+    from stormsim.spec import read_sweep
+    from stormsim.errors import SweepError
+
+    assert MAX_CELLS == 100_000          # the documented figure (README, docs/FORMAT.md)
+    at = read_sweep(_grid_toml({"load": 400, "seed": 250}), "at.toml")
+    assert at.n_cells == MAX_CELLS
+    at.check_size()
+    over = read_sweep(_grid_toml({"load": 400, "seed": 251}), "over.toml")
+    with pytest.raises(SweepError, match=r"over\.toml: the grid has 100400 cells \(load 400 x seed "
+                       r"251\), more than a sweep file may have: at most 100000 cells"):
+        over.check_size()
+
+
+def test_the_outline_figures_are_the_sums_over_the_resolved_cells():
+    """The dry run's figures come from the grid's product structure, without
+    resolving a cell: they equal the sums over every resolved cell."""
+    from stormsim.spec import parse_sweep, read_sweep
+
+    text = """
+[fixed]
+load = 0.5
+[grid]
+N = [4, 8, 12]
+fleets = [3, 7]
+jitter = [0.0, 0.01]
+cycles = [10, 25, 40]
+"""
+    out, sw = read_sweep(text, "g.toml"), parse_sweep(text, "g.toml")
+    assert out.n_cells == sw.n_cells == 36
+    assert out.total_fleets == sw.total_fleets
+    assert out.fleet_cycles == sum(c.fleets * c.cycles for c in sw.cells)
+    assert out.events == sum(2 * c.n_jobs * c.fleets * c.cycles for c in sw.cells)
+    assert [out.cell_values(c.index) for c in sw.cells] == \
+        [{k: v for k, v in c.values.items() if k in out.cell_values(0)} for c in sw.cells]
+
+
+def test_a_trillion_jobs_in_a_sweep_file_is_refused_with_the_figure(tmp_path, capsys):
+    from stormsim.cli import main
+
+    (tmp_path / "big.toml").write_text(SMALL.replace("N = 4", "N = 1000000000000"))
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        t0 = time.perf_counter()
+        rc = main(["sweep", "big.toml", "-q"])
+        took = time.perf_counter() - t0
+    finally:
+        os.chdir(cwd)
+    assert rc == 2 and took < DRY_RUN_WITHIN_S
+    err = capsys.readouterr().err
+    assert "big.toml: [fixed] N = 1000000000000: needs about 72.8 TiB of memory, more than the " \
+           "limit of" in err, err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["big.toml"]
 
 
 # -- an empty output name -----------------------------------------------------------
