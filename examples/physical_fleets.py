@@ -42,6 +42,8 @@ def hpc():
     row("median time to the first collision", physical.time_to_passage(first, unit="h"))
     row("P(a collision within one day)", physical.passage_probability(first, within="1 day"))
     row("time with >= 2 jobs writing", physical.storm_time_per_day(long, level=2, unit="ms"))
+    row("storms (>= 2 writing) per day", physical.storms_per_day(long, level=2))
+    row("mean storm duration", physical.storm_duration(long, level=2, unit="ms"))
     writing(fleet, long, "s")
 
 
@@ -57,6 +59,8 @@ def pod():
     row("median time to the first collision", physical.time_to_passage(first, unit="h"))
     row("P(a collision within one day)", physical.passage_probability(first, within="1 day"))
     row("time with >= 2 jobs writing", physical.storm_time_per_day(long, level=2, unit="s"))
+    row("storms (>= 2 writing) per day", physical.storms_per_day(long, level=2))
+    row("mean storm duration", physical.storm_duration(long, level=2, unit="s"))
     writing(fleet, long, "s")
 
 
@@ -77,6 +81,8 @@ def object_store():
     long = stormsim.simulate(fleet, launch="random", fleets=400, cycles=30 * DAY_CYCLES_30MIN,
                              burn_in=DAY_CYCLES_30MIN, seed=2)
     row("time with >= 2 jobs writing", physical.storm_time_per_day(long, level=2, unit="h"))
+    row("storms (>= 2 writing) per day", physical.storms_per_day(long, level=2))
+    row("mean storm duration", physical.storm_duration(long, level=2, unit="min"))
     row("time with all 4 jobs writing", physical.storm_time_per_day(long, level=4, unit="min"))
     writing(fleet, long, "h")
     stagger = stormsim.simulate(fleet, launch="stagger", fleets=2000,

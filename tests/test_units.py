@@ -1,7 +1,6 @@
 """Fleets in physical units (MODEL.md E4): conversions, job tables, errors, results."""
 from __future__ import annotations
 
-import inspect
 import math
 from pathlib import Path
 
@@ -18,8 +17,6 @@ from stormsim.tails import tail_estimate
 pint = pytest.importorskip("pint")  # the [units] extra; in the test extra, so present in `make test`
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The engine has asynchronous checkpoints and weights (MODEL.md E1, E2).
-ASYNC_ENGINE = "checkpoint" in inspect.signature(stormsim.Fleet).parameters
 
 #: Unit conversions are one or two float operations (a prefix factor, a
 #: division): exact to a few ulps.
@@ -92,8 +89,6 @@ def test_checkpoint_period_is_the_lone_jobs_wall_clock_period(cap):
 
 
 def test_checkpoint_period_of_async_jobs_is_their_lone_cycle():
-    if not ASYNC_ENGINE:
-        pytest.skip("this engine has no asynchronous checkpoints yet (MODEL.md E1)")
     for cap, eps in ((math.inf, 0.0), (math.inf, 0.3), (0.7, 0.5)):
         fleet = stormsim.Fleet.from_jobs(n_jobs=1, checkpoint_period="30 min", size="840 GB",
                                          bandwidth="2.5 GB/s", checkpoint="async",
@@ -103,17 +98,19 @@ def test_checkpoint_period_of_async_jobs_is_their_lone_cycle():
         np.testing.assert_allclose(_lone_period(fleet), 1800.0, rtol=PERIOD_RTOL)
 
 
-def test_async_fields_pass_through_or_are_refused_clearly():
-    kw = dict(n_jobs=2, compute_interval="30 min", size="10 GB", bandwidth="1 GB/s",
-              checkpoint="async", snapshot="5 s", slowdown=0.1, on_busy="skip", weight=[1.0, 3.0])
-    if ASYNC_ENGINE:
-        fleet = stormsim.Fleet.from_jobs(**kw)
-        np.testing.assert_array_equal(np.asarray(fleet.snapshot), 5.0)
-        np.testing.assert_array_equal(np.asarray(fleet.weights), [1.0, 3.0])
-    else:
-        with pytest.raises(TypeError, match=r"unexpected keyword argument"):
-            stormsim.Fleet.from_jobs(**kw)
-    # blocking fleets never need the async keywords: they build on any engine
+def test_async_fields_pass_through():
+    fleet = stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="10 GB",
+                                     bandwidth="1 GB/s", checkpoint="async", snapshot="5 s",
+                                     slowdown=0.1, on_busy="skip", weight=[1.0, 3.0])
+    assert list(fleet.checkpoint) == ["async", "async"] and list(fleet.on_busy) == ["skip"] * 2
+    np.testing.assert_array_equal(fleet.snapshot, 5.0)
+    np.testing.assert_array_equal(fleet.slowdown, 0.1)
+    np.testing.assert_array_equal(fleet.weights, [1.0, 3.0])
+    # per job, from a job table's columns too
+    mixed = stormsim.Fleet.from_jobs(compute_interval="30 min", size="10 GB", bandwidth="1 GB/s",
+                                     checkpoint=["blocking", "async"], snapshot=["0 s", "5 s"])
+    assert list(mixed.checkpoint) == ["blocking", "async"]
+    # blocking fleets pass no async keyword: all at the engine's defaults
     for extra in ({}, {"checkpoint": "blocking"}, {"checkpoint": ["blocking", "blocking"]}):
         assert stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="10 GB",
                                         bandwidth="1 GB/s", **extra) == stormsim.Fleet(
@@ -373,25 +370,18 @@ def test_from_jobs_errors_name_the_parameter_the_value_and_the_rule(kw, message)
      r"too short: the snapshot plus the slowed compute while persisting takes 346 s"),
 ])
 def test_checkpoint_period_shorter_than_the_write_is_refused(extra, message):
-    if extra and not ASYNC_ENGINE:
-        pytest.skip("this engine has no asynchronous checkpoints yet (MODEL.md E1)")
     with pytest.raises(SpecError, match=message):
         stormsim.Fleet.from_jobs(n_jobs=1, checkpoint_period="5 min", size="840 GB",
                                  bandwidth="2.5 GB/s", **extra)
 
 
-# -- storm episodes (MODEL.md E3), where the engine counts them ----------------------
-
-needs_upcrossings = pytest.mark.skipif(
-    not hasattr(stormsim.simulate(stormsim.Fleet.identical(1, load=0.1), fleets=1, cycles=1),
-                "upcrossings"), reason="this engine does not count storm up-crossings (E3) yet")
+# -- storm episodes (MODEL.md E3) --------------------------------------------------
 
 #: A storm count over K cycles is off by at most one at each end of the window.
 def _edge_rtol(cycles):
     return 2.0 / cycles
 
 
-@needs_upcrossings
 def test_storms_per_day_of_a_locked_pair_is_one_per_cycle():
     # ideal throughput, no jitter: both jobs keep the lone period T + d and
     # their writes overlap once a cycle, so one storm (n_w >= 2) per period
@@ -406,7 +396,6 @@ def test_storms_per_day_of_a_locked_pair_is_one_per_cycle():
     assert dur.value == pytest.approx(336.0 - 0.05 * 1800.0, rel=_edge_rtol(cycles))
 
 
-@needs_upcrossings
 def test_storms_per_day_pools_up_crossings_over_measured_time(pod_runs):
     _, occ, _ = pod_runs
     est = physical.storms_per_day(occ, level=2)
@@ -420,7 +409,6 @@ def test_storms_per_day_pools_up_crossings_over_measured_time(pod_runs):
                                       rel=CONVERSION_RTOL)
 
 
-@needs_upcrossings
 def test_no_storms_give_a_poisson_bound():
     fleet = stormsim.Fleet.from_jobs(n_jobs=2, compute_interval="30 min", size="1 GB",
                                      bandwidth="1 GB/s")
@@ -491,3 +479,14 @@ def test_sweep_job_table_errors(tmp_path, fixed, message):
     path.write_text(f"[fixed]\n{fixed}\nfleets = 4\ncycles = 10\n")
     with pytest.raises(stormsim.SweepError, match=message):
         stormsim.load_sweep(path)
+
+
+def test_csv_async_columns(tmp_path):
+    path = write(tmp_path, "compute_interval [min],size [GB],checkpoint,snapshot [s],slowdown,"
+                           "on_busy,weight\n30,840,async,10,0.05,skip,2\n30,840,blocking,0,0,block,1\n")
+    fleet = stormsim.Fleet.from_csv(path, bandwidth="2.5 GB/s")
+    assert list(fleet.checkpoint) == ["async", "blocking"]
+    np.testing.assert_array_equal(fleet.snapshot, [10.0, 0.0])
+    np.testing.assert_array_equal(fleet.slowdown, [0.05, 0.0])
+    np.testing.assert_array_equal(fleet.weights, [2.0, 1.0])
+    assert list(fleet.on_busy) == ["skip", "block"]
