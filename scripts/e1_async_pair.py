@@ -271,8 +271,8 @@ share, "repulsive" when below, else "mixed". Shares: Wilson 95 % intervals over 
                                                    for k, v in sorted(dirs.items()))
            + f". Pooled over them, D shrank in {C.fmt_prop(tot_shrink, tot_n)} of launches and "
              f"grew in {C.fmt_prop(tot_grow, tot_n)}. " if coupled else "")
-        + f"No condition is attractive toward locking: {C.fmt_prop(all_locked, all_n)} of all "
-          "launches ended locked. "
+        + f"No condition is attractive toward locking: {C.fmt_prop(all_locked, all_n, pct=False)} of all "
+          "launches ended locked (Wilson 95 %). "
         + f"Control A1 (eps = 1, s = 0 is the blocking pair): largest relative firing "
           f"difference {C.fmt(a1_max)} (tolerance {A1_RTOL:g}): "
         + ("holds." if a1_ok else "FAILS."))
