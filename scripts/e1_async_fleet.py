@@ -276,7 +276,8 @@ fleet's, so the passage cycles must agree fleet by fleet."""
          f"{C.fmt_prop(locked_blk, n_blk)}",
          "no locking in either" if locked_async + locked_blk == 0 else "see the table"),
         ("open question: do async fleets cluster (launch as the null)?",
-         f"{n_rej}/{int((~frozen).sum()) * rej.shape[1]} Holm rejections of Z_m(end) = Z_m(launch); Z_1 change CI holds 0 "
+         f"{n_rej}/{int((~frozen).sum()) * rej.shape[1]} Holm rejections of Z_m(end) = "
+         "Z_m(launch); Z_1 change CI holds 0 "
          f"in {len(dz_zero)}/{len(cells)} cells",
          "no clustering measured" if n_rej == 0 else "departures from the launch: "
          + ", ".join(rej_cells)),

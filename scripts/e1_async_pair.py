@@ -5,8 +5,8 @@ Two identical async jobs (T = 1 s, volume d, fair f, uncapped, sigma = 0,
 snapshot s = 0) with slowdown eps in {0, 0.05, 0.2, 0.5, 1} and the rule
 `block` or `skip` (MODEL.md E1), at four loads L = 2 d / T. Random launch
 gaps; the gap map g(delta) = delta_(k+1) - delta_k, and the collision distance
-D_k (time from job 0's k-th firing to the nearest firing of job 1, in lone
-cycles) at the start and the end of the run: attractive coupling shrinks D
+D_k = min(delta_k, 1 - delta_k) (the phase distance to a collision) at the
+start and the end of the run: attractive coupling shrinks D
 (collisions self-reinforcing), repulsive coupling grows it. eps = 1, s = 0 is
 the blocking job (MODEL.md A1): those rows are a control, compared firing by
 firing with the blocking pair of the same launch.
@@ -62,37 +62,30 @@ def lone_cycle(fleet) -> float:
     return T + d
 
 
-def collision_distance(firings: np.ndarray, cycle: float) -> np.ndarray:
-    """D[f, k]: time from job 0's k-th firing to the nearest firing of job 1 (either
-    side), in lone cycles; NaN where job 1 has no firing. Robust to skipped
-    checkpoints (it uses absolute times, not job 0's period). (fleets, K)."""
-    F, _, K = firings.shape
-    out = np.full((F, K), np.nan)
-    for f in range(F):
-        s = firings[f, 0]
-        t = firings[f, 1]
-        t = t[np.isfinite(t)]
-        if t.size == 0:
-            continue
-        i = np.searchsorted(t, s)
-        after = np.where(i < t.size, t[np.minimum(i, t.size - 1)] - s, np.inf)
-        before = np.where(i > 0, s - t[np.maximum(i - 1, 0)], np.inf)
-        out[f] = np.minimum(after, before) / cycle
-    out[~np.isfinite(firings[:, 0])] = np.nan
-    return out
+def collision_distance(delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(D_start, D_end) per fleet: D = min(delta, 1 - delta), the phase distance to
+    the nearest collision, at the first and the last step whose gap is valid
+    (0 <= delta < 1, the steps circular_increment keeps); NaN if none."""
+    ok = np.isfinite(delta) & (delta >= 0) & (delta < 1)
+    D = np.where(ok, np.minimum(delta, 1.0 - delta), np.nan)
+    F, K = D.shape
+    first = np.argmax(ok, axis=1)
+    last = K - 1 - np.argmax(ok[:, ::-1], axis=1)
+    rows = np.arange(F)
+    any_ok = ok.any(axis=1)
+    return (np.where(any_ok, D[rows, first], np.nan), np.where(any_ok, D[rows, last], np.nan))
 
 
 def pair_stats(fleet, theta: np.ndarray, cycles: int, seed: int) -> dict:
     """Simulate the pair from the launches theta (F, 2) and measure the gap map,
-    the collision distance at the start (k = BURN) and the end (k = K - 3: job 1's
-    firings on both sides are recorded), waits and skips."""
+    the collision distance at the start (first valid step from k = BURN) and the end
+    (last valid step), waits and skips."""
     run = stormsim.simulate(fleet, launch=theta, fleets=theta.shape[0], cycles=cycles,
                             seed=seed, record_firings=True)
     delta = phase_gap(run.firings)[:, BURN:]
     x, g = circular_increment(delta)
     cyc = lone_cycle(fleet)
-    D = collision_distance(run.firings, cyc)
-    d0, d1 = D[:, BURN], D[:, -3]
+    d0, d1 = collision_distance(delta)
     ok = np.isfinite(d0) & np.isfinite(d1)
     d0, d1 = d0[ok], d1[ok]
     n = int(ok.sum())
@@ -181,8 +174,9 @@ def main(argv=None) -> int:
                 ax.get_legend().remove()
             else:
                 ax.legend(fontsize=6, markerscale=2)
-    fig.suptitle(f"Identical async pair, T = 1 s, s = 0, fair f, uncapped: gap map g(delta) (symlog: "
-                 f"linear within +-{SYMLOG_LIN:g}), {launches} random launches x {cycles} cycles", fontsize=10)
+    fig.suptitle(f"Identical async pair, T = 1 s, s = 0, fair f, uncapped: gap map g(delta) "
+                 f"(symlog: linear within +-{SYMLOG_LIN:g}), {launches} random launches x "
+                 f"{cycles} cycles", fontsize=10)
     f1 = C.save(fig, args, "e1_async_pair_gap_map")
 
     fig, axes = plots.grid(len(RULES), 1, size=(4.6, 3.6))
@@ -218,10 +212,12 @@ launches theta ~ U[0, 1)^2 (one set, drawn from the root seed, shared by every c
 {cycles} cycles each. Load L = 2 d / T. Phase gap delta_k and increment g(delta) as in claim
 1 (analysis.phase_gap; steps where job 1 missed a cycle of job 0 dropped), from k = {BURN}
 on (the first step is a launch transient: the job firing first has no earlier persist of the
-other to share with). Collision distance D_k = time from job 0's k-th firing to the nearest
-firing of job 1, in lone cycles (s + T + eps d); D_start at k = {BURN}, D_end at k = K - 3. "Shrank"/"grew": D_end < D_start -
+other to share with). Collision distance D_k = min(delta_k, 1 - delta_k) (cycles of job 0), the
+phase distance to the nearest collision; D_start at the first valid step from k = {BURN}
+(0 <= delta < 1), D_end at the last. "Shrank"/"grew": D_end < D_start -
 {MOVE_TOL:g} (> D_start + {MOVE_TOL:g}); "locked": D_end < {LOCKED:g}; "in contention": D <
-d / (lone cycle) (the two persists overlap). Waits and skips per job-0 cycle: Run.waits and
+d / (lone cycle s + T + eps d) (the two persists overlap; approximate where waits stretch
+the period). Waits and skips per job-0 cycle: Run.waits and
 Run.skips over fleets x cycles. Direction: "neutral" when max |g| <= {NEUTRAL_TOL:g};
 "attractive" when the Wilson 95 % interval of the shrank share lies above that of the grew
 share, "repulsive" when below, else "mixed". Shares: Wilson 95 % intervals over launches."""
@@ -242,7 +238,6 @@ share, "repulsive" when below, else "mixed". Shares: Wilson 95 % intervals over 
     low = [key for key in res if 2 * key[0] <= 1.0]          # two persists fit in T
     low_neutral = all(res[key]["dir"] == "neutral" for key in low)
     wait_neutral = [key for key in neutral if busy(res[key])]
-    coupled_busy = [key for key in coupled if busy(res[key])]
     coupled_quiet = [key for key in coupled if not busy(res[key])]
     dirs = {}
     for key, st in coupled.items():
@@ -250,7 +245,6 @@ share, "repulsive" when below, else "mixed". Shares: Wilson 95 % intervals over 
     tot_shrink = sum(st["shrink"] for st in coupled.values())
     tot_grow = sum(st["grow"] for st in coupled.values())
     tot_n = sum(st["n"] for st in coupled.values())
-    tot_locked = sum(st["locked"] for st in coupled.values())
     all_locked = sum(st["locked"] for st in res.values())
     all_n = sum(st["n"] for st in res.values())
     main_dir = max(dirs, key=lambda k: len(dirs[k])) if dirs else "none"
@@ -278,7 +272,8 @@ share, "repulsive" when below, else "mixed". Shares: Wilson 95 % intervals over 
         + ("holds." if a1_ok else "FAILS."))
     if dirs.get("attractive"):
         verdict = verdict.replace("No condition is attractive toward locking",
-                                  f"{len(dirs['attractive'])} conditions are attractive")
+                                  f"Attractive in {len(dirs['attractive'])} condition(s), yet "
+                                  "never to a lock")
     vrows = [
         ("open question: does the identical async pair keep pair neutrality (identity gap map)?",
          f"neutral (max abs g <= {NEUTRAL_TOL:g}) in {len(neutral)}/{len(res)} conditions"
