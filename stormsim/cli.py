@@ -217,12 +217,12 @@ def _inspect(args: argparse.Namespace) -> int:
         check_tail_level(lv)                 # the syntax, before anything is read
     res = open_results(args.file)
     if args.format == "text":
-        print(res.table(tail=levels, unit=args.unit))
+        print(res.table(tail=levels, unit=args.unit, storms=args.storms))
     else:
         from . import export
 
         show = export.inspect_csv if args.format == "csv" else export.inspect_json
-        sys.stdout.write(show(res, levels, args.unit).rstrip("\n") + "\n")
+        sys.stdout.write(show(res, levels, args.unit, storms=args.storms).rstrip("\n") + "\n")
     return 0
 
 
@@ -336,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
                      help="a table to read (default), or one row per cell as CSV or JSON, "
                           "with every interval's ends and method")
+    ins.add_argument("--storms", action="store_true",
+                     help="also the storm rate (storms per second, MODEL.md E3) and the mean "
+                          "storm duration at each --tail level, with 95%% intervals")
     ins.set_defaults(func=_inspect)
 
     rep = sub.add_parser("report", help="figures and a written report of a sweep result")
