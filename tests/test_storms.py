@@ -230,3 +230,17 @@ def test_storm_risk_refuses_bad_input():
                {"levels": [2], "max_seconds": -1}, {"levels": [2], "seed": -1}):
         with pytest.raises(stormsim.SpecError):
             stormsim.storm_risk(fl, **kw)
+
+
+def test_risk_command_prints_the_levels_and_the_effort(tmp_path, capsys):
+    toml = tmp_path / "risk.toml"
+    toml.write_text('[sweep]\nname = "risk"\n[fixed]\nN = 8\nT = 1.0\nload = 0.6\n'
+                    'jitter = 0.01\ncycles = 100\nburn_in = 10\nseed = 1\nfleets = 1\n')
+    assert main(["risk", str(toml), "--levels", "2,N", "--max-fleets", "64", "-q",
+                 "--format", "json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["levels"] == [2, 8] and doc["fleets"] >= 64 and doc["stopped"] == "max_fleets"
+    assert len(doc["rate_hi"]) == 2 and doc["cpu_seconds"] > 0
+    assert main(["risk", str(toml), "--cell", "3"]) == 2      # bad input: exit code 2
