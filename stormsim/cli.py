@@ -4,6 +4,7 @@
     stormsim inspect results.h5               the table of its cells
     stormsim report results.h5                figures and a report (stormsim.report)
     stormsim demo                             a small real sweep and its table
+    stormsim risk FILE.toml --levels 2,4      storm rates of one cell, to a relative error
 
 exit codes:
     0    done (or nothing to do)
@@ -227,6 +228,39 @@ def _dry_run(args, output: str) -> int:
     return 0
 
 
+def _risk(args: argparse.Namespace) -> int:
+    import json
+
+    from .results import tail_level
+    from .risk import storm_risk
+    from .spec import load_sweep
+
+    sweep = load_sweep(args.file)
+    if not 0 <= args.cell < sweep.n_cells:
+        raise SpecError(f"--cell {args.cell}: {args.file} has cells 0..{sweep.n_cells - 1} "
+                        "(list them with: stormsim sweep FILE --dry-run)")
+    c = sweep.cells[args.cell]
+    levels = sorted({tail_level(lv, c.n_jobs) for lv in _tail_levels(args.levels)})
+    kw = c.simulate_kwargs()
+
+    def progress(r):
+        if not args.quiet:
+            print(f"stormsim risk: {r.fleets} fleets, {r.cpu_seconds:.1f} CPU s, "
+                  f"{int(r.resolved.sum())}/{r.levels.size} levels resolved",
+                  file=sys.stderr, flush=True)
+
+    r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
+                   seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
+                   launch=kw["launch"], max_fleets=args.max_fleets, progress=progress)
+    if args.format == "json":
+        print(json.dumps({"file": args.file, "cell": args.cell, **r.to_dict()}, indent=1,
+                         default=str))
+    else:
+        print(f"{args.file}, cell {args.cell} (N = {c.n_jobs}, seed {kw['seed']}):")
+        print(r)
+    return 0
+
+
 def _tail_levels(text: str):
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
@@ -239,12 +273,12 @@ def _inspect(args: argparse.Namespace) -> int:
         check_tail_level(lv)                 # the syntax, before anything is read
     res = open_results(args.file)
     if args.format == "text":
-        print(res.table(tail=levels, unit=args.unit))
+        print(res.table(tail=levels, unit=args.unit, storms=args.storms))
     else:
         from . import export
 
         show = export.inspect_csv if args.format == "csv" else export.inspect_json
-        sys.stdout.write(show(res, levels, args.unit).rstrip("\n") + "\n")
+        sys.stdout.write(show(res, levels, args.unit, storms=args.storms).rstrip("\n") + "\n")
     return 0
 
 
@@ -358,7 +392,29 @@ def main(argv: list[str] | None = None) -> int:
     ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
                      help="a table to read (default), or one row per cell as CSV or JSON, "
                           "with every interval's ends and method")
+    ins.add_argument("--storms", action="store_true",
+                     help="also the storm rate (storms per second, MODEL.md E3) and the mean "
+                          "storm duration at each --tail level, with 95%% intervals")
     ins.set_defaults(func=_inspect)
+
+    risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
+                          "until precise enough",
+                          description="For one cell of a sweep file: P(n_w >= k) and the "
+                          "storm rate at each level, from batches of independent fleets run "
+                          "until every level reaches --rel-error or --max-seconds is spent "
+                          "(stormsim.storm_risk; the cell's cycles, burn_in, launch and seed).")
+    risk.add_argument("file", help="a sweep file (TOML)")
+    risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
+    risk.add_argument("--levels", default="2,N/4,N/2",
+                      help="levels k: integers, 'N' or 'N/q' (default: 2,N/4,N/2)")
+    risk.add_argument("--rel-error", type=float, default=0.1,
+                      help="target relative standard error (default 0.1)")
+    risk.add_argument("--max-seconds", type=float, default=60.0,
+                      help="wall-time budget in seconds (default 60)")
+    risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
+    risk.add_argument("--format", choices=("text", "json"), default="text")
+    risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    risk.set_defaults(func=_risk)
 
     rep = sub.add_parser("report", help="figures and a written report of a sweep result")
     rep.add_argument("file", help="an HDF5 result of `stormsim sweep`")

@@ -21,11 +21,25 @@ import re
 
 import numpy as np
 
+from .storms import STORM_METHODS
 from .summary import BY_LEVEL, METHOD_CODES, SCALARS, summary_table
 
 __all__ = ["inspect_csv", "inspect_json", "to_dataframe", "to_xarray"]
 
 _METHOD_NAMES = {v: k for k, v in METHOD_CODES.items()}
+_STORM_METHOD_NAMES = {v: k for k, v in STORM_METHODS.items()}
+
+
+def level_column(name: str, k: int) -> str:
+    """The DataFrame column of a BY_LEVEL array at level k: ``p_ge_lo`` ->
+    ``p_ge_4_lo``, ``storms_per_s_hi`` -> ``storms_per_s_ge_4_hi``,
+    ``storm_duration`` -> ``storm_duration_ge_4``."""
+    if name.startswith("p_ge"):
+        return name.replace("p_ge", f"p_ge_{k}", 1)
+    for end in ("_lo", "_hi", "_method"):
+        if name.endswith(end):
+            return f"{name[:-len(end)]}_ge_{k}{end}"
+    return f"{name}_ge_{k}"
 
 
 def _need(module: str):
@@ -77,6 +91,12 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
                             "flag_meanings": " ".join(_METHOD_NAMES[i].replace("-", "_")
                                                       for i in sorted(_METHOD_NAMES)),
                             "flag_values": np.array(sorted(_METHOD_NAMES), np.int8)})
+    data["storms_method"] = (("cell", "k"), table["storms_method"],
+                             {"long_name": "how each storm rate / duration interval was made",
+                              "flag_meanings": " ".join(
+                                  _STORM_METHOD_NAMES[i].replace("-", "_")
+                                  for i in sorted(_STORM_METHOD_NAMES)),
+                              "flag_values": np.array(sorted(_STORM_METHOD_NAMES), np.int8)})
     data["independent_law"] = (("cell",), table["independent_law"],
                                {"long_name": "law of the independent baseline"})
     coords = {"cell": ("cell", np.arange(n), {"long_name": "cell index"}),
@@ -127,10 +147,13 @@ def to_dataframe(res, k=None, level: float = 0.95):
         j = kk - 1
         inside = j < kmax
         for name in BY_LEVEL:
-            cols[f"{name.replace('p_ge', f'p_ge_{kk}', 1)}"] = (
+            cols[level_column(name, kk)] = (
                 table[name][:, j] if inside else np.full(res.n_cells, np.nan))
         codes = table["p_ge_method"][:, j] if inside else np.full(res.n_cells, -1)
         cols[f"p_ge_{kk}_method"] = [_METHOD_NAMES.get(int(c), "no such level") for c in codes]
+        codes = table["storms_method"][:, j] if inside else np.full(res.n_cells, -1)
+        cols[level_column("storms_method", kk)] = [
+            _STORM_METHOD_NAMES.get(int(c), "no such level") for c in codes]
     cols["independent_law"] = table["independent_law"]
     df = pd.DataFrame(cols, index=pd.RangeIndex(res.n_cells, name="cell"))
     df.attrs.update(sweep_name=res.name, interval_level=level)
@@ -142,7 +165,7 @@ def _label(lv) -> str:
     return re.sub(r"\W+", "_", str(lv).strip())
 
 
-def _rows(res, tail, unit: str) -> tuple[list[str], list[dict]]:
+def _rows(res, tail, unit: str, storms: bool = False) -> tuple[list[str], list[dict]]:
     s = res.summary(tail=tail, unit=unit)
     P = res.params
     names = ["cell"] + list(res.grid_keys) + ["N", "fleets", "fleets_done", "passed",
@@ -152,6 +175,10 @@ def _rows(res, tail, unit: str) -> tuple[list[str], list[dict]]:
         lab = _label(lv)
         names += [f"k_{lab}", f"p_ge_{lab}", f"p_ge_{lab}_lo", f"p_ge_{lab}_hi",
                   f"p_ge_{lab}_method"]
+        if storms:
+            names += [f"{stem}_ge_{lab}{end}" for stem in ("storms", "storms_per_s",
+                                                            "storm_duration")
+                      for end in (("", "_method") if stem == "storms" else ("", "_lo", "_hi"))]
     rows = []
     for i in range(res.n_cells):
         r = {"cell": i}
@@ -169,6 +196,12 @@ def _rows(res, tail, unit: str) -> tuple[list[str], list[dict]]:
             r[f"p_ge_{lab}_hi"] = s[f"{src}:hi"][i]
             r[f"p_ge_{lab}_method"] = (s[f"{src}:method"][i] if s[f"k:{lv}"][i]
                                        else "no such level")       # k > the cell's N
+            if storms:
+                r[f"storms_ge_{lab}"] = s[f"storms(n_w>={lv})"][i]
+                r[f"storms_ge_{lab}_method"] = s[f"storms(n_w>={lv}):method"][i]
+                for stem in ("storms_per_s", "storm_duration"):
+                    for end, key in (("", ""), ("_lo", ":lo"), ("_hi", ":hi")):
+                        r[f"{stem}_ge_{lab}{end}"] = s[f"{stem}(n_w>={lv}){key}"][i]
         rows.append({k: _plain(r[k]) for k in names})
     return names, rows
 
@@ -183,10 +216,10 @@ def _plain(v):
     return v if isinstance(v, (int, str)) else str(v)
 
 
-def inspect_csv(res, tail, unit: str = "cycle") -> str:
+def inspect_csv(res, tail, unit: str = "cycle", storms: bool = False) -> str:
     """``stormsim inspect --format csv``: one row per cell; NaN is empty,
     infinity ``inf`` (pandas.read_csv reads both back)."""
-    names, rows = _rows(res, tail, unit)
+    names, rows = _rows(res, tail, unit, storms)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(names)
@@ -197,10 +230,10 @@ def inspect_csv(res, tail, unit: str = "cycle") -> str:
     return buf.getvalue()
 
 
-def inspect_json(res, tail, unit: str = "cycle") -> str:
+def inspect_json(res, tail, unit: str = "cycle", storms: bool = False) -> str:
     """``stormsim inspect --format json``: the sweep, the columns, one object
     per cell (NaN is null, infinity the string "inf") and what the methods mean."""
-    names, rows = _rows(res, tail, unit)
+    names, rows = _rows(res, tail, unit, storms)
 
     def enc(v):
         if isinstance(v, float):
@@ -229,6 +262,12 @@ METHOD_NOTES = {
     "one-bound": "every fleet always at n_w>=k: [0.05**(1/fleets), 1], a one-sided lower bound",
     "none": "no interval: a single independent unit (one fleet, or a version-1 file in "
             "occupancy='sum' mode, which kept only the total)",
+    "ratio-log": "storms_per_s = storms counted / measured time, storm_duration = time at "
+                 "n_w>=k / storms; 95% interval by the delta method of a ratio estimator over "
+                 "the same independent units, on the log scale, Student t (stormsim.storms)",
+    "storms zero-bound": "no storm at k: storms_per_s in [0, -ln(0.05)/measured time], a "
+                         "one-sided 95% Poisson upper bound; storm_duration NaN",
+    "not-recorded": "a result written before storms were counted: NaN",
     "structural": "NaN: the fleets stop at their first passage to n_w>=passage_level, so the "
                   "time at those levels is zero by construction",
 }

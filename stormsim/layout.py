@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from ._version import __version__
+from .storms import STORM_METHODS
 from .summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
 from .tails import LEVEL, block_ranges
 from .work import RESULT_ARRAYS, add_exact, exact_to_float
@@ -330,6 +331,12 @@ def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None
     m.attrs["flag_meanings"] = " ".join(x.replace("-", "_") for x, _ in
                                         sorted(METHOD_CODES.items(), key=lambda kv: kv[1]))
     m.attrs["missing_value_meaning"] = "-1: no such level (k > the cell's N)"
+    m = put("storms_method", table["storms_method"], "1",
+            "how each storm rate / duration interval was made (stormsim.storms)", with_k=True)
+    m.attrs["flag_values"] = np.array(sorted(STORM_METHODS.values()), dtype=np.int8)
+    m.attrs["flag_meanings"] = " ".join(x.replace("-", "_") for x, _ in
+                                        sorted(STORM_METHODS.items(), key=lambda kv: kv[1]))
+    m.attrs["missing_value_meaning"] = "-1: no such level (k > the cell's N)"
     put("independent_law", table["independent_law"], None,
         "law of the independent baseline: binomial, poisson-binomial or none")
 
@@ -388,7 +395,8 @@ def read_cell(g) -> dict:
     for a in RESULT_ARRAYS:
         arrays[a.name] = g[a.name][()] if a.name in g else None
         if a.summed:
-            sums[a.name] = g[f"{a.name}_sum"][()]
+            # None: a file written before this array existed (e.g. upcrossings)
+            sums[a.name] = g[f"{a.name}_sum"][()] if f"{a.name}_sum" in g else None
             if f"{a.name}_block_sum" in g:
                 blocks[a.name] = g[f"{a.name}_block_sum"][()]
     return dict(params=pv, fleets=n, fleet_index=np.arange(n), arrays=arrays, sums=sums,

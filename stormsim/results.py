@@ -253,6 +253,16 @@ class Results:
         fleet reached k: [0, one-sided upper bound]), "one-bound", "none", or
         "structural": NaN, zero by construction for a fleet stopped at its
         passage).
+
+        Storms (MODEL.md E3, stormsim.storms), per tail level:
+        ``storms_per_s(n_w>=LEVEL)`` the storm rate nu_k (storms per second of
+        measured time) and ``storm_duration(n_w>=LEVEL)`` the mean storm
+        duration (s), each with ``:lo`` and ``:hi`` (its ``level`` interval)
+        and ``storms(n_w>=LEVEL):method`` ("ratio-log", "zero-bound": no storm,
+        [0, one-sided Poisson upper bound] for the rate and NaN duration,
+        "none", "structural", "not-recorded": a file written before storms
+        were counted); ``storms(n_w>=LEVEL)`` is the count. The time fraction
+        is ``P(n_w>=LEVEL)``.
         """
         from .summary import cell_summary
 
@@ -267,6 +277,11 @@ class Results:
                 out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
             out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
             out[f"k:{lv}"] = ks[lv]
+            for stem in ("storms_per_s", "storm_duration"):
+                for end in ("", ":lo", ":hi"):
+                    out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
+            out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
+            out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
         for c in self:
             i = c.index
             out["fleets_done"][i] = c.fleets_done
@@ -286,11 +301,16 @@ class Results:
                     for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
                                      (":method", "p_ge_method")):
                         out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
+                    for key in ("storms_per_s", "storm_duration"):
+                        for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
+                            out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
+                    out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
+                    out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
         return out
 
-    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle") -> str:
-        """The text table of ``stormsim inspect``."""
-        return inspect_table(self, tail, unit)
+    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False) -> str:
+        """The text table of ``stormsim inspect`` (``storms``: with storm rates and durations)."""
+        return inspect_table(self, tail, unit, storms=storms)
 
     def to_xarray(self, grid: bool = True, level: float = 0.95):
         """The per-cell table as an xarray.Dataset, on the grid's dimensions

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from .storms import STORM_METHODS, storm_estimate
 from .tails import LEVEL, independent_tail, tail_estimate
 
 __all__ = ["METHOD_CODES", "cell_summary", "job_write_fractions", "summary_table",
@@ -61,7 +62,20 @@ BY_LEVEL = {
     "p_ge_hi": ("1", "upper end of the 95% interval of P(n_w >= k) (see p_ge_method)"),
     "p_ge_independent": ("1", "P(n_w >= k) for independent jobs with the measured writing "
                          "fractions (see independent_law)"),
+    # storms (MODEL.md E3; stormsim.storms): episodes with n_w >= k
+    "storms": ("1", "storms at level k (up-crossings of n_w to k or more) counted in the "
+               "measured window, summed over the fleets"),
+    "storms_per_s": ("1/s", "storm rate nu_k: storms per second of measured time"),
+    "storms_per_s_lo": ("1/s", "lower end of the 95% interval of nu_k (see storms_method)"),
+    "storms_per_s_hi": ("1/s", "upper end of the 95% interval of nu_k (see storms_method; "
+                        "no storm: a one-sided Poisson upper bound)"),
+    "storm_duration": ("s", "mean storm duration: time at n_w >= k per storm (NaN: no storm)"),
+    "storm_duration_lo": ("s", "lower end of the 95% interval of the mean storm duration"),
+    "storm_duration_hi": ("s", "upper end of the 95% interval of the mean storm duration"),
 }
+#: The BY_LEVEL entries of the storms (computed by _storm_summary).
+STORM_KEYS = ("storms", "storms_per_s", "storms_per_s_lo", "storms_per_s_hi", "storm_duration",
+              "storm_duration_lo", "storm_duration_hi")
 
 
 def _alike(c) -> bool:
@@ -139,6 +153,38 @@ def cell_summary(c, level: float = LEVEL) -> dict:
         method[s] = "structural"
     out.update(p_ge=pge, p_ge_lo=lo, p_ge_hi=hi, p_ge_method=method, p_ge_independent=indep,
                independent_law=law)
+    out.update(_storm_summary(c, n, F, level, lvl if stops else 0))
+    return out
+
+
+def _storm_summary(c, n: int, F: int, level: float, structural_from: int) -> dict:
+    """The STORM_KEYS and ``storms_method`` of a cell (stormsim.storms), k = 0..N,
+    over the same independent units as P(n_w >= k)."""
+    e_sum = getattr(c, "upcrossings_sum", None)
+    occ_sum = np.asarray(c.occupancy_sum, dtype=np.float64)
+    if e_sum is None or F == 0:
+        out = {k: np.full(n + 1, np.nan) for k in STORM_KEYS}
+        out["storms_method"] = np.full(n + 1, "not-recorded" if e_sum is None else "none",
+                                       dtype=object)
+        return out
+    e, occ = getattr(c, "upcrossings", None), getattr(c, "occupancy", None)
+    if e is None or occ is None:
+        e, occ = getattr(c, "upcrossings_blocks", None), getattr(c, "occupancy_blocks", None)
+    if e is None or occ is None:
+        e, occ = np.asarray(e_sum)[None, :], occ_sum[None, :]
+    est = storm_estimate(e, occ, fleets=F, level=level, upcrossings_sum=e_sum,
+                         occupancy_sum=occ_sum)
+    out = {k: np.array(getattr(est, k.replace("storms_per_s", "rate")
+                                .replace("storm_duration", "duration")
+                                .replace("storms", "count")), dtype=np.float64)
+           for k in STORM_KEYS}
+    method = est.method.copy()
+    if structural_from > 0:
+        s = slice(structural_from, None)
+        for k in STORM_KEYS:
+            out[k][s] = np.nan
+        method[s] = "structural"
+    out["storms_method"] = method
     return out
 
 
@@ -175,6 +221,11 @@ def table_of_rows(rows: list) -> dict:
         if r is not None:
             m[i, :r["N"]] = [METHOD_CODES[x] for x in r["p_ge_method"][1:]]
     out["p_ge_method"] = m
+    sm = np.full((n_cells, kmax), -1, dtype=np.int8)
+    for i, r in enumerate(rows):
+        if r is not None:
+            sm[i, :r["N"]] = [STORM_METHODS[x] for x in r["storms_method"][1:]]
+    out["storms_method"] = sm
     out["independent_law"] = np.array(["none" if r is None else r["independent_law"]
                                        for r in rows], dtype=object).astype(str)
     return out

@@ -94,8 +94,28 @@ def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
     return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
 
 
-def inspect_table(res, tail, unit: str) -> str:
-    """The text table of ``stormsim inspect`` for a Results."""
+def _fmt_storms(r: float, lo: float, hi: float, method: str) -> str:
+    """A storm rate with its interval ('0 (<b)': no storm, b a one-sided bound)."""
+    if method == "zero-bound":
+        return f"0 (<{hi:.2e})"
+    if math.isnan(r):
+        return "-"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{r:.3e} no CI"
+    return f"{r:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
+def _fmt_duration(d: float, lo: float, hi: float) -> str:
+    if math.isnan(d):
+        return "-"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{d:.4g} no CI"
+    return f"{d:.4g} [{lo:.4g}, {hi:.4g}]"
+
+
+def inspect_table(res, tail, unit: str, storms: bool = False) -> str:
+    """The text table of ``stormsim inspect`` for a Results (``storms``: also
+    the storm rate and mean storm duration at each tail level)."""
     s = res.summary(tail=tail, unit=unit)
     P = res.params
     n = res.n_cells
@@ -134,6 +154,9 @@ def inspect_table(res, tail, unit: str) -> str:
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
         header.append(label + " [95% CI]")
+        if storms:
+            lab = label[2:-1]                 # n_w>=k
+            header += [f"storms/s({lab}) [95% CI]", f"storm s({lab}) [95% CI]"]
     rows = []
     for i in range(n):
         row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
@@ -151,6 +174,14 @@ def inspect_table(res, tail, unit: str) -> str:
             row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
                 p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
                 s[f"P(n_w>={lv}):method"][i]))
+            if storms:
+                key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
+                m = s[f"storms(n_w>={lv}):method"][i]
+                if structural_zero(lv, i) or m in ("structural", "not-recorded"):
+                    row += ["-", "-"]
+                else:
+                    row += [_fmt_storms(s[key][i], s[f"{key}:lo"][i], s[f"{key}:hi"][i], m),
+                            _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i])]
         rows.append(row)
     lines.append("")
     lines += render(header, rows)
@@ -176,7 +207,14 @@ def inspect_table(res, tail, unit: str) -> str:
                      + " (delta method of the ratio estimator, on the logit scale); '0 (<b)': "
                      "no fleet reached k, b is a one-sided 95% upper bound (1 - "
                      "0.05^(1/fleets)); 'no CI': one independent unit only.")
-    else:
+    if tail and storms:
+        lines.append("storms/s(n_w>=k): storms (episodes with at least k jobs writing, counted "
+                     "at their up-crossings, MODEL.md E3) per second of measured time; storm s: "
+                     "their mean duration in seconds; 95% CI from the same independent units "
+                     "(delta method of the ratio estimator, on the log scale); '0 (<b)': no "
+                     "storm, b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
+                     "'-': not recorded (a result written before storms were counted).")
+    if not tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --tail)")
     return "\n".join(lines)

@@ -66,6 +66,9 @@ RESULT_ARRAYS: tuple[ResultArray, ...] = (
     ResultArray("occupancy", np.float64, "s",
                 "time with exactly n jobs writing, n = 0..N, after the burn-in",
                 per_level=True, summed=True),
+    ResultArray("upcrossings", np.int64, "1",
+                "storms: up-crossings of n_w to k or more, k = 0..N, in the measured window "
+                "(MODEL.md E3)", per_level=True, summed=True),
 )
 RESULT_ARRAY: dict[str, ResultArray] = {a.name: a for a in RESULT_ARRAYS}
 

@@ -14,7 +14,8 @@ FLOORS = [
     "_version", "errors", "_format", "_numba_cache",           # facts without dependencies
     "units",                                                   # physical units -> the model's
     "model", "launch", "_kernel", "engine",                    # the engine
-    "survival", "analysis", "tails", "summary", "physical",    # statistics of arrays
+    "survival", "analysis", "tails", "storms", "summary", "physical",  # statistics of arrays
+    "risk",                                                    # storm_risk: simulate until precise
     "progress", "executors",                                   # where and how visibly units run
     "_checks", "_grid", "_jobtable", "_keys", "spec",          # the sweep file -> cells
     "work",                                                    # units, parts, exact sums
