@@ -64,15 +64,17 @@ def memory_needed(n_jobs: int, fleets: int, cycles: int, record_firings: bool = 
                   batch_size: int | None = None, threads: int = 1) -> int:
     """Bytes ``simulate`` allocates at most (an upper bound, before any is).
 
-    The Run's arrays: occupancy fleets x (N + 1), four per-fleet arrays, and
-    firings fleets x N x cycles when recorded (8 B each); one batch's launch
-    phases (batch x N); the rate tables; and each thread's kernel work space
-    (four queues of up to 2N entries and five arrays of N: 104 B per job).
+    The Run's arrays: occupancy and upcrossings fleets x (N + 1), writing_time
+    fleets x N, seven per-fleet arrays, and firings fleets x N x cycles when
+    recorded (8 B each); one batch's launch phases (batch x N); the per-job
+    kernel inputs (at most eight arrays of N) and the rate tables; and each
+    thread's kernel work space (four queues of up to 2N entries and five
+    arrays of N: 104 B per job).
     """
     n, F = int(n_jobs), int(fleets)
     batch = min(F, batch_size or MAX_BATCH)
-    cells = (F * (n + 1) + 4 * F + (F * n * int(cycles) if record_firings else 0)
-             + batch * n + 2 * (n + 1))
+    cells = (2 * F * (n + 1) + F * n + 7 * F + (F * n * int(cycles) if record_firings else 0)
+             + batch * n + 8 * n + 2 * (n + 1))
     return 8 * cells + 104 * n * int(threads) + CALL_OVERHEAD
 
 

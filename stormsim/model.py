@@ -22,10 +22,11 @@ ThroughputSpec = Union[str, tuple, Sequence[float]]
 
 
 #: Peak bytes per job while ``Fleet.identical`` builds a fleet: two Python
-#: lists of N pointers (T, d), the float64 arrays T, d, jitter and f(0..N),
-#: and throughput_table's arange and temporaries (measured with tracemalloc
-#: in tests/test_limits.py; it stays below this bound).
-FLEET_BYTES_PER_JOB = 80
+#: lists of N pointers (T, d), the float64 arrays T, d, jitter, f(0..N),
+#: snapshot, slowdown and weights, the checkpoint and on_busy string arrays,
+#: and throughput_table's arange and temporaries (128 B measured with
+#: tracemalloc at N = 1e5; tests/test_limits.py holds it below this bound).
+FLEET_BYTES_PER_JOB = 160
 
 
 def memory_limit() -> int:
