@@ -62,43 +62,37 @@ def positive_or_inf(v) -> float:
     return positive(v, allow_inf=True)
 
 
-def per_job(lo_ok_zero: bool):
-    rule = ">= 0" if lo_ok_zero else "> 0"
+def _per_job_numbers(v, bad_rule, rule: str):
+    """A number, or a non-empty list of them (one per job), each passing
+    ``not bad_rule(x)``: the float (or tuple of floats), or raise Bad."""
+    items = v if isinstance(v, list) else [v]
+    if isinstance(v, list) and not v:
+        raise Bad("an empty list: give one value per job")
+    out = []
+    for x in items:
+        if not is_num(x):
+            raise Bad(f"must be a number, or a list of numbers (one per job); found "
+                      f"{fmt_toml(x)}")
+        x = float(x)
+        if bad_rule(x):
+            raise Bad(f"every value must be {rule}; found {fmt_toml(x)}")
+        out.append(x)
+    return tuple(out) if isinstance(v, list) else out[0]
 
-    def check(v):
-        items = v if isinstance(v, list) else [v]
-        if isinstance(v, list) and not v:
-            raise Bad("an empty list: give one value per job")
-        out = []
-        for x in items:
-            if not is_num(x):
-                raise Bad(f"must be a number, or a list of numbers (one per job); found "
-                          f"{fmt_toml(x)}")
-            x = float(x)
-            if not math.isfinite(x) or x < 0.0 or (x == 0.0 and not lo_ok_zero):
-                raise Bad(f"every value must be finite and {rule}; found {fmt_toml(x)}")
-            out.append(x)
-        return tuple(out) if isinstance(v, list) else out[0]
-    return check
+
+def per_job(lo_ok_zero: bool):
+    """A finite number > 0 (>= 0 with lo_ok_zero), or a list of them (one per job)."""
+    rule = "finite and " + (">= 0" if lo_ok_zero else "> 0")
+
+    def bad(x):
+        return not math.isfinite(x) or x < 0.0 or (x == 0.0 and not lo_ok_zero)
+
+    return lambda v: _per_job_numbers(v, bad, rule)
 
 
 def per_job_in(lo: float, hi: float):
     """A number in [lo, hi], or a list of them (one per job)."""
-    def check(v):
-        items = v if isinstance(v, list) else [v]
-        if isinstance(v, list) and not v:
-            raise Bad("an empty list: give one value per job")
-        out = []
-        for x in items:
-            if not is_num(x):
-                raise Bad(f"must be a number, or a list of numbers (one per job); found "
-                          f"{fmt_toml(x)}")
-            x = float(x)
-            if not lo <= x <= hi:
-                raise Bad(f"every value must be in [{lo:g}, {hi:g}]; found {fmt_toml(x)}")
-            out.append(x)
-        return tuple(out) if isinstance(v, list) else out[0]
-    return check
+    return lambda v: _per_job_numbers(v, lambda x: not lo <= x <= hi, f"in [{lo:g}, {hi:g}]")
 
 
 def one_of(*choices):
