@@ -97,7 +97,7 @@ def main(argv=None) -> int:
         slope, reached, first = growth_fit(y)
         rates_all[key] = slope[np.isfinite(slope)]
         idx = C.bootstrap_indices(launches, rng)
-        med = lambda x: C.fmt_ci(float(np.median(x)), *C.percentile_ci(np.median(x[idx], axis=1)))
+        med = lambda x, idx=idx: C.fmt_ci(float(np.median(x)), *C.percentile_ci(np.median(x[idx], axis=1)))
         paper = PAPER_GAIN[(n, load)]
         q_ph, w_ph = C.placement(paper, g_ph, decimals=1)     # the paper gives one decimal
         q_end, w_end = C.placement(paper, g_ph_end, decimals=1)
@@ -171,7 +171,7 @@ def main(argv=None) -> int:
     ln = np.log(10.0)
     def typical_in(value, scale):
         out = []
-        for (n, load), (key, r) in zip(CELLS, rates_all.items()):
+        for (n, load), r in zip(CELLS, rates_all.values()):
             if r.size and C.TYPICAL[0] <= C.quantile_of(value, r * scale)[0] <= C.TYPICAL[1]:
                 out.append(f"({n}, {load})")
         return ", ".join(out) or "no cell"

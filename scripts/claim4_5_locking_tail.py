@@ -482,7 +482,6 @@ def tail_rows(res, where: str = "", paper: str | None = None):
 
 
 def tail_verdict(res) -> str:
-    t = tail_counts(res)
     rows = tail_rows(res)
     unv = sum(1 for r in res for k in tail_ks(r["N"]) if r["p_sim"][k] == 0)
     return (rows[0][2][0].upper() + rows[0][2][1:] + ". " + rows[0][1][0].upper() + rows[0][1][1:]

@@ -70,7 +70,7 @@ def main(argv=None) -> int:
         d_ind = distance(th1[None], ind).mean(axis=0)
         diff = d_launch - d_rel
         idx = C.bootstrap_indices(fleets, rng)
-        ci = lambda x: C.fmt_ci(float(x.mean()), *C.percentile_ci(x[idx].mean(axis=1)))
+        ci = lambda x, idx=idx: C.fmt_ci(float(x.mean()), *C.percentile_ci(x[idx].mean(axis=1)))
         se = float(diff.std(ddof=1) / np.sqrt(fleets))
         z = float(diff.mean() / se)
         dl_lo, dl_hi = C.percentile_ci(d_launch[idx].mean(axis=1))

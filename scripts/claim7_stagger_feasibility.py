@@ -120,7 +120,7 @@ def main(argv=None) -> int:
                  f"not placeable and no random launch settles collision-free (x)", fontsize=9)
     ax.set_ylim(-0.6, len(NS) - 0.4)
     ax = axes[0, 1]
-    for (cf, rel), r in capped.items():
+    for (cf, _rel), r in capped.items():
         free = r["m"] is not None and r["stagger"] == -1
         ax.scatter(cf, r["L"], marker="o" if free else "x", s=30,
                    color="#009E73" if free else "#D55E00")

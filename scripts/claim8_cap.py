@@ -81,7 +81,7 @@ def main(argv=None) -> int:
                              C.fmt(worst_res), " ".join(exp_diff)])
 
     # -- the firing-time map of generic configurations (what the paper could have measured)
-    det_rows, det_vrows, det_samples, det_phase = [], [], {}, {}
+    det_rows, det_samples, det_phase = [], {}, {}
     n_det = C.pick(args, 10, 100)
     det_ns = C.pick(args, (4, 8), NS)
     for cf in DET_FRACS:
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     f3 = C.save(fig, args, "claim8_cap_spectrum")
     fig, axes = plots.grid(len(DET_HORIZONS), 1, size=(4.6, 3.8))
     for ax, K in zip(axes[0], DET_HORIZONS):
-        for (key, ld), c in zip([(k, v) for k, v in det_samples.items() if k[2] == K],
+        for (key, ld), _c in zip([(k, v) for k, v in det_samples.items() if k[2] == K],
                                 plots.COLORS * 3):
             if ld.size == 0:
                 continue

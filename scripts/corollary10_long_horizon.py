@@ -90,8 +90,8 @@ def main(argv=None) -> int:
         # back above half the second window afterwards
         low = med[:, 1:] < DECAYED * med[:, 1:2]
         decayed = int(np.sum(low[:, -SUSTAIN:].all(axis=1)))
-        back = np.array([bool(l.any() and (med[i, 1 + int(np.argmax(l)):] >
-                                           0.5 * med[i, 1]).any()) for i, l in enumerate(low)])
+        back = np.array([bool(row.any() and (med[i, 1 + int(np.argmax(row)):] >
+                                             0.5 * med[i, 1]).any()) for i, row in enumerate(low)])
         returned = int(back.sum())
         # independent snapshots: the median of the minimum over K - 1 snapshots of the smallest
         # gap, P(min > x) = (1 - N x)^((N - 1)(K - 1)), so x = (1 - 2^(-1/((N-1)(K-1)))) / N
@@ -168,7 +168,7 @@ mixing fleet's records stay above it). "Frozen": Wilson interval."""
                        f"excursions below {DECAYED:g} x that came back"], rows)
     verdict = ("Finite-time answer only. "
                + "; ".join(f"N = {n}: {v[2]}" for n, v in zip(NS, vrows))
-               + f". The typical smallest gap stays at the size independent phases give (columns "
+               + ". The typical smallest gap stays at the size independent phases give (columns "
                "'last window median' and 'iid median'); the run minimum (median over fleets) is "
                + ("at or above" if all(records_ok) else "NOT everywhere above")
                + " the record of independent snapshots over the same number of cycles. An approach to 0 slower than the "

@@ -103,7 +103,7 @@ def main(argv=None) -> int:
                for mode, kw in smodes.items()}
     for r_i, r in enumerate(ratios):
         sigma = m_block / r
-        for j, (mode, kw) in enumerate(smodes.items()):
+        for mode, kw in smodes.items():
             f = stormsim.Fleet.identical(N, T=1.0, d=d, jitter=sigma, **kw)
             run = stormsim.simulate(f, launch="stagger", fleets=sfleets, cycles=cap,
                                     seed=args.seed + 7000 + r_i, passage_level=2)

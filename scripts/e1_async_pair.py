@@ -150,7 +150,7 @@ def main(argv=None) -> int:
         blk = stormsim.simulate(stormsim.Fleet(T=[1.0, 1.0], d=[d, d]), launch=theta,
                                 fleets=launches, cycles=cycles, seed=args.seed + 100 * i + 4,
                                 record_firings=True).firings
-        for j, rule in enumerate(RULES):
+        for rule in RULES:
             asy = res[d, rule, 1.0]["run"].firings
             rel = float(np.nanmax(np.abs(asy - blk) / np.maximum(np.abs(blk), 1.0)))
             a1.append((d, rule, rel, bool(np.array_equal(np.isnan(asy), np.isnan(blk)))))
@@ -277,7 +277,7 @@ share, "repulsive" when below, else "mixed". Shares: Wilson 95 % intervals over 
     vrows = [
         ("open question: does the identical async pair keep pair neutrality (identity gap map)?",
          f"neutral (max abs g <= {NEUTRAL_TOL:g}) in {len(neutral)}/{len(res)} conditions"
-         + (f", every one at L <= 1" if low_neutral else "")
+         + (", every one at L <= 1" if low_neutral else "")
          + f"; coupled in {len(coupled)}" + (f" ({lab(coupled)})" if coupled else ""),
          ("kept at L <= 1 for every eps and rule (no effect); lost only in some conditions "
           "at L > 1") if low_neutral else "lost (see the table)"),

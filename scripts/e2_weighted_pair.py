@@ -84,7 +84,7 @@ def main(argv=None) -> int:
 
     # -- figure
     fig, axes = plots.grid(len(conds), 1, size=(3.4, 3.2))
-    for i, (mode, f, kw) in enumerate(conds):
+    for i, (mode, f, _kw) in enumerate(conds):
         ax = axes[0, i]
         plots.gap_increment({f"w = (1, {w:g})": res[mode, f, w]["delta"] for w in WEIGHTS},
                             ax=ax, max_points=8000)

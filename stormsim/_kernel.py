@@ -18,7 +18,8 @@ clocks move, never the targets: writers and computers sit in two priority
 queues keyed by target, the next event is a queue head, and an event pops
 and pushes one job. A queue is a binary heap (O(log N)), or, when the jobs
 are alike enough that new targets arrive nearly in order, a sorted ring
-buffer filled from the back (O(1) expected; chosen by the driver). The clocks are rebased to 0 every few instants so that
+buffer filled from the back (O(1) expected; chosen by the driver). The clocks
+are rebased to 0 every few instants so that
 ``target - P`` keeps full relative precision.
 
 The general kernel (MODEL.md E1, E2)
@@ -38,7 +39,8 @@ Random numbers
 --------------
 Counter-based and per job: the k-th standard normal of job i in fleet j is a
 pure function of (root key, j, i, k) (SplitMix64 outputs on a per-(fleet, job)
-stream, read at random positions; a ziggurat turns them into normals). Results therefore depend on neither the thread
+stream, read at random positions; a ziggurat turns them into normals). Results
+therefore depend on neither the thread
 count, the batch, nor the order of events in the instant.
 """
 from __future__ import annotations

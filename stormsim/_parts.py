@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,14 @@ def is_unit_file(path: Path) -> bool:
     return _UNIT_NAME.match(path.name) is not None
 
 
+@contextmanager
+def _npz(path: Path):
+    """np.load of a unit file that closes it even when it is not a zip (numpy
+    leaves the file open when NpzFile fails on a truncated one)."""
+    with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as z:
+        yield z
+
+
 def write_unit(directory: Path, parts: list) -> Path:
     """One finished unit (its pieces, a list of Part) -> one file, atomically."""
     final = directory / unit_name(parts[0].cell, parts[0].start)
@@ -75,7 +84,7 @@ def unit_pieces(path: Path, sweep: Sweep) -> list[dict]:
     m = _UNIT_NAME.match(path.name)
     if not m:
         raise ValueError("not a unit file name")
-    with np.load(path, allow_pickle=False) as z:
+    with _npz(path) as z:
         meta = json.loads(str(z["meta"]))
     pieces = meta.get("pieces") or []
     if meta.get("sweep_hash") != sweep.hash or not pieces:
@@ -96,7 +105,7 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
     pieces = unit_pieces(path, sweep)
     keep = sweep.occupancy == "fleet"
     out = []
-    with np.load(path, allow_pickle=False) as z:   # zip CRCs are checked on read
+    with _npz(path) as z:                          # zip CRCs are checked on read
         for j, p in enumerate(pieces):
             if only_cell is not None and p["cell"] != only_cell:
                 continue

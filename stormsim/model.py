@@ -287,7 +287,8 @@ class Fleet:
             bad = np.nonzero(~np.isfinite(arr) | (arr <= 0.0))[0]
             if bad.size:
                 i = int(bad[0])
-                raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be finite and > 0 (seconds at full rate)")
+                raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be finite and > 0 "
+                                "(seconds at full rate)")
         try:
             cap_f = float(cap)
         except (TypeError, ValueError):

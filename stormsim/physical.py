@@ -201,7 +201,8 @@ def passage_probability(run, within, time_unit="s") -> Estimate:
     """
     if run.passage_level is None:
         raise SpecError("passage_probability needs a run with a passage_level (2: the first collision)")
-    horizon = float(quantity("within", within, "time").to("second").magnitude) / seconds(time_unit, "time_unit")
+    horizon = (float(quantity("within", within, "time").to("second").magnitude)
+               / seconds(time_unit, "time_unit"))
     if not horizon > 0.0:
         raise SpecError(f"within = {within!r}: must be > 0")
     hit = run.passed & (run.passage_time <= horizon)

@@ -260,7 +260,9 @@ def _resolve_cell(index: int, v: dict, folder=".") -> Cell:
     else:
         mos = math.inf if sig[0] == 0.0 else margin / float(sig[0])
     derived = {
-        "N": n, "jobs": v.get("jobs", ""), "bandwidth": v.get("bandwidth", ""), "T": same(T), "d": same(fleet.d), "load": v["load"] if "load" in v else fleet.load,
+        "N": n, "jobs": v.get("jobs", ""), "bandwidth": v.get("bandwidth", ""),
+        "T": same(T), "d": same(fleet.d),
+        "load": v["load"] if "load" in v else fleet.load,
         "cap": fleet.cap,
         "cap_fraction": v["cap_fraction"] if "cap_fraction" in v else fleet.cap / n,
         "throughput": throughput_label(thr), "jitter": same(sig), "margin": margin,

@@ -267,7 +267,7 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         values[name] = _magnitudes(name, value, kind, "second" if kind == "time" else "byte", rule)
         if _is_sequence(value):
             lengths.add(values[name].size)       # a sequence, even of one: one value per job
-    for name, value in (("checkpoint", checkpoint), ("on_busy", on_busy)):
+    for value in (checkpoint, on_busy):
         if value is not None and not isinstance(value, str):
             lengths.add(len(value))
     if n_jobs is not None:

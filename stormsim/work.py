@@ -25,7 +25,8 @@ from .spec import Sweep
 from .tails import block_sums_exact
 
 __all__ = ["RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "Planner", "ResultArray", "Unit",
-           "WorkEstimate", "add_exact", "exact_column_sums", "exact_to_float", "make_piece", "make_unit", "run_unit"]
+           "WorkEstimate", "add_exact", "exact_column_sums", "exact_to_float", "make_piece",
+           "make_unit", "run_unit"]
 
 
 # ---------------------------------------------------------------------------
@@ -120,9 +121,9 @@ def exact_column_sums(a) -> list[int]:
     hi = np.add.reduceat(mv >> 26, starts)
     lo = np.add.reduceat(mv & ((1 << 26) - 1), starts)
     out = [0] * cols
-    for k, h, l in zip(ks[starts].tolist(), hi.tolist(), lo.tolist()):
+    for k, high, low in zip(ks[starts].tolist(), hi.tolist(), lo.tolist()):
         col, s = divmod(k, 4096)
-        out[col] += ((h << 26) + l) << s
+        out[col] += ((high << 26) + low) << s
     return out
 
 

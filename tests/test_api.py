@@ -41,13 +41,22 @@ def test_progress_is_reported_per_batch():
 
 
 def test_default_batch_bounds_the_work_per_kernel_call():
-    from stormsim.engine import BATCH_EVENTS, default_batch, next_batch
+    """A heuristic, held to its bounds (not its formula): a first kernel call
+    does at most ~BATCH_EVENTS events when fleets run their cycles, and holds
+    16..4096 fleets; next batches aim at BATCH_EVENTS from the events seen."""
+    from stormsim.engine import BATCH_EVENTS, EVENTS_PER_JOB_CYCLE, default_batch, next_batch
 
-    assert default_batch(16, 800) == BATCH_EVENTS // (2 * 16 * 800)
-    assert default_batch(1024, 100000) == 16      # never fewer than 16 fleets
-    assert default_batch(2, 10) == 4096           # nor more than 4096
-    # a first-passage run that stopped after ~1000 events per fleet grows
-    assert next_batch(16 * 1000, 16) == BATCH_EVENTS // 1000
+    for n, cycles in ((16, 800), (1024, 100000), (2, 10), (64, 3000), (1, 1)):
+        b = default_batch(n, cycles)
+        assert 16 <= b <= 4096
+        work = b * EVENTS_PER_JOB_CYCLE * n * cycles
+        assert work <= BATCH_EVENTS or b == 16           # more only when 16 fleets are more
+        assert work >= BATCH_EVENTS / 2 or b == 4096     # less only when 4096 fleets are less
+    for per_fleet in (1, 1000, 16 * 1000, 10**6, 10**9):
+        b = next_batch(per_fleet * 16, 16)
+        assert 16 <= b <= 65536
+        assert b * per_fleet <= BATCH_EVENTS or b == 16
+        assert b * per_fleet >= BATCH_EVENTS / 2 or b == 65536
 
 
 def test_adaptive_batches_grow_for_early_stopping_runs():
@@ -55,6 +64,6 @@ def test_adaptive_batches_grow_for_early_stopping_runs():
     fleet = stormsim.Fleet.identical(4, load=0.6)
     stormsim.simulate(fleet, launch="sync", fleets=200, cycles=10**7, passage_level=2,
                       progress=lambda done, total: seen.append(done))
-    # sync collides at once: the first batch is sized for 10^7 cycles (16
-    # fleets), the next for the few events actually seen.
-    assert seen == [16, 200]
+    # sync collides at once: the first batch is sized for 10^7 cycles (few
+    # fleets), the next for the few events actually seen, so two calls suffice
+    assert seen[0] <= 32 and seen[-1] == 200 and len(seen) <= 3

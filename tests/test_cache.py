@@ -26,6 +26,7 @@ def run_python(env_update, prelude=""):
                           timeout=300)
 
 
+@pytest.mark.slow  # a fresh interpreter that compiles the kernel
 def test_cache_goes_to_the_chosen_directory(tmp_path):
     out = run_python({"STORMSIM_CACHE_DIR": str(tmp_path / "cache")})
     assert out.returncode == 0, out.stderr
@@ -33,6 +34,7 @@ def test_cache_goes_to_the_chosen_directory(tmp_path):
     assert list((tmp_path / "cache").rglob("*.nbi")), "no numba index files were written"
 
 
+@pytest.mark.slow  # a fresh interpreter that compiles the kernel
 def test_unwritable_first_choice_falls_through(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")

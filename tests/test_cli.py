@@ -4,6 +4,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import re
 import shlex
 import shutil
 import struct
@@ -78,7 +79,12 @@ def test_default_output_name_and_quiet(toml, capsys):
     assert (toml.parent / "sweep.h5").exists()
 
 
+@pytest.mark.slow
 def test_live_bar_on_a_terminal(tmp_path):
+    """On a real terminal the bar is redrawn in place. A pty turns every "\n"
+    into "\r\n", so a "\r" alone proves nothing: count the carriage returns
+    that do not end a line, i.e. the bar's redraws."""
+    pytest.importorskip("tqdm", reason="the live bar needs the 'progress' extra (tqdm)")
     (tmp_path / "sweep.toml").write_text(SWEEP.replace("fleets = 30", "fleets = 200"))
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 110, 0, 0))   # 24 x 110
@@ -97,7 +103,8 @@ def test_live_bar_on_a_terminal(tmp_path):
     os.close(master)
     assert p.wait(timeout=60) == 0
     screen = b"".join(chunks).decode("utf-8", "replace")
-    assert "\r" in screen                                   # redrawn in place
+    redraws = len(re.findall(r"\r(?!\n)", screen))
+    assert redraws >= 2, screen                             # redrawn in place, several times
     assert "cells 4/4" in screen and "800/800 fleets" in screen
     assert "fleet-cycles/s" in screen and "100%" in screen
     assert "wrote o.h5" in screen
@@ -224,6 +231,7 @@ def test_report_is_lazy_and_explains_when_missing(finished, capsys, monkeypatch)
     assert calls == [(str(finished), "figs"), (str(finished), str(finished.with_suffix("")) + "_report")]
 
 
+@pytest.mark.slow  # a real 1200-fleet sweep (~10 s)
 def test_demo_runs_a_real_sweep_and_shows_its_table(tmp_path, capsys):
     assert main(["demo", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -243,12 +251,14 @@ def test_public_api():
     assert issubclass(stormsim.SweepError, stormsim.SpecError)
 
 
+@pytest.mark.slow  # a subprocess
 def test_inspect_into_a_closed_pipe_is_quiet(finished):
     """`stormsim inspect x.h5 | head -1`: the reader leaves; no traceback, no error."""
     p = subprocess.Popen([sys.executable, "-m", "stormsim", "inspect", str(finished)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
     p.stdout.close()  # before the table is written (the import alone takes ~0.3 s)
     err = p.stderr.read().decode()
+    p.stderr.close()
     assert p.wait(timeout=60) == 0, err
     assert err == ""
 

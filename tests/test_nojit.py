@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 CODE = """
 import warnings, numpy as np, stormsim
@@ -34,6 +35,7 @@ np.save(OUT, np.stack([outputs("heap"), outputs("ring")]))
 """
 
 
+@pytest.mark.slow  # the kernel as plain Python, in a subprocess
 def test_pure_python_kernel_equals_compiled(tmp_path):
     out = tmp_path / "nojit.npy"
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")

@@ -40,6 +40,7 @@ def pair_gaps():
     return phase_gap(run.firings)
 
 
+@pytest.mark.slow  # a subprocess
 def test_import_stormsim_does_not_import_matplotlib():
     code = "import sys, stormsim; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -64,6 +65,7 @@ def test_circular_increment_drops_skipped_cycles():
     np.testing.assert_allclose(g, [0.05])
 
 
+@pytest.mark.slow  # draws and saves many figures (~10 s)
 def test_array_figures(tmp_path):
     rng = np.random.default_rng(0)
     x = np.array([0.5, 1.0, 2.0])
@@ -128,6 +130,7 @@ def sweep_result(tmp_path_factory):
     return d / "s.h5"
 
 
+@pytest.mark.slow  # a sweep and a full report
 def test_report_writes_figures_and_markdown(sweep_result, tmp_path):
     from stormsim.report import main
 

@@ -10,6 +10,9 @@ import pytest
 
 from stormsim.cli import main
 
+# the README's examples, run as written (~50 s)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 

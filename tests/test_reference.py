@@ -139,11 +139,7 @@ def assert_close(actual, expected, scale, what):
     assert np.all(err <= bound), f"{what}: max error {err.max():.3g} > {RTOL} relative"
 
 
-@settings(max_examples=400, deadline=None,
-          derandomize=not os.environ.get("STORMSIM_HYPOTHESIS_EXPLORE"),
-          suppress_health_check=[HealthCheck.too_slow])
-@given(fleets())
-def test_kernel_matches_reference(case):
+def _kernel_matches_reference(case):
     fleet, theta, cycles, burn_in, level, stop = case
     seed = 12345
     runs = [stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
@@ -154,7 +150,6 @@ def test_kernel_matches_reference(case):
     for name in RUN_FIELDS:
         np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name), err_msg=name)
     run = runs[0]
-    key = tuple(int(k) for k in root_key(seed))
     compare_with_reference(run, fleet, theta, cycles, burn_in, level, stop, seed)
 
 
@@ -182,11 +177,7 @@ def compare_with_reference(run, fleet, theta, cycles, burn_in, level, stop, seed
     return ref
 
 
-@settings(max_examples=400, deadline=None,
-          derandomize=not os.environ.get("STORMSIM_HYPOTHESIS_EXPLORE"),
-          suppress_health_check=[HealthCheck.too_slow])
-@given(fleets(extended=True))
-def test_general_kernel_matches_reference(case):
+def _general_kernel_matches_reference(case):
     """Async and blocking jobs, snapshots, slowdowns, both rules, weights (E1, E2, E3),
     and base-model fleets run through the general kernel too."""
     fleet, theta, cycles, burn_in, level, stop = case
@@ -203,6 +194,22 @@ def test_general_kernel_matches_reference(case):
                                           err_msg=name)
     for run in runs:
         compare_with_reference(run, fleet, theta, cycles, burn_in, level, stop, seed)
+
+
+
+_EXAMPLES = dict(deadline=None, derandomize=not os.environ.get("STORMSIM_HYPOTHESIS_EXPLORE"),
+                 suppress_health_check=[HealthCheck.too_slow])
+
+#: 400 random fleets for the full suite (~20 s each kernel); the fast loop
+#: checks the first 40 of the same derandomized sequence.
+test_kernel_matches_reference = pytest.mark.slow(
+    settings(max_examples=400, **_EXAMPLES)(given(fleets())(_kernel_matches_reference)))
+test_kernel_matches_reference_quick = settings(max_examples=40, **_EXAMPLES)(
+    given(fleets())(_kernel_matches_reference))
+test_general_kernel_matches_reference = pytest.mark.slow(
+    settings(max_examples=400, **_EXAMPLES)(given(fleets(extended=True))(_general_kernel_matches_reference)))
+test_general_kernel_matches_reference_quick = settings(max_examples=40, **_EXAMPLES)(
+    given(fleets(extended=True))(_general_kernel_matches_reference))
 
 
 def test_reference_streams_match_kernel_streams():

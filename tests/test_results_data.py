@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import math
-import shutil
 from pathlib import Path
 
 import h5py

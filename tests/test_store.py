@@ -109,12 +109,14 @@ def test_resume_reports_exactly_what_was_committed(kind, sweep, parts):
     for p in kept:
         store.commit(p)
     store.close()
-    state = kind.new().open(sweep)
+    reopened = kind.new()
+    state = reopened.open(sweep)
     expect = {}
     for (p,) in kept:
         expect.setdefault(p.cell, []).append((p.start, p.stop))
-    assert {c: sorted(r) for c, r in state.done.as_dict().items()} == {c: sorted(r) for c, r in expect.items()}
+    assert state.done.as_dict() == {c: sorted(r) for c, r in expect.items()}
     assert not state.complete
+    reopened.close()
 
 
 def test_partial_results_hold_the_fleets_done(kind, sweep, parts):
@@ -191,8 +193,14 @@ def test_units_packing_several_cells(kind, sweep):
     store.open(sweep)
     planner = Planner(sweep, FleetRanges(), target_seconds=10.0)     # room for every cell at once
     task = planner.next()
-    assert [p.cell for p in task.pieces] == [0, 1, 2, 3] and planner.next() is None
-    store.commit(run_unit(task))
+    assert len({p.cell for p in task.pieces}) > 1                     # cells were packed
+    units = [task]
+    while (u := planner.next()) is not None:
+        units.append(u)
+    assert len(units) < sweep.n_cells
+    task = units[0]
+    for u in units:
+        store.commit(run_unit(u))
     store.finish()
     store.close()
     res = kind.read(store)
@@ -335,7 +343,9 @@ def test_one_writer_at_a_time(tmp_path, sweep):
     with pytest.raises(ResourceError, match=rf"another stormsim process \(pid {os.getpid()}\)"):
         HDF5Store(tmp_path / "out.h5").open(sweep)
     first.close()
-    HDF5Store(tmp_path / "out.h5").open(sweep)
+    second = HDF5Store(tmp_path / "out.h5")
+    second.open(sweep)
+    second.close()
 
 
 def test_overwrite_respects_another_process_lock(tmp_path, sweep, parts):
@@ -429,3 +439,36 @@ def test_resume_deletes_only_bad_units(tmp_path, sweep, parts):
     assert sorted(x.name for x in d.glob("*.npz")) == names[1:]
     assert sum(len(r) for r in state.done.as_dict().values()) == 2
     store.close()
+
+
+@pytest.mark.parametrize("target", [1e-6, 1e-3, 0.05, 10.0])
+def test_planner_units_tile_the_fleets_within_their_bounds(sweep, target):
+    """The planner's sizes are a heuristic; what it must keep are bounds: the
+    units tile every fleet once, in pieces of at most max_fleets, at most
+    max_pieces to a unit and about max_bytes of results, and a cell's pieces
+    grow at most ``growth`` times per unit once its speed is measured."""
+    from stormsim.work import Planner
+
+    done = FleetRanges({1: [(3, 9)]})                   # a resumed sweep
+    planner = Planner(sweep, done, target_seconds=target, max_fleets=7, max_pieces=3,
+                      max_bytes=64 << 10)
+    seen = FleetRanges(done.as_dict())
+    last: dict = {}
+    while (unit := planner.next()) is not None:
+        assert 1 <= len(unit.pieces) <= 3
+        size = sum((p.stop - p.start) * planner.bytes_per_fleet(p.cell) for p in unit.pieces)
+        assert size <= 64 << 10 or unit.fleets == 1
+        for p in unit.pieces:
+            n = p.stop - p.start
+            assert 1 <= n <= 7
+            if p.cell in last:
+                assert n <= planner.growth * last[p.cell] + 1e-9
+            last[p.cell] = n
+            seen.add(p.cell, p.start, p.stop)              # raises on a fleet run twice
+
+        class Measured:                                     # as run_unit reports a piece
+            def __init__(self, p):
+                self.cell, self.start, self.stop, self.seconds = p.cell, p.start, p.stop, 1e-4
+
+        planner.feedback([Measured(p) for p in unit.pieces])
+    seen.check_tiling(sweep)

@@ -7,17 +7,17 @@ import math
 import threading
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 
 import stormsim
-from stormsim.executors import LocalExecutor
 from stormsim.errors import ResourceError, SweepError
+from stormsim.executors import LocalExecutor
 from stormsim.results import open_results
 from stormsim.spec import SEED_DOMAIN, load_sweep, parse_sweep
 from stormsim.store import MemoryStore
 from stormsim.sweep import run_sweep
+
 from h5compare import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -372,3 +372,19 @@ def test_the_bar_is_tqdm_auto():
     p = Progress("bar", total_cells=1, total_fleets=3, stream=io.StringIO())
     assert isinstance(p.bar, tqdm_auto.tqdm)
     p.close()
+
+
+def test_a_new_key_at_its_default_keeps_every_run_seed(monkeypatch):
+    """The recipe of stormsim.spec's docstring: a key added later is seeded
+    'unless-default', so at its default no run seed moves, and away from it
+    the cell is another experiment."""
+    from stormsim import _checks, _keys, spec
+
+    before = parse_sweep(BASE)
+    knob = _keys.Key("test_knob", "a key added later", _checks.positive, 1.0, np.float64,
+                     seed="unless-default")
+    monkeypatch.setattr(spec, "KEYS", spec.KEYS + (knob,))
+    c = before.cells[0]
+    assert spec.cell_seed(c.fleet, **c.values) == c.run_seed             # absent: its default
+    assert spec.cell_seed(c.fleet, **{**c.values, "test_knob": 1.0}) == c.run_seed
+    assert spec.cell_seed(c.fleet, **{**c.values, "test_knob": 2.0}) != c.run_seed

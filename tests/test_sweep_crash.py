@@ -17,7 +17,11 @@ import pytest
 from stormsim.results import open_results
 from stormsim.spec import parse_sweep
 from stormsim.sweep import run_sweep
+
 from h5compare import datasets
+
+# every test here runs sweeps as subprocesses and kills them
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 

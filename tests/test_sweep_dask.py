@@ -10,12 +10,12 @@ import sys
 import time
 from pathlib import Path
 
-import h5py
 import pytest
 
 from stormsim.errors import SweepError
 from stormsim.spec import parse_sweep
 from stormsim.sweep import run_sweep
+
 from h5compare import datasets
 
 distributed = pytest.importorskip("distributed")
@@ -50,12 +50,13 @@ def local_result(tmp_path_factory):
     return datasets(d / "local.h5")
 
 
+@pytest.mark.slow  # a Dask cluster
 def test_threaded_local_cluster_matches_the_local_run(tmp_path, local_result):
     from stormsim.executors import DaskExecutor
 
     sw = parse_sweep(SWEEP, "sweep.toml")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         # tiny units: many tasks, finishing out of order, on two worker threads
         ex = DaskExecutor(client, target_seconds=1e-3)
@@ -65,6 +66,7 @@ def test_threaded_local_cluster_matches_the_local_run(tmp_path, local_result):
     assert datasets(tmp_path / "dask.h5") == local_result
 
 
+@pytest.mark.slow  # a LocalCluster of processes
 def test_cli_dask_local_processes_matches_the_local_run(tmp_path, local_result):
     (tmp_path / "sweep.toml").write_text(SWEEP)
     p = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "out.h5",
@@ -75,6 +77,7 @@ def test_cli_dask_local_processes_matches_the_local_run(tmp_path, local_result):
     assert datasets(tmp_path / "out.h5") == local_result
 
 
+@pytest.mark.slow  # a subprocess
 def test_dask_is_not_imported_unless_asked(tmp_path):
     (tmp_path / "sweep.toml").write_text(SWEEP.replace("fleets = 60", "fleets = 3"))
     code = ("import sys, stormsim.cli\n"
@@ -94,6 +97,7 @@ def test_bad_dask_addresses_are_refused_before_output(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # a Dask cluster
 def test_a_users_client_runs_several_sweeps(tmp_path):
     """A DaskExecutor given a user's Client keeps it across sweeps (closing
     one sweep used to forget the Client, and the next start() failed)."""
@@ -103,7 +107,7 @@ def test_a_users_client_runs_several_sweeps(tmp_path):
     small = SWEEP.replace("fleets = 60", "fleets = 4").replace("cycles = 400", "cycles = 20")
     a, b = parse_sweep(small, "a.toml"), parse_sweep(small.replace("0.5", "0.6"), "b.toml")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         ex = DaskExecutor(client)
         assert run_sweep(a, MemoryStore(), executor=ex, progress="none").status == "complete"
@@ -142,6 +146,7 @@ load = [0.4, 0.8]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow  # a LocalCluster of processes, signalled
 def test_ctrl_c_to_the_process_group_stops_a_dask_sweep_within_a_second(tmp_path, sig):
     """A terminal's Ctrl-C (or a batch system's SIGTERM) reaches every process
     of the group, the client and its LocalCluster workers alike."""

@@ -126,6 +126,7 @@ def test_identical_needs_load_or_d():
         Fleet.identical(0, load=0.5)
 
 
+@pytest.mark.slow  # a subprocess
 def test_errors_come_before_any_compilation():
     """Validation runs first: a bad call compiles nothing (and so returns at once)."""
     code = (

@@ -123,7 +123,7 @@ def build_and_run(cases, record, config=()):
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
     results = []
-    for c, case in enumerate(cases):
+    for c in range(len(cases)):
         mine = [s for cc, s in fleets if cc == c]
         results.append({
             "firings": [s.firings for s in mine] if record else None,
