@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _checks as ck, _jobtable
 
-__all__ = ["ABSENT", "COLUMNS", "DEFAULTS", "KEY", "KEYS", "OCCUPANCY_MODES", "PARAMS",
+__all__ = ["ABSENT", "COLUMNS", "DEFAULTS", "KEY", "KEYS", "OCCUPANCY_MODES", "PARAMS", "PARAM_ATTRS",
            "REQUIRED", "SEED_DOMAIN", "SEED_ROLES", "SWEEP_KEYS", "TABLES", "Key",
            "unknown_key"]
 
@@ -53,6 +53,8 @@ class Key:
     aliases: tuple = ()
     seed: str = "fleet"
     kwarg: bool = False             # passed to stormsim.simulate under its own name
+    units: str | None = None        # of its column in results (UDUNITS; None: text)
+    long_name: str = ""             # of its column in results (netCDF long_name)
 
     def __post_init__(self):
         assert self.seed in SEED_ROLES, self.seed
@@ -66,59 +68,86 @@ _f8, _i8 = np.float64, np.int64
 #: parameter table). The only place a key is described.
 KEYS: tuple[Key, ...] = (
     Key("N", "the number of jobs, an integer >= 1", ck.n_jobs, REQUIRED, _i8,
-        aliases=("n", "n_jobs")),
+        aliases=("n", "n_jobs"),
+        units="1", long_name="number of jobs"),
     Key("T", "compute work between two checkpoints (s at full rate): a number > 0, or a list "
-        "with one per job", ck.per_job(False), 1.0, _f8),
+        "with one per job", ck.per_job(False), 1.0, _f8,
+        units="s", long_name="compute work between checkpoints at full rate (NaN where jobs differ)"),
     Key("d", "checkpoint volume (s writing alone): a number > 0, or a list with one per job",
-        ck.per_job(False), ABSENT, _f8),
+        ck.per_job(False), ABSENT, _f8,
+        units="s", long_name="checkpoint volume, seconds writing alone (NaN where jobs differ)"),
     Key("load", "the write load L = sum_i d_i / T_i, a number > 0 (identical jobs: d = L T / N)",
-        ck.positive, ABSENT, _f8, aliases=("L",)),
+        ck.positive, ABSENT, _f8, aliases=("L",),
+        units="1", long_name="write load L = sum d_i / T_i"),
     Key("cap", "the power cap C in full-rate jobs: a number > 0, or inf (uncapped)",
-        ck.positive_or_inf, ABSENT, _f8, aliases=("C",)),
+        ck.positive_or_inf, ABSENT, _f8, aliases=("C",),
+        units="1", long_name="power cap C in full-rate jobs (inf: uncapped)"),
     Key("cap_fraction", "the power cap as a fraction of N (C = cap_fraction * N): a number > 0, "
-        "or inf (uncapped)", ck.positive_or_inf, ABSENT, _f8),
+        "or inf (uncapped)", ck.positive_or_inf, ABSENT, _f8,
+        units="1", long_name="power cap as a fraction of N (C / N)"),
     Key("throughput", "'fair', 'ideal', 'power:ALPHA' (or {power = ALPHA}) with ALPHA in [0, 1], "
-        "or a table [f(1), ..., f(N)]", ck.throughput, "fair", str, aliases=("f",)),
+        "or a table [f(1), ..., f(N)]", ck.throughput, "fair", str, aliases=("f",),
+        units=None, long_name="storage throughput f(n): fair, ideal, power:ALPHA or table"),
     Key("jitter", "the per-cycle compute jitter sigma (s): a number >= 0, or a list with one per "
-        "job", ck.per_job(True), ABSENT, _f8, aliases=("sigma",)),
+        "job", ck.per_job(True), ABSENT, _f8, aliases=("sigma",),
+        units="s", long_name="compute jitter sigma (NaN where jobs differ)"),
     Key("margin", "the stagger margin m = s - d of the fleet (derived; NaN unless the jobs are "
-        "identical and a stagger fits)", None, ABSENT, _f8),
+        "identical and a stagger fits)", None, ABSENT, _f8,
+        units="s", long_name="stagger margin m (NaN where no stagger exists)"),
     Key("m_over_sigma", "the stagger margin over the jitter, m/sigma: a number > 0 (inf: no "
         "jitter); sets sigma = m / (m/sigma), m = stagger_margin of the fleet",
         lambda v: ck.positive(v, allow_inf=True), ABSENT, _f8,
-        aliases=("m/sigma", "margin_over_sigma")),
+        aliases=("m/sigma", "margin_over_sigma"),
+        units="1", long_name="stagger margin over jitter m/sigma (inf: no jitter)"),
     Key("jobs", "a CSV job table (path relative to the sweep file; units in its header): gives "
-        "N, T, d, jitter", _jobtable.check_path, ABSENT, str),
+        "N, T, d, jitter", _jobtable.check_path, ABSENT, str,
+        units=None, long_name="CSV job table giving the jobs (relative to the sweep file; empty: none)"),
     Key("bandwidth", "the fabric's bandwidth with 'jobs', e.g. '80 GB/s'",
-        _jobtable.check_bandwidth, ABSENT, str),
+        _jobtable.check_bandwidth, ABSENT, str,
+        units=None, long_name="the fabric's bandwidth with its unit, with jobs (empty: none)"),
     Key("checkpoint", "'blocking' (the default) or 'async' (a snapshot, then a background persist "
-        "while computing; MODEL.md E1)", ck.one_of("blocking", "async"), "blocking", str),
+        "while computing; MODEL.md E1)", ck.one_of("blocking", "async"), "blocking", str,
+        units=None, long_name="checkpoint mode: blocking or async (MODEL.md E1)"),
     Key("snapshot", "the async snapshot time s (s): a number >= 0, or a list with one per job",
-        ck.per_job(True), 0.0, _f8),  # E1/E2 options: seeded through Fleet.canonical
+        ck.per_job(True), 0.0, _f8,
+        units="s", long_name="async snapshot time s (NaN where jobs differ)"),
+    # (the E1/E2 options above and below are seeded through Fleet.canonical)
     Key("slowdown", "the compute slowdown eps of an async job while its persist is in flight: a "
         "number in [0, 1], or a list with one per job", ck.per_job_in(0.0, 1.0), 0.0, _f8,
-        aliases=("eps",)),
+        aliases=("eps",),
+        units="1",
+        long_name="async compute slowdown eps while the job's persist is in flight (NaN where jobs differ)"),
     Key("on_busy", "'block' or 'skip': an async checkpoint due with its persist in flight waits, "
-        "or is skipped", ck.one_of("block", "skip"), "block", str, aliases=("rule",)),
+        "or is skipped", ck.one_of("block", "skip"), "block", str, aliases=("rule",),
+        units=None, long_name="async checkpoint due with its persist in flight: block or skip"),
     Key("weights", "storage weights w_i (MODEL.md E2): a number > 0, or a list with one per job",
-        ck.per_job(False), 1.0, _f8, aliases=("weight", "w")),
+        ck.per_job(False), 1.0, _f8, aliases=("weight", "w"),
+        units="1", long_name="storage weight w (MODEL.md E2; NaN where jobs differ)"),
     Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
-        "random", str, aliases=("theta",), seed="always", kwarg=True),
+        "random", str, aliases=("theta",), seed="always", kwarg=True,
+        units=None, long_name="initial phases: random, sync or stagger"),
     Key("passage_level", "record the first passage to n_w >= k: an integer k in 1..N, or 0 "
         "(or 'none') for no passage", ck.passage_level, 0, _i8, aliases=("level", "passage"),
-        seed="always", kwarg=True),
+        seed="always", kwarg=True,
+        units="1", long_name="first passage recorded to n_w >= this level (0: none)"),
     Key("stop_at_passage", "true (stop each fleet at its passage: cycles is then a cap) or false",
-        ck.boolean, True, np.bool_, seed="always", kwarg=True),
+        ck.boolean, True, np.bool_, seed="always", kwarg=True,
+        units="1", long_name="each fleet stops at its passage"),
     Key("fleets", "independent fleets per cell, an integer >= 1", ck.int_at_least(1), REQUIRED,
-        _i8, aliases=("n_fleets",), seed="no"),
+        _i8, aliases=("n_fleets",), seed="no",
+        units="1", long_name="independent fleets"),
     Key("cycles", "cycles K per fleet (a cap when stopping at the passage), an integer >= 1",
-        ck.int_at_least(1), REQUIRED, _i8, aliases=("K",), seed="always", kwarg=True),
+        ck.int_at_least(1), REQUIRED, _i8, aliases=("K",), seed="always", kwarg=True,
+        units="cycles", long_name="cycles K per fleet (the cap with a passage)"),
     Key("burn_in", "cycles before the occupancy is measured, an integer in 0..cycles-1",
-        ck.int_at_least(0), 0, _i8, aliases=("burnin", "B"), seed="always", kwarg=True),
+        ck.int_at_least(0), 0, _i8, aliases=("burnin", "B"), seed="always", kwarg=True,
+        units="cycles", long_name="cycles before the occupancy is measured"),
     Key("seed", "an integer >= 0; each cell's run seed derives from it and the cell's parameters",
-        ck.int_at_least(0, below=2**63), 0, _i8, seed="always"),
+        ck.int_at_least(0, below=2**63), 0, _i8, seed="always",
+        units="1", long_name="the user's seed"),
     Key("run_seed", "the cell's run seed, passed to stormsim.simulate(seed=...) (derived)",
-        None, ABSENT, _i8, seed="no"),
+        None, ABSENT, _i8, seed="no",
+        units="1", long_name="the seed given to stormsim.simulate"),
 )
 
 KEY: dict[str, Key] = {k.name: k for k in KEYS}
@@ -128,6 +157,8 @@ DEFAULTS: dict[str, object] = {k.name: k.default for k in KEYS
                                if k.check is not None and k.default not in (REQUIRED, ABSENT)}
 #: Columns of the parameter table, in order, with their numpy dtype (str: text).
 COLUMNS: dict[str, object] = {k.name: k.dtype for k in KEYS if k.dtype is not None}
+#: Column -> (units, long name), the attributes of its dataset in results.
+PARAM_ATTRS: dict[str, tuple] = {k.name: (k.units, k.long_name) for k in KEYS if k.dtype is not None}
 _HINTS = {a: k.name for k in KEYS for a in k.aliases}
 
 #: [sweep] table: key -> what is allowed (every value is a string).

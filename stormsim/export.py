@@ -71,7 +71,8 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
     each variable's attributes.
     """
     xr = _need("xarray")
-    from .layout import PARAM_ATTRS, grid_axes
+    from ._keys import PARAM_ATTRS
+    from .layout import grid_axes
 
     n = res.n_cells
     table = summary_table(res, n, level)

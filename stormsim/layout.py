@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from ._keys import PARAM_ATTRS
 from ._version import __version__
 from .storms import STORM_METHODS
 from .summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
@@ -56,34 +57,6 @@ def cell_group(i: int) -> str:
     return f"{i:06d}"
 
 #: /params/<key>: units and long name.
-PARAM_ATTRS = {
-    "N": ("1", "number of jobs"),
-    "T": ("s", "compute work between checkpoints at full rate (NaN where jobs differ)"),
-    "d": ("s", "checkpoint volume, seconds writing alone (NaN where jobs differ)"),
-    "load": ("1", "write load L = sum d_i / T_i"),
-    "cap": ("1", "power cap C in full-rate jobs (inf: uncapped)"),
-    "cap_fraction": ("1", "power cap as a fraction of N (C / N)"),
-    "throughput": (None, "storage throughput f(n): fair, ideal, power:ALPHA or table"),
-    "jitter": ("s", "compute jitter sigma (NaN where jobs differ)"),
-    "margin": ("s", "stagger margin m (NaN where no stagger exists)"),
-    "m_over_sigma": ("1", "stagger margin over jitter m/sigma (inf: no jitter)"),
-    "jobs": (None, "CSV job table giving the jobs (relative to the sweep file; empty: none)"),
-    "bandwidth": (None, "the fabric's bandwidth with its unit, with jobs (empty: none)"),
-    "checkpoint": (None, "checkpoint mode: blocking or async (MODEL.md E1)"),
-    "snapshot": ("s", "async snapshot time s (NaN where jobs differ)"),
-    "slowdown": ("1", "async compute slowdown eps while the job's persist is in flight "
-                      "(NaN where jobs differ)"),
-    "on_busy": (None, "async checkpoint due with its persist in flight: block or skip"),
-    "weights": ("1", "storage weight w (MODEL.md E2; NaN where jobs differ)"),
-    "launch": (None, "initial phases: random, sync or stagger"),
-    "passage_level": ("1", "first passage recorded to n_w >= this level (0: none)"),
-    "stop_at_passage": ("1", "each fleet stops at its passage"),
-    "fleets": ("1", "independent fleets"),
-    "cycles": ("cycles", "cycles K per fleet (the cap with a passage)"),
-    "burn_in": ("cycles", "cycles before the occupancy is measured"),
-    "seed": ("1", "the user's seed"),
-    "run_seed": ("1", "the seed given to stormsim.simulate"),
-}
 
 #: /cells/<i>/<name> besides the result arrays: dimensions, units, long name.
 CELL_ARRAYS = {
