@@ -25,7 +25,8 @@ place in error messages and in the parameter table), and nothing else:
   rule broken (reuse those of ``stormsim._checks``: ``int_at_least``, ``positive``, ``one_of``, ...);
 - ``default``: the value when the key is not given (``REQUIRED``: the file must
   give it; ``ABSENT``: not given means something, decided in ``_resolve_cell``);
-- ``dtype``: its column in the parameter table (``None``: no column);
+- ``dtype``: its column in the parameter table (``None``: no column), and
+  ``units``, ``long_name``: that column's attributes in results (HDF5, xarray);
 - ``aliases``: names people type for it, answered with "did you mean";
 - ``seed``: how it enters the run seed (:data:`SEED_ROLES`). A new key MUST
   be ``"unless-default"`` (or ``"no"`` if it changes nothing simulated):
