@@ -58,6 +58,21 @@ _TWO_PI = 2.0 * np.pi
 #: Rebase the virtual clocks after this many instants per job (amortised O(1)).
 _REBASE_EVERY = 2
 
+#: The fast-forward (``_fast_forward``) hands over to the event loop whenever
+#: a gap between one write's end and the next write's start, or a compute
+#: interval, is below this fraction of the fleet's longest lone cycle
+#: max_i (T_i + d_i). Far above the tie rule (TIE_RTOL of T_i or d_i) and
+#: above the rounding of both paths: ~1e-16 of a cycle per firing on clocks
+#: rebased every few cycles, and the two paths' trajectories drift apart by
+#: ~1e-16 * sqrt(firings) (1e-13 cycles after 1e6 cycles), so every close or
+#: tied case is decided by the event loop; far below any physical margin.
+FF_MARGIN = 1e-8
+
+#: After a fast-forward attempt, the event loop integrates at least this many
+#: instants with no writer per job before the next attempt (an attempt that
+#: fails costs O(1); this bounds its share where attempts keep failing).
+_FF_RETRY = 1
+
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def mix64(z):
@@ -257,10 +272,187 @@ def _q_pop(key, idx, head, size, mask, ring):
     return head, _heap_pop(key, idx, size)
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _q_second(key, head, size, mask, ring):
+    """The second-smallest key of a queue of size >= 2."""
+    if ring:
+        return key[(head + 1) & mask]
+    if size > 2 and key[2] < key[1]:
+        return key[2]
+    return key[1]
+
+
+@njit(cache=CACHE, nogil=True)
+def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+                  cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+                  firings, occupancy, upcross, writing, scratch):
+    """Advance a base-model fleet through a stretch in which every write is alone.
+
+    Called by ``run_fleet`` at an instant with no writer (all N jobs in the
+    compute queue ckey, keyed on the computer clock pc) when the cap does not
+    bind (C >= N) and f(1) = 1. While writes do not overlap, every rate is 1,
+    so the computer clock is wall time shifted, and job i's next firing is
+    its firing + d_i + its next compute interval max(0, T_i + sigma_i xi)
+    (the event loop's normal: same stream, same index k, its firing count).
+
+    Two ways, both committing only what their checks prove. (1) A round, on
+    a ring (the queue in firing order): the next N firings are the ring's N
+    keys; each job's next firing is computed (no branch between jobs, so the
+    N normals overlap in the CPU), and the round is committed, the new keys
+    written in place, iff every gap from a write's end to the next firing
+    (the last one to the next round's first) and every compute interval
+    exceeds ``margin``, the firing order does not change, and no firing of
+    the round reaches K or opens the measured window. (2) Otherwise firing
+    by firing: the head (at F) is committed iff the gap from the previous
+    write's end to F, its new compute interval and the gap from its write's
+    end to the firing after it (the queue's second key or its own next
+    firing) exceed ``margin``; after N such firings rounds are tried again.
+    When (2) fails it returns, leaving the state at the last committed
+    write's end (no write in flight, every job in the compute queue) for the
+    event loop, which decides the close case exactly.
+
+    The firing and the write's end count two events, as in the event loop.
+    A firing that would end the run (the last job's K-th) is left to the
+    event loop. scratch: (N,) work space. Returns the updated (ch, nch, pc,
+    t, n_done, n_burn, measuring, fired_total, events); the arrays are
+    updated in place.
+    """
+    N = T.shape[0]
+    tb = t - pc  # wall time at clock value 0
+    e_last = pc  # end of the last write (the current instant)
+    moved = False
+    since_rebase = 0
+    occ0 = 0.0  # accumulated here (not through memory) and added once at the end
+    occ1 = 0.0
+    up1 = 0
+    single = 0  # firings to take one by one before the next round is tried
+    while True:
+        if ring_c and single <= 0 and since_rebase % N == 0:
+            # (1) A round: all checks folded into one flag, no early exit.
+            # Exactly N firings of (2) (same arithmetic, same sums in the
+            # same order, the rebase at the same firing: rounds start only
+            # at a multiple of N firings since the last rebase), so the
+            # results do not depend on the queue kind.
+            ok = True
+            e_prev = e_last
+            fn_prev = -np.inf
+            o0 = occ0
+            o1 = occ1
+            for j in range(N):
+                q = (ch + j) & mask
+                i = cidx[q]
+                f_at = ckey[q]
+                k = count[i]
+                e = f_at + d[i]
+                w = T[i]
+                if sigma[i] > 0.0:
+                    w += sigma[i] * stream_normal(base[i], k)
+                    if w < 0.0:
+                        w = 0.0
+                fn = e + w
+                scratch[j] = fn
+                ok &= ((f_at - e_prev > margin) & (w > margin) & (fn >= fn_prev)
+                       & (k + 1 < cycles) & (measuring | (k + 1 != burn_in)))
+                o0 += f_at - e_prev
+                o1 += e - f_at
+                e_prev = e
+                fn_prev = fn
+            if ok and scratch[0] - e_prev > margin:
+                moved = True
+                for j in range(N):
+                    q = (ch + j) & mask
+                    i = cidx[q]
+                    k = count[i]
+                    f_at = ckey[q]
+                    if record and k < cycles:
+                        firings[i, k] = tb + f_at
+                    count[i] = k + 1
+                    writing[i] += (f_at + d[i]) - f_at
+                    ckey[q] = scratch[j]
+                if measuring:
+                    occ0 = o0
+                    occ1 = o1
+                    up1 += N
+                fired_total += N
+                events += 2 * N
+                e_last = e_prev
+                since_rebase += N
+                if since_rebase >= _REBASE_EVERY * N:
+                    since_rebase = 0
+                    for b in range(nch):
+                        ckey[(ch + b) & mask] -= e_last
+                    tb += e_last
+                    e_last = 0.0
+                continue
+            single = N
+        # (2) One firing.
+        f_at = ckey[ch]
+        if f_at - e_last <= margin:
+            break
+        i = cidx[ch]
+        k = count[i]
+        if k + 1 == cycles and n_done == N - 1:
+            break  # this firing ends the run: the event loop's
+        e = f_at + d[i]
+        w = T[i]
+        if sigma[i] > 0.0:
+            w += sigma[i] * stream_normal(base[i], k)
+            if w < 0.0:
+                w = 0.0
+        if w <= margin:
+            break
+        nxt = e + w
+        if nch > 1:
+            s = _q_second(ckey, ch, nch, mask, ring_c)
+            if s < nxt:
+                nxt = s
+        if nxt - e <= margin:
+            break
+        # Commit the firing at f_at and the write's end at e.
+        moved = True
+        single -= 1
+        ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, e + w, i)
+        if measuring:
+            occ0 += f_at - e_last
+        if record and k < cycles:
+            firings[i, k] = tb + f_at
+        count[i] = k + 1
+        if k + 1 == cycles:
+            n_done += 1
+        if k + 1 == burn_in:
+            n_burn += 1
+            if n_burn == N and not measuring:  # the window opens at this firing
+                measuring = True
+                for b in range(N):
+                    writing[b] = 0.0
+        if measuring:
+            up1 += 1
+            occ1 += e - f_at
+        writing[i] += e - f_at
+        fired_total += 1
+        events += 2
+        e_last = e
+        since_rebase += 1
+        if since_rebase >= _REBASE_EVERY * N:
+            since_rebase = 0
+            for b in range(nch):
+                ckey[(ch + b) & mask] -= e_last
+            tb += e_last
+            e_last = 0.0
+    if moved:
+        pc = e_last
+        t = tb + e_last
+        occupancy[0] += occ0
+        occupancy[1] += occ1
+        upcross[1] += up1
+    return ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events
+
+
 @njit(cache=CACHE, nogil=True)
 def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
-              level, stop_at_passage, record, ring_w, ring_c, firings, occupancy,
-              upcross, writing):
+              level, stop_at_passage, record, ring_w, ring_c, fast_forward, firings,
+              occupancy, upcross, writing):
     """Integrate one fleet exactly, event to event (see MODEL.md).
 
     Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
@@ -268,7 +460,10 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
     count; theta (N,) launch phases. firings (N, cycles) is written only when
     ``record``; occupancy (N+1,) is overwritten. ring_w, ring_c choose the
     writers' and computers' queue (see ``_q_push``); results do not depend
-    on them. Returns (passage_time, passage_cycle, end_time, events).
+    on them. fast_forward: integrate collision-free stretches with
+    ``_fast_forward`` where it is exact (C >= N; ignored otherwise): the same
+    results to rounding (~1e-16 per firing), not bit for bit. Returns
+    (passage_time, passage_cycle, end_time, events).
 
     Writers and computers sit in two priority queues keyed by their target
     on their own virtual clock: the next event is a queue's head, and only
@@ -324,6 +519,13 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
     p_time = np.inf
     p_cycle = -1
     instants = 0
+    # While no two writes overlap every rate is 1 iff C >= N (r_c = 1 for N
+    # and N - 1 computers) and f(1) = 1: the fast-forward's premise.
+    ff = fast_forward and rc[N] == 1.0 and rw[1] == 1.0
+    ff_wait = 0  # instants with no writer before the next fast-forward attempt
+    margin = 0.0
+    for i in range(N):
+        margin = max(margin, FF_MARGIN * (T[i] + d[i]))
     while True:
         # Every job whose remaining amount is (within the tie rule) zero
         # changes phase now, before the rates are recomputed. Pop all
@@ -403,6 +605,18 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                 break
         if n_done == N:
             break
+        if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
+            # No write in flight: a consistent state to hand to the
+            # fast-forward and to take back (a level-1 passage is the event
+            # loop's: it happens at a firing).
+            if ff_wait > 0:
+                ff_wait -= 1
+            else:
+                ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
+                    T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+                    cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+                    firings, occupancy, upcross, writing, popkey)
+                ff_wait = _FF_RETRY * N
 
         instants += 1
         if instants >= _REBASE_EVERY * N:
@@ -443,8 +657,8 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
-               level, stop_at_passage, record, ring_w, ring_c, firings, occupancy,
-               upcross, writing, passage_time, passage_cycle, end_time, events):
+               level, stop_at_passage, record, ring_w, ring_c, fast_forward, firings,
+               occupancy, upcross, writing, passage_time, passage_cycle, end_time, events):
     """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
 
     theta: (F, N); firings (F, N, cycles)
@@ -455,8 +669,8 @@ def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
     for f in prange(F):
         p_t, p_c, t_end, n_ev = run_fleet(
             T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
-            level, stop_at_passage, record, ring_w, ring_c, firings[f], occupancy[f],
-            upcross[f], writing[f])
+            level, stop_at_passage, record, ring_w, ring_c, fast_forward, firings[f],
+            occupancy[f], upcross[f], writing[f])
         passage_time[f] = p_t
         passage_cycle[f] = p_c
         end_time[f] = t_end

@@ -168,6 +168,33 @@ def choose_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool]:
     return bool(ring_w), bool(ring_c)
 
 
+FAST_FORWARD = ("auto", True, False)
+
+
+def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto") -> bool:
+    """True when the anonymous kernel fast-forwards through collision-free stretches.
+
+    While no two writes overlap and the cap does not bind (C >= N), every
+    rate is 1 and each job's next firing follows from its own compute draw:
+    the kernel advances firing by firing with one normal each and hands
+    every close case (a gap or compute interval under ``_kernel.FF_MARGIN``
+    of a cycle) to the event loop. The results are the event loop's to
+    rounding (~1e-16 per firing: the two paths add the same intervals in a
+    different order), not bit for bit. "auto": wherever that premise holds;
+    True: the same, but refuse a fleet where it cannot hold; False: the pure
+    event loop (for comparison).
+    """
+    if not (isinstance(fast_forward, bool) or fast_forward == "auto"):
+        raise SpecError(f"fast_forward = {fast_forward!r}: must be 'auto', True or False")
+    eligible = not general and float(fleet.computer_rate[fleet.n_jobs]) == 1.0
+    if fast_forward is True and not eligible:
+        why = ("it runs through the general kernel (async jobs or unequal weights)" if general
+               else f"its cap C = {fleet.cap:g} binds (C < N = {fleet.n_jobs})")
+        raise SpecError(f"fast_forward = True needs the base model uncapped (C >= N); {why}. "
+                        "Use 'auto'")
+    return bool(fast_forward is not False and eligible)
+
+
 def root_key(seed: int) -> tuple[np.uint64, np.uint64]:
     """Two 64-bit words from the seed (numpy SeedSequence); fleet j's streams
     are derived from them and j alone."""
@@ -180,7 +207,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
              passage_level: int | None = None, burn_in: int = 0, *,
              stop_at_passage: bool = True, fleet_start: int = 0,
              batch_size: int | None = None, threads: int | None = None,
-             progress=None, queues: str = "auto", kernel: str = "auto") -> Run:
+             progress=None, queues: str = "auto", kernel: str = "auto",
+             fast_forward="auto") -> Run:
     """Simulate independent fleets exactly, event to event (MODEL.md).
 
     Parameters
@@ -219,6 +247,10 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     kernel : "auto" | "anonymous" | "general"
         "auto": the anonymous kernel for the base model (blocking jobs, equal
         weights), the general one otherwise (see ``choose_kernel``).
+    fast_forward : "auto" | True | False
+        "auto": integrate collision-free stretches of uncapped base-model
+        fleets firing by firing (a speed choice; the same results to
+        rounding, see ``choose_fast_forward``); False: the pure event loop.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
@@ -245,6 +277,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     ring_w, ring_c = choose_queues(fleet, queues)
     general = choose_kernel(fleet, kernel)
+    ff = choose_fast_forward(fleet, general, fast_forward)
     theta_spec = _launch.resolve(launch, fleet, fleets)
 
     key0, key1 = root_key(seed)
@@ -307,7 +340,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
             else:
                 _kernel.run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
                                    np.int64(fleet_start + lo), cycles, burn_in, level,
-                                   stop_at_passage, record_firings, ring_w, ring_c, fire_buf,
+                                   stop_at_passage, record_firings, ring_w, ring_c, ff, fire_buf,
                                    occupancy[lo:hi], upcross[lo:hi], writing[lo:hi],
                                    passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
                                    events[lo:hi])
