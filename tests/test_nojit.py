@@ -17,8 +17,14 @@ f = stormsim.Fleet(T=[1.0, 0.8, 1.3, 1.1], d=[0.2, 0.3, 0.1, 0.25], cap=3.0,
                    throughput=("power", 0.5), jitter=0.05)
 r = stormsim.simulate(f, fleets=3, cycles=15, seed=9, record_firings=True,
                       passage_level=3, stop_at_passage=False, burn_in=2)
-np.save(OUT, np.concatenate([r.firings.ravel(), r.occupancy.ravel(), r.passage_time,
-                             r.passage_cycle.astype(float), r.end_time]))
+# Uncapped: the fast-forward takes the collision-free stretches.
+g = stormsim.Fleet.identical(5, T=1.0, load=0.4, jitter=0.004)
+s = stormsim.simulate(g, fleets=3, cycles=40, seed=9, record_firings=True,
+                      passage_level=2, stop_at_passage=False, burn_in=3)
+np.save(OUT, np.concatenate([x.ravel().astype(float) for x in (
+    r.firings, r.occupancy, r.passage_time, r.passage_cycle, r.end_time, r.upcrossings,
+    r.writing_time, s.firings, s.occupancy, s.passage_time, s.passage_cycle, s.end_time,
+    s.events, s.upcrossings, s.writing_time)]))
 """
 
 
@@ -31,6 +37,16 @@ def test_pure_python_kernel_equals_compiled(tmp_path):
                        throughput=("power", 0.5), jitter=0.05)
     r = stormsim.simulate(f, fleets=3, cycles=15, seed=9, record_firings=True,
                           passage_level=3, stop_at_passage=False, burn_in=2)
-    compiled = np.concatenate([r.firings.ravel(), r.occupancy.ravel(), r.passage_time,
-                               r.passage_cycle.astype(float), r.end_time])
+    g = stormsim.Fleet.identical(5, T=1.0, load=0.4, jitter=0.004)
+    s = stormsim.simulate(g, fleets=3, cycles=40, seed=9, record_firings=True,
+                          passage_level=2, stop_at_passage=False, burn_in=3)
+    compiled = np.concatenate([x.ravel().astype(float) for x in (
+        r.firings, r.occupancy, r.passage_time, r.passage_cycle, r.end_time, r.upcrossings,
+        r.writing_time, s.firings, s.occupancy, s.passage_time, s.passage_cycle, s.end_time,
+        s.events, s.upcrossings, s.writing_time)])
     np.testing.assert_array_equal(np.load(out), compiled)
+    # The uncapped fleet did take the fast-forward (it rounds differently).
+    pure = stormsim.simulate(g, fleets=3, cycles=40, seed=9, record_firings=True,
+                             passage_level=2, stop_at_passage=False, burn_in=3,
+                             fast_forward=False)
+    assert not np.array_equal(pure.firings, s.firings)
