@@ -68,11 +68,13 @@ _REBASE_EVERY = 2
 #: tied case is decided by the event loop; far below any physical margin.
 FF_MARGIN = 1e-8
 
-#: After a fast-forward attempt, the event loop integrates at least this many
-#: instants with no writer per job before the next attempt (an attempt that
-#: fails costs O(1); this bounds its share where attempts keep failing).
-_FF_RETRY = 1
-
+#: A fast-forward that advanced fewer than _FF_LONG * N firings doubles the
+#: number of instants with no writer the event loop lets pass before the
+#: next attempt (up to _FF_BACKOFF_MAX * N); a longer one resets it. Where
+#: collisions come every few firings (workload (a)) a call's fixed cost
+#: exceeds what it saves; where stretches are long it runs at once.
+_FF_LONG = 1
+_FF_BACKOFF_MAX = 64
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def mix64(z):
@@ -285,7 +287,7 @@ def _q_second(key, head, size, mask, ring):
 @njit(cache=CACHE, nogil=True)
 def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
                   cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
-                  firings, occupancy, upcross, writing, scratch):
+                  firings, occupancy, upcross, writing, old_key, c0):
     """Advance a base-model fleet through a stretch in which every write is alone.
 
     Called by ``run_fleet`` at an instant with no writer (all N jobs in the
@@ -304,16 +306,20 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
     exceeds ``margin``, the firing order does not change, and no firing of
     the round reaches K or opens the measured window. (2) Otherwise firing
     by firing: the head (at F) is committed iff the gap from the previous
-    write's end to F, its new compute interval and the gap from its write's
-    end to the firing after it (the queue's second key or its own next
-    firing) exceed ``margin``; after N such firings rounds are tried again.
-    When (2) fails it returns, leaving the state at the last committed
-    write's end (no write in flight, every job in the compute queue) for the
-    event loop, which decides the close case exactly.
+    write's end to F, the gap from its write's end to the queue's second key
+    and its new compute interval exceed ``margin`` (its own next firing is
+    then checked as the next head); N such firings come first, and again
+    after a round fails, before a round is tried. When (2) fails it returns,
+    leaving the state at the last committed write's end (no write in
+    flight, every job in the compute queue) for the event loop, which
+    decides the close case exactly. A round commits exactly what N firings
+    of (2) would: the same arithmetic, the same sums in the same order, and
+    the rebase at the same firing (rounds start only at a multiple of N
+    firings since the last rebase), so results do not depend on the queue.
 
     The firing and the write's end count two events, as in the event loop.
     A firing that would end the run (the last job's K-th) is left to the
-    event loop. scratch: (N,) work space. Returns the updated (ch, nch, pc,
+    event loop. old_key (N,) float64, c0 (N,) int64: work space. Returns the updated (ch, nch, pc,
     t, n_done, n_burn, measuring, fired_total, events); the arrays are
     updated in place.
     """
@@ -322,22 +328,22 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
     e_last = pc  # end of the last write (the current instant)
     moved = False
     since_rebase = 0
-    occ0 = 0.0  # accumulated here (not through memory) and added once at the end
-    occ1 = 0.0
-    up1 = 0
-    single = 0  # firings to take one by one before the next round is tried
+    # The measured window's sums are formed once, at the end: each job's
+    # writes since the window (or this call) began are count - c0, each of
+    # length d_i, and the time without a writer is the rest of the span.
+    for b in range(N):
+        c0[b] = count[b]
+    span = 0.0  # measured time before the last rebase
+    x0 = e_last  # where the measured span begins, on the current clock
+    single = N  # firings to take one by one before a round is tried
     while True:
         if ring_c and single <= 0 and since_rebase % N == 0:
-            # (1) A round: all checks folded into one flag, no early exit.
-            # Exactly N firings of (2) (same arithmetic, same sums in the
-            # same order, the rebase at the same firing: rounds start only
-            # at a multiple of N firings since the last rebase), so the
-            # results do not depend on the queue kind.
+            # (1) A round: all checks folded into one flag, no early exit;
+            # applied as it goes, undone below if a check fails (rare).
             ok = True
             e_prev = e_last
             fn_prev = -np.inf
-            o0 = occ0
-            o1 = occ1
+            fn0 = 0.0
             for j in range(N):
                 q = (ch + j) & mask
                 i = cidx[q]
@@ -350,29 +356,19 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
                     if w < 0.0:
                         w = 0.0
                 fn = e + w
-                scratch[j] = fn
+                old_key[j] = f_at
+                ckey[q] = fn
+                count[i] = k + 1
+                if record and k < cycles:
+                    firings[i, k] = tb + f_at
                 ok &= ((f_at - e_prev > margin) & (w > margin) & (fn >= fn_prev)
                        & (k + 1 < cycles) & (measuring | (k + 1 != burn_in)))
-                o0 += f_at - e_prev
-                o1 += e - f_at
                 e_prev = e
                 fn_prev = fn
-            if ok and scratch[0] - e_prev > margin:
+                if j == 0:
+                    fn0 = fn
+            if ok and fn0 - e_prev > margin:
                 moved = True
-                for j in range(N):
-                    q = (ch + j) & mask
-                    i = cidx[q]
-                    k = count[i]
-                    f_at = ckey[q]
-                    if record and k < cycles:
-                        firings[i, k] = tb + f_at
-                    count[i] = k + 1
-                    writing[i] += (f_at + d[i]) - f_at
-                    ckey[q] = scratch[j]
-                if measuring:
-                    occ0 = o0
-                    occ1 = o1
-                    up1 += N
                 fired_total += N
                 events += 2 * N
                 e_last = e_prev
@@ -382,10 +378,20 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
                     for b in range(nch):
                         ckey[(ch + b) & mask] -= e_last
                     tb += e_last
+                    span += e_last - x0
+                    x0 = 0.0
                     e_last = 0.0
                 continue
+            for j in range(N):  # undo the round
+                q = (ch + j) & mask
+                i = cidx[q]
+                ckey[q] = old_key[j]
+                count[i] -= 1
+                if record and count[i] < cycles:
+                    firings[i, count[i]] = np.nan  # not fired yet (simulate's fill)
             single = N
-        # (2) One firing.
+        # (2) One firing. The checks that need no draw come first: an
+        # attempt that fails costs O(1).
         f_at = ckey[ch]
         if f_at - e_last <= margin:
             break
@@ -394,27 +400,20 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
         if k + 1 == cycles and n_done == N - 1:
             break  # this firing ends the run: the event loop's
         e = f_at + d[i]
+        if nch > 1 and _q_second(ckey, ch, nch, mask, ring_c) - e <= margin:
+            break
         w = T[i]
         if sigma[i] > 0.0:
             w += sigma[i] * stream_normal(base[i], k)
             if w < 0.0:
                 w = 0.0
         if w <= margin:
-            break
-        nxt = e + w
-        if nch > 1:
-            s = _q_second(ckey, ch, nch, mask, ring_c)
-            if s < nxt:
-                nxt = s
-        if nxt - e <= margin:
-            break
+            break  # (the job's own next firing, at e + w, is checked as the next head)
         # Commit the firing at f_at and the write's end at e.
         moved = True
         single -= 1
         ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
         nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, e + w, i)
-        if measuring:
-            occ0 += f_at - e_last
         if record and k < cycles:
             firings[i, k] = tb + f_at
         count[i] = k + 1
@@ -426,10 +425,10 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
                 measuring = True
                 for b in range(N):
                     writing[b] = 0.0
-        if measuring:
-            up1 += 1
-            occ1 += e - f_at
-        writing[i] += e - f_at
+                    c0[b] = count[b]
+                c0[i] = k  # this firing's write is in the window
+                span = 0.0
+                x0 = f_at
         fired_total += 1
         events += 2
         e_last = e
@@ -439,13 +438,23 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
             for b in range(nch):
                 ckey[(ch + b) & mask] -= e_last
             tb += e_last
+            span += e_last - x0
+            x0 = 0.0
             e_last = 0.0
     if moved:
         pc = e_last
         t = tb + e_last
-        occupancy[0] += occ0
-        occupancy[1] += occ1
-        upcross[1] += up1
+        if measuring:
+            busy = 0.0
+            crossings = 0
+            for b in range(N):
+                n = count[b] - c0[b]
+                busy += n * d[b]
+                writing[b] += n * d[b]
+                crossings += n
+            occupancy[0] += span + (e_last - x0) - busy
+            occupancy[1] += busy
+            upcross[1] += crossings
     return ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events
 
 
@@ -522,7 +531,8 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
     # While no two writes overlap every rate is 1 iff C >= N (r_c = 1 for N
     # and N - 1 computers) and f(1) = 1: the fast-forward's premise.
     ff = fast_forward and rc[N] == 1.0 and rw[1] == 1.0
-    ff_wait = 0  # instants with no writer before the next fast-forward attempt
+    ff_wait = 0  # instants with no writer to let pass before the next attempt
+    ff_backoff = 0
     margin = 0.0
     for i in range(N):
         margin = max(margin, FF_MARGIN * (T[i] + d[i]))
@@ -608,15 +618,25 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
         if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
             # No write in flight: a consistent state to hand to the
             # fast-forward and to take back (a level-1 passage is the event
-            # loop's: it happens at a firing).
+            # loop's: it happens at a firing). Its first checks, inline:
+            # the next firing is clear of now and its write of the one after.
+            # Where stretches prove short (collisions every few firings) the
+            # attempts back off, so that they cost the event loop nothing.
+            f_at = ckey[ch]
             if ff_wait > 0:
                 ff_wait -= 1
-            else:
+            elif f_at - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
+                                         - (f_at + d[cidx[ch]]) > margin):
+                before = fired_total
                 ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
                     T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
                     cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
-                    firings, occupancy, upcross, writing, popkey)
-                ff_wait = _FF_RETRY * N
+                    firings, occupancy, upcross, writing, popkey, tofire)
+                if fired_total - before >= _FF_LONG * N:
+                    ff_backoff = 0
+                else:
+                    ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
+                ff_wait = ff_backoff
 
         instants += 1
         if instants >= _REBASE_EVERY * N:
