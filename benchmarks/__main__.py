@@ -101,7 +101,7 @@ def fmt_rate(s: dict, scale: float = 1e6, digits: int = 3) -> str:
 
 def run_throughput(cfg, W, threads_all, out):
     rows = out.setdefault("throughput", {})
-    for key in ("a", "b", "c"):
+    for key in ("a", "b", "c", "g"):
         w = W[key]
         threads = threads_all if key == "a" else (1,)
         cycles = harness.size_cycles(w, cfg["fleets"], 1, cfg["target_s"], 100, 200_000)
@@ -329,7 +329,7 @@ def report(out) -> str:
                      f"{s['cpu_per_wall']['median']:>8.2f}")
 
     tp = out.get("throughput", {})
-    for key in ("a", "b", "c"):
+    for key in ("a", "b", "c", "g"):
         if key in tp:
             row(f"({key}) {tp[key]['title']}", tp[key]["n_jobs"], 1, tp[key], True)
     if "a" in tp and "2" in tp["a"]["by_threads"]:
@@ -454,8 +454,9 @@ def markdown(out) -> str:
                      f"| {s['cpu_per_wall']['median']:.2f} |")
 
     labels = {"a": "(a) identical, L = 0.6, fair, σ = 0.01 T, random launch",
-              "b": "(b) = (a) behind a cap C = 0.75 N", "c": "(c) heterogeneous T, d ±30%"}
-    for key in ("a", "b", "c"):
+              "b": "(b) = (a) behind a cap C = 0.75 N", "c": "(c) heterogeneous T, d ±30%",
+              "g": "(g) = (a) with async checkpoints (s = 0.01 T, slowdown 0.2)"}
+    for key in ("a", "b", "c", "g"):
         if key in tp:
             row(labels[key], tp[key]["n_jobs"], 1, tp[key])
     if "a" in tp and "2" in tp["a"]["by_threads"]:

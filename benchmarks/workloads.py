@@ -24,6 +24,9 @@ SPREAD = 0.30
 SCALING_N = (4, 16, 64, 256, 1024)
 #: m / sigma of the first-passage workload (f).
 M_OVER_SIGMA = 30.0
+#: Asynchronous checkpoints of (g) (MODEL.md E1): snapshot s = 0.01 T, compute
+#: slowed by 20% while a job's own persist is in flight, rule ``block``.
+ASYNC = {"checkpoint": "async", "snapshot": 0.01, "slowdown": 0.2, "on_busy": "block"}
 #: Cycle cap of (f): far beyond any passage seen (a stagger at m/sigma = 30
 #: collides within a few hundred cycles), so every fleet stops at its passage.
 PASSAGE_CYCLE_CAP = 1_000_000
@@ -42,10 +45,10 @@ class Workload:
 
 
 def identical(n_jobs: int = N_REF, cap: float = math.inf,
-              jitter: float = SIGMA) -> stormsim.Fleet:
-    """(a) / (b) / (d): identical jobs, L = 0.6, fair, sigma = 0.01 T."""
+              jitter: float = SIGMA, **extra) -> stormsim.Fleet:
+    """(a) / (b) / (d) / (g): identical jobs, L = 0.6, fair, sigma = 0.01 T."""
     return stormsim.Fleet.identical(n_jobs, T=1.0, load=LOAD, jitter=jitter, cap=cap,
-                                    throughput="fair")
+                                    throughput="fair", **extra)
 
 
 def heterogeneous(n_jobs: int = N_REF, seed: int = 7) -> stormsim.Fleet:
@@ -92,6 +95,9 @@ def all_workloads() -> dict[str, Workload]:
                       identical(cap=CAP_FRACTION * N_REF), random),
         "c": Workload("c", f"heterogeneous T_i, d_i +-{SPREAD:.0%}, N={N_REF}",
                       heterogeneous(), random),
+        "g": Workload("g", f"(a) with async checkpoints, s={ASYNC['snapshot']}T, "
+                      f"slowdown={ASYNC['slowdown']}, {ASYNC['on_busy']}",
+                      identical(**ASYNC), random),
         "f": Workload("f", f"first passage, stagger, m/sigma={M_OVER_SIGMA:g} "
                       f"(m={margin:.4g})", fp_fleet,
                       {"launch": "stagger", "record_firings": False, "passage_level": 2}),

@@ -742,6 +742,60 @@ def _ih_pop(key, idx, pos, size):
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
+def _iq_push(key, idx, pos, head, size, mask, ring, k, j):
+    """``_q_push`` for an indexed queue (pos[job] = its slot); return the new size."""
+    if ring:
+        p = head + size
+        while p > head:
+            q = (p - 1) & mask
+            if key[q] <= k:
+                break
+            r = p & mask
+            key[r] = key[q]
+            idx[r] = idx[q]
+            pos[idx[r]] = r
+            p -= 1
+        r = p & mask
+        key[r] = k
+        idx[r] = j
+        pos[j] = r
+    else:
+        _ih_up(key, idx, pos, size, k, j)
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _iq_pop(key, idx, pos, head, size, mask, ring):
+    """Remove an indexed queue's smallest key (at key[head]); return (head, size)."""
+    if ring:
+        return (head + 1) & mask, size - 1
+    return head, _ih_pop(key, idx, pos, size)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _iq_decrease(key, idx, pos, head, mask, ring, j, k):
+    """Lower job j's key to k (k <= its key) in an indexed queue."""
+    p = pos[j]
+    if ring:
+        p = head + ((p - head) & mask)  # its logical place, counted from the head
+        while p > head:
+            q = (p - 1) & mask
+            if key[q] <= k:
+                break
+            r = p & mask
+            key[r] = key[q]
+            idx[r] = idx[q]
+            pos[idx[r]] = r
+            p -= 1
+        r = p & mask
+        key[r] = k
+        idx[r] = j
+        pos[j] = r
+    else:
+        _ih_up(key, idx, pos, p, k, j)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
 def _draw(T, sigma, base, i, m):
     """Compute work of job i's m-th interval after its launch interval."""
     w = T[i]
@@ -760,7 +814,7 @@ _WAIT = 2
 @njit(cache=CACHE, nogil=True)
 def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
                       key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
-                      firings, occupancy, upcross, writing):
+                      ring_w, ring_c, ring_s, firings, occupancy, upcross, writing):
     """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
 
     T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
@@ -768,7 +822,10 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     f(n); rc (N+1,) computer rate min(1, C/n). A blocking job is passed as an
     async job with s = 0, eps = 1 and the rule ``block`` (E1 check A1 says
     they are the same job) and is_async False, which keeps its zero-length
-    compute intervals out of the wait counts. Outputs as ``run_fleet``.
+    compute intervals out of the wait counts. ring_w, ring_c, ring_s choose
+    each queue's kind (``_q_push``); with unit weights results do not depend
+    on them (other weights: sums of W in another order, to rounding).
+    Outputs as ``run_fleet``.
     Returns (passage_time, passage_cycle, end_time, events, waits, skips,
     wait_time).
 
@@ -783,12 +840,16 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     checkpoint due at the instant its previous persist ends proceeds.
     """
     N = T.shape[0]
-    wkey = np.empty(N)
-    widx = np.empty(N, dtype=np.int64)
-    skey = np.empty(N)
-    sidx = np.empty(N, dtype=np.int64)
-    ckey = np.empty(N)
-    cidx = np.empty(N, dtype=np.int64)
+    cap = 1
+    while cap < N:
+        cap *= 2
+    mask = cap - 1
+    wkey = np.empty(cap)
+    widx = np.empty(cap, dtype=np.int64)
+    skey = np.empty(cap)
+    sidx = np.empty(cap, dtype=np.int64)
+    ckey = np.empty(cap)
+    cidx = np.empty(cap, dtype=np.int64)
     cpos = np.empty(N, dtype=np.int64)
     popped = np.empty(N, dtype=np.int64)
     popkey = np.empty(N)
@@ -808,12 +869,32 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     tol_cs = np.empty(N)  # ... for a job slowed by its own persist
     tol_s = np.empty(N)
 
+    # Equal weights are the anonymous model (E2): writers then drain at the
+    # tabled f(n)/n with targets d_i, as in ``run_fleet`` (no division per
+    # event; W is not used). Otherwise the writer clock runs at f(n)/W.
+    uniform = True
+    for i in range(N):
+        if weight[i] != weight[0]:
+            uniform = False
+    inv_f = np.empty(N + 1)  # 1 / f(n), n / f(n), f(n) / n and 1 / r_c(n)
+    per_tab = np.empty(N + 1)
+    rw_tab = np.empty(N + 1)
+    inv_rc = np.empty(N + 1)
+    inv_f[0] = 0.0
+    per_tab[0] = 0.0
+    rw_tab[0] = 0.0
+    for n in range(N + 1):
+        inv_rc[n] = 1.0 / rc[n]
+        if n > 0:
+            inv_f[n] = 1.0 / f[n]
+            rw_tab[n] = f[n] / n
+            per_tab[n] = 1.0 / rw_tab[n]
     tw = 0.0
     tc = 0.0
     ts = 0.0
     for i in range(N):
         base[i] = stream_base(key0, key1, fleet, i)
-        dw[i] = d[i] / weight[i]
+        dw[i] = d[i] if uniform else d[i] / weight[i]
         stretch[i] = 1.0 / (1.0 - slow[i]) if slow[i] < 1.0 else 1.0
         tol_w[i] = TIE_RTOL * dw[i]
         tol_c[i] = TIE_RTOL * T[i]
@@ -831,10 +912,12 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     nwh = 0
     nsh = 0
     nch = 0
+    wh = 0  # queue heads (0 for a heap)
+    sh = 0
+    ch = 0
     first = (1.0 - theta) * T
     for i in np.argsort(first):
-        _ih_up(ckey, cidx, cpos, nch, first[i], i)
-        nch += 1
+        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, first[i], i)
 
     t = 0.0
     t0 = 0.0
@@ -842,6 +925,8 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     pc = 0.0
     ps = 0.0
     W = 0.0  # weight sum of the writers
+    r_w = 0.0  # writer clock rate f(n_w) / W, and its inverse
+    per_w = 0.0
     nw_prev = 0
     nwait = 0  # async jobs in WAIT
     n_done = 0
@@ -856,6 +941,8 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     p_cycle = -1
     instants = 0
     while True:
+        nw_prev = nwh
+        wset = False  # the writer set changed at this instant
         entered = 0
         skipped = 0
         n_fire = 0
@@ -864,23 +951,24 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
         # candidates are popped first, so that a snapshot begun now (however
         # short) ends at a later instant.
         n_pop = 0
-        while nwh > 0 and wkey[0] - pw <= tw:
-            popped[n_pop] = widx[0]
-            popkey[n_pop] = wkey[0]
+        while nwh > 0 and wkey[wh] - pw <= tw:
+            popped[n_pop] = widx[wh]
+            popkey[n_pop] = wkey[wh]
             n_pop += 1
-            nwh = _heap_pop(wkey, widx, nwh)
+            wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
         n_wpop = n_pop
-        while nsh > 0 and skey[0] - ps <= ts:
-            popped[n_pop] = sidx[0]
-            popkey[n_pop] = skey[0]
+        while nsh > 0 and skey[sh] - ps <= ts:
+            popped[n_pop] = sidx[sh]
+            popkey[n_pop] = skey[sh]
             n_pop += 1
-            nsh = _heap_pop(skey, sidx, nsh)
+            sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
         for b in range(n_wpop):
             i = popped[b]
             if popkey[b] - pw > tol_w[i]:
-                nwh = _heap_push(wkey, widx, nwh, popkey[b], i)
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
                 continue
             events += 1
+            wset = True
             inflight[i] = False
             W -= weight[i]
             if measuring:
@@ -890,39 +978,42 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
                     nwait -= 1
                 if snap[i] > 0.0:
                     phase[i] = _SNAPSHOT
-                    nsh = _heap_push(skey, sidx, nsh, ps + snap[i], i)
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
                 else:
                     stack[top] = 2 * i + 1
                     top += 1
             elif parked[i]:
                 parked[i] = False
-                _ih_up(ckey, cidx, cpos, nch, pc + rem[i], i)
-                nch += 1
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[i], i)
             elif slow[i] > 0.0 and phase[i] == _COMPUTE:
                 # Back to full rate: the remaining work w sat at w / (1 - eps)
-                # on the compute clock; the key can only decrease: sift up.
-                p = cpos[i]
-                _ih_up(ckey, cidx, cpos, p, pc + (ckey[p] - pc) * (1.0 - slow[i]), i)
+                # on the compute clock; the key can only decrease.
+                _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
+                             pc + (ckey[cpos[i]] - pc) * (1.0 - slow[i]))
         # 2. Snapshots that end now: firings.
         for b in range(n_wpop, n_pop):
             i = popped[b]
             if popkey[b] - ps > tol_s[i]:
-                nsh = _heap_push(skey, sidx, nsh, popkey[b], i)
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[b], i)
                 continue
             stack[top] = 2 * i + 1
             top += 1
         # 3. Checkpoints that fall due now.
         n_pop = 0
-        while nch > 0 and ckey[0] - pc <= tc:
-            popped[n_pop] = cidx[0]
-            popkey[n_pop] = ckey[0]
+        while nch > 0 and ckey[ch] - pc <= tc:
+            popped[n_pop] = cidx[ch]
+            popkey[n_pop] = ckey[ch]
             n_pop += 1
-            nch = _ih_pop(ckey, cidx, cpos, nch)
+            ch, nch = _iq_pop(ckey, cidx, cpos, ch, nch, mask, ring_c)
         for b in range(n_pop):
             i = popped[b]
             if popkey[b] - pc > (tol_cs[i] if inflight[i] else tol_c[i]):
-                _ih_up(ckey, cidx, cpos, nch, popkey[b], i)
-                nch += 1
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[b], i)
+                continue
+            if snap[i] > 0.0 and not inflight[i]:  # the common case, off the stack
+                events += 1
+                phase[i] = _SNAPSHOT
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
                 continue
             stack[top] = 2 * i
             top += 1
@@ -944,8 +1035,13 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
                 n_fire += 1
                 since[i] = t
                 inflight[i] = True
+                wset = True
                 W += weight[i]
-                nwh = _heap_push(wkey, widx, nwh, pw + dw[i], i)
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                # Persists that end now were applied first: level nwh is
+                # crossed now iff above the writers before this instant.
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
                 phase[i] = _COMPUTE
                 w = _draw(T, sigma, base, i, drawn[i])
                 drawn[i] += 1
@@ -956,8 +1052,8 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
                     parked[i] = True
                     rem[i] = w
                 else:
-                    _ih_up(ckey, cidx, cpos, nch, pc + w * stretch[i], i)
-                    nch += 1
+                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c,
+                                   pc + w * stretch[i], i)
             elif inflight[i]:  # due with the previous persist in flight
                 if is_async[i]:  # (a blocking job's zero-length interval is no event)
                     events += 1
@@ -972,8 +1068,8 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
                         parked[i] = True
                         rem[i] = w
                     else:
-                        _ih_up(ckey, cidx, cpos, nch, pc + w * stretch[i], i)
-                        nch += 1
+                        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c,
+                                       pc + w * stretch[i], i)
                 else:
                     phase[i] = _WAIT
                     if is_async[i]:
@@ -982,7 +1078,7 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
             elif snap[i] > 0.0:  # due, no persist in flight: snapshot
                 events += 1
                 phase[i] = _SNAPSHOT
-                nsh = _heap_push(skey, sidx, nsh, ps + snap[i], i)
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
             else:  # s = 0: the firing is at this instant
                 stack[top] = 2 * i + 1
                 top += 1
@@ -991,16 +1087,15 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
         if nw == 0:  # W must not drift: exact when one writer or none
             W = 0.0
         elif nw == 1:
-            W = weight[widx[0]]
+            W = weight[widx[wh]]
         if not measuring and n_burn == N:
             measuring = True
             t0 = t
+            for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                upcross[b] += 1
         if measuring:
             waits += entered
             skips += skipped
-            for k in range(nw_prev + 1, nw + 1):
-                upcross[k] += 1
-        nw_prev = nw
         if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
             p_time = t
             p_cycle = fired_total // N
@@ -1014,56 +1109,48 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
             instants = 0
             W = 0.0
             for b in range(nwh):
-                wkey[b] -= pw
-                W += weight[widx[b]]  # recomputed: no drift across rebases
+                q = (wh + b) & mask
+                wkey[q] -= pw
+                W += weight[widx[q]]  # recomputed: no drift across rebases
             if nwh == 1:
-                W = weight[widx[0]]
+                W = weight[widx[wh]]
+            wset = True
             for b in range(nch):
-                ckey[b] -= pc
+                ckey[(ch + b) & mask] -= pc
             for b in range(nsh):
-                skey[b] -= ps
+                skey[(sh + b) & mask] -= ps
             pw = 0.0
             pc = 0.0
             ps = 0.0
 
-        # Next event: the earliest head of the three clocks.
-        dt = np.inf
-        which = 0
-        r_w = 0.0
+        # Next event: the earliest head of the three clocks. The writer
+        # clock's rate changes only with the writers (one division then).
+        if wset:
+            if nwh == 0:
+                r_w = 0.0
+            elif uniform:
+                r_w = rw_tab[nw]
+                per_w = per_tab[nw]
+            else:
+                r_w = f[nw] / W
+                per_w = W * inv_f[nw]
+        # Branch-free: which clock is next alternates unpredictably, and a
+        # mispredicted branch costs more than computing all three.
         r_c = rc[nch]
-        if nwh > 0:
-            r_w = f[nw] / W
-            dt = (wkey[0] - pw) / r_w
-            which = 1
-        if nch > 0:
-            dtc = (ckey[0] - pc) / r_c
-            if dtc < dt:
-                dt = dtc
-                which = 2
-        if nsh > 0:
-            dts = skey[0] - ps
-            if dts < dt:
-                dt = dts
-                which = 3
-        if which == 1:
-            pw = wkey[0]
-            pc += r_c * dt
-            ps += dt
-        elif which == 2:
-            pc = ckey[0]
-            pw += r_w * dt
-            ps += dt
-        else:
-            ps = skey[0]
-            pw += r_w * dt
-            pc += r_c * dt
+        dtw = (wkey[wh] - pw) * per_w if nwh > 0 else np.inf
+        dtc = (ckey[ch] - pc) * inv_rc[nch] if nch > 0 else np.inf
+        dts = skey[sh] - ps if nsh > 0 else np.inf
+        dt = min(dtw, min(dtc, dts))
+        pw = wkey[wh] if dt == dtw else pw + r_w * dt
+        pc = ckey[ch] if dt == dtc else pc + r_c * dt
+        ps = skey[sh] if dt == dts else ps + dt
         if measuring:
             occupancy[nw] += dt
             wait_time += nwait * dt
         t += dt
     if measuring:
         for b in range(nwh):
-            i = widx[b]
+            i = widx[(wh + b) & mask]
             writing[i] += t - max(since[i], t0)
     return p_time, p_cycle, t, events, waits, skips, wait_time
 
@@ -1071,14 +1158,15 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
 @njit(cache=CACHE, nogil=True, parallel=True)
 def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
                        key0, key1, fleet0, cycles, burn_in, level, stop_at_passage, record,
-                       firings, occupancy, upcross, writing, passage_time, passage_cycle,
-                       end_time, events, waits, skips, wait_time):
+                       ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
+                       passage_time, passage_cycle, end_time, events, waits, skips, wait_time):
     """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,)."""
     F = theta.shape[0]
     for g in prange(F):
         p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general(
             T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, key0, key1,
-            fleet0 + g, cycles, burn_in, level, stop_at_passage, record, firings[g],
+            fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+            ring_s, firings[g],
             occupancy[g], upcross[g], writing[g])
         passage_time[g] = p_t
         passage_cycle[g] = p_c

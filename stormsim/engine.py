@@ -195,6 +195,31 @@ def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto") -> boo
     return bool(fast_forward is not False and eligible)
 
 
+def choose_general_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool, bool]:
+    """(ring for writers, computers, snapshots) in the general kernel.
+
+    The same rule as ``choose_queues`` on the keys that kernel pushes: a
+    write lasts d_i / w_i on the writer clock, a compute interval T_i (plus
+    jitter) stretched by 1 / (1 - eps_i) while the job's persist is in
+    flight, a snapshot s_i. A ring also pays for the re-keying of a slowed
+    job when its persist ends: it moves past the jobs between its two keys.
+    """
+    if queues in ("heap", "ring"):
+        return (queues == "ring",) * 3
+    n = fleet.n_jobs
+    cycle = float(np.min(fleet.T + fleet.d))
+    budget = 4.0 * math.log2(max(n, 2))
+    a = fleet.is_async
+    eps = np.where(a, fleet.slowdown, 0.0)
+    stretch = 1.0 / np.maximum(1.0 - eps, 1e-300)
+    keys_c = np.concatenate([fleet.T, np.where(eps < 1.0, fleet.T * stretch, fleet.T)])
+    ring_c = n * (np.ptp(keys_c) + 2.0 * float(np.max(fleet.jitter * np.max(stretch[eps < 1.0],
+                                                                             initial=1.0)))) / cycle <= budget
+    ring_w = n * np.ptp(fleet.d / fleet.weights) / cycle <= budget
+    ring_s = n * np.ptp(np.where(a, fleet.snapshot, 0.0)) / cycle <= budget
+    return bool(ring_w), bool(ring_c), bool(ring_s)
+
+
 def root_key(seed: int) -> tuple[np.uint64, np.uint64]:
     """Two 64-bit words from the seed (numpy SeedSequence); fleet j's streams
     are derived from them and j alone."""
@@ -242,8 +267,9 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     progress : callable, optional
         Called as ``progress(fleets_done, fleets)`` after each batch.
     queues : "auto" | "heap" | "ring"
-        The anonymous kernel's event queues (a speed choice; results are
-        identical). The general kernel always uses heaps.
+        The kernel's event queues (a speed choice; results are identical,
+        except that with unequal weights the general kernel may sum weights
+        in another order: to rounding).
     kernel : "auto" | "anonymous" | "general"
         "auto": the anonymous kernel for the base model (blocking jobs, equal
         weights), the general one otherwise (see ``choose_kernel``).
@@ -278,6 +304,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     ring_w, ring_c = choose_queues(fleet, queues)
     general = choose_kernel(fleet, kernel)
     ff = choose_fast_forward(fleet, general, fast_forward)
+    if general:
+        ring_w, ring_c, ring_s = choose_general_queues(fleet, queues)
     theta_spec = _launch.resolve(launch, fleet, fleets)
 
     key0, key1 = root_key(seed)
@@ -333,7 +361,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
                 _kernel.run_fleets_general(
                     T, d, sigma, f_table, rc, theta_for(lo, hi), weight, snap, slow, skip,
                     is_async, key0, key1, np.int64(fleet_start + lo), cycles, burn_in, level,
-                    stop_at_passage, record_firings, fire_buf, occupancy[lo:hi],
+                    stop_at_passage, record_firings, ring_w, ring_c, ring_s, fire_buf,
+                    occupancy[lo:hi],
                     upcross[lo:hi], writing[lo:hi], passage_time[lo:hi], passage_cycle[lo:hi],
                     end_time[lo:hi], events[lo:hi], waits[lo:hi], skips[lo:hi],
                     wait_time[lo:hi])

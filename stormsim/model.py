@@ -231,7 +231,7 @@ class Fleet:
             if bad.size:
                 i = int(bad[0])
                 raise SpecError(
-                    f"{name}[{i}] = {arr[i]!r} but job {i} has checkpoint = 'blocking': "
+                    f"{name}[{i}] = {arr[i].item()!r} but job {i} has checkpoint = 'blocking': "
                     f"asynchronous options need an async job; give it {default!r} or make it async")
         for name, value in (("T", T_arr), ("d", d_arr), ("jitter", sigma), ("f", f),
                             ("checkpoint", mode), ("snapshot", snap), ("slowdown", eps),

@@ -35,6 +35,27 @@ GOOD = dict(T=[1.0, 1.0, 1.0], d=[0.1, 0.1, 0.1])
     (dict(GOOD, throughput=[0.9, 1.5, 2.0]), r"f\(1\) = 0.9: must be exactly 1"),
     (dict(GOOD, throughput=[1.0, 2.5, 2.0]), r"f\(2\) = 2.5: must be in \(0, 2\]"),
     (dict(GOOD, throughput=[1.0, 1.0, 0.0]), r"f\(3\) = 0.0: must be in \(0, 3\]"),
+    # MODEL.md E1 / E2 options
+    (dict(GOOD, checkpoint="lazy"), r"checkpoint = 'lazy': must be one of 'blocking', 'async'"),
+    (dict(GOOD, checkpoint=["async", "x", "async"]), r"checkpoint\[1\] = 'x': must be one of"),
+    (dict(GOOD, checkpoint=["async", "async"]), r"checkpoint has 2 values but the fleet has 3 jobs"),
+    (dict(GOOD, checkpoint="async", snapshot=-0.1), r"snapshot\[0\] = -0.1: must be finite and >= 0"),
+    (dict(GOOD, checkpoint="async", snapshot=math.inf), r"snapshot\[0\] = inf: must be finite"),
+    (dict(GOOD, checkpoint="async", snapshot=[0.1, math.nan, 0.1]), r"snapshot\[1\] = nan"),
+    (dict(GOOD, checkpoint="async", slowdown=1.5), r"slowdown\[0\] = 1.5: must be in \[0, 1\]"),
+    (dict(GOOD, checkpoint="async", slowdown=-0.1), r"slowdown\[0\] = -0.1: must be in \[0, 1\]"),
+    (dict(GOOD, checkpoint="async", slowdown=math.nan), r"slowdown\[0\] = nan: must be in \[0, 1\]"),
+    (dict(GOOD, checkpoint="async", on_busy="drop"), r"on_busy = 'drop': must be one of 'block', 'skip'"),
+    (dict(GOOD, weights=0.0), r"weights\[0\] = 0.0: must be finite and > 0"),
+    (dict(GOOD, weights=[1.0, -2.0, 1.0]), r"weights\[1\] = -2.0: must be finite and > 0"),
+    (dict(GOOD, weights=[1.0, math.inf, 1.0]), r"weights\[1\] = inf"),
+    (dict(GOOD, weights=[1.0, 2.0]), r"weights has 2 values but the fleet has 3 jobs"),
+    (dict(GOOD, snapshot=0.1), r"snapshot = 0.1: an option of asynchronous checkpoints, but every "
+                               r"job has checkpoint = 'blocking'. Set checkpoint = 'async'"),
+    (dict(GOOD, slowdown=0.2), r"slowdown = 0.2: an option of asynchronous checkpoints"),
+    (dict(GOOD, on_busy="skip"), r"on_busy = 'skip': an option of asynchronous checkpoints"),
+    (dict(GOOD, checkpoint=["async", "blocking", "async"], slowdown=[0.1, 0.2, 0.1]),
+     r"slowdown\[1\] = 0.2 but job 1 has checkpoint = 'blocking'"),
 ])
 def test_bad_fleet(kwargs, match):
     with pytest.raises(SpecError, match=match):
@@ -60,6 +81,7 @@ FLEET = Fleet(**GOOD)
     (dict(seed=-5), r"seed = -5: must be >= 0"),
     (dict(fleet_start=2**63 - 1), r"fleet_start \+ fleets = 9223372036854775809: fleet indices"),
     (dict(queues="tree"), r"queues = 'tree': must be one of auto, heap, ring"),
+    (dict(kernel="fast"), r"kernel = 'fast': must be one of auto, anonymous, general"),
     (dict(launch="staggered"), r"launch = 'staggered': must be 'random', 'sync', 'stagger'"),
     (dict(launch=[0.1, 0.2]), r"launch theta has shape \(2,\): must be \(N,\) = \(3,\)"),
     (dict(launch=np.zeros((5, 3)), fleets=4), r"must be \(N,\) = \(3,\) or \(fleets, N\) = \(4, 3\)"),
@@ -133,3 +155,54 @@ def test_stagger_at_its_threshold_load_is_placed(n, cap):
     assert stormsim.stagger_margin(fleet) == pytest.approx(0.0, abs=1e-12)
     run = simulate(fleet, launch="stagger", fleets=1, cycles=500, passage_level=2)
     assert run.passage_cycle[0] == -1
+
+
+def test_async_options_default_on_blocking_jobs_of_a_mixed_fleet():
+    """A scalar option on a mixed fleet applies to its async jobs only."""
+    fleet = Fleet(T=[1.0, 1.0], d=[0.1, 0.1], checkpoint=["async", "blocking"], snapshot=0.1,
+                  slowdown=0.5, on_busy="skip")
+    assert fleet.snapshot.tolist() == [0.1, 0.0]
+    assert fleet.slowdown.tolist() == [0.5, 0.0]
+    assert fleet.on_busy.tolist() == ["skip", "block"]
+
+
+def test_identical_takes_the_async_keywords():
+    fleet = Fleet.identical(3, load=0.5, checkpoint="async", snapshot=0.01, slowdown=0.2,
+                            on_busy="skip", weights=2.0)
+    assert fleet.is_identical and fleet.is_async.all() and not fleet.is_anonymous
+    with pytest.raises(SpecError, match=r"snapshot\[0\] = -1.0: must be finite and >= 0"):
+        Fleet.identical(3, load=0.5, checkpoint="async", snapshot=-1.0)
+
+
+def test_the_anonymous_kernel_refuses_an_async_fleet():
+    fleet = Fleet.identical(3, load=0.5, checkpoint="async")
+    with pytest.raises(SpecError, match=r"kernel = 'anonymous' integrates blocking jobs"):
+        simulate(fleet, fleets=1, cycles=2, kernel="anonymous")
+
+
+def test_new_fields_survive_pickling_and_equality():
+    import pickle
+
+    fleet = Fleet(T=[1.0, 1.2], d=[0.1, 0.2], checkpoint=["async", "blocking"], snapshot=0.1,
+                  weights=[1.0, 3.0])
+    again = pickle.loads(pickle.dumps(fleet))
+    assert again == fleet and hash(again) == hash(fleet)
+    assert again != Fleet(T=[1.0, 1.2], d=[0.1, 0.2], checkpoint=["async", "blocking"],
+                          snapshot=0.1, weights=[1.0, 2.0])
+    # The base model's repr is unchanged; options show only where set.
+    assert "checkpoint" not in repr(Fleet.identical(3, load=0.5))
+    assert "weights=[1. 3.]" in repr(fleet)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(cap=3.0), r"'stagger' for async jobs is derived for uncapped fleets only: cap = 3.0 < N = 4"),
+    (dict(load=4 * 1.5), r"a lone persist \(d = 1.5\) outlasts the compute interval"),
+    (dict(load=4 * 0.4, slowdown=1.0), r"the persists overlap \(d = 0.4 > cycle / N"),
+    (dict(load=0.4, snapshot=0.5), r"the first job would fire \(N-1\) spacing"),
+])
+def test_async_stagger_refusals(kw, match):
+    args = dict(load=0.4, checkpoint="async")
+    args.update(kw)
+    fleet = Fleet.identical(4, **args)
+    with pytest.raises(SpecError, match=match):
+        simulate(fleet, launch="stagger", fleets=1, cycles=2)
