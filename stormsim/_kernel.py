@@ -336,38 +336,62 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
     span = 0.0  # measured time before the last rebase
     x0 = e_last  # where the measured span begins, on the current clock
     single = N  # firings to take one by one before a round is tried
+    k_range_stale = True  # k_min, k_max: the firing counts' range, for rounds
+    k_min = 0
+    k_max = 0
+    # Alike jobs (one T, d, sigma): rounds read them once.
+    alike = True
+    for b in range(1, N):
+        alike &= (T[b] == T[0]) & (d[b] == d[0]) & (sigma[b] == sigma[0])
+    T0 = T[0]
+    d0 = d[0]
+    s0 = sigma[0]
     while True:
         if ring_c and single <= 0 and since_rebase % N == 0:
             # (1) A round: all checks folded into one flag, no early exit;
             # applied as it goes, undone below if a check fails (rare).
-            ok = True
+            # Every job fires once, so the counts' range moves up by one:
+            # no firing reaches K or opens the window iff k_max + 1 < K and
+            # (measuring or burn_in is outside k_min + 1 .. k_max + 1).
+            if k_range_stale:
+                k_min = count[0]
+                k_max = count[0]
+                for b in range(1, N):
+                    k_min = min(k_min, count[b])
+                    k_max = max(k_max, count[b])
+                k_range_stale = False
+            ok = k_max + 1 < cycles and (measuring or not (k_min < burn_in <= k_max + 1))
             e_prev = e_last
             fn_prev = -np.inf
-            fn0 = 0.0
             for j in range(N):
                 q = (ch + j) & mask
                 i = cidx[q]
                 f_at = ckey[q]
                 k = count[i]
-                e = f_at + d[i]
-                w = T[i]
-                if sigma[i] > 0.0:
-                    w += sigma[i] * stream_normal(base[i], k)
-                    if w < 0.0:
-                        w = 0.0
+                if alike:
+                    e = f_at + d0
+                    w = T0
+                    if s0 > 0.0:
+                        w += s0 * stream_normal(base[i], k)
+                else:
+                    e = f_at + d[i]
+                    w = T[i]
+                    if sigma[i] > 0.0:
+                        w += sigma[i] * stream_normal(base[i], k)
+                if w < 0.0:
+                    w = 0.0
                 fn = e + w
                 old_key[j] = f_at
                 ckey[q] = fn
                 count[i] = k + 1
                 if record and k < cycles:
                     firings[i, k] = tb + f_at
-                ok &= ((f_at - e_prev > margin) & (w > margin) & (fn >= fn_prev)
-                       & (k + 1 < cycles) & (measuring | (k + 1 != burn_in)))
+                ok &= (f_at - e_prev > margin) & (w > margin) & (fn >= fn_prev)
                 e_prev = e
                 fn_prev = fn
-                if j == 0:
-                    fn0 = fn
-            if ok and fn0 - e_prev > margin:
+            if ok and ckey[ch] - e_prev > margin:  # ckey[ch]: the next round's first firing
+                k_min += 1
+                k_max += 1
                 moved = True
                 fired_total += N
                 events += 2 * N
@@ -390,6 +414,7 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
                 if record and count[i] < cycles:
                     firings[i, count[i]] = np.nan  # not fired yet (simulate's fill)
             single = N
+        k_range_stale = True
         # (2) One firing. The checks that need no draw come first: an
         # attempt that fails costs O(1).
         f_at = ckey[ch]
