@@ -171,18 +171,27 @@ def choose_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool]:
 FAST_FORWARD = ("auto", True, False)
 
 
-def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto") -> bool:
+def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
+                        first_passage: bool = True) -> bool:
     """True when the anonymous kernel fast-forwards through collision-free stretches.
 
     While no two writes overlap and the cap does not bind (C >= N), every
     rate is 1 and each job's next firing follows from its own compute draw:
-    the kernel advances firing by firing with one normal each and hands
-    every close case (a gap or compute interval under ``_kernel.FF_MARGIN``
-    of a cycle) to the event loop. The results are the event loop's to
-    rounding (~1e-16 per firing: the two paths add the same intervals in a
-    different order), not bit for bit. "auto": wherever that premise holds;
-    True: the same, but refuse a fleet where it cannot hold; False: the pure
-    event loop (for comparison).
+    the kernel advances firing by firing (or a round of N at a time) with
+    one normal each and hands every close case (a gap or compute interval
+    under ``_kernel.FF_MARGIN`` of a cycle) to the event loop. The results
+    are the event loop's to rounding (~1e-16 per firing: the two paths add
+    the same intervals in a different order), not bit for bit.
+
+    "auto": for first-passage runs (stopped at a passage to level >= 2) of
+    fleets where that premise holds. Up to such a passage every collision
+    involves two writers, which do not amplify rounding, so each fleet's
+    result is the event loop's to 1e-9. A run that goes on through storms
+    of three or more writers is chaotic there (MODEL.md check 3): rounding
+    differences grow until fleets part ways, with the same statistics but
+    other digits, so occupancy runs keep the event loop's numbers unless
+    asked. True: every run of such a fleet (refused where the premise cannot
+    hold); False: the pure event loop.
     """
     if not (isinstance(fast_forward, bool) or fast_forward == "auto"):
         raise SpecError(f"fast_forward = {fast_forward!r}: must be 'auto', True or False")
@@ -192,7 +201,9 @@ def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto") -> boo
                else f"its cap C = {fleet.cap:g} binds (C < N = {fleet.n_jobs})")
         raise SpecError(f"fast_forward = True needs the base model uncapped (C >= N); {why}. "
                         "Use 'auto'")
-    return bool(fast_forward is not False and eligible)
+    if fast_forward == "auto":
+        return bool(eligible and first_passage)
+    return bool(fast_forward and eligible)
 
 
 def choose_general_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool, bool]:
@@ -274,9 +285,11 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         "auto": the anonymous kernel for the base model (blocking jobs, equal
         weights), the general one otherwise (see ``choose_kernel``).
     fast_forward : "auto" | True | False
-        "auto": integrate collision-free stretches of uncapped base-model
-        fleets firing by firing (a speed choice; the same results to
-        rounding, see ``choose_fast_forward``); False: the pure event loop.
+        Integrate collision-free stretches of uncapped base-model fleets a
+        round of firings at a time (a speed choice: the event loop's results
+        to rounding, see ``choose_fast_forward``). "auto": in first-passage
+        runs (a passage_level >= 2, stop_at_passage); True: in every run;
+        False: the pure event loop.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
@@ -303,7 +316,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     ring_w, ring_c = choose_queues(fleet, queues)
     general = choose_kernel(fleet, kernel)
-    ff = choose_fast_forward(fleet, general, fast_forward)
+    ff = choose_fast_forward(fleet, general, fast_forward,
+                             first_passage=bool(stop_at_passage) and (passage_level or 0) >= 2)
     if general:
         ring_w, ring_c, ring_s = choose_general_queues(fleet, queues)
     theta_spec = _launch.resolve(launch, fleet, fleets)

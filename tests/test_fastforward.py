@@ -196,3 +196,22 @@ def test_fast_forward_option():
     a = stormsim.simulate(capped, fleets=3, cycles=50, seed=1, fast_forward="auto")
     b = stormsim.simulate(capped, fleets=3, cycles=50, seed=1, fast_forward=False)
     np.testing.assert_array_equal(a.occupancy, b.occupancy)
+
+
+def test_auto_fast_forwards_first_passages_only():
+    """"auto" takes the fast path in runs that stop at a passage to level >= 2
+    (bitwise different from the event loop: it rounds differently) and
+    leaves every other run to the event loop, bit for bit."""
+    fleet = stormsim.Fleet.identical(6, T=1.0, load=0.5, jitter=0.002)
+    kw = dict(launch="stagger", fleets=6, cycles=200, seed=4, record_firings=True)
+
+    def same(**more):
+        auto = stormsim.simulate(fleet, **kw, **more)
+        pure = stormsim.simulate(fleet, **kw, **more, fast_forward=False)
+        return np.array_equal(auto.firings, pure.firings, equal_nan=True)
+
+    assert not same(passage_level=2)
+    assert not same(passage_level=4)
+    assert same()  # an occupancy run
+    assert same(passage_level=2, stop_at_passage=False)
+    assert same(passage_level=1)

@@ -38,6 +38,8 @@ FLEETS = {"base": jittered, "extended": extended, "fast-forward": uncapped}
 def run(fleet="base", **kw):
     args = dict(launch="random", fleets=100, cycles=60, seed=2026, record_firings=True,
                 passage_level=3, stop_at_passage=False, burn_in=5)
+    if fleet == "fast-forward":
+        args["fast_forward"] = True  # also through its collisions ("auto": first passages)
     args.update(kw)
     return stormsim.simulate(FLEETS[fleet](), **args)
 
