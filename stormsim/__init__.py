@@ -13,15 +13,17 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from . import _numba_cache  # noqa: E402,F401  (must run before the kernels are imported)
+from ._version import __version__
 from .engine import Run, simulate
-from .launch import stagger_margin, stagger_spacing, stagger_theta
-from .model import Fleet, SpecError, throughput_table
+from .errors import SpecError, SweepError
 from .executors import DaskExecutor, LocalExecutor
-from .store import HDF5Store, MemoryStore, Results, open_results
+from .launch import stagger_margin, stagger_spacing, stagger_theta
+from .model import Fleet, throughput_table
+from .results import Results, open_results
+from .spec import Sweep, load_sweep, parse_sweep
+from .store import HDF5Store, MemoryStore
 from .survival import kaplan_meier, median_survival
-from .sweep import Sweep, SweepError, load_sweep, parse_sweep, run_sweep
-
-__version__ = "0.1.0"
+from .sweep import run_sweep
 
 __all__ = [
     "DaskExecutor",

@@ -4,6 +4,14 @@
     stormsim inspect results.h5               the table of its cells
     stormsim report results.h5                figures and a report (stormsim.report)
     stormsim demo                             a small real sweep and its table
+
+exit codes:
+    0    done (or nothing to do)
+    1    a bug: an unexpected error (its traceback is printed; please report it)
+    2    bad input: a parameter, a sweep file, an output holding another sweep
+    3    the environment refused: the output is locked by another run, the Dask
+         scheduler is unreachable, the disk failed (a read-only or full disk)
+    130  interrupted by Ctrl-C (143: by SIGTERM); the finished work is kept
 """
 from __future__ import annotations
 
@@ -15,6 +23,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
@@ -98,31 +108,16 @@ def _run_sweep_command(args, sweep, output: str) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .sweep import load_sweep
+    from .spec import load_sweep
 
     sweep = load_sweep(args.file)            # validated before any output is touched
     output = args.output or Path(args.file).with_suffix(".h5").name
     if args.dry_run:
-        print(_describe_cells(sweep))
+        from .tables import cells_table
+
+        print(cells_table(sweep))
         return 0
     return _run_sweep_command(args, sweep, output)
-
-
-def _describe_cells(sweep) -> str:
-    from .store import _fmt_value
-
-    cols = sweep.columns()
-    keys = sweep.grid_keys + ["run_seed"]
-    rows = [[str(i)] + [_fmt_value(cols[k][i]) for k in keys] + [str(c.fleets)]
-            for i, c in enumerate(sweep.cells)]
-    head = ["cell"] + keys + ["fleets"]
-    w = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(head)]
-    work = sum(c.fleets * c.cycles for c in sweep.cells)
-    lines = [f"{sweep.source}: sweep {sweep.name!r}, {sweep.n_cells} cells, "
-             f"{sweep.total_fleets} fleets, at most {work:.3g} fleet-cycles; identity "
-             f"{sweep.hash[:16]}", "  ".join(h.rjust(x) for h, x in zip(head, w))]
-    lines += ["  ".join(v.rjust(x) for v, x in zip(r, w)) for r in rows]
-    return "\n".join(lines)
 
 
 def _tail_levels(text: str):
@@ -130,7 +125,7 @@ def _tail_levels(text: str):
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .store import open_results, tail_level
+    from .results import open_results, tail_level
 
     res = open_results(args.file)
     levels = _tail_levels(args.tail)
@@ -148,18 +143,19 @@ def _report(args: argparse.Namespace) -> int:
             print("stormsim: error: 'stormsim report' is not available in this installation "
                   "(the module stormsim.report is missing); `stormsim inspect` prints the "
                   "table of a result", file=sys.stderr)
-            return 1
+            return EXIT_ENVIRONMENT
         print(f"stormsim: error: 'stormsim report' needs {exc.name}, which is not installed: "
               "pip install 'stormsim[plots]'", file=sys.stderr)
-        return 1
+        return EXIT_ENVIRONMENT
     outdir = args.outdir or str(Path(args.file).with_suffix("")) + "_report"
     rc = report_main(args.file, outdir)
     return 0 if rc is None else int(rc)
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .store import open_results
-    from .sweep import parse_sweep, run_sweep
+    from .results import open_results
+    from .spec import parse_sweep
+    from .sweep import run_sweep
 
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
@@ -255,14 +251,17 @@ def main(argv: list[str] | None = None) -> int:
         rc = args.func(args)
     except ValueError as exc:           # SpecError, SweepError: bad input, named
         print(f"stormsim: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except ResourceError as exc:        # busy output, unreachable cluster
+        print(f"stormsim: error: {exc}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     except BrokenPipeError:             # `stormsim inspect x.h5 | head`: the reader left
         # Point stdout at /dev/null so the interpreter's final flush is silent.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except OSError as exc:
+    except OSError as exc:              # the disk or the system refused
         print(f"stormsim: error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_ENVIRONMENT
     if argv is None and getattr(args, "interrupted", False):
         # Run as the program and stopped by a signal: everything finished is
         # on disk and the store is closed. Skip the interpreter's teardown of

@@ -8,7 +8,8 @@ from numbers import Integral
 import numpy as np
 
 from . import _kernel, launch as _launch
-from .model import Fleet, SpecError
+from .errors import SpecError
+from .model import Fleet
 
 #: Events per kernel call when the caller does not choose a batch size:
 #: ~0.5 s of work at ~25 ns per event. Large enough that the Python loop

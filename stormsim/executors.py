@@ -14,14 +14,33 @@ import logging
 import os
 import time
 
-from .sweep import SweepError
+from .errors import ResourceError, SweepError
 
-__all__ = ["DaskExecutor", "Executor", "LocalExecutor"]
+__all__ = ["DaskExecutor", "Executor", "LocalExecutor", "executor_from", "threadsafe_layer"]
 
 #: Longest wait for a LocalCluster we started to close: its workers hold
 #: nothing (results are written by this process), and a worker process exits by
 #: itself when this process does.
 CLOSE_TIMEOUT_SECONDS = 3.0
+
+
+def threadsafe_layer() -> bool:
+    """Whether numba's threading layer lets several threads run parallel
+    kernels at once: 'tbb' and 'omp' do; 'workqueue' aborts the process."""
+    import numba
+
+    layer = str(numba.config.THREADING_LAYER)
+    if layer in ("tbb", "omp", "threadsafe"):
+        return True
+    if layer == "workqueue":
+        return False
+    for mod in ("tbbpool", "omppool"):
+        try:
+            __import__(f"numba.np.ufunc.{mod}")
+            return True
+        except ImportError:
+            continue
+    return False
 
 
 class Executor:
@@ -66,8 +85,6 @@ class LocalExecutor(Executor):
 
     def __init__(self, workers: int | None = None, target_seconds: float = 0.25):
         import numba
-
-        from .sweep import threadsafe_layer
 
         n = numba.config.NUMBA_NUM_THREADS if workers is None else int(workers)
         if n < 1:
@@ -194,13 +211,20 @@ class DaskExecutor(Executor):
             elif self.address.endswith(".json"):
                 if not os.path.exists(self.address):
                     raise SweepError(f"--dask {self.address}: no such scheduler file")
-                self.client = distributed.Client(scheduler_file=self.address, timeout="20s")
+                try:
+                    self.client = distributed.Client(scheduler_file=self.address, timeout="20s")
+                except OSError as exc:      # (TimeoutError is an OSError)
+                    raise ResourceError(f"--dask {self.address}: cannot reach the scheduler "
+                                        f"this file names ({exc}); check that it runs") from None
             else:
                 try:
                     self.client = distributed.Client(self.address, timeout="20s")
-                except (OSError, ValueError) as exc:
-                    raise SweepError(f"--dask {self.address}: cannot reach the scheduler "
-                                     f"({exc})") from None
+                except ValueError as exc:   # a malformed address
+                    raise SweepError(f"--dask {self.address}: not a scheduler address "
+                                     f"({exc}); e.g. tcp://host:8786") from None
+                except OSError as exc:
+                    raise ResourceError(f"--dask {self.address}: cannot reach the scheduler "
+                                        f"({exc}); check that it runs and the address") from None
             self._own_client = True
         self._ac = distributed.as_completed()
 
@@ -276,3 +300,16 @@ class DaskExecutor(Executor):
         where = "a local Dask cluster" if self.cluster is not None else \
             f"Dask at {self.client.scheduler.address}"
         return f"{where}, {len(info)} workers, {sum(info.values())} threads"
+
+
+def executor_from(spec) -> Executor:
+    """An executor from what run_sweep accepts: None (local), an Executor, a
+    dask.distributed Client, 'local:W' or a scheduler address."""
+    if spec is None:
+        return LocalExecutor()
+    if isinstance(spec, Executor):
+        return spec
+    if isinstance(spec, str) or type(spec).__name__ == "Client":
+        return DaskExecutor(spec)
+    raise SweepError(f"executor = {spec!r}: must be None (local), a stormsim executor, "
+                     "a dask.distributed Client, 'local:W' or a scheduler address")

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import Fleet, SpecError, _fmt
+from ._format import fmt_array
+from .errors import SpecError
+from .model import Fleet
 
 #: A stagger whose writes would overlap by less than this fraction of T is
 #: placed with touching writes: the same 1e-12 relative tie rule as MODEL.md.
@@ -132,7 +134,7 @@ def resolve(launch, fleet: Fleet, fleets: int) -> np.ndarray | None:
     try:
         theta = np.array(launch, dtype=np.float64)
     except (TypeError, ValueError):
-        raise SpecError(f"launch = {_fmt(launch)}: must be 'random', 'sync', 'stagger' or an array "
+        raise SpecError(f"launch = {fmt_array(launch)}: must be 'random', 'sync', 'stagger' or an array "
                         "of phases theta") from None
     if theta.shape not in ((n,), (fleets, n)):
         raise SpecError(f"launch theta has shape {theta.shape}: must be (N,) = ({n},) or "

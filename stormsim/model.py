@@ -12,26 +12,22 @@ from typing import Sequence, Union
 
 import numpy as np
 
+from ._format import fmt_array
+from .errors import SpecError
+
+__all__ = ["Fleet", "SpecError", "canonical_throughput", "throughput_label", "throughput_table"]
+
 ThroughputSpec = Union[str, tuple, Sequence[float]]
-
-
-class SpecError(ValueError):
-    """Invalid user input: names the parameter, the value given and the rule."""
-
-
-def _fmt(value) -> str:
-    text = np.array2string(np.asarray(value), threshold=8, precision=6) if np.ndim(value) else repr(value)
-    return text if len(text) < 120 else text[:117] + "..."
 
 
 def _job_array(name: str, value, n: int | None) -> np.ndarray:
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise SpecError(f"{name} = {_fmt(value)}: must be a number or a sequence of numbers") from None
+        raise SpecError(f"{name} = {fmt_array(value)}: must be a number or a sequence of numbers") from None
     if arr.ndim == 0:
         if n is None:
-            raise SpecError(f"{name} = {_fmt(value)}: give one value per job (a sequence), "
+            raise SpecError(f"{name} = {fmt_array(value)}: give one value per job (a sequence), "
                             "or use Fleet.identical(n_jobs, ...) for identical jobs")
         arr = np.full(n, float(arr))
     if arr.ndim != 1:
@@ -43,12 +39,72 @@ def _job_array(name: str, value, n: int | None) -> np.ndarray:
     return arr
 
 
+#: What a throughput rule may be, in every error about one.
+THROUGHPUT_RULE = ("'fair', 'ideal', 'power:ALPHA' (or ('power', ALPHA), {'power': ALPHA}) "
+                   "with ALPHA a number in [0, 1], or a sequence f(1..N)")
+
+
+def canonical_throughput(spec: ThroughputSpec):
+    """A throughput rule in its one canonical form: "fair", "ideal",
+    ("power", alpha) or a tuple of floats f(1..N) (its values are checked
+    against N by :func:`throughput_table`).
+
+    Accepts every spelling of the model and the sweep file: "fair", "ideal",
+    "power:ALPHA", ("power", ALPHA), {"power": ALPHA}, a sequence of numbers.
+    Raises SpecError whose message is the rule broken (no "throughput = ..."
+    prefix: the caller names where the value came from).
+    """
+    alpha = None
+    if isinstance(spec, str):
+        s = spec.strip().lower()
+        if s in ("fair", "ideal"):
+            return s
+        if not s.startswith("power:"):
+            raise SpecError(f"must be {THROUGHPUT_RULE}")
+        alpha = s.split(":", 1)[1].strip()
+        try:
+            alpha = float(alpha)
+        except ValueError:
+            raise SpecError(f"power needs a number ALPHA in [0, 1], e.g. 'power:0.5'; got "
+                            f"{alpha!r}") from None
+    elif isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "power":
+        alpha = spec[1]
+    elif isinstance(spec, dict):
+        if set(spec) != {"power"}:
+            raise SpecError("a table must be {power = ALPHA} with ALPHA a number in [0, 1]")
+        alpha = spec["power"]
+    if alpha is not None:
+        if (not isinstance(alpha, Real) or isinstance(alpha, bool)
+                or not 0.0 <= float(alpha) <= 1.0):
+            raise SpecError(f"power alpha = {alpha!r}: alpha must be a number in [0, 1]")
+        return ("power", float(alpha))
+    if isinstance(spec, (str, bytes)) or not np.iterable(spec):
+        raise SpecError(f"must be {THROUGHPUT_RULE}")
+    try:
+        table = np.array(spec, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SpecError(f"must be {THROUGHPUT_RULE}") from None
+    if table.ndim != 1 or table.size == 0:
+        raise SpecError(f"a throughput table has shape {table.shape}: must list f(1), ..., f(N)")
+    return tuple(float(x) for x in table)
+
+
+def throughput_label(spec) -> str:
+    """The label of a canonical rule in a sweep's parameter table: 'fair',
+    'ideal', 'power:ALPHA' (ALPHA as repr(float)) or 'table'."""
+    if isinstance(spec, str):
+        return spec
+    if len(spec) == 2 and spec[0] == "power":
+        return f"power:{spec[1]!r}"
+    return "table"
+
+
 def throughput_table(spec: ThroughputSpec, n_jobs: int) -> tuple[np.ndarray, object]:
     """Aggregate storage throughput f(n), n = 0..N, for a rule of MODEL.md.
 
     Parameters
     ----------
-    spec : "fair" | "ideal" | ("power", alpha) | sequence of f(1..N)
+    spec : "fair" | "ideal" | "power:alpha" | ("power", alpha) | sequence of f(1..N)
     n_jobs : N
 
     Returns
@@ -56,43 +112,35 @@ def throughput_table(spec: ThroughputSpec, n_jobs: int) -> tuple[np.ndarray, obj
     f : float64 (N + 1,), f[0] = 0 (unused), f[1] = 1
     normalized : the rule in canonical form ("fair", "ideal", ("power", a) or a tuple)
     """
-    n = np.arange(n_jobs + 1, dtype=np.float64)
-    if isinstance(spec, str):
-        if spec == "fair":
-            f = np.ones(n_jobs + 1)
-        elif spec == "ideal":
-            f = n.copy()
-        else:
-            raise SpecError(f"throughput = {spec!r}: must be 'fair', 'ideal', ('power', alpha) "
-                            "or a sequence f(1..N)")
-        f[0] = 0.0
-        return f, spec
-    if isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "power":
-        alpha = spec[1]
-        if not isinstance(alpha, Real) or not (0.0 <= float(alpha) <= 1.0):
-            raise SpecError(f"throughput = ('power', {alpha!r}): alpha must be a number in [0, 1]")
-        f = n ** float(alpha)
-        f[0] = 0.0
-        return f, ("power", float(alpha))
     try:
-        table = np.array(spec, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise SpecError(f"throughput = {_fmt(spec)}: must be 'fair', 'ideal', ('power', alpha) "
-                        "or a sequence f(1..N)") from None
-    if table.ndim != 1 or table.size != n_jobs:
-        raise SpecError(f"throughput table has shape {table.shape}: must give f(n) for n = 1..N, "
-                        f"N = {n_jobs} values")
-    if not np.all(np.isfinite(table)):
-        raise SpecError(f"throughput table = {_fmt(table)}: every f(n) must be finite")
-    if table[0] != 1.0:
-        raise SpecError(f"throughput table f(1) = {float(table[0])!r}: must be exactly 1 "
-                        "(one writer gets the whole bandwidth)")
-    bad = np.nonzero((table <= 0.0) | (table > n[1:]))[0]
-    if bad.size:
-        j = int(bad[0]) + 1
-        raise SpecError(f"throughput table f({j}) = {float(table[j - 1])!r}: must be in (0, {j}] "
-                        "(0 < f(n) <= n)")
-    return np.concatenate([[0.0], table]), tuple(float(x) for x in table)
+        canon = canonical_throughput(spec)
+    except SpecError as exc:
+        raise SpecError(f"throughput = {fmt_array(spec)}: {exc}") from None
+    n = np.arange(n_jobs + 1, dtype=np.float64)
+    if canon == "fair":
+        f = np.ones(n_jobs + 1)
+    elif canon == "ideal":
+        f = n.copy()
+    elif canon[0] == "power":
+        f = n ** canon[1]
+    else:
+        table = np.array(canon, dtype=np.float64)
+        if table.size != n_jobs:
+            raise SpecError(f"throughput table has shape {table.shape}: must give f(n) for "
+                            f"n = 1..N, N = {n_jobs} values")
+        if not np.all(np.isfinite(table)):
+            raise SpecError(f"throughput table = {fmt_array(table)}: every f(n) must be finite")
+        if table[0] != 1.0:
+            raise SpecError(f"throughput table f(1) = {float(table[0])!r}: must be exactly 1 "
+                            "(one writer gets the whole bandwidth)")
+        bad = np.nonzero((table <= 0.0) | (table > n[1:]))[0]
+        if bad.size:
+            j = int(bad[0]) + 1
+            raise SpecError(f"throughput table f({j}) = {float(table[j - 1])!r}: must be in "
+                            f"(0, {j}] (0 < f(n) <= n)")
+        return np.concatenate([[0.0], table]), canon
+    f[0] = 0.0
+    return f, canon
 
 
 #: Checkpoint modes (MODEL.md E1) and the rules for a checkpoint that falls
@@ -136,7 +184,7 @@ class Fleet:
         Checkpoint volume, s when writing alone; finite, > 0.
     cap : float
         Power cap C in full-rate jobs, > 0; ``inf`` (default) = uncapped.
-    throughput : "fair" | "ideal" | ("power", alpha) | sequence of f(1..N)
+    throughput : "fair" | "ideal" | "power:alpha" | ("power", alpha) | sequence of f(1..N)
         Aggregate storage throughput with n concurrent writers.
     jitter : float or sequence of float
         Per-cycle compute jitter sigma_i (s), >= 0: each compute interval after
@@ -221,7 +269,7 @@ class Fleet:
                 continue
             if not is_async.any():
                 raise SpecError(
-                    f"{name} = {_fmt(raw)}: an option of asynchronous checkpoints, but every job "
+                    f"{name} = {fmt_array(raw)}: an option of asynchronous checkpoints, but every job "
                     "has checkpoint = 'blocking'. Set checkpoint = 'async' (for all jobs or per "
                     f"job), or leave {name} at its default {default!r}")
             if np.ndim(raw) == 0:  # a scalar applies to the async jobs of a mixed fleet
@@ -262,6 +310,25 @@ class Fleet:
         return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
                    jitter=jitter, checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown,
                    on_busy=on_busy, weights=weights)
+
+    #: The options of MODEL.md E1 / E2 and their defaults: a fleet that leaves
+    #: them all there is the paper's base model.
+    OPTIONS = {"checkpoint": "blocking", **ASYNC_DEFAULTS, "weights": 1.0}
+
+    def canonical(self) -> dict:
+        """The one canonical encoding of the fleet (what a sweep's run seed
+        hashes): N, T, d, cap, f(0..N), sigma as float.hex strings, and each
+        option of OPTIONS only where some job differs from its default, so
+        every base-model fleet keeps the encoding it had before they existed."""
+        def hexlist(a):
+            return [float(x).hex() for x in np.asarray(a, dtype=np.float64).ravel()]
+
+        canon = {"N": self.n_jobs, "T": hexlist(self.T), "d": hexlist(self.d),
+                 "cap": float(self.cap).hex(), "f": hexlist(self.f), "sigma": hexlist(self.jitter)}
+        for name, default in self.OPTIONS.items():
+            if np.any((arr := getattr(self, name)) != default):
+                canon[name] = arr.tolist() if arr.dtype.kind == "U" else hexlist(arr)
+        return canon
 
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")
@@ -328,7 +395,7 @@ class Fleet:
     def _extra_repr(self, identical: bool) -> str:
         """The keywords that differ from their defaults (none: today's repr)."""
         out = []
-        defaults = dict(ASYNC_DEFAULTS, checkpoint="blocking", weights=1.0)
+        defaults = self.OPTIONS
         for name in ("checkpoint", "snapshot", "slowdown", "on_busy", "weights"):
             arr = getattr(self, name)
             if np.all(arr == defaults[name]):
@@ -336,7 +403,7 @@ class Fleet:
             if identical or np.all(arr == arr[0]):
                 out.append(f", {name}={arr[0].item()!r}")
             elif arr.dtype.kind == "f":
-                out.append(f", {name}={_fmt(arr)}")
+                out.append(f", {name}={fmt_array(arr)}")
             else:
                 out.append(f", {name}={arr.tolist()!r}")
         return "".join(out)
@@ -346,6 +413,6 @@ class Fleet:
             return (f"Fleet.identical({self.n_jobs}, T={self.T[0]!r}, d={self.d[0]!r}, "
                     f"cap={self.cap!r}, throughput={self.throughput!r}, jitter={self.jitter[0]!r}"
                     f"{self._extra_repr(True)})")
-        return (f"Fleet(T={_fmt(self.T)}, d={_fmt(self.d)}, cap={self.cap!r}, "
-                f"throughput={self.throughput!r}, jitter={_fmt(self.jitter)}"
+        return (f"Fleet(T={fmt_array(self.T)}, d={fmt_array(self.d)}, cap={self.cap!r}, "
+                f"throughput={self.throughput!r}, jitter={fmt_array(self.jitter)}"
                 f"{self._extra_repr(False)})")

@@ -23,7 +23,7 @@ MARKERS = "os^vD<>p"
 def _styled(items):
     """(item, colour, marker) for every item, however many: no series is dropped."""
     items = list(items)
-    colors = _colors(len(items))
+    colors = palette(len(items))
     return [(it, c, MARKERS[i % len(MARKERS)]) for i, (it, c) in enumerate(zip(items, colors))]
 
 
@@ -44,7 +44,7 @@ def _thin(a: np.ndarray, max_points: int) -> np.ndarray:
     return a[np.linspace(0, a.size - 1, max_points).astype(np.int64)]
 
 
-def _colors(n: int):
+def palette(n: int):
     """n distinguishable colours: the qualitative palette, or viridis beyond it."""
     if n <= len(COLORS):
         return list(COLORS[:max(n, 1)])
@@ -314,7 +314,7 @@ def survival(times: Mapping[str, tuple], ax=None, title: str | None = None,
     from .survival import kaplan_meier
 
     fig, ax = _ax(ax)
-    colors = _colors(len(times))
+    colors = palette(len(times))
     for (label, (t, obs)), c in zip(times.items(), colors):
         t = np.asarray(t, float)
         obs = np.asarray(obs, bool)
@@ -438,7 +438,7 @@ def series(x, ys: Mapping[str, tuple], ax=None, xlabel: str = "", ylabel: str = 
     """
     fig, ax = _ax(ax)
     x = np.asarray(x, float)
-    colors = _colors(len(ys))
+    colors = palette(len(ys))
     for (label, (y, lo, hi)), c in zip(ys.items(), colors):
         y = np.asarray(y, float)
         lo = np.full_like(y, np.nan) if lo is None else np.asarray(lo, float)

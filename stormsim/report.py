@@ -28,23 +28,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ._format import fmt_value
+
 #: Bootstrap resamples for the tail intervals (per-fleet occupancy only).
 N_BOOT = 400
 #: Most cells drawn in one panel before lines are thinned to every k-th cell.
 MAX_LINES = 16
 
 
-def _fmt(v) -> str:
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        if math.isinf(v):
-            return "inf"
-        return f"{v:g}"
-    return str(v)
-
-
 def _label(params: dict, keys) -> str:
-    return ", ".join(f"{k}={_fmt(params[k])}" for k in keys) or "all cells"
+    return ", ".join(f"{k}={fmt_value(params[k])}" for k in keys) or "all cells"
 
 
 def _main_key(res) -> str | None:
@@ -130,7 +123,7 @@ def main(path: str, outdir: str) -> int:
     not a stormsim sweep result.
     """
     from . import plots
-    from .store import open_results
+    from .results import open_results
 
     res = open_results(path)
     out = Path(outdir)
@@ -152,7 +145,7 @@ def main(path: str, outdir: str) -> int:
         fig, axes = plots.grid(len(ns), 1, size=(5.0, 4.2))
         for ax, n in zip(axes[0], ns):
             sel = _thin([s for s in occ_cells if s["N"] == n])
-            colors = plots._colors(len(sel))
+            colors = plots.palette(len(sel))
             for s, col in zip(sel, colors):
                 k = np.arange(1, n + 1)
                 ci = s["tail_ci"]
@@ -178,7 +171,7 @@ def main(path: str, outdir: str) -> int:
             logx = _xaxis([s["params"][xkey] for s in occ_cells])
             for ax, q in zip(axes[0], (4, 2)):
                 shown = _thin(list(groups.items()))
-                for (lab, grp), col in zip(shown, plots._colors(len(shown))):
+                for (lab, grp), col in zip(shown, plots.palette(len(shown))):
                     xs = [float(s["params"][xkey]) for s in grp]
                     kq = [max(1, math.ceil(s["N"] / q)) for s in grp]
                     indep = f"{lab} (independent)"

@@ -119,7 +119,8 @@ passage_level = [0, 2]
 
 @pytest.fixture(scope="module")
 def sweep_result(tmp_path_factory):
-    from stormsim.sweep import parse_sweep, run_sweep
+    from stormsim.spec import parse_sweep
+    from stormsim.sweep import run_sweep
 
     d = tmp_path_factory.mktemp("sweep")
     sweep = parse_sweep(SWEEP, str(d / "s.toml"))

@@ -14,9 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stormsim
-from stormsim.store import (HDF5Store, MemoryStore, exact_column_sums, exact_to_float,
-                            open_results)
-from stormsim.sweep import SweepError, make_task, parse_sweep, run_unit
+from stormsim._files import inject_fault
+from stormsim.errors import ResourceError, SweepError
+from stormsim.results import open_results
+from stormsim.spec import parse_sweep
+from stormsim.store import HDF5Store, MemoryStore
+from stormsim.work import FleetRanges, exact_column_sums, exact_to_float, make_unit, run_unit
 
 SWEEP = """
 [sweep]
@@ -48,7 +51,7 @@ def parts(sweep):
     for c in sweep.cells:
         cuts = [0, 1, 9, 10, c.fleets]
         for a, b in zip(cuts[:-1], cuts[1:]):
-            out.append(run_unit(make_task(sweep, c.index, a, b)))
+            out.append(run_unit(make_unit(sweep, c.index, a, b)))
     return out
 
 
@@ -79,7 +82,7 @@ def _direct(sweep, i):
 def test_parts_in_any_order_assemble_to_one_call(kind, sweep, parts):
     store = kind.new()
     state = store.open(sweep)
-    assert state.done == {} and not state.complete
+    assert state.done.as_dict() == {} and not state.complete
     shuffled = list(parts)
     random.Random(4).shuffle(shuffled)
     for p in shuffled:
@@ -110,7 +113,7 @@ def test_resume_reports_exactly_what_was_committed(kind, sweep, parts):
     expect = {}
     for (p,) in kept:
         expect.setdefault(p.cell, []).append((p.start, p.stop))
-    assert {c: sorted(r) for c, r in state.done.items()} == {c: sorted(r) for c, r in expect.items()}
+    assert {c: sorted(r) for c, r in state.done.as_dict().items()} == {c: sorted(r) for c, r in expect.items()}
     assert not state.complete
 
 
@@ -144,7 +147,7 @@ def test_complete_store_reopens_complete(kind, sweep, parts):
     store.close()
     state = kind.new().open(sweep)
     assert state.complete
-    assert state.done == {c.index: [(0, c.fleets)] for c in sweep.cells}
+    assert state.done.as_dict() == {c.index: [(0, c.fleets)] for c in sweep.cells}
 
 
 def test_a_different_sweep_is_refused_unless_overwrite(kind, sweep, parts):
@@ -157,7 +160,7 @@ def test_a_different_sweep_is_refused_unless_overwrite(kind, sweep, parts):
         kind.new().open(other)
     store = kind.new()
     state = store.open(other, overwrite=True)
-    assert state.done == {}
+    assert state.done.as_dict() == {}
     store.close()
 
 
@@ -167,7 +170,7 @@ def test_sum_mode_keeps_only_the_exact_sum(kind):
     store.open(sw)
     for c in sw.cells:
         for a, b in ((0, 5), (5, c.fleets)):
-            store.commit(run_unit(make_task(sw, c.index, a, b)))
+            store.commit(run_unit(make_unit(sw, c.index, a, b)))
     store.finish()
     store.close()
     res = kind.read(store)
@@ -180,11 +183,11 @@ def test_sum_mode_keeps_only_the_exact_sum(kind):
 
 def test_units_packing_several_cells(kind, sweep):
     """Small cells packed into one unit (one file on disk) read back per cell."""
-    from stormsim.sweep import Planner
+    from stormsim.work import Planner
 
     store = kind.new()
     store.open(sweep)
-    planner = Planner(sweep, {}, target_seconds=10.0)     # room for every cell at once
+    planner = Planner(sweep, FleetRanges(), target_seconds=10.0)     # room for every cell at once
     task = planner.next()
     assert [p.cell for p in task.pieces] == [0, 1, 2, 3] and planner.next() is None
     store.commit(run_unit(task))
@@ -274,12 +277,12 @@ def test_invalid_and_temporary_parts_are_redone(tmp_path, sweep, parts):
     store = HDF5Store(tmp_path / "out.h5")
     state = store.open(sweep)
     assert store.removed_invalid == 2
-    assert sum(len(r) for r in state.done.values()) == 4
+    assert sum(len(r) for r in state.done.as_dict().values()) == 4
     assert not any(".tmp" in x.name for x in d.iterdir())
     store.close()
 
 
-def test_final_file_never_half_there(tmp_path, sweep, parts, monkeypatch):
+def test_final_file_never_half_there(tmp_path, sweep, parts):
     """A crash between writing OUTPUT.tmp and renaming it, then a crash after
     the rename but before the parts are removed: each rerun ends complete."""
     store = HDF5Store(tmp_path / "out.h5")
@@ -287,24 +290,19 @@ def test_final_file_never_half_there(tmp_path, sweep, parts, monkeypatch):
     for p in parts:
         store.commit(p)
 
-    def die(*a, **k):
-        raise KeyboardInterrupt("killed")
-
-    monkeypatch.setattr("stormsim.store.os.replace", die)
-    with pytest.raises(KeyboardInterrupt):
+    with inject_fault("atomic:before-replace", KeyboardInterrupt("killed")), \
+            pytest.raises(KeyboardInterrupt):
         store.finish()
     store.close()
-    monkeypatch.undo()
     assert not (tmp_path / "out.h5").exists() and (tmp_path / "out.h5.tmp").exists()
 
     store = HDF5Store(tmp_path / "out.h5")
     state = store.open(sweep)                          # everything is still done
-    assert sum(b - a for r in state.done.values() for a, b in r) == 4 * 23
-    monkeypatch.setattr("stormsim.store.shutil.rmtree", die)
-    with pytest.raises(KeyboardInterrupt):
+    assert sum(b - a for r in state.done.as_dict().values() for a, b in r) == 4 * 23
+    with inject_fault("store:before-parts-removed", KeyboardInterrupt("killed")), \
+            pytest.raises(KeyboardInterrupt):
         store.finish()
     store.close()
-    monkeypatch.undo()
     assert (tmp_path / "out.h5").exists() and (tmp_path / "out.h5.parts").exists()
     state = HDF5Store(tmp_path / "out.h5").open(sweep)
     assert state.complete and not (tmp_path / "out.h5.parts").exists()
@@ -332,7 +330,7 @@ def test_refusals_name_the_output(tmp_path, sweep):
 def test_one_writer_at_a_time(tmp_path, sweep):
     first = HDF5Store(tmp_path / "out.h5")
     first.open(sweep)
-    with pytest.raises(SweepError, match=rf"another stormsim process \(pid {os.getpid()}\)"):
+    with pytest.raises(ResourceError, match=rf"another stormsim process \(pid {os.getpid()}\)"):
         HDF5Store(tmp_path / "out.h5").open(sweep)
     first.close()
     HDF5Store(tmp_path / "out.h5").open(sweep)
@@ -345,7 +343,7 @@ def test_overwrite_respects_another_process_lock(tmp_path, sweep, parts):
     first.open(sweep)
     first.commit(parts[0])
     other = parse_sweep(OTHER, "other.toml")
-    with pytest.raises(SweepError, match=r"another stormsim process \(pid \d+\) is running"):
+    with pytest.raises(ResourceError, match=r"another stormsim process \(pid \d+\) is running"):
         HDF5Store(tmp_path / "out.h5").open(other, overwrite=True)
     for p in parts[1:]:
         first.commit(p)
@@ -356,7 +354,7 @@ def test_overwrite_respects_another_process_lock(tmp_path, sweep, parts):
     second = HDF5Store(tmp_path / "out.h5")
     assert not second.open(other, overwrite=True).complete
     assert not (tmp_path / "out.h5").exists()
-    with pytest.raises(SweepError, match="another stormsim process"):
+    with pytest.raises(ResourceError, match="another stormsim process"):
         HDF5Store(tmp_path / "out.h5").open(sweep, overwrite=True)
     second.close()
 
@@ -376,7 +374,7 @@ def test_empty_parts_of_another_sweep_are_replaced(tmp_path, sweep, parts):
     (d / "MANIFEST.json").write_text(json.dumps(man))
     (d / "LOCK").write_text("pid 1\n")
     store = HDF5Store(tmp_path / "out.h5")
-    assert store.open(sweep).done == {}
+    assert store.open(sweep).done.as_dict() == {}
     assert json.loads((d / "MANIFEST.json").read_text())["sweep_hash"] == sweep.hash
     store.commit(parts[0])
     store.close()
@@ -405,7 +403,7 @@ def test_only_fleets_differ_is_named(tmp_path, sweep, parts):
         HDF5Store(tmp_path / "out.h5").open(more)
 
 
-def test_resume_deletes_only_bad_units(tmp_path, sweep, parts, monkeypatch):
+def test_resume_deletes_only_bad_units(tmp_path, sweep, parts):
     """A truncated unit is deleted and redone; an error that says nothing about
     the file (OSError from the disk, MemoryError) propagates and deletes nothing."""
     store = HDF5Store(tmp_path / "out.h5")
@@ -419,16 +417,13 @@ def test_resume_deletes_only_bad_units(tmp_path, sweep, parts, monkeypatch):
     (d / names[0]).write_bytes(raw[: len(raw) // 2])             # truncated zip
 
     for err in (OSError, MemoryError):
-        def fail(path, sweep, only_cell=None, err=err):
-            raise err("transient")
-        monkeypatch.setattr("stormsim.store._read_unit", fail)
-        with pytest.raises(err, match="transient"):
+        with inject_fault("parts:read-unit", err("transient")), \
+                pytest.raises(err, match="transient"):
             HDF5Store(tmp_path / "out.h5").open(sweep)
         assert sorted(x.name for x in d.glob("*.npz")) == names   # nothing deleted
-    monkeypatch.undo()
     store = HDF5Store(tmp_path / "out.h5")
     state = store.open(sweep)
     assert store.removed_invalid == 1
     assert sorted(x.name for x in d.glob("*.npz")) == names[1:]
-    assert sum(len(r) for r in state.done.values()) == 2
+    assert sum(len(r) for r in state.done.as_dict().values()) == 2
     store.close()

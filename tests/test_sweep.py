@@ -13,9 +13,11 @@ import pytest
 
 import stormsim
 from stormsim.executors import LocalExecutor
-from stormsim.store import MemoryStore, open_results
-from stormsim.sweep import (SEED_DOMAIN, SweepError, load_sweep, parse_sweep,
-                            run_sweep)
+from stormsim.errors import ResourceError, SweepError
+from stormsim.results import open_results
+from stormsim.spec import SEED_DOMAIN, load_sweep, parse_sweep
+from stormsim.store import MemoryStore
+from stormsim.sweep import run_sweep
 from h5compare import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,7 +90,7 @@ BAD = [
     ("N = 8\nload = 0.5\npassage_level = 9", "", "", r"passage_level = 9 is above N = 8"),
     ("N = 8\nload = 0.5\nburn_in = 100", "", "", r"burn_in = 100 must be below cycles = 100"),
     ("N = 8\nload = 0.5\nthroughput = \"power:1.5\"", "", "",
-     r"throughput = \"power:1\.5\": power ALPHA = 1\.5 must be in \[0, 1\]"),
+     r"throughput = \"power:1\.5\": power alpha = 1\.5: alpha must be a number in \[0, 1\]"),
     ("N = 8\nload = 0.5\nthroughput = \"fast\"", "", "",
      r"throughput = \"fast\": must be 'fair', 'ideal', 'power:ALPHA'"),
     ("N = 3\nload = 0.5\nthroughput = [1.0, 1.5]", "", "",
@@ -251,14 +253,14 @@ class FailsToStart(LocalExecutor):
     """An executor whose workers cannot be reached (e.g. --dask nofile.json)."""
 
     def start(self):
-        raise SweepError("cannot reach the scheduler")
+        raise ResourceError("cannot reach the scheduler")
 
 
 def test_a_failed_start_leaves_no_output(tmp_path):
     """No OUTPUT.parts (LOCK, MANIFEST.json) is left by a run whose executor
     failed to start, so another sweep file may use the output next."""
     out = tmp_path / "out.h5"
-    with pytest.raises(SweepError, match="cannot reach the scheduler"):
+    with pytest.raises(ResourceError, match="cannot reach the scheduler"):
         run_sweep(parse_sweep(RUN, "run.toml"), out, executor=FailsToStart(), progress="none")
     assert list(tmp_path.iterdir()) == []
     other = parse_sweep(RUN.replace("cycles = 200", "cycles = 150"), "other.toml")

@@ -14,8 +14,9 @@ from pathlib import Path
 import h5py
 import pytest
 
-from stormsim.store import open_results
-from stormsim.sweep import parse_sweep, run_sweep
+from stormsim.results import open_results
+from stormsim.spec import parse_sweep
+from stormsim.sweep import run_sweep
 from h5compare import datasets
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,9 @@ from pathlib import Path
 import h5py
 import pytest
 
-from stormsim.sweep import SweepError, parse_sweep, run_sweep
+from stormsim.errors import SweepError
+from stormsim.spec import parse_sweep
+from stormsim.sweep import run_sweep
 from h5compare import datasets
 
 distributed = pytest.importorskip("distributed")

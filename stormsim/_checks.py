@@ -1,0 +1,123 @@
+"""Value checks of sweep-file keys: raw TOML value -> normalized value, or raise Bad.
+
+The building blocks of ``stormsim.spec.KEYS`` (each Key names its check).
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+from ._format import fmt_toml
+from .errors import SpecError
+from .model import canonical_throughput
+
+__all__ = ["Bad", "boolean", "int_at_least", "is_int", "is_num", "one_of", "passage_level",
+           "per_job", "positive", "positive_or_inf", "throughput"]
+
+
+class Bad(Exception):
+    """A value breaks its key's rule; the message says what is allowed."""
+
+
+def is_int(v) -> bool:
+    return isinstance(v, Integral) and not isinstance(v, bool)
+
+
+def is_num(v) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool)
+
+
+def int_at_least(lo: int, below: int | None = None):
+    def check(v):
+        if not is_int(v) or v < lo:
+            raise Bad(f"must be an integer >= {lo}")
+        if below is not None and v >= below:
+            raise Bad(f"must be < 2**{int(math.log2(below))}")
+        return int(v)
+    return check
+
+
+def positive(v, *, allow_inf=False) -> float:
+    if not is_num(v):
+        raise Bad("must be a number")
+    v = float(v)
+    if math.isnan(v) or v <= 0.0 or (math.isinf(v) and not allow_inf):
+        raise Bad("must be " + ("> 0 (inf allowed)" if allow_inf else "finite and > 0"))
+    return v
+
+
+def positive_or_inf(v) -> float:
+    if isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "none"):
+        return math.inf
+    return positive(v, allow_inf=True)
+
+
+def per_job(lo_ok_zero: bool):
+    rule = ">= 0" if lo_ok_zero else "> 0"
+
+    def check(v):
+        items = v if isinstance(v, list) else [v]
+        if isinstance(v, list) and not v:
+            raise Bad("an empty list: give one value per job")
+        out = []
+        for x in items:
+            if not is_num(x):
+                raise Bad(f"must be a number, or a list of numbers (one per job); found "
+                          f"{fmt_toml(x)}")
+            x = float(x)
+            if not math.isfinite(x) or x < 0.0 or (x == 0.0 and not lo_ok_zero):
+                raise Bad(f"every value must be finite and {rule}; found {fmt_toml(x)}")
+            out.append(x)
+        return tuple(out) if isinstance(v, list) else out[0]
+    return check
+
+
+def per_job_in(lo: float, hi: float):
+    """A number in [lo, hi], or a list of them (one per job)."""
+    def check(v):
+        items = v if isinstance(v, list) else [v]
+        if isinstance(v, list) and not v:
+            raise Bad("an empty list: give one value per job")
+        out = []
+        for x in items:
+            if not is_num(x):
+                raise Bad(f"must be a number, or a list of numbers (one per job); found "
+                          f"{fmt_toml(x)}")
+            x = float(x)
+            if not lo <= x <= hi:
+                raise Bad(f"every value must be in [{lo:g}, {hi:g}]; found {fmt_toml(x)}")
+            out.append(x)
+        return tuple(out) if isinstance(v, list) else out[0]
+    return check
+
+
+def one_of(*choices):
+    def check(v):
+        if v not in choices:
+            raise Bad("must be one of " + ", ".join(repr(x) for x in choices))
+        return v
+    return check
+
+
+def boolean(v):
+    if not isinstance(v, bool):
+        raise Bad("must be true or false")
+    return v
+
+
+def throughput(v):
+    """-> the canonical rule of stormsim.model: 'fair', 'ideal', ('power', a) or a tuple."""
+    if isinstance(v, list) and not all(is_num(x) for x in v):
+        raise Bad("a table must list f(1), ..., f(N) as numbers")
+    try:
+        return canonical_throughput(tuple(v) if isinstance(v, list) else v)
+    except SpecError as exc:
+        raise Bad(str(exc)) from None
+
+
+def passage_level(v):
+    if isinstance(v, str) and v.strip().lower() == "none":
+        return 0
+    if not is_int(v) or v < 0:
+        raise Bad("must be an integer >= 1 (the level k), or 0 / 'none' for no passage")
+    return int(v)
