@@ -290,10 +290,10 @@ class Cell:
         return self.values["run_seed"]
 
     def simulate_kwargs(self) -> dict:
-        """Keyword arguments of stormsim.simulate, except ``fleets``."""
+        """simulate()'s keyword arguments but fleets; no fast-forward: digits stay bit-identical."""
         kw = {k.name: self.values[k.name] for k in KEYS if k.kwarg}
         kw["passage_level"] = self.passage_level
-        kw["seed"] = self.run_seed
+        kw.update(seed=self.run_seed, fast_forward=False)
         return kw
 
     def identity(self) -> dict:
