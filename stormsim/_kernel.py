@@ -574,135 +574,146 @@ def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
     margin = 0.0
     for i in range(N):
         margin = max(margin, FF_MARGIN * (T[i] + d[i]))
+    finished = False
+    advance = False  # the instant at t = 0 comes before any advance
+    nw = 0
     while True:
-        # Every job whose remaining amount is (within the tie rule) zero
-        # changes phase now, before the rates are recomputed. Pop all
-        # candidates first, so that jobs entering a heap now are not seen.
-        nw_prev = nwh  # writers before this instant (for up-crossings)
-        n_w_pop = 0
-        while nwh > 0 and wkey[wh] - pw <= tol_d:
-            popped[n_w_pop] = widx[wh]
-            popkey[n_w_pop] = wkey[wh]
-            n_w_pop += 1
-            wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
-        n_pop = n_w_pop
-        while nch > 0 and ckey[ch] - pc <= tol_T:
-            popped[n_pop] = cidx[ch]
-            popkey[n_pop] = ckey[ch]
-            n_pop += 1
-            ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
-        n_fire = 0
-        for b in range(n_w_pop):  # writes that end now
-            i = popped[b]
-            if popkey[b] - pw > TIE_RTOL * d[i]:
-                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
-                continue
-            events += 1
-            writing[i] += t - since[i]  # reset when the measured window opens
-            w = T[i]
-            if sigma[i] > 0.0:
-                w += sigma[i] * stream_normal(base[i], count[i] - 1)
-                if w < 0.0:
-                    w = 0.0
-            if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+        while True:
+            if advance:
+                instants += 1
+                if instants >= _REBASE_EVERY * N:
+                    # Keep remaining amounts exact to full relative
+                    # precision. A constant shift keeps every queue ordered.
+                    instants = 0
+                    for b in range(nwh):
+                        wkey[(wh + b) & mask] -= pw
+                    for b in range(nch):
+                        ckey[(ch + b) & mask] -= pc
+                    pw = 0.0
+                    pc = 0.0
+
+                # Next event: the head of either queue, whichever is reached
+                # first (remaining / rate compared as cross products: one division).
+                r_w = rw[nw]
+                r_c = rc[N - nw]
+                if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
+                    dt = (wkey[wh] - pw) / r_w
+                    pw = wkey[wh]
+                    pc += r_c * dt
+                else:
+                    dt = (ckey[ch] - pc) / r_c
+                    pc = ckey[ch]
+                    pw += r_w * dt
+                if measuring:
+                    occupancy[nw] += dt
+                t += dt
+            advance = True
+            # Every job whose remaining amount is (within the tie rule) zero
+            # changes phase now, before the rates are recomputed. Pop all
+            # candidates first, so that jobs entering a heap now are not seen.
+            nw_prev = nwh  # writers before this instant (for up-crossings)
+            n_w_pop = 0
+            while nwh > 0 and wkey[wh] - pw <= tol_d:
+                popped[n_w_pop] = widx[wh]
+                popkey[n_w_pop] = wkey[wh]
+                n_w_pop += 1
+                wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+            n_pop = n_w_pop
+            while nch > 0 and ckey[ch] - pc <= tol_T:
+                popped[n_pop] = cidx[ch]
+                popkey[n_pop] = ckey[ch]
+                n_pop += 1
+                ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+            n_fire = 0
+            for b in range(n_w_pop):  # writes that end now
+                i = popped[b]
+                if popkey[b] - pw > TIE_RTOL * d[i]:
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                    continue
+                events += 1
+                writing[i] += t - since[i]  # reset when the measured window opens
+                w = T[i]
+                if sigma[i] > 0.0:
+                    w += sigma[i] * stream_normal(base[i], count[i] - 1)
+                    if w < 0.0:
+                        w = 0.0
+                if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                    tofire[n_fire] = i
+                    n_fire += 1
+                else:
+                    nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+            for b in range(n_w_pop, n_pop):  # computers that fire now
+                i = popped[b]
+                if popkey[b] - pc > TIE_RTOL * T[i]:
+                    nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
+                    continue
                 tofire[n_fire] = i
                 n_fire += 1
-            else:
-                nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
-        for b in range(n_w_pop, n_pop):  # computers that fire now
-            i = popped[b]
-            if popkey[b] - pc > TIE_RTOL * T[i]:
-                nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
-                continue
-            tofire[n_fire] = i
-            n_fire += 1
-        for b in range(n_fire):
-            i = tofire[b]
-            k = count[i]
-            if record and k < cycles:
-                firings[i, k] = t
-            count[i] = k + 1
-            if k + 1 == cycles:
-                n_done += 1
-            if k + 1 == burn_in:
-                n_burn += 1
-            since[i] = t
-            nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
-            # Writes that end now were applied first, so level nwh is crossed
-            # at this instant iff it is above the writers before it. (Counted
-            # here, per firing, not per instant: a branch per instant on
-            # "did n_w rise" mispredicts and cost ~8% per event.)
-            if measuring and nwh > nw_prev:
-                upcross[nwh] += 1
-            events += 1
-        fired_total += n_fire
-        nw = nwh
-        if not measuring and n_burn == N:
-            measuring = True
-            for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
-                upcross[b] += 1
-            # Open the window: writing time counts from now.
-            for b in range(N):
-                writing[b] = 0.0
-            for b in range(nwh):
-                since[widx[(wh + b) & mask]] = t
-        if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
-            p_time = t
-            p_cycle = fired_total // N
-            if stop_at_passage:
+            for b in range(n_fire):
+                i = tofire[b]
+                k = count[i]
+                if record and k < cycles:
+                    firings[i, k] = t
+                count[i] = k + 1
+                if k + 1 == cycles:
+                    n_done += 1
+                if k + 1 == burn_in:
+                    n_burn += 1
+                since[i] = t
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
+                # Writes that end now were applied first, so level nwh is crossed
+                # at this instant iff it is above the writers before it. (Counted
+                # here, per firing, not per instant: a branch per instant on
+                # "did n_w rise" mispredicts and cost ~8% per event.)
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+                events += 1
+            fired_total += n_fire
+            nw = nwh
+            if not measuring and n_burn == N:
+                measuring = True
+                for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                    upcross[b] += 1
+                # Open the window: writing time counts from now.
+                for b in range(N):
+                    writing[b] = 0.0
+                for b in range(nwh):
+                    since[widx[(wh + b) & mask]] = t
+            if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
+                p_time = t
+                p_cycle = fired_total // N
+                if stop_at_passage:
+                    finished = True
+                    break
+            if n_done == N:
+                finished = True
                 break
-        if n_done == N:
+            if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
+                # No write in flight: a consistent state to hand to the
+                # fast-forward and to take back (a level-1 passage is the event
+                # loop's: it happens at a firing). Its first checks, inline:
+                # the next firing is clear of now and its write of the one after.
+                # Where stretches prove short (collisions every few firings) the
+                # attempts back off, so that they cost the event loop nothing.
+                # The call itself is outside this loop, which keeps the event
+                # loop's registers its own.
+                if ff_wait > 0:
+                    ff_wait -= 1
+                elif ckey[ch] - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
+                                                 - (ckey[ch] + d[cidx[ch]]) > margin):
+                    break
+        if finished:
             break
-        if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
-            # No write in flight: a consistent state to hand to the
-            # fast-forward and to take back (a level-1 passage is the event
-            # loop's: it happens at a firing). Its first checks, inline:
-            # the next firing is clear of now and its write of the one after.
-            # Where stretches prove short (collisions every few firings) the
-            # attempts back off, so that they cost the event loop nothing.
-            f_at = ckey[ch]
-            if ff_wait > 0:
-                ff_wait -= 1
-            elif f_at - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
-                                         - (f_at + d[cidx[ch]]) > margin):
-                before = fired_total
-                ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
-                    T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
-                    cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
-                    firings, occupancy, upcross, writing, popkey, tofire)
-                if fired_total - before >= _FF_LONG * N:
-                    ff_backoff = 0
-                else:
-                    ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
-                ff_wait = ff_backoff
-
-        instants += 1
-        if instants >= _REBASE_EVERY * N:
-            # Keep remaining amounts exact to full relative precision. A
-            # constant shift keeps every queue ordered.
-            instants = 0
-            for b in range(nwh):
-                wkey[(wh + b) & mask] -= pw
-            for b in range(nch):
-                ckey[(ch + b) & mask] -= pc
-            pw = 0.0
-            pc = 0.0
-
-        # Next event: the head of either queue, whichever is reached first
-        # (remaining / rate compared as cross products: one division).
-        r_w = rw[nw]
-        r_c = rc[N - nw]
-        if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
-            dt = (wkey[wh] - pw) / r_w
-            pw = wkey[wh]
-            pc += r_c * dt
+        before = fired_total
+        ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
+            T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+            cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+            firings, occupancy, upcross, writing, popkey, tofire)
+        if fired_total - before >= _FF_LONG * N:
+            ff_backoff = 0
         else:
-            dt = (ckey[ch] - pc) / r_c
-            pc = ckey[ch]
-            pw += r_w * dt
-        if measuring:
-            occupancy[nw] += dt
-        t += dt
+            ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
+        ff_wait = ff_backoff
     if measuring:  # writes still in flight when the run stops
         for b in range(nwh):
             i = widx[(wh + b) & mask]
