@@ -178,8 +178,20 @@ is (lone_1 - lone_0) / lone_0 cycles per cycle."""
         f"lone-cycle ratio. Equal lone cycles with T_0 != T_1 stay neutral (max |g| = "
         f"{C.fmt(eq_max)}), also at C = 0.8 < 1 where T + d differ; the pair with equal T + d "
         f"but unequal lone cycles at C = 0.8 is coupled (spread of g {C.fmt(contrast)}).")
+    rows = [("identical pair: the return map is the identity (neutral) under contention, a "
+             "binding cap, or both",
+             f"max |g| {C.fmt(ident_max)} per step over all launch gaps",
+             "reproduced (exact theory, to rounding)" if ident_max <= NEUTRAL_TOL else
+             "NOT reproduced"),
+            ("unequal lone cycles couple the pair (not a rotation) under contention or a binding "
+             "cap; ideal f uncapped stays a rotation; equal lone cycles stay neutral",
+             "spread of g " + ", ".join(f"{C.fmt(v)} ({k})" for k, v in spreads.items())
+             + f"; control {C.fmt(control)}; equal lone cycles max |g| {C.fmt(eq_max)}",
+             "reproduced" if ok else "NOT reproduced (see the tables)")]
     C.append_results(args, "1", "pair return map and where neutrality ends", definition, body,
-                     verdict, [f1, f2], t0)
+                     verdict, [f1, f2], t0, seeds=f"condition i runs with seed {args.seed} + i "
+                                                  "(+10, +20 per table; sigma = 0: no randomness "
+                                                  "is drawn)", rows=rows)
     return 0
 
 

@@ -103,8 +103,14 @@ number of |lambda| > 1 (theory ceil(N/2) - 1 in brackets)."""
                f"rounding; tolerance {TOL:g}), J is diagonal to {C.fmt(worst_off)}, |det J - 1| <= "
                f"{C.fmt(worst_det)}, and the number of expanding directions is ceil(N/2) - 1 "
                f"{'in every case' if exp_ok else 'NOT in every case'}.")
+    rows = [("fully-overlapping map of N identical writers: diagonal, eigenvalues "
+             "(N - j) f(j) / (j f(N - j)), det 1, ceil(N/2) - 1 expanding directions",
+             f"N = {min(ns)}..{max(ns)}, fair and power(0.5) f: eigenvalues to {C.fmt(worst)} "
+             f"relative, off-diagonal {C.fmt(worst_off)}, |det J - 1| <= {C.fmt(worst_det)}",
+             "reproduced (exact theory, to rounding)" if ok else "NOT reproduced (see the table)")]
     C.append_results(args, "2", "N-writer spectrum of the fully-overlapping map", definition,
-                     body, verdict, [f1], t0)
+                     body, verdict, [f1], t0, seeds=f"seed {args.seed} (no randomness is drawn: "
+                                                    "sigma = 0)", rows=rows)
     return 0
 
 

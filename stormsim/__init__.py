@@ -20,6 +20,7 @@ from .executors import DaskExecutor, LocalExecutor
 from .launch import stagger_margin, stagger_spacing, stagger_theta
 from .model import Fleet, throughput_table
 from .results import Results, open_results
+from .risk import StormRisk, storm_risk
 from .spec import Sweep, load_sweep, parse_sweep
 from .store import HDF5Store, MemoryStore
 from .survival import kaplan_meier, median_survival
@@ -34,6 +35,7 @@ __all__ = [
     "Results",
     "Run",
     "SpecError",
+    "StormRisk",
     "Sweep",
     "SweepError",
     "kaplan_meier",
@@ -46,6 +48,7 @@ __all__ = [
     "stagger_margin",
     "stagger_spacing",
     "stagger_theta",
+    "storm_risk",
     "throughput_table",
     "__version__",
 ]

@@ -1,6 +1,6 @@
 """Value checks of sweep-file keys: raw TOML value -> normalized value, or raise Bad.
 
-The building blocks of ``stormsim.spec.KEYS`` (each Key names its check).
+The building blocks of ``stormsim._keys.KEYS`` (each Key names its check).
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from numbers import Integral, Real
 
 from ._format import fmt_toml
 from .errors import SpecError
-from .model import canonical_throughput
+from .model import FLEET_BYTES_PER_JOB, canonical_throughput, check_memory
 
 __all__ = ["Bad", "boolean", "int_at_least", "is_int", "is_num", "one_of", "passage_level",
            "per_job", "positive", "positive_or_inf", "throughput"]
@@ -37,6 +37,16 @@ def int_at_least(lo: int, below: int | None = None):
     return check
 
 
+def n_jobs(v) -> int:
+    """N: an integer >= 1 whose fleet fits in memory (model.check_memory)."""
+    n = int_at_least(1)(v)
+    try:
+        check_memory(f"N = {n}", FLEET_BYTES_PER_JOB * float(n), "use fewer jobs")
+    except SpecError as exc:
+        raise Bad(str(exc)[len(f"N = {n} "):]) from None
+    return n
+
+
 def positive(v, *, allow_inf=False) -> float:
     if not is_num(v):
         raise Bad("must be a number")
@@ -52,43 +62,37 @@ def positive_or_inf(v) -> float:
     return positive(v, allow_inf=True)
 
 
-def per_job(lo_ok_zero: bool):
-    rule = ">= 0" if lo_ok_zero else "> 0"
+def _per_job_numbers(v, bad_rule, rule: str):
+    """A number, or a non-empty list of them (one per job), each passing
+    ``not bad_rule(x)``: the float (or tuple of floats), or raise Bad."""
+    items = v if isinstance(v, list) else [v]
+    if isinstance(v, list) and not v:
+        raise Bad("an empty list: give one value per job")
+    out = []
+    for x in items:
+        if not is_num(x):
+            raise Bad(f"must be a number, or a list of numbers (one per job); found "
+                      f"{fmt_toml(x)}")
+        x = float(x)
+        if bad_rule(x):
+            raise Bad(f"every value must be {rule}; found {fmt_toml(x)}")
+        out.append(x)
+    return tuple(out) if isinstance(v, list) else out[0]
 
-    def check(v):
-        items = v if isinstance(v, list) else [v]
-        if isinstance(v, list) and not v:
-            raise Bad("an empty list: give one value per job")
-        out = []
-        for x in items:
-            if not is_num(x):
-                raise Bad(f"must be a number, or a list of numbers (one per job); found "
-                          f"{fmt_toml(x)}")
-            x = float(x)
-            if not math.isfinite(x) or x < 0.0 or (x == 0.0 and not lo_ok_zero):
-                raise Bad(f"every value must be finite and {rule}; found {fmt_toml(x)}")
-            out.append(x)
-        return tuple(out) if isinstance(v, list) else out[0]
-    return check
+
+def per_job(lo_ok_zero: bool):
+    """A finite number > 0 (>= 0 with lo_ok_zero), or a list of them (one per job)."""
+    rule = "finite and " + (">= 0" if lo_ok_zero else "> 0")
+
+    def bad(x):
+        return not math.isfinite(x) or x < 0.0 or (x == 0.0 and not lo_ok_zero)
+
+    return lambda v: _per_job_numbers(v, bad, rule)
 
 
 def per_job_in(lo: float, hi: float):
     """A number in [lo, hi], or a list of them (one per job)."""
-    def check(v):
-        items = v if isinstance(v, list) else [v]
-        if isinstance(v, list) and not v:
-            raise Bad("an empty list: give one value per job")
-        out = []
-        for x in items:
-            if not is_num(x):
-                raise Bad(f"must be a number, or a list of numbers (one per job); found "
-                          f"{fmt_toml(x)}")
-            x = float(x)
-            if not lo <= x <= hi:
-                raise Bad(f"every value must be in [{lo:g}, {hi:g}]; found {fmt_toml(x)}")
-            out.append(x)
-        return tuple(out) if isinstance(v, list) else out[0]
-    return check
+    return lambda v: _per_job_numbers(v, lambda x: not lo <= x <= hi, f"in [{lo:g}, {hi:g}]")
 
 
 def one_of(*choices):

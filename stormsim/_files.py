@@ -107,7 +107,8 @@ class DirLock:
         return self._fh is not None
 
     def acquire(self, create: bool = True) -> None:
-        """Take the lock (creating the directory if asked) or raise ResourceError."""
+        """Take the lock (creating the directory if asked) or raise ResourceError.
+        The lock file names its holder only after ``claim``."""
         import fcntl
 
         for _ in range(5):
@@ -134,14 +135,40 @@ class DirLock:
             if not same:                    # locked a removed file: try again
                 fh.close()
                 continue
-            fh.seek(0)
-            fh.truncate()
-            fh.write(f"pid {os.getpid()}\n")
-            fh.flush()
             self._fh = fh
             return
         raise ResourceError(f"{self.directory}: could not take its lock (it keeps being "
                             "removed by another process)")
+
+    def holder_elsewhere(self) -> str | None:
+        """What the LOCK file says ('pid N') if another process holds the lock
+        now, else None. Probed with a shared flock released at once (a sweep
+        starting in that instant is refused as if this one ran: retry it)."""
+        import fcntl
+
+        try:
+            fh = open(self.path)
+        except OSError:                     # no lock file: nobody runs
+            return None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return fh.read().strip() or "unknown pid"
+        else:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            return None
+        finally:
+            fh.close()
+
+    def claim(self) -> None:
+        """Name this process in the held lock file, once it goes ahead: a run
+        that takes the lock only to refuse leaves the file naming whoever
+        last worked there."""
+        fh = self._fh
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}\n")
+        fh.flush()
 
     def release(self) -> None:
         if self._fh is not None:

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-__all__ = ["fmt_array", "fmt_toml", "fmt_value"]
+__all__ = ["fmt_array", "fmt_clock", "fmt_duration", "fmt_rate", "fmt_toml", "fmt_value"]
 
 
 def fmt_value(v) -> str:
@@ -53,3 +53,32 @@ def fmt_toml(value) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k} = {fmt_toml(v)}" for k, v in value.items()) + "}"
     return repr(value)
+
+
+def fmt_clock(seconds: float) -> str:
+    """A duration as H:MM:SS (days as 'Nd H:MM:SS'); '?' when unknown (NaN, inf)."""
+    if seconds != seconds or seconds in (float("inf"), float("-inf")):
+        return "?"
+    s = int(round(max(seconds, 0.0)))
+    days, s = divmod(s, 86400)
+    text = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{days}d {text}" if days else text
+
+
+def fmt_duration(seconds: float) -> str:
+    """A duration in words for a sentence: '40 s', '12 min', '3.2 h', '11 days'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
+def fmt_rate(x: float) -> str:
+    """A rate with a k / M / G suffix, 3 significant digits."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= div:
+            return f"{x / div:.2f}{suffix}"
+    return f"{x:.0f}"

@@ -791,23 +791,29 @@ def _ih_pop(key, idx, pos, size):
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
+def _ring_sift(key, idx, pos, head, mask, p, k, j):
+    """Place (k, j) in a sorted ring at logical place p or before it, moving
+    the larger keys in head..p one place back (pos[job] follows each)."""
+    while p > head:
+        q = (p - 1) & mask
+        if key[q] <= k:
+            break
+        r = p & mask
+        key[r] = key[q]
+        idx[r] = idx[q]
+        pos[idx[r]] = r
+        p -= 1
+    r = p & mask
+    key[r] = k
+    idx[r] = j
+    pos[j] = r
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
 def _iq_push(key, idx, pos, head, size, mask, ring, k, j):
     """``_q_push`` for an indexed queue (pos[job] = its slot); return the new size."""
     if ring:
-        p = head + size
-        while p > head:
-            q = (p - 1) & mask
-            if key[q] <= k:
-                break
-            r = p & mask
-            key[r] = key[q]
-            idx[r] = idx[q]
-            pos[idx[r]] = r
-            p -= 1
-        r = p & mask
-        key[r] = k
-        idx[r] = j
-        pos[j] = r
+        _ring_sift(key, idx, pos, head, mask, head + size, k, j)
     else:
         _ih_up(key, idx, pos, size, k, j)
     return size + 1
@@ -826,20 +832,8 @@ def _iq_decrease(key, idx, pos, head, mask, ring, j, k):
     """Lower job j's key to k (k <= its key) in an indexed queue."""
     p = pos[j]
     if ring:
-        p = head + ((p - head) & mask)  # its logical place, counted from the head
-        while p > head:
-            q = (p - 1) & mask
-            if key[q] <= k:
-                break
-            r = p & mask
-            key[r] = key[q]
-            idx[r] = idx[q]
-            pos[idx[r]] = r
-            p -= 1
-        r = p & mask
-        key[r] = k
-        idx[r] = j
-        pos[j] = r
+        # from its logical place, counted from the head
+        _ring_sift(key, idx, pos, head, mask, head + ((p - head) & mask), k, j)
     else:
         _ih_up(key, idx, pos, p, k, j)
 

@@ -61,6 +61,9 @@ def write_unit(directory: Path, parts: list) -> Path:
                 arrays[f"{j}_{a.name}"] = np.ascontiguousarray(value, dtype=a.dtype)
             if a.summed:
                 arrays[f"{j}_{a.name}_exact"] = np.array([str(x) for x in part.sums[a.name]])
+            if a.name in part.blocks:
+                arrays[f"{j}_{a.name}_blocks"] = np.array(
+                    [[str(b)] + [str(x) for x in sums] for b, sums in part.blocks[a.name]])
     with atomic_path(final) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
         fh.flush()
@@ -99,7 +102,7 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
                 continue
             cell, a, b = p["cell"], p["start"], p["stop"]
             n_jobs = sweep.cells[cell].n_jobs
-            arrays, sums = {}, {}
+            arrays, sums, blocks = {}, {}, {}
             for r in RESULT_ARRAYS:
                 if r.summed:
                     exact = tuple(int(x) for x in z[f"{j}_{r.name}_exact"].tolist())
@@ -107,6 +110,11 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
                         raise ValueError(f"{r.name}_exact has the wrong length")
                     sums[r.name] = exact
                     if not keep:
+                        rows = z[f"{j}_{r.name}_blocks"].tolist()
+                        blocks[r.name] = tuple((int(x[0]), tuple(int(v) for v in x[1:]))
+                                               for x in rows)
+                        if not rows or any(len(x) != n_jobs + 2 for x in rows):
+                            raise ValueError(f"{r.name}_blocks has the wrong shape")
                         arrays[r.name] = None
                         continue
                 value = z[f"{j}_{r.name}"]
@@ -114,7 +122,7 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
                     raise ValueError(f"{r.name} has the wrong shape or type")
                 arrays[r.name] = value
             out.append(Part(cell=cell, start=a, stop=b, sweep_hash=sweep.hash,
-                            run_seed=p["run_seed"], arrays=arrays, sums=sums,
+                            run_seed=p["run_seed"], arrays=arrays, sums=sums, blocks=blocks,
                             seconds=float(p.get("seconds", 0.0)),
                             fleet_cycles=int(p.get("fleet_cycles", 0))))
     return out

@@ -4,6 +4,7 @@
     stormsim inspect results.h5               the table of its cells
     stormsim report results.h5                figures and a report (stormsim.report)
     stormsim demo                             a small real sweep and its table
+    stormsim risk FILE.toml --levels 2,4      storm rates of one cell, to a relative error
 
 exit codes:
     0    done (or nothing to do)
@@ -24,7 +25,8 @@ import threading
 import time
 from pathlib import Path
 
-from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError
+from ._version import __version__
+from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
@@ -74,13 +76,27 @@ def _restore(previous: dict) -> None:
         signal.signal(sig, h)
 
 
-def _run_sweep_command(args, sweep, output: str) -> int:
+def _executor(args):
+    """--dask or --workers -> what run_sweep takes (checked before anything runs)."""
+    if args.workers is None:
+        return args.dask
+    if args.dask:
+        raise SpecError(f"--workers is for this machine; with --dask give the workers in the "
+                        f"address (local:{args.workers}) or start them with the cluster")
+    if args.workers < 1:
+        raise SpecError(f"--workers {args.workers}: must be an integer >= 1")
+    from .executors import LocalExecutor
+
+    return LocalExecutor(workers=args.workers)
+
+
+def _run_sweep_command(args, sweep, output: str, executor) -> int:
     from .sweep import run_sweep
 
     stop, state = threading.Event(), {}
     previous = _install_stop_handlers(stop, state, args.quiet)
     try:
-        out = run_sweep(sweep, output, executor=args.dask, overwrite=args.overwrite,
+        out = run_sweep(sweep, output, executor=executor, overwrite=args.overwrite,
                         progress="none" if args.quiet else args.progress, stop=stop)
     finally:
         _restore(previous)
@@ -94,6 +110,8 @@ def _run_sweep_command(args, sweep, output: str) -> int:
         again = ["stormsim", "sweep", args.file, "-o", output]
         if args.dask:
             again += ["--dask", args.dask]
+        if args.workers:
+            again += ["--workers", str(args.workers)]
         # the resume hint goes to stderr even with --quiet: it is what to do next
         print(f"stormsim sweep: interrupted after {out.cells_done}/{out.n_cells} cells, "
               f"{out.fleets_done}/{out.fleets_total} fleets; the finished work is kept in "
@@ -110,14 +128,137 @@ def _run_sweep_command(args, sweep, output: str) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from .spec import load_sweep
 
-    sweep = load_sweep(args.file)            # validated before any output is touched
-    output = args.output or Path(args.file).with_suffix(".h5").name
+    if args.output is not None and not args.output.strip():
+        raise SpecError(f"-o/--output is empty ({args.output!r}): give the HDF5 file to write, "
+                        "e.g. -o results.h5, or leave -o out to write "
+                        f"{Path(args.file).with_suffix('.h5').name} here")
+    output = args.output if args.output is not None else Path(args.file).with_suffix(".h5").name
     if args.dry_run:
-        from .tables import cells_table
+        return _dry_run(args, output)
+    sweep = load_sweep(args.file)            # validated before any output is touched
+    executor = _executor(args)
+    seconds, text = _estimate(sweep, output, executor)
+    if seconds > LONG_SWEEP_SECONDS and not args.yes:
+        print(f"stormsim sweep: {text}", file=sys.stderr, flush=True)
+        if not _confirm("Start it? [y/N] "):
+            print("stormsim sweep: not started (--yes starts it without asking)",
+                  file=sys.stderr)
+            return 0
+    return _run_sweep_command(args, sweep, output, executor)
 
+
+#: A sweep estimated to take longer than this asks before it starts (on a terminal).
+LONG_SWEEP_SECONDS = 3600.0
+
+
+def _estimate(sweep, output: str, executor) -> tuple[float, str]:
+    """(seconds, a sentence): the expected wall time of what is left to run."""
+    from ._format import fmt_duration
+    from .executors import DaskExecutor, executor_from
+    from .results import open_results
+    from .work import FleetRanges, WorkEstimate
+
+    done = FleetRanges()
+    if Path(output).exists() or Path(output + ".parts").is_dir():
+        try:
+            res = open_results(output)
+            done = FleetRanges({i: [(0, int(k))] for i, k in enumerate(res.fleets_done) if k})
+        except (ValueError, OSError):        # another sweep's output: refused later
+            pass
+    executor = executor_from(executor)      # a spec -> an executor (nothing connected)
+    if isinstance(executor, DaskExecutor):
+        workers = executor.local_workers or 1
+        where = (f"on {workers} Dask workers" if executor.local_workers
+                 else "on one core (divide by the cluster's cores)")
+    else:
+        workers = executor.slots
+        where = f"on {workers} worker thread{'s' if workers != 1 else ''}"
+    work = WorkEstimate(sweep, done)
+    seconds = work.seconds_left(workers)
+    if seconds == 0:
+        return 0.0, "estimated time: nothing left to run"
+    how = "at most" if work.bound else "about"
+    note = (" (fleets that stop at their passage are charged their cycle cap until "
+            "measured)" if work.bound else "")
+    return seconds, (f"estimated time: {how} {fmt_duration(seconds)} {where}, "
+                     f"{work.events_left():.3g} events at the benchmarked cost per event"
+                     f"{note}")
+
+
+def _confirm(question: str) -> bool:
+    """Ask on the terminal; without one (a batch job, a pipe), say so and go on."""
+    try:
+        tty = sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty:
+        print("stormsim sweep: (no terminal to ask: starting; --yes skips this note)",
+              file=sys.stderr, flush=True)
+        return True
+    print(question, end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
+
+
+#: A dry run resolves and lists every cell of a sweep up to this many (~0.3 s);
+#: of a larger one, it shows the figures and the first and last DRY_RUN_SHOWN.
+DRY_RUN_ALL = 1000
+DRY_RUN_SHOWN = 5
+
+
+def _dry_run(args, output: str) -> int:
+    from ._grid import MAX_CELLS
+    from .spec import load_outline, load_sweep, resolve_cell
+    from .tables import cells_table, outline_table
+
+    outline = load_outline(args.file)        # the keys checked, no cell resolved yet
+    n = outline.n_cells
+    if n <= DRY_RUN_ALL:
+        sweep = load_sweep(args.file)
         print(cells_table(sweep))
+        print(_estimate(sweep, output, _executor(args))[1])
         return 0
-    return _run_sweep_command(args, sweep, output)
+    shown = (range(0, DRY_RUN_SHOWN), range(n - DRY_RUN_SHOWN, n)) if n <= MAX_CELLS else ((), ())
+    first, last = ([resolve_cell(outline, i) for i in r] for r in shown)
+    print(outline_table(outline, first, last, MAX_CELLS), flush=True)
+    outline.check_size()                     # too large to run: say so, exit 2
+    return 0
+
+
+def _risk(args: argparse.Namespace) -> int:
+    import json
+
+    from .results import tail_level
+    from .risk import storm_risk
+    from .spec import load_sweep
+
+    sweep = load_sweep(args.file)
+    if not 0 <= args.cell < sweep.n_cells:
+        raise SpecError(f"--cell {args.cell}: {args.file} has cells 0..{sweep.n_cells - 1} "
+                        "(list them with: stormsim sweep FILE --dry-run)")
+    c = sweep.cells[args.cell]
+    levels = sorted({tail_level(lv, c.n_jobs) for lv in _tail_levels(args.levels)})
+    kw = c.simulate_kwargs()
+
+    def progress(r):
+        if not args.quiet:
+            print(f"stormsim risk: {r.fleets} fleets, {r.cpu_seconds:.1f} CPU s, "
+                  f"{int(r.resolved.sum())}/{r.levels.size} levels resolved",
+                  file=sys.stderr, flush=True)
+
+    r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
+                   seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
+                   launch=kw["launch"], max_fleets=args.max_fleets, progress=progress)
+    if args.format == "json":
+        print(json.dumps({"file": args.file, "cell": args.cell, **r.to_dict()}, indent=1,
+                         default=str))
+    else:
+        print(f"{args.file}, cell {args.cell} (N = {c.n_jobs}, seed {kw['seed']}):")
+        print(r)
+    return 0
 
 
 def _tail_levels(text: str):
@@ -125,13 +266,19 @@ def _tail_levels(text: str):
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .results import open_results, tail_level
+    from .results import check_tail_level, open_results
 
-    res = open_results(args.file)
     levels = _tail_levels(args.tail)
     for lv in levels:
-        tail_level(lv, 1)                    # check the syntax before printing anything
-    print(res.table(tail=levels, unit=args.unit))
+        check_tail_level(lv)                 # the syntax, before anything is read
+    res = open_results(args.file)
+    if args.format == "text":
+        print(res.table(tail=levels, unit=args.unit, storms=args.storms))
+    else:
+        from . import export
+
+        show = export.inspect_csv if args.format == "csv" else export.inspect_json
+        sys.stdout.write(show(res, levels, args.unit, storms=args.storms).rstrip("\n") + "\n")
     return 0
 
 
@@ -148,6 +295,9 @@ def _report(args: argparse.Namespace) -> int:
               "pip install 'stormsim[plots]'", file=sys.stderr)
         return EXIT_ENVIRONMENT
     outdir = args.outdir or str(Path(args.file).with_suffix("")) + "_report"
+    if Path(outdir).exists() and not Path(outdir).is_dir():
+        raise SpecError(f"report -o {outdir}: exists and is not a directory; give a "
+                        "directory for the figures (it is created if missing)")
     rc = report_main(args.file, outdir)
     return 0 if rc is None else int(rc)
 
@@ -203,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"stormsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sw = sub.add_parser("sweep", help="run (or resume) a sweep file into an HDF5 result",
@@ -219,8 +370,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="run the cells on Dask: 'local:W' starts a LocalCluster of W "
                          "workers, else the address of a running scheduler (tcp://host:8786) "
                          "or its scheduler file")
+    sw.add_argument("-j", "--workers", type=int, metavar="W",
+                    help="worker threads on this machine (default: one per core)")
     sw.add_argument("--progress", choices=MODES, default="auto",
                     help="a live bar (on a terminal), plain lines, or none (default: auto)")
+    sw.add_argument("-y", "--yes", action="store_true",
+                    help="start a sweep estimated to take over an hour without asking")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
     sw.add_argument("--dry-run", action="store_true",
                     help="validate the file and list its cells; run nothing")
@@ -234,7 +389,32 @@ def main(argv: list[str] | None = None) -> int:
                           "(default: N/4,N/2,N)")
     ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
                      help="first-passage median in fleet cycles (default) or seconds")
+    ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                     help="a table to read (default), or one row per cell as CSV or JSON, "
+                          "with every interval's ends and method")
+    ins.add_argument("--storms", action="store_true",
+                     help="also the storm rate (storms per second, MODEL.md E3) and the mean "
+                          "storm duration at each --tail level, with 95%% intervals")
     ins.set_defaults(func=_inspect)
+
+    risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
+                          "until precise enough",
+                          description="For one cell of a sweep file: P(n_w >= k) and the "
+                          "storm rate at each level, from batches of independent fleets run "
+                          "until every level reaches --rel-error or --max-seconds is spent "
+                          "(stormsim.storm_risk; the cell's cycles, burn_in, launch and seed).")
+    risk.add_argument("file", help="a sweep file (TOML)")
+    risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
+    risk.add_argument("--levels", default="2,N/4,N/2",
+                      help="levels k: integers, 'N' or 'N/q' (default: 2,N/4,N/2)")
+    risk.add_argument("--rel-error", type=float, default=0.1,
+                      help="target relative standard error (default 0.1)")
+    risk.add_argument("--max-seconds", type=float, default=60.0,
+                      help="wall-time budget in seconds (default 60)")
+    risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
+    risk.add_argument("--format", choices=("text", "json"), default="text")
+    risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    risk.set_defaults(func=_risk)
 
     rep = sub.add_parser("report", help="figures and a written report of a sweep result")
     rep.add_argument("file", help="an HDF5 result of `stormsim sweep`")

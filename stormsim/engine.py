@@ -9,20 +9,39 @@ import numpy as np
 
 from . import _kernel, launch as _launch
 from .errors import SpecError
-from .model import Fleet
+from .model import Fleet, check_memory
 
 #: Events per kernel call when the caller does not choose a batch size:
-#: ~0.5 s of work at ~25 ns per event. Large enough that the Python loop
+#: ~0.5 s of work at ~25 ns per event (NS_PER_EVENT below). Large enough that the Python loop
 #: costs nothing, small enough that Ctrl-C is honoured within a second
 #: (EVIDENCE.md: a monolithic numba call ignored it for 11 s) and progress
 #: is reported often. Results do not depend on it.
 BATCH_EVENTS = 20_000_000
+#: The largest kernel call next_batch chooses (fleets); memory_needed counts it.
+MAX_BATCH = 65536
+
+#: Events per job per cycle: a job changes phase twice a cycle (COMPUTE ->
+#: WRITE -> COMPUTE), so a fleet that runs its K cycles takes ~2 N K events.
+EVENTS_PER_JOB_CYCLE = 2
+
+#: The kernel's wall time per event on one core (ns) against N, identical
+#: jobs: `make bench` at commit 5bed4bb (README "Performance", workloads (a)
+#: and (d)); heterogeneous jobs cost ~1.5x. For estimates before anything is
+#: measured (a sweep's expected time); measured costs replace it.
+NS_PER_EVENT = ((4, 16.9), (16, 21.2), (64, 24.6), (256, 32.7), (1024, 35.8))
+
+
+def seconds_per_event(n_jobs: int) -> float:
+    """NS_PER_EVENT interpolated in log2 N (held constant beyond its ends), in s."""
+    ns, cost = zip(*NS_PER_EVENT)
+    return float(np.interp(math.log2(n_jobs), np.log2(ns), cost)) * 1e-9
 
 
 def default_batch(n_jobs: int, cycles: int) -> int:
     """Fleets in the first kernel call: about BATCH_EVENTS events if every
-    fleet runs its full ``cycles`` (2 N events per cycle), 16..4096 fleets."""
-    return int(min(4096, max(16, BATCH_EVENTS // (2 * n_jobs * cycles))))
+    fleet runs its full ``cycles``, 16..4096 fleets."""
+    per_fleet = EVENTS_PER_JOB_CYCLE * n_jobs * cycles
+    return int(min(4096, max(16, BATCH_EVENTS // per_fleet)))
 
 
 def next_batch(events_done: int, fleets_done: int) -> int:
@@ -33,7 +52,30 @@ def next_batch(events_done: int, fleets_done: int) -> int:
     BATCH_EVENTS, where thread start-up and load imbalance cost nothing.
     """
     per_fleet = max(1.0, events_done / max(1, fleets_done))
-    return int(min(65536, max(16, BATCH_EVENTS / per_fleet)))
+    return int(min(MAX_BATCH, max(16, BATCH_EVENTS / per_fleet)))
+
+
+#: Bytes of Python objects and small arrays of any call (the Run, seeds,
+#: slices): tracemalloc saw ~10 KiB above the arrays counted below.
+CALL_OVERHEAD = 64 * 1024
+
+
+def memory_needed(n_jobs: int, fleets: int, cycles: int, record_firings: bool = False,
+                  batch_size: int | None = None, threads: int = 1) -> int:
+    """Bytes ``simulate`` allocates at most (an upper bound, before any is).
+
+    The Run's arrays: occupancy and upcrossings fleets x (N + 1), writing_time
+    fleets x N, seven per-fleet arrays, and firings fleets x N x cycles when
+    recorded (8 B each); one batch's launch phases (batch x N); the per-job
+    kernel inputs (at most eight arrays of N) and the rate tables; and each
+    thread's kernel work space (four queues of up to 2N entries and five
+    arrays of N: 104 B per job).
+    """
+    n, F = int(n_jobs), int(fleets)
+    batch = min(F, batch_size or MAX_BATCH)
+    cells = (2 * F * (n + 1) + F * n + 7 * F + (F * n * int(cycles) if record_firings else 0)
+             + batch * n + 8 * n + 2 * (n + 1))
+    return 8 * cells + 104 * n * int(threads) + CALL_OVERHEAD
 
 
 @dataclass(frozen=True)
@@ -103,6 +145,16 @@ class Run:
     def fleets(self) -> int:
         return int(self.occupancy.shape[0])
 
+    def __repr__(self) -> str:
+        level = "" if self.passage_level is None else (
+            f", passage_level={self.passage_level}: {int(self.passed.sum())} passed")
+        rec = ", firings recorded" if self.firings is not None else ""
+        return (f"<stormsim.Run: {self.fleets} fleets of {self.fleet.n_jobs} jobs, "
+                f"{self.cycles} cycles, launch {self.launch!r}, seed={self.seed}"
+                f"{level}{rec}, {int(self.events.sum())} events>")
+
+    __str__ = __repr__
+
     @property
     def occupancy_fraction(self) -> np.ndarray:
         """(fleets, N + 1): fraction of the measured window with exactly n writers."""
@@ -124,6 +176,13 @@ def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
         rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
         raise SpecError(f"{name} = {value!r}: must be {rng}")
     return value
+
+
+def _check_flag(name: str, value) -> bool:
+    """A flag -> a Python bool (one kernel signature); 'yes', 1 or None are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise SpecError(f"{name} = {value!r}: must be True or False")
+    return bool(value)
 
 
 QUEUE_KINDS = ("auto", "heap", "ring")
@@ -239,6 +298,24 @@ def root_key(seed: int) -> tuple[np.uint64, np.uint64]:
     return np.uint64(words[0]), np.uint64(words[1])
 
 
+def _check_memory(n, fleets, cycles, record_firings, batch_size, threads) -> None:
+    if threads is None:
+        import numba
+
+        threads = numba.get_num_threads()
+    need = memory_needed(n, fleets, cycles, record_firings, batch_size, threads)
+    if record_firings and 8 * fleets * n * cycles > need / 2:
+        what = (f"record_firings=True with fleets = {fleets}, N = {n}, cycles = {cycles} "
+                f"(firings: fleets x N x cycles x 8 B)")
+        advice = ("record fewer fleets or cycles per call (fleet_start continues a run in "
+                  "pieces), or run without record_firings")
+    else:
+        what = f"simulate with fleets = {fleets}, N = {n}"
+        advice = ("run fewer fleets per call (fleet_start continues a run in pieces, with "
+                  "the same numbers)")
+    check_memory(what, need, advice)
+
+
 def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 800,
              seed: int | None = 0, record_firings: bool = False,
              passage_level: int | None = None, burn_in: int = 0, *,
@@ -261,6 +338,9 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         Fleet j's result depends only on (seed, fleet_start + j).
     record_firings : bool
         Return every job's first K firing times (memory fleets x N x K x 8 B).
+        A call whose arrays would exceed ``model.memory_limit()`` (this
+        machine's memory) is refused with a SpecError before allocating;
+        ``memory_needed`` gives the estimate.
     passage_level : int in 1..N, optional
         Record the first passage to n_w >= passage_level (2: first collision).
     burn_in : int in 0..cycles-1
@@ -315,6 +395,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         threads = _check_int("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)
     if queues not in QUEUE_KINDS:
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
+    _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
     ring_w, ring_c = choose_queues(fleet, queues)
     general = choose_kernel(fleet, kernel)
     ff = choose_fast_forward(fleet, general, fast_forward,
@@ -329,7 +410,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     sigma = np.ascontiguousarray(fleet.jitter)
     rw, rc = fleet.writer_rate, fleet.computer_rate
     level = 0 if passage_level is None else passage_level
-    record_firings, stop_at_passage = bool(record_firings), bool(stop_at_passage)  # one signature
+    record_firings = _check_flag("record_firings", record_firings)
+    stop_at_passage = _check_flag("stop_at_passage", stop_at_passage)
 
     firings = np.full((fleets, n, cycles), np.nan) if record_firings else None
     occupancy = np.empty((fleets, n + 1))

@@ -43,6 +43,23 @@ def threadsafe_layer() -> bool:
     return False
 
 
+#: How long a nanny waits for its worker process to stop before killing it.
+NANNY_KILL_SECONDS = 0.3
+
+
+async def _close_nannies(nannies, timeout: float) -> None:
+    """Close the nannies of our LocalCluster (each kills its worker after
+    ``timeout``), within about twice that in all."""
+    import asyncio
+
+    closing = asyncio.gather(*(n.close(timeout=timeout, reason="stormsim-sweep-done")
+                               for n in nannies), return_exceptions=True)
+    try:
+        await asyncio.wait_for(closing, 2 * timeout + 0.2)
+    except asyncio.TimeoutError:    # a nanny busy restarting: its process is killed below
+        pass
+
+
 class Executor:
     """Interface. ``slots``: units to keep in flight; ``target_seconds``: how
     long one unit should take; ``task_threads``: numba threads per unit."""
@@ -123,8 +140,11 @@ class LocalExecutor(Executor):
         self._pending.clear()
 
     def close(self) -> None:
+        # Wait for the units already running (each lasts ~target_seconds; a
+        # kernel cannot be stopped midway), so that none keeps a core busy
+        # after run_sweep returns or raises (a KeyboardInterrupt in a notebook).
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
     def describe(self) -> str:
@@ -162,6 +182,7 @@ class DaskExecutor(Executor):
         self._pending: set = set()
         self._slots = 2
         self._slots_at = -1e9
+        self._saved_log_level = None
         if isinstance(address, str):
             a = address.strip()
             if a.startswith("local"):
@@ -194,20 +215,25 @@ class DaskExecutor(Executor):
         else:
             # anything left from an earlier sweep was released by close()
             if self.local_workers is not None:
-                # Workers inherit an ignored SIGINT: Ctrl-C in a terminal reaches
-                # the whole process group, and it is this process that decides
-                # what to keep and then ends the workers (a worker killed by it
-                # would be restarted by its nanny, delaying the stop).
+                # Workers inherit an ignored SIGINT and SIGTERM: Ctrl-C in a
+                # terminal (or a batch system's SIGTERM) reaches the whole process
+                # group, and it is this process that decides what to keep and
+                # then ends the workers (a worker killed by it would be restarted
+                # by its nanny, delaying the stop). Their nannies end them with
+                # SIGKILL, and they exit with this process.
                 import signal
 
-                saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                saved = {sig: signal.signal(sig, signal.SIG_IGN)
+                         for sig in (signal.SIGINT, signal.SIGTERM)}
                 try:
                     self.cluster = distributed.LocalCluster(
                         n_workers=self.local_workers, threads_per_worker=1, processes=True,
-                        dashboard_address=None, silence_logs=logging.ERROR)
+                        dashboard_address=":0", silence_logs=logging.ERROR)
                 finally:
-                    signal.signal(signal.SIGINT, saved)
+                    for sig, handler in saved.items():
+                        signal.signal(sig, handler)
                 self.client = distributed.Client(self.cluster)
+                self._quiet_cluster_logs(distributed)
             elif self.address.endswith(".json"):
                 if not os.path.exists(self.address):
                     raise SweepError(f"--dask {self.address}: no such scheduler file")
@@ -227,6 +253,24 @@ class DaskExecutor(Executor):
                                         f"({exc}); check that it runs and the address") from None
             self._own_client = True
         self._ac = distributed.as_completed()
+
+    def _quiet_cluster_logs(self, distributed) -> None:
+        """Silence the logs of the cluster we started, here and in its workers.
+
+        A worker that dies (killed, out of memory) makes the scheduler and
+        the other workers log connection errors, some with a traceback
+        (CommClosedError), although the sweep loses nothing: the scheduler
+        reruns the unit, and a unit that fails for good reaches us through
+        its future. A worker plugin is installed in every worker, restarted
+        ones included."""
+        class QuietLogs(distributed.WorkerPlugin):
+            def setup(self, worker):
+                logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+        log = logging.getLogger("distributed")
+        self._saved_log_level = log.level
+        log.setLevel(logging.CRITICAL)
+        self.client.register_plugin(QuietLogs(), name="stormsim-quiet-logs")
 
     @property
     def slots(self) -> int:
@@ -273,9 +317,18 @@ class DaskExecutor(Executor):
             self.client.close(timeout=2)
         if self.cluster is not None:
             # A graceful LocalCluster close waits ~1.5 s for its workers; ours
-            # hold nothing (results are written by this process), so end their
-            # processes first: Ctrl-C then exits within a second.
-            for nanny in list(self.cluster.workers.values()):
+            # hold nothing (results are written by this process), so each
+            # nanny is closed first with a short kill timeout: Ctrl-C then
+            # exits within a second. Closing the nanny (not killing its process
+            # behind its back) marks it closing before the process dies, so it
+            # neither restarts the worker nor reports a CommClosedError while
+            # unregistering from a scheduler that is shutting down.
+            nannies = list(self.cluster.workers.values())
+            try:
+                self.cluster.sync(_close_nannies, nannies, NANNY_KILL_SECONDS)
+            except Exception:  # the cluster's loop is gone: kill what is left below
+                pass
+            for nanny in nannies:
                 proc = getattr(getattr(nanny, "process", None), "process", None)
                 if proc is not None:
                     try:
@@ -286,6 +339,9 @@ class DaskExecutor(Executor):
                 self.cluster.close(timeout=CLOSE_TIMEOUT_SECONDS)
             except Exception:  # a worker stuck mid-restart: it exits with this process
                 pass
+        if self._saved_log_level is not None:
+            logging.getLogger("distributed").setLevel(self._saved_log_level)
+            self._saved_log_level = None
         # Only what this executor created is closed and forgotten: a user's
         # Client stays, so the same executor can run another sweep.
         self.client, self.cluster = self._user_client, None

@@ -7,6 +7,7 @@ both in seconds at full rate.
 from __future__ import annotations
 
 import math
+import os
 from numbers import Real
 from typing import Sequence, Union
 
@@ -18,6 +19,66 @@ from .errors import SpecError
 __all__ = ["Fleet", "SpecError", "canonical_throughput", "throughput_label", "throughput_table"]
 
 ThroughputSpec = Union[str, tuple, Sequence[float]]
+
+
+#: Peak bytes per job while ``Fleet.identical`` builds a fleet: two Python
+#: lists of N pointers (T, d), the float64 arrays T, d, jitter, f(0..N),
+#: snapshot, slowdown and weights, the checkpoint and on_busy string arrays,
+#: and throughput_table's arange and temporaries (128 B measured with
+#: tracemalloc at N = 1e5; tests/test_limits.py holds it below this bound).
+FLEET_BYTES_PER_JOB = 160
+
+
+def memory_limit() -> int:
+    """Bytes a single request may need: ``$STORMSIM_MEMORY_LIMIT`` when set,
+    else this machine's physical memory, or its cgroup's limit when lower.
+
+    A request estimated above it is refused with a SpecError before anything
+    is allocated; one below it may still fail if other programs hold the memory.
+    """
+    env = os.environ.get("STORMSIM_MEMORY_LIMIT", "").strip()
+    if env:
+        try:
+            value = float(env)
+        except ValueError:
+            value = math.nan
+        if not (value > 0 and math.isfinite(value)):
+            raise SpecError(f"STORMSIM_MEMORY_LIMIT = {env!r}: must be a number of bytes > 0 "
+                            "(e.g. 8e9), or unset for this machine's memory")
+        return int(value)
+    limit = None
+    try:
+        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        pass
+    for name in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(name) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and (limit is None or int(text) < limit):
+            limit = int(text)
+    return int(limit) if limit else 2**63 - 1
+
+
+def format_bytes(n: float) -> str:
+    """1.5 GiB, 7.28 TiB: binary units, three significant figures."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if abs(n) < 1024 or unit == "EiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_memory(what: str, need: float, advice: str) -> None:
+    """Refuse (SpecError) a request whose estimated memory ``need`` (bytes)
+    exceeds ``memory_limit()``; ``what`` names the request, ``advice`` what to do."""
+    limit = memory_limit()
+    if need > limit:
+        raise SpecError(f"{what} needs about {format_bytes(need)} of memory, more than the "
+                        f"limit of {format_bytes(limit)} (this machine's memory, or "
+                        f"$STORMSIM_MEMORY_LIMIT): {advice}")
 
 
 def _job_array(name: str, value, n: int | None) -> np.ndarray:
@@ -301,6 +362,8 @@ class Fleet:
         The other keywords are ``Fleet``'s, one value for every job."""
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
             raise SpecError(f"n_jobs = {n_jobs!r}: must be an integer >= 1")
+        check_memory(f"n_jobs = {n_jobs}", FLEET_BYTES_PER_JOB * float(n_jobs),
+                     "use fewer jobs")
         if (load is None) == (d is None):
             raise SpecError(f"load = {load!r}, d = {d!r}: give exactly one of them")
         if d is None:
@@ -329,6 +392,25 @@ class Fleet:
             if np.any((arr := getattr(self, name)) != default):
                 canon[name] = arr.tolist() if arr.dtype.kind == "U" else hexlist(arr)
         return canon
+
+    @classmethod
+    def from_jobs(cls, **quantities) -> "Fleet":
+        """A fleet from physical units (MODEL.md E4), e.g. ``Fleet.from_jobs(n_jobs=24,
+        compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
+        Keywords and conventions: ``stormsim.units.fleet_arguments``."""
+        from .units import fleet_arguments  # a floor below the model: imported on use
+
+        return cls(**fleet_arguments(**quantities))
+
+    @classmethod
+    def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
+                 throughput: ThroughputSpec = "fair") -> "Fleet":
+        """A fleet from a CSV job table (one row per job, each column's unit in its
+        header) and the fabric's bandwidth: ``stormsim.units.read_jobs``."""
+        from .units import read_jobs
+
+        return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
+                             throughput=throughput)
 
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")
@@ -410,8 +492,9 @@ class Fleet:
 
     def __repr__(self) -> str:
         if self.is_identical:
-            return (f"Fleet.identical({self.n_jobs}, T={self.T[0]!r}, d={self.d[0]!r}, "
-                    f"cap={self.cap!r}, throughput={self.throughput!r}, jitter={self.jitter[0]!r}"
+            return (f"Fleet.identical({self.n_jobs}, T={float(self.T[0])!r}, "
+                    f"d={float(self.d[0])!r}, cap={self.cap!r}, "
+                    f"throughput={self.throughput!r}, jitter={float(self.jitter[0])!r}"
                     f"{self._extra_repr(True)})")
         return (f"Fleet(T={fmt_array(self.T)}, d={fmt_array(self.d)}, cap={self.cap!r}, "
                 f"throughput={self.throughput!r}, jitter={fmt_array(self.jitter)}"

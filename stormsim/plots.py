@@ -54,20 +54,65 @@ def palette(n: int):
     return [cmap(x) for x in np.linspace(0.0, 0.92, n)]
 
 
-def _plain_log_ticks(ax):
-    """Readable log-axis labels: plain numbers 1, 2, 5 x 10^k on axes spanning under
-    two decades, none on minor ticks otherwise (matplotlib's own overlap there)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+#: A log axis spanning fewer decades than this gets 1-2-5 ticks with plain
+#: labels; a wider one one label per decade (or fewer), so labels never crowd.
+PLAIN_DECADES = 2.0
+#: Most labelled major ticks on a log axis (matplotlib thins by whole decades).
+MAX_LOG_LABELS = 8
 
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+
+def _readable_log_locator():
+    """A log locator that decides at draw time, from the final view limits,
+    between 1-2-5 ticks (narrow axes) and decades (wide ones): limits set after
+    the ticks (e.g. a report widening an axis) cannot leave 1-2-5 labels
+    crowded over many decades."""
+    from matplotlib.ticker import LogLocator
+
+    class ReadableLogLocator(LogLocator):
+        def tick_values(self, vmin, vmax):
+            lo, hi = sorted((vmin, vmax))
+            narrow = lo > 0 and np.log10(hi / lo) < PLAIN_DECADES
+            self.set_params(subs=(1.0, 2.0, 5.0) if narrow else (1.0,),
+                            numticks=MAX_LOG_LABELS + 2)
+            return super().tick_values(vmin, vmax)
+
+    return ReadableLogLocator()
+
+
+def _readable_log_formatter(axis):
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    class ReadableLogFormatter(LogFormatterSciNotation):
+        def __call__(self, x, pos=None):
+            lo, hi = sorted(axis.get_view_interval())
+            if lo > 0 and np.log10(hi / lo) < PLAIN_DECADES:
+                return f"{x:g}"
+            return super().__call__(x, pos)
+
+    return ReadableLogFormatter(labelOnlyBase=False)
+
+
+def readable_log_ticks(ax):
+    """Readable log-axis labels whatever limits the axis ends with: plain
+    1, 2, 5 x 10^k under PLAIN_DECADES decades, else at most MAX_LOG_LABELS
+    decade labels; no labels on minor ticks (matplotlib's own overlap there)."""
+    from matplotlib.ticker import NullFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
         if axis.get_scale() != "log":
             continue
-        lo, hi = sorted(lim)
-        if lo > 0 and np.log10(hi / lo) < 2.0:
-            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-            axis.set_major_formatter(plain)
+        axis.set_major_locator(_readable_log_locator())
+        axis.set_major_formatter(_readable_log_formatter(axis))
         axis.set_minor_formatter(NullFormatter())
+
+
+def wrap(text: str, width_inches: float, fontsize: float = 10.0) -> str:
+    """``text`` broken into lines that fit ``width_inches`` at ``fontsize``
+    (a character is at most ~0.6 em wide in the default sans-serif font)."""
+    import textwrap
+
+    chars = max(20, int(width_inches * 72.0 / (0.6 * fontsize)))
+    return textwrap.fill(text, chars)
 
 
 def _ax(ax, size=(6.4, 4.4)):
@@ -164,7 +209,7 @@ def spectrum(series: Mapping[str, tuple], ax=None, title: str | None = None):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.axhline(1, color="0.7", lw=0.8, ls=":")
-    _plain_log_ticks(ax)
+    readable_log_ticks(ax)
     ax.set_xlabel(r"$(N-j)/j$")
     ax.set_ylabel(r"eigenvalue modulus $|\lambda|$")
     ax.legend(fontsize=8)
@@ -304,11 +349,12 @@ def tail_vs_binomial(k: np.ndarray, p_sim: np.ndarray, ci: tuple, p_binom: np.nd
 def survival(times: Mapping[str, tuple], ax=None, title: str | None = None,
              xlabel: str = "fleet cycles until the first collision",
              styles: Mapping[str, dict] | None = None,
-             ylabel: str = "fraction of fleets without collision"):
+             ylabel: str = "fraction of fleets without collision", band: bool = False):
     """Kaplan-Meier survival curves of right-censored first-passage times.
 
     times : {label: (t (n,), observed (n,) bool)}; censored where not observed.
     styles : optional {label: matplotlib line keywords}.
+    band : shade each curve's pointwise 95 % log-log confidence band.
     The time axis is logarithmic: events at t <= 0 are drawn at the left edge.
     """
     from .survival import kaplan_meier
@@ -329,6 +375,11 @@ def survival(times: Mapping[str, tuple], ax=None, title: str | None = None,
         ax.step(np.concatenate([[start], np.maximum(tt, start), [end]]),
                 np.concatenate([[1.0], S, [S[-1] if S.size else 1.0]]), where="post",
                 label=label, **kw)
+        if band and S.size:
+            xs = np.concatenate([[start], np.maximum(tt, start), [end]])
+            lo = np.concatenate([[1.0], km.lower, [km.lower[-1]]])
+            hi = np.concatenate([[1.0], km.upper, [km.upper[-1]]])
+            ax.fill_between(xs, lo, hi, step="post", color=kw["color"], alpha=0.18, lw=0)
     ax.axhline(0.5, color="0.6", lw=0.8, ls=":")
     ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
@@ -460,7 +511,7 @@ def series(x, ys: Mapping[str, tuple], ax=None, xlabel: str = "", ylabel: str = 
         ax.set_yscale("log")
     if xticklabels is not None:
         ax.set_xticks(x, xticklabels, rotation=30, ha="right", fontsize=8)
-    _plain_log_ticks(ax)
+    readable_log_ticks(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if ys:

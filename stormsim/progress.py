@@ -10,43 +10,51 @@ import os
 import sys
 import time
 
+from ._format import fmt_clock, fmt_rate
+
 MODES = ("auto", "bar", "lines", "none")
 
 
-def _clock(seconds: float) -> str:
-    if seconds != seconds or seconds == float("inf"):
-        return "?"
-    s = int(round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (whose stderr is no terminal)."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return type(shell).__name__ == "ZMQInteractiveShell"
 
 
-def _rate(x: float) -> str:
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if x >= div:
-            return f"{x / div:.2f}{suffix}"
-    return f"{x:.0f}"
+#: The ETA is shown once the event rate has been measured over this long
+#: (from the first finished unit on, so a numba compile does not count, and
+#: units that finished together at the start do not fake a huge rate).
+MIN_RATE_SECONDS = 2.0
+
+
+#: How often the estimate of the events left is recomputed (it costs O(cells)).
+ESTIMATE_EVERY_SECONDS = 1.0
 
 
 class Progress:
     """Reports cells done, fleets done, fleet-cycles per second and the ETA.
 
-    ETA = fleets left / fleets per second so far in this run (work done by an
-    earlier, interrupted run is counted as done, not as speed).
+    ETA = events left (``update(events_left=f)``, f() an estimate from the
+    events measured per fleet, see stormsim.work.WorkEstimate) / events per
+    second, measured from the first finished unit of this run on (a compile
+    before it, or work done by an earlier, interrupted run, is not speed).
+    ``clock`` (default time.monotonic) is where time comes from.
     """
 
     def __init__(self, mode: str = "auto", *, total_cells: int, total_fleets: int,
                  cells_done: int = 0, fleets_done: int = 0, stream=None,
-                 interval: float = 5.0):
+                 interval: float = 5.0, clock=time.monotonic):
         if mode not in MODES:
             raise ValueError(f"progress = {mode!r}: must be one of {', '.join(MODES)}")
         self.stream = sys.stderr if stream is None else stream
         if mode == "auto":
             isatty = getattr(self.stream, "isatty", None)
-            mode = "bar" if isatty is not None and isatty() else "lines"
+            tty = isatty is not None and isatty()
+            mode = "bar" if tty or (self.stream is sys.stderr and _in_notebook()) else "lines"
         self.bar = None
         if mode == "bar":
             try:
-                from tqdm import tqdm
+                from tqdm.auto import tqdm       # a widget in a notebook, text elsewhere
             except ImportError:
                 mode = "lines"
             else:
@@ -60,14 +68,19 @@ class Progress:
                                 unit=" fleets", dynamic_ncols=ok, ncols=None if ok else 100,
                                 nrows=None if ok else 24, smoothing=0.1,
                                 bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}"
-                                           " fleets [{elapsed}<{remaining}{postfix}]",
+                                           " fleets [{elapsed}{postfix}]",
                                 desc=f"cells {cells_done}/{total_cells}")
         self.mode = mode
+        self.clock = clock
         self.total_cells, self.total_fleets = total_cells, total_fleets
         self.cells_done, self.fleets_done = cells_done, fleets_done
         self.fleets_before = fleets_done
         self.fleet_cycles = 0
-        self.t0 = time.monotonic()
+        self.t0 = clock()
+        self.t_first = None           # when the first unit of this run finished
+        self.events_after_first = 0   # events of the units finished after it
+        self._events_left = None     # a callable: estimated events left
+        self._left, self._left_at = None, -1e300
         self.interval = interval
         self.last_line = self.t0
 
@@ -77,36 +90,58 @@ class Progress:
         else:
             print(text, file=self.stream, flush=True)
 
-    def describe(self, where: str) -> None:
+    def describe(self, where: str, estimate: str = "") -> None:
         if self.mode == "none":
             return
         before = (f", {self.fleets_before} already done" if self.fleets_before else "")
         self._print(f"stormsim sweep: {self.total_cells} cells, {self.total_fleets} fleets"
-                    f"{before}; running on {where}")
+                    f"{before}; running on {where}{estimate}")
+
+    def eta(self) -> float:
+        """Seconds left (0 when done; inf while the rate is not measured yet)."""
+        if self.fleets_done >= self.total_fleets:
+            return 0.0
+        if self.t_first is None or self._events_left is None:
+            return float("inf")
+        now = self.clock()
+        dt = now - self.t_first
+        if dt < MIN_RATE_SECONDS or self.events_after_first <= 0:
+            return float("inf")
+        if now - self._left_at >= ESTIMATE_EVERY_SECONDS:      # O(cells): not per unit
+            self._left, self._left_at = self._events_left(), now
+        return self._left / (self.events_after_first / dt)
+
+    def _speed(self) -> str:
+        dt = max(self.clock() - self.t0, 1e-9)
+        return f"{fmt_rate(self.fleet_cycles / dt)} fleet-cycles/s"
 
     def line(self) -> str:
-        dt = max(time.monotonic() - self.t0, 1e-9)
-        new = self.fleets_done - self.fleets_before
-        left = self.total_fleets - self.fleets_done
-        eta = left / (new / dt) if new else float("inf")
+        dt = max(self.clock() - self.t0, 1e-9)
         pct = 100.0 * self.fleets_done / max(self.total_fleets, 1)
         return (f"stormsim sweep: {self.cells_done}/{self.total_cells} cells, "
                 f"{self.fleets_done}/{self.total_fleets} fleets ({pct:.1f}%), "
-                f"{_rate(self.fleet_cycles / dt)} fleet-cycles/s, elapsed {_clock(dt)}, "
-                f"ETA {_clock(eta) if left else '0:00:00'}")
+                f"{self._speed()}, elapsed {fmt_clock(dt)}, ETA {fmt_clock(self.eta())}")
 
-    def update(self, fleets: int, fleet_cycles: int, cells_done: int) -> None:
+    def update(self, fleets: int, fleet_cycles: int, cells_done: int, *, events: int = 0,
+               events_left=None) -> None:
+        """A unit's part is done: its fleets, fleet-cycles and events;
+        ``events_left()`` estimates the events still left in the sweep."""
+        now = self.clock()
+        if self.t_first is None:
+            self.t_first = now
+        else:
+            self.events_after_first += events
+        if events_left is not None:
+            self._events_left = events_left
         self.fleets_done += fleets
         self.fleet_cycles += fleet_cycles
         self.cells_done = cells_done
         if self.mode == "bar":
-            dt = max(time.monotonic() - self.t0, 1e-9)
             self.bar.set_description_str(f"cells {cells_done}/{self.total_cells}", refresh=False)
-            self.bar.set_postfix_str(f"{_rate(self.fleet_cycles / dt)} fleet-cycles/s",
+            self.bar.set_postfix_str(f"{self._speed()}, ETA {fmt_clock(self.eta())}",
                                      refresh=False)
             self.bar.update(fleets)
         elif self.mode == "lines":
-            now = time.monotonic()
             if now - self.last_line >= self.interval:
                 self.last_line = now
                 self._print(self.line())

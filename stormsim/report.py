@@ -4,22 +4,27 @@ Reads a sweep result with :func:`stormsim.open_results` (a finished HDF5 file,
 or the parts of an unfinished sweep) and writes to DIR:
 
 - ``tail.png``: P(n_w >= k) against k for every cell whose occupancy is
-  measured, one panel per N, with the binomial law of independent jobs that
-  write the measured fraction of the time (dashed), and 95 % bootstrap
-  intervals over fleets when the sweep stored per-fleet occupancy;
-- ``tail_vs_<key>.png``: P(n_w >= k) at k = N/4, N/2 (as ``stormsim inspect``)
-  against the main grid key, with the binomial baseline;
+  measured, one panel per N, with its 95 % interval over the independent
+  fleets (stormsim.tails) and the law of independent jobs that write the
+  measured fractions of the time (dashed; binomial for identical jobs, not
+  drawn for unlike jobs, whose per-job fractions are not recorded); where no
+  fleet reached k a hollow downward triangle marks the one-sided 95 % upper
+  bound at the first such k (P(n_w >= k) does not grow with k);
+- ``tail_vs_<key>.png``: P(n_w >= k) at k = ceil(N/4), ceil(N/2) against the
+  main grid key, with intervals, bounds and the baseline;
 - ``survival.png``: Kaplan-Meier curves of the first passage (cells with a
-  passage level), censored fleets included;
+  passage level) with their 95 % bands, censored fleets included; one panel
+  per value of the other grid keys, one colour per value of the main key;
 - ``median_vs_<key>.png``: the Kaplan-Meier median first passage (95 %
   Brookmeyer-Crowley interval) against the main grid key; medians beyond the
-  cycle cap are drawn as triangles at the cap;
+  cycle cap are drawn as triangles at the cap; against ``m_over_sigma`` (or
+  ``jitter``) with the (m/sigma)^2 law as a reference line;
 - ``report.md``: the sweep, the ``stormsim inspect`` table, and the figures
   with what each shows.
 
 The "main grid key" is the numeric, finite grid key with the most values; the
-other grid keys label the lines. Cells one at a time are read, so any sweep
-size fits in memory.
+other grid keys label the lines. Cells are read one at a time and only their
+summaries kept (no resampling), so memory stays bounded by one cell.
 """
 from __future__ import annotations
 
@@ -30,10 +35,14 @@ import numpy as np
 
 from ._format import fmt_value
 
-#: Bootstrap resamples for the tail intervals (per-fleet occupancy only).
-N_BOOT = 400
-#: Most cells drawn in one panel before lines are thinned to every k-th cell.
-MAX_LINES = 16
+#: Most curves of one panel: the qualitative palette has 8 distinguishable
+#: colours; beyond that cells are thinned to every k-th one (and the caption says so).
+MAX_LINES = 8
+#: Most panels of one figure.
+MAX_PANELS = 6
+#: Reference laws of the median first passage against a grid key: exponent.
+REFERENCE_LAWS = {"m_over_sigma": (2.0, r"$\propto (m/\sigma)^2$"),
+                  "jitter": (-2.0, r"$\propto \sigma^{-2}$")}
 
 
 def _label(params: dict, keys) -> str:
@@ -56,58 +65,46 @@ def _main_key(res) -> str | None:
     return best
 
 
-def _cell_summary(c, rng) -> dict:
+def _cell_summary(c) -> dict:
     """What the figures need from one cell; its per-fleet arrays are dropped after."""
-    from scipy.stats import binom
-
     from .survival import kaplan_meier, passage_times
 
+    cs = c.summary()
     p = c.params
     n = int(c.T.size)
     level = int(p.get("passage_level", 0) or 0)
     stops = bool(p.get("stop_at_passage", True))
-    occ_sum = np.asarray(c.occupancy_sum, float)
-    total = occ_sum.sum()
     out = dict(index=c.index, params=p, N=n, fleets=c.fleets_done, level=level)
     # Occupancy is only informative when fleets are not stopped at their passage
     # (then the time at n_w >= level is zero by construction).
-    out["has_occ"] = bool(total > 0 and c.fleets_done > 0 and not (level > 0 and stops))
+    out["has_occ"] = bool(np.isfinite(cs["p_write"]) and c.fleets_done > 0
+                          and not (level > 0 and stops))
     if out["has_occ"]:
-        ks = np.arange(n + 1)
-        tail = np.cumsum(occ_sum[::-1])[::-1] / total
-        pw = float((occ_sum * ks).sum() / (n * total))
-        out.update(tail=tail, p_write=pw, binom=binom.sf(ks - 1, n, pw),
-                   tail_ci=None)
-        if c.occupancy is not None and c.fleets_done > 1:
-            occ = np.asarray(c.occupancy, float)
-            idx = rng.integers(0, occ.shape[0], size=(N_BOOT, occ.shape[0]))
-            b = occ[idx].sum(axis=1)
-            bt = np.cumsum(b[:, ::-1], axis=1)[:, ::-1] / b.sum(axis=1, keepdims=True)
-            out["tail_ci"] = (np.quantile(bt, 0.025, axis=0), np.quantile(bt, 0.975, axis=0))
+        out.update(tail=cs["p_ge"], lo=cs["p_ge_lo"], hi=cs["p_ge_hi"],
+                   method=cs["p_ge_method"], binom=cs["p_ge_independent"],
+                   law=cs["independent_law"])
     if level > 0 and c.fleets_done > 0:
         t, obs = passage_times(c.passage_cycle, c.cycles)
-        km = kaplan_meier(t, obs)
-        out.update(t=t, obs=obs, median=km.median, cycles=c.cycles,
+        out.update(t=t, obs=obs, median=kaplan_meier(t, obs).median, cycles=c.cycles,
                    censored=int((~obs).sum()))
     return out
 
 
-def _groups(cells, res, xkey):
-    """{line label: [cells sorted by x]} over the grid keys other than xkey."""
-    others = [k for k in res.grid_keys if k != xkey]
+def _groups(cells, keys, xkey):
+    """{label over ``keys``: [cells sorted by xkey]}."""
     groups: dict[str, list] = {}
     for s in cells:
-        groups.setdefault(_label(s["params"], others), []).append(s)
+        groups.setdefault(_label(s["params"], keys), []).append(s)
     if xkey is not None:
         for v in groups.values():
             v.sort(key=lambda s: float(s["params"][xkey]))
     return groups
 
 
-def _thin(items: list) -> list:
-    if len(items) <= MAX_LINES:
+def _thin(items: list, most: int = MAX_LINES) -> list:
+    if len(items) <= most:
         return items
-    step = math.ceil(len(items) / MAX_LINES)
+    step = math.ceil(len(items) / most)
     return items[::step]
 
 
@@ -116,119 +113,237 @@ def _xaxis(vals):
     return bool(np.all(vals > 0) and vals.max() / vals.min() >= 10)
 
 
+def _suptitle(fig, text: str, fontsize: float = 10.0) -> None:
+    from . import plots
+
+    fig.suptitle(plots.wrap(text, fig.get_figwidth() * 0.95, fontsize), fontsize=fontsize)
+
+
+def _zero_marker(ax, x, bound, color, label=None):
+    """A hollow downward triangle at a one-sided upper bound (no fleet reached k)."""
+    ax.scatter([x], [bound], marker="v", s=36, facecolors="none", edgecolors=[color],
+               linewidths=1.2, zorder=3, label=label)
+
+
+def _style_legend(ax, extra, below: bool = False):
+    """The axes' own legend entries plus proxies saying what the styles mean;
+    ``below``: under the axes, where it can hide no point."""
+    from matplotlib.lines import Line2D
+
+    handles, labels = ax.get_legend_handles_labels()
+    for text, kw in extra:
+        handles.append(Line2D([], [], color="0.35", **kw))
+        labels.append(text)
+    if below:
+        ax.legend(handles, labels, fontsize=6, loc="upper center", ncols=2,
+                  bbox_to_anchor=(0.5, -0.16))
+    else:
+        ax.legend(handles, labels, fontsize=6)
+
+
+_BOUND_STYLE = ("no fleet reached k: one-sided 95% upper bound",
+                dict(marker="v", ls="", mfc="none"))
+
+
+def _tail_figure(res, occ_cells):
+    from . import plots
+
+    ns = sorted({s["N"] for s in occ_cells})[:MAX_PANELS]
+    fig, axes = plots.grid(len(ns), 1, size=(5.0, 4.2))
+    thinned = False
+    lows = []
+    for ax, n in zip(axes[0], ns):
+        allsel = [s for s in occ_cells if s["N"] == n]
+        sel = _thin(allsel)
+        thinned |= len(sel) < len(allsel)
+        k = np.arange(n + 1)
+        for s, col in zip(sel, plots.palette(len(sel))):
+            p, lo, hi = s["tail"], s["lo"], s["hi"]
+            ok = (k >= 1) & (p > 0) & np.isfinite(lo) & np.isfinite(hi)
+            pts = (k >= 1) & (p > 0)
+            ax.errorbar(k[ok], p[ok], yerr=[p[ok] - lo[ok], hi[ok] - p[ok]], fmt="o", ms=4,
+                        color=col, capsize=2,
+                        label=_label(s["params"], [q for q in res.grid_keys if q != "N"]))
+            ax.plot(k[pts & ~ok], p[pts & ~ok], "o", ms=4, color=col)
+            lows.append(p[pts].min() if pts.any() else 1.0)
+            zeros = np.flatnonzero((k >= 1) & (s["method"] == "zero-bound"))
+            if zeros.size:
+                _zero_marker(ax, zeros[0], s["hi"][zeros[0]], col)
+            if np.any(np.isfinite(s["binom"][1:])):
+                ax.plot(k[1:], s["binom"][1:], color=col, lw=1.2, ls="--")
+        ax.set_yscale("log")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(max(min(lows) / 3, 1e-12), 1.5)
+        plots.readable_log_ticks(ax)
+        ax.set_xlabel("k (concurrent writers)")
+        ax.set_ylabel(r"$P(n_w \geq k)$ (fraction of time)")
+        ax.set_title(f"N = {n}", fontsize=9)
+        _style_legend(ax, [("independent jobs (dashed)", dict(ls="--")), _BOUND_STYLE],
+                      below=True)
+    _suptitle(fig, f"{res.name}: share of time with at least k writers (points, 95% interval) "
+              "vs independent jobs with the same writing fraction (dashed)")
+    unlike = any(s["law"] == "none" for s in occ_cells)
+    caption = ("P(n_w >= k): the fraction of measured time with at least k concurrent writers, "
+               "from the exact occupancy summed over each cell's fleets (points), with its 95 % "
+               "interval from the spread between independent fleets (delta method of the ratio "
+               "estimator, logit scale; blocks of fleets in occupancy = 'sum' mode); a hollow "
+               "triangle marks the one-sided 95 % upper bound where no fleet reached k. Dashed: "
+               "N independent jobs each writing the measured fraction of the time (binomial for "
+               "identical jobs; the Poisson-binomial of per-job fractions where recorded).")
+    if unlike:
+        caption += (" Cells whose jobs differ have no dashed line: their independent law is "
+                    "the Poisson-binomial of the per-job writing fractions, which this "
+                    "result does not record.")
+    if thinned:
+        caption += f" Panels with more than {MAX_LINES} cells show every k-th cell."
+    return fig, caption
+
+
+def _tail_vs_figure(res, occ_cells, xkey):
+    from . import plots
+
+    others = [k for k in res.grid_keys if k != xkey]
+    groups = _groups(occ_cells, others, xkey)
+    fig, axes = plots.grid(2, 1, size=(5.4, 4.2))
+    logx = _xaxis([s["params"][xkey] for s in occ_cells])
+    shown = _thin(list(groups.items()))
+    for ax, q in zip(axes[0], (4, 2)):
+        lows = []
+        for (lab, grp), col in zip(shown, plots.palette(len(shown))):
+            xs = np.array([float(s["params"][xkey]) for s in grp])
+            kq = [max(1, math.ceil(s["N"] / q)) for s in grp]
+            y = np.array([s["tail"][k] for s, k in zip(grp, kq)])
+            lo = np.array([s["lo"][k] for s, k in zip(grp, kq)])
+            hi = np.array([s["hi"][k] for s, k in zip(grp, kq)])
+            ind = np.array([s["binom"][k] for s, k in zip(grp, kq)])
+            zero = np.array([s["method"][k] == "zero-bound" for s, k in zip(grp, kq)])
+            plots.series(xs, {lab: (np.where(zero, np.nan, y), lo, hi)}, ax=ax, logx=logx,
+                         logy=True, styles={lab: dict(color=col)})
+            if np.any(np.isfinite(ind)):
+                ax.plot(xs, ind, color=col, ls="--", lw=1.2)
+            for x, b in zip(xs[zero], hi[zero]):
+                _zero_marker(ax, x, b, col)
+            lows += [v for v in y if v > 0]
+        if lows:
+            ax.set_ylim(max(1e-12, 0.3 * min(lows)), 1.5)
+        plots.readable_log_ticks(ax)
+        ax.set_xlabel(xkey)
+        ax.set_ylabel(f"P(n_w >= ceil(N/{q}))")
+        ax.set_title(f"k = ceil(N/{q})", fontsize=9)
+        _style_legend(ax, [("independent jobs (dashed)", dict(ls="--")), _BOUND_STYLE])
+    _suptitle(fig, f"{res.name}: upper tail against {xkey} (95% intervals)")
+    caption = (f"P(n_w >= k) at k = ceil(N/4) and ceil(N/2) against {xkey}, one line per value "
+               "of the other grid keys, with 95 % intervals over fleets; a hollow triangle: no "
+               "fleet reached k (one-sided 95 % upper bound); dashed: independent jobs.")
+    if len(shown) < len(groups):
+        caption += f" Only every k-th of {len(groups)} lines is drawn."
+    return fig, caption
+
+
+def _survival_figure(res, pass_cells, xkey):
+    from . import plots
+
+    others = [k for k in res.grid_keys if k != xkey]
+    panels = list(_groups(pass_cells, others, xkey).items())
+    shown = _thin(panels, MAX_PANELS)
+    fig, axes = plots.grid(len(shown), 1, size=(5.0, 4.2))
+    thinned = len(shown) < len(panels)
+    for ax, (lab, grp) in zip(axes[0], shown):
+        sel = _thin(grp)
+        thinned |= len(sel) < len(grp)
+        key = [xkey] if xkey is not None else [k for k in res.grid_keys]
+        curves = {_label(s["params"], key): (s["t"], s["obs"]) for s in sel}
+        plots.survival(curves, ax=ax, band=True, xlabel="fleet cycles until the first passage",
+                       ylabel="fraction of fleets not yet passed")
+        ax.set_title(plots.wrap(lab, ax.figure.get_figwidth() / len(shown), 9), fontsize=9)
+    _suptitle(fig, f"{res.name}: first passage to n_w >= passage level (Kaplan-Meier, 95% band)")
+    caption = ("Kaplan-Meier survival of the first passage to n_w >= passage_level (the share of "
+               "fleets that have not reached it), fleets censored at the cycle cap included; "
+               "shaded: pointwise 95 % log-log band. One panel per value of "
+               f"{', '.join(others) or 'the sweep'}, one colour per {xkey or 'cell'}.")
+    if thinned:
+        caption += " Only every k-th panel or curve is drawn (too many to tell apart)."
+    return fig, caption
+
+
+def _median_figure(res, pass_cells, xkey):
+    from . import plots
+
+    others = [k for k in res.grid_keys if k != xkey]
+    groups = _groups(pass_cells, others, xkey)
+    xs_all = sorted({float(s["params"][xkey]) for s in pass_cells})
+    ys = {}
+    for lab, grp in _thin(list(groups.items())):
+        y = np.full(len(xs_all), np.nan)
+        lo, hi = y.copy(), y.copy()
+        for s in grp:
+            i = xs_all.index(float(s["params"][xkey]))
+            med, mlo, mhi = s["median"]
+            y[i] = med
+            lo[i] = mlo if math.isfinite(mlo) else (s["cycles"] if math.isinf(med) else np.nan)
+            hi[i] = mhi
+        ys[lab] = (y, lo, hi)
+    fig = plots.series(xs_all, ys, xlabel=xkey, ylabel="median fleet cycles to the passage",
+                       logx=_xaxis(xs_all), logy=True)
+    ax = fig.axes[0]
+    caption = (f"Kaplan-Meier median first passage (95 % Brookmeyer-Crowley interval) against "
+               f"{xkey}; a triangle marks a median beyond the cycle cap (more than half the "
+               "fleets censored), drawn at the cap.")
+    if xkey in REFERENCE_LAWS:
+        power, text = REFERENCE_LAWS[xkey]
+        x = np.asarray(xs_all)
+        fin = [(xi, yi) for v in ys.values() for xi, yi in zip(x, v[0])
+               if np.isfinite(yi) and yi > 0 and xi > 0]
+        if fin:
+            # the law's constant from every finite median (least squares in log)
+            c = math.exp(np.mean([math.log(yi) - power * math.log(xi) for xi, yi in fin]))
+            ax.plot(x, c * x ** power, color="0.45", ls=":", lw=1.3, label=text, zorder=0)
+            ax.legend(fontsize=7)
+            caption += (f" Dotted: the law {text.strip('$')} through the finite medians "
+                        "(least squares in log), the stagger's diffusive break-up.")
+    plots.readable_log_ticks(ax)
+    ax.set_title(plots.wrap(f"{res.name}: Kaplan-Meier median first passage (95% CI; "
+                            "triangle: beyond the cycle cap)", fig.get_figwidth() * 0.9, 10),
+                 fontsize=10)
+    return fig, caption
+
+
+def figures(res) -> list:
+    """The report's figures of a Results: [(file name, Figure, caption)]."""
+    cells = [_cell_summary(c) for c in res]
+    xkey = _main_key(res)
+    out = []
+    occ_cells = [s for s in cells if s["has_occ"]]
+    if occ_cells:
+        out.append(("tail.png", *_tail_figure(res, occ_cells)))
+        if xkey is not None:
+            out.append((f"tail_vs_{xkey}.png", *_tail_vs_figure(res, occ_cells, xkey)))
+    pass_cells = [s for s in cells if "t" in s]
+    if pass_cells:
+        out.append(("survival.png", *_survival_figure(res, pass_cells, xkey)))
+        if xkey is not None:
+            out.append((f"median_vs_{xkey}.png", *_median_figure(res, pass_cells, xkey)))
+    return out
+
+
 def main(path: str, outdir: str) -> int:
     """Draw the standard figures of the sweep result at ``path`` into ``outdir``.
 
     Returns 0. Raises ``stormsim.SweepError`` (a ValueError) when ``path`` is
     not a stormsim sweep result.
     """
-    from . import plots
     from .results import open_results
 
     res = open_results(path)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(0)
-    cells = [_cell_summary(c, rng) for c in res]
-    xkey = _main_key(res)
-    label_keys = list(res.grid_keys)
-    figs: list[tuple[str, str]] = []
-
-    def save(fig, name, caption):
+    figs = []
+    for name, fig, caption in figures(res):
         fig.savefig(out / name, dpi=110)
         figs.append((name, caption))
-
-    # -- occupancy tails against k, one panel per N
-    occ_cells = [s for s in cells if s["has_occ"]]
-    if occ_cells:
-        ns = sorted({s["N"] for s in occ_cells})[:6]
-        fig, axes = plots.grid(len(ns), 1, size=(5.0, 4.2))
-        for ax, n in zip(axes[0], ns):
-            sel = _thin([s for s in occ_cells if s["N"] == n])
-            colors = plots.palette(len(sel))
-            for s, col in zip(sel, colors):
-                k = np.arange(1, n + 1)
-                ci = s["tail_ci"]
-                ci = (ci[0][1:], ci[1][1:]) if ci is not None else (s["tail"][1:], s["tail"][1:])
-                plots.tail_vs_binomial(k, s["tail"][1:], ci, s["binom"][1:], ax=ax, color=col,
-                                       label=_label(s["params"],
-                                                    [q for q in label_keys if q != "N"]))
-            lo = min(min(x for x in s["tail"][1:] if x > 0) for s in sel)
-            ax.set_ylim(max(lo / 3, 1e-12), 1.5)
-            ax.set_title(f"N = {n}", fontsize=9)
-            ax.legend(fontsize=6)
-        fig.suptitle(f"{res.name}: share of time with at least k writers (points) vs independent "
-                     "jobs with the same writing fraction (dashed)", fontsize=10)
-        save(fig, "tail.png",
-             "P(n_w >= k): the fraction of measured time with at least k concurrent writers, from "
-             "the exact occupancy summed over each cell's fleets (points; 95 % bootstrap "
-             "intervals over fleets when per-fleet occupancy is stored), against the binomial "
-             "law of N independent jobs each writing the measured fraction of the time (dashed).")
-
-        if xkey is not None:
-            groups = _groups(occ_cells, res, xkey)
-            fig, axes = plots.grid(2, 1, size=(5.4, 4.2))
-            logx = _xaxis([s["params"][xkey] for s in occ_cells])
-            for ax, q in zip(axes[0], (4, 2)):
-                shown = _thin(list(groups.items()))
-                for (lab, grp), col in zip(shown, plots.palette(len(shown))):
-                    xs = [float(s["params"][xkey]) for s in grp]
-                    kq = [max(1, math.ceil(s["N"] / q)) for s in grp]
-                    indep = f"{lab} (independent)"
-                    plots.series(xs, {lab: ([s["tail"][k] for s, k in zip(grp, kq)], None, None),
-                                      indep: ([s["binom"][k] for s, k in zip(grp, kq)],
-                                              None, None)},
-                                 ax=ax, logx=logx, logy=True,
-                                 styles={lab: dict(color=col),
-                                         indep: dict(color=col, ls="--", marker="")})
-                sim = [s["tail"][max(1, math.ceil(s["N"] / q))] for s in occ_cells]
-                pos = [v for v in sim if v > 0]
-                if pos:
-                    ax.set_ylim(max(1e-12, 0.3 * min(pos)), 1.5)
-                ax.set_xlabel(xkey)
-                ax.set_ylabel(f"P(n_w >= ceil(N/{q}))")
-                ax.set_title(f"k = ceil(N/{q})", fontsize=9)
-                ax.legend(fontsize=6)
-            fig.suptitle(f"{res.name}: upper tail against {xkey}", fontsize=10)
-            save(fig, f"tail_vs_{xkey}.png",
-                 f"P(n_w >= k) at k = ceil(N/4) and ceil(N/2) against {xkey}, one line per value "
-                 "of the other grid keys; dashed: independent jobs (binomial).")
-
-    # -- first passage
-    pass_cells = [s for s in cells if "t" in s]
-    if pass_cells:
-        sel = _thin(pass_cells)
-        fig = plots.survival({_label(s["params"], label_keys): (s["t"], s["obs"]) for s in sel},
-                             title=f"{res.name}: first passage to n_w >= passage level",
-                             xlabel="fleet cycles until the first passage",
-                             ylabel="fraction of fleets not yet passed")
-        save(fig, "survival.png",
-             "Kaplan-Meier survival of the first passage to n_w >= passage_level (the share of "
-             "fleets that have not reached it), fleets censored at the cycle cap included.")
-        if xkey is not None:
-            groups = _groups(pass_cells, res, xkey)
-            ys = {}
-            xs_all = sorted({float(s["params"][xkey]) for s in pass_cells})
-            for lab, grp in groups.items():
-                y = np.full(len(xs_all), np.nan)
-                lo, hi = y.copy(), y.copy()
-                for s in grp:
-                    i = xs_all.index(float(s["params"][xkey]))
-                    med, mlo, mhi = s["median"]
-                    y[i] = med
-                    lo[i] = mlo if math.isfinite(mlo) else (s["cycles"] if math.isinf(med)
-                                                            else np.nan)
-                    hi[i] = mhi
-                ys[lab] = (y, lo, hi)
-            fig = plots.series(xs_all, ys, xlabel=xkey, ylabel="median fleet cycles to the passage",
-                               logx=_xaxis(xs_all), logy=True,
-                               title=f"{res.name}: Kaplan-Meier median (95 % CI; triangle: beyond the cycle cap)")
-            save(fig, f"median_vs_{xkey}.png",
-                 f"Kaplan-Meier median first passage (95 % Brookmeyer-Crowley interval) against "
-                 f"{xkey}; a triangle marks a median beyond the cycle cap (more than half the "
-                 "fleets censored), drawn at the cap.")
-
-    _write_markdown(res, out, figs, xkey)
+    _write_markdown(res, out, figs, _main_key(res))
     print(f"stormsim report: wrote {len(figs)} figures and report.md to {out}")
     return 0
 

@@ -2,62 +2,93 @@
 
 ``open_results(path)`` -> :class:`Results`: the parameter table (numpy
 arrays, one row per cell) and each cell's arrays (:class:`CellResult`),
-read one cell at a time. The layout is docs/FORMAT.md; its names live here
-(``FORMAT``, :func:`cell_group`) and the writer (stormsim.store) uses them.
+read one cell at a time. The layout is docs/FORMAT.md; stormsim.layout
+knows it (names, writer, cell reader).
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ._files import DirLock
 from ._parts import parts_dir, read_manifest, read_unit, unit_pieces
+from .layout import FLEET_ARRAYS, FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
 from ._version import __version__
-from .errors import SweepError
+from .errors import SpecError, SweepError
 from .spec import Sweep, parse_sweep
 from .tables import inspect_table
 from .work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
 
 __all__ = ["DEFAULT_TAIL_LEVELS", "FORMAT", "FORMAT_VERSION", "CellResult", "Results",
-           "cell_group", "open_results", "read_identity", "tail_level"]
-
-FORMAT = "stormsim.sweep"
-FORMAT_VERSION = 1
-
-#: The per-job arrays of a cell's fleet, as stored: dataset name -> Fleet attribute.
-FLEET_ARRAYS = {"T": "T", "d": "d", "sigma": "jitter", "f": "f", "snapshot": "snapshot",
-                "slowdown": "slowdown", "weights": "weights"}
-#: What a file written before an array existed means by its absence (MODEL.md E1, E2 defaults).
-FLEET_ARRAY_DEFAULTS = {"snapshot": 0.0, "slowdown": 0.0, "weights": 1.0}
-
-
-def cell_group(i: int) -> str:
-    """The HDF5 group of cell i, below /cells."""
-    return f"{i:06d}"
-
+           "cell_group", "check_tail_level", "open_results", "read_identity", "tail_level",
+           "tail_levels"]
 
 DEFAULT_TAIL_LEVELS = ("N/4", "N/2", "N")
 
 
-def tail_level(spec, n_jobs: int) -> int:
-    """A tail level: an int k, 'N', or 'N/q' (k = ceil(N / q)); clipped to 1..N."""
-    if isinstance(spec, (int, np.integer)):
+def _tail_rule(spec) -> tuple[int | None, float | None]:
+    """A tail level's syntax: (k, None) for an integer k >= 1, (None, q) for 'N/q'
+    (q >= 1; 'N' is q = 1). Raises SpecError naming the level and the rule."""
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
         k = int(spec)
     else:
         s = str(spec).strip().replace(" ", "")
         m = re.fullmatch(r"N(?:/(\d+(?:\.\d+)?))?", s)
         if m:
-            k = n_jobs if m.group(1) is None else math.ceil(n_jobs / float(m.group(1)))
-        elif re.fullmatch(r"\d+", s):
-            k = int(s)
-        else:
-            raise ValueError(f"tail level {spec!r}: must be an integer k, 'N' or 'N/q' "
-                             "(e.g. 2, N/4, N)")
-    return max(1, min(n_jobs, k))
+            q = 1.0 if m.group(1) is None else float(m.group(1))
+            if q < 1.0:
+                raise SpecError(f"tail level {spec!r}: q must be >= 1 in 'N/q' (k = ceil(N/q) "
+                                "is in 1..N then)")
+            return None, q
+        if not re.fullmatch(r"-?\d+", s):
+            raise SpecError(f"tail level {spec!r}: must be an integer k, 'N' or 'N/q' "
+                            "(e.g. 2, N/4, N)")
+        k = int(s)
+    if k < 1:
+        raise SpecError(f"tail level {spec!r}: k must be an integer >= 1 (P(n_w >= 0) = 1 "
+                        "always)")
+    return k, None
+
+
+def check_tail_level(spec) -> None:
+    """Raise SpecError if ``spec`` is not a tail level for any N."""
+    _tail_rule(spec)
+
+
+def tail_level(spec, n_jobs: int) -> int:
+    """A tail level for a fleet of N jobs: an int k, 'N', or 'N/q' (k = ceil(N / q)).
+
+    Raises SpecError when the level is not in 1..N (never clipped)."""
+    k, q = _tail_rule(spec)
+    if k is None:
+        k = math.ceil(n_jobs / q)
+    if k > n_jobs:
+        raise SpecError(f"tail level {spec!r} is k = {k}, above N = {n_jobs}: k must be in "
+                        "1..N")
+    return k
+
+
+def tail_levels(spec, n_jobs) -> np.ndarray:
+    """The k of a tail level for each cell's N (int64), 0 where it is above that N.
+
+    Raises SpecError when the level is bad for every N (naming them)."""
+    _tail_rule(spec)
+    ks = []
+    for n in np.asarray(n_jobs, dtype=np.int64).tolist():
+        try:
+            ks.append(tail_level(spec, n))
+        except SpecError:
+            ks.append(0)
+    if ks and not any(ks):
+        ns = ", ".join(str(n) for n in sorted(set(np.asarray(n_jobs).tolist())))
+        raise SpecError(f"tail level {spec!r}: above N in every cell (N = {ns}); k must be "
+                        "in 1..N")
+    return np.array(ks, dtype=np.int64)
 
 
 @dataclass(eq=False)
@@ -68,7 +99,9 @@ class CellResult:
     Each array of :data:`stormsim.work.RESULT_ARRAYS` is an attribute
     (``cell.passage_time``, ``cell.occupancy``: None when only its sum is
     kept), and each summed one's exact sum over the fleets is ``NAME_sum``
-    (``cell.occupancy_sum``, float64 (N+1,)).
+    (``cell.occupancy_sum``, float64 (N+1,)); when only the sum is kept (and
+    the file is layout 2), its sums per block of fleets are ``NAME_blocks``
+    (``cell.occupancy_blocks``, float64 (blocks, N+1); None otherwise).
     """
 
     index: int
@@ -81,6 +114,7 @@ class CellResult:
     fleet_index: np.ndarray
     arrays: dict
     sums: dict
+    blocks: dict = field(default_factory=dict)
     snapshot: np.ndarray = None  # (N,) MODEL.md E1 / E2 per-job options
     slowdown: np.ndarray = None
     weights: np.ndarray = None
@@ -91,6 +125,8 @@ class CellResult:
             return d["arrays"][name]
         if name.endswith("_sum") and name[:-4] in d.get("sums", ()):
             return d["sums"][name[:-4]]
+        if name.endswith("_blocks") and name[:-7] in d.get("sums", ()):
+            return d.get("blocks", {}).get(name[:-7])
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
@@ -125,10 +161,21 @@ class CellResult:
         return self.survival(unit, level).median
 
     def tail(self, k) -> float:
-        """P(n_w >= k) over the cell's summed occupancy (k: int, 'N' or 'N/q')."""
+        """P(n_w >= k) over the cell's summed occupancy (k: int, 'N' or 'N/q');
+        NaN where it is zero by construction (a fleet stopped at its passage
+        to n_w >= passage_level <= k; see stormsim.summary)."""
         k = tail_level(k, self.T.size)
+        if bool(self.params.get("stop_at_passage", True)) and 0 < self.passage_level <= k:
+            return math.nan
         total = float(self.occupancy_sum.sum())
         return float(self.occupancy_sum[k:].sum() / total) if total > 0 else math.nan
+
+    def summary(self, level: float = 0.95) -> dict:
+        """The cell's numbers (stormsim.summary.cell_summary): medians with
+        intervals, P(n_w >= k) for k = 0..N with intervals, the baseline."""
+        from .summary import cell_summary
+
+        return cell_summary(self, level)
 
 
 class Results:
@@ -138,6 +185,8 @@ class Results:
     ----------
     path : str
     complete : bool (False: read from the parts of an unfinished sweep)
+    running : bool (True: unfinished, and another process is writing it now;
+        ``writer`` says which, e.g. "pid 1234")
     name, description, version, occupancy ("fleet" | "sum"), sweep_hash, sweep_toml
     grid_keys : list of the varied keys; fixed : dict of the fixed ones
     params : dict key -> array (n_cells,) (see docs/FORMAT.md)
@@ -161,7 +210,8 @@ class Results:
         if done is None:
             done = [sum(p.n for p in parts_of(c.index)) for c in sweep.cells]
         done = np.asarray(done, dtype=np.int64)
-        return cls.new(path=location, complete=complete, name=sweep.name,
+        return cls.new(path=location, complete=complete, running=False, writer=None,
+                       name=sweep.name,
                        description=sweep.description, version=__version__,
                        occupancy=sweep.occupancy, sweep_hash=sweep.hash, sweep_toml=sweep.text,
                        grid_keys=sweep.grid_keys, fixed=dict(sweep.fixed),
@@ -195,16 +245,43 @@ class Results:
         level; passed + censored = fleets_done, counted in ``unit``: in
         cycles a passage at a cycle >= the cap K is censored at K), and
         ``P(n_w>=LEVEL)`` for each tail level (int k, 'N' or 'N/q'), plus
-        ``k:LEVEL`` with the k each level resolves to per cell.
+        ``k:LEVEL`` with the k each level resolves to per cell. A level above
+        a cell's N gives NaN there (and k = 0); a level outside 1..N for
+        every cell raises SpecError. Each ``P(n_w>=LEVEL)`` comes with its
+        ``level`` interval ``P(n_w>=LEVEL):lo`` and ``:hi`` and how that was
+        made, ``:method`` (stormsim.tails: "ratio-logit", "zero-bound" (no
+        fleet reached k: [0, one-sided upper bound]), "one-bound", "none", or
+        "structural": NaN, zero by construction for a fleet stopped at its
+        passage).
+
+        Storms (MODEL.md E3, stormsim.storms), per tail level:
+        ``storms_per_s(n_w>=LEVEL)`` the storm rate nu_k (storms per second of
+        measured time) and ``storm_duration(n_w>=LEVEL)`` the mean storm
+        duration (s), each with ``:lo`` and ``:hi`` (its ``level`` interval)
+        and ``storms(n_w>=LEVEL):method`` ("ratio-log", "zero-bound": no storm,
+        [0, one-sided Poisson upper bound] for the rate and NaN duration,
+        "none", "structural", "not-recorded": a file written before storms
+        were counted); ``storms(n_w>=LEVEL)`` is the count. The time fraction
+        is ``P(n_w>=LEVEL)``.
         """
+        from .summary import cell_summary
+
         n = self.n_cells
+        ks = {lv: tail_levels(lv, self.params["N"]) for lv in tail}
         out = {"fleets": self.fleets.copy(), "fleets_done": self.fleets_done.copy(),
                "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
                "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
                "median_hi": np.full(n, np.nan)}
         for lv in tail:
-            out[f"P(n_w>={lv})"] = np.full(n, np.nan)
-            out[f"k:{lv}"] = np.zeros(n, np.int64)
+            for end in ("", ":lo", ":hi"):
+                out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
+            out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+            out[f"k:{lv}"] = ks[lv]
+            for stem in ("storms_per_s", "storm_duration"):
+                for end in ("", ":lo", ":hi"):
+                    out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
+            out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
+            out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
         for c in self:
             i = c.index
             out["fleets_done"][i] = c.fleets_done
@@ -217,15 +294,38 @@ class Results:
                     out["censored"][i] = km.n_censored
                     out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
                 out["passed"][i] = c.fleets_done - out["censored"][i]
+            cs = cell_summary(c, level) if c.fleets_done else None
             for lv in tail:
-                out[f"k:{lv}"][i] = tail_level(lv, c.T.size)
-                if c.fleets_done:
-                    out[f"P(n_w>={lv})"][i] = c.tail(lv)
+                k = ks[lv][i]
+                if cs is not None and k:
+                    for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
+                                     (":method", "p_ge_method")):
+                        out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
+                    for key in ("storms_per_s", "storm_duration"):
+                        for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
+                            out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
+                    out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
+                    out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
         return out
 
-    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle") -> str:
-        """The text table of ``stormsim inspect``."""
-        return inspect_table(self, tail, unit)
+    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False) -> str:
+        """The text table of ``stormsim inspect`` (``storms``: with storm rates and durations)."""
+        return inspect_table(self, tail, unit, storms=storms)
+
+    def to_xarray(self, grid: bool = True, level: float = 0.95):
+        """The per-cell table as an xarray.Dataset, on the grid's dimensions
+        (``.sel(load=0.9)``) or, with ``grid=False``, on ``cell``; see
+        stormsim.export.to_xarray. Needs xarray."""
+        from .export import to_xarray
+
+        return to_xarray(self, grid=grid, level=level)
+
+    def to_dataframe(self, k=None, level: float = 0.95):
+        """One row per cell as a pandas.DataFrame (``p_ge_4``, ``p_ge_4_lo``, ...,
+        ``median``, ``median_lo``, ...); see stormsim.export.to_dataframe. Needs pandas."""
+        from .export import to_dataframe
+
+        return to_dataframe(self, k=k, level=level)
 
     def __repr__(self) -> str:
         state = "complete" if self.complete else "unfinished"
@@ -237,7 +337,7 @@ def cell_from_parts(sweep: Sweep, i: int, parts) -> CellResult:
     """Cell i's CellResult from its parts (in fleet order)."""
     c = sweep.cells[i]
     parts = list(parts)
-    arrays, sums = {}, {}
+    arrays, sums, blocks = {}, {}, {}
     for a in RESULT_ARRAYS:
         if a.summed:
             total = None
@@ -245,6 +345,13 @@ def cell_from_parts(sweep: Sweep, i: int, parts) -> CellResult:
                 total = add_exact(total, p.sums[a.name])
             sums[a.name] = exact_to_float(total if total is not None else [0] * (c.n_jobs + 1))
             if sweep.occupancy != "fleet":
+                per = {}
+                for p in parts:
+                    for b, s in p.blocks.get(a.name, ()):
+                        per[b] = add_exact(per.get(b), s)
+                # only the blocks begun so far (an unfinished cell's last may be partial)
+                blocks[a.name] = (np.array([exact_to_float(per[b]) for b in sorted(per)])
+                                  .reshape((len(per),) + a.width(c.n_jobs)))
                 arrays[a.name] = None
                 continue
         rows = [p.arrays[a.name] for p in parts]
@@ -254,7 +361,7 @@ def cell_from_parts(sweep: Sweep, i: int, parts) -> CellResult:
            else np.empty(0, np.int64))
     fleet = c.fleet
     return CellResult(index=i, params=dict(c.values), fleets=c.fleets, fleet_index=idx,
-                      arrays=arrays, sums=sums,
+                      arrays=arrays, sums=sums, blocks=blocks,
                       **{k: getattr(fleet, attr).copy() for k, attr in FLEET_ARRAYS.items()})
 
 
@@ -277,17 +384,20 @@ def _h5_results(path: Path) -> Results:
     import h5py
 
     with h5py.File(path, "r") as f:
+        version = check_version(f, path)
         a = f.attrs
         params = {}
         for k, ds in f["params"].items():
+            if k == "cell":                     # layout 2: the dimension scale
+                continue
             params[k] = ds.asstr()[()].astype(str) if h5py.check_string_dtype(ds.dtype) else ds[()]
         fleets = np.asarray(params["fleets"], dtype=np.int64)
-        meta = dict(path=str(path), complete=True, name=str(a["sweep_name"]),
+        meta = dict(path=str(path), complete=True, running=False, writer=None, name=str(a["sweep_name"]),
                     description=str(a["sweep_description"]), version=str(a["stormsim_version"]),
                     occupancy=str(a["occupancy"]), sweep_hash=str(a["sweep_hash"]),
                     sweep_toml=str(a["sweep_toml"]), grid_keys=json.loads(a["grid_keys"]),
                     fixed={k: None for k in json.loads(a["fixed_keys"])}, params=params,
-                    fleets=fleets, fleets_done=fleets.copy())
+                    fleets=fleets, fleets_done=fleets.copy(), format_version=version)
     try:
         import tomllib
 
@@ -297,19 +407,9 @@ def _h5_results(path: Path) -> Results:
         pass
 
     def from_group(i: int, g) -> CellResult:
-        pv = json.loads(g.attrs["params"])
-        for k, v in pv.items():
-            if isinstance(v, str) and v in ("inf", "-inf", "nan"):
-                pv[k] = float(v)
-        n = g["passage_time"].shape[0]
-        arrays = {a.name: g[a.name][()] if a.name in g else None for a in RESULT_ARRAYS}
-        sums = {a.name: g[f"{a.name}_sum"][()] for a in RESULT_ARRAYS if a.summed}
-        return CellResult(index=i, params=pv, fleets=n, fleet_index=np.arange(n),
-                          arrays=arrays, sums=sums,
-                          **{k: g[k][()] if k in g else np.full(g["T"].shape, FLEET_ARRAY_DEFAULTS[k])
-                             for k in FLEET_ARRAYS})
+        return CellResult(index=i, **read_cell(g))
 
-    def read_cell(i: int) -> CellResult:
+    def read_cell_at(i: int) -> CellResult:
         with h5py.File(path, "r") as f:
             return from_group(i, f["cells"][cell_group(i)])
 
@@ -319,7 +419,7 @@ def _h5_results(path: Path) -> Results:
             for i in range(len(fleets)):
                 yield from_group(i, cells[cell_group(i)])
 
-    return Results.new(**meta, _cell=read_cell, _iter=iterate)
+    return Results.new(**meta, _cell=read_cell_at, _iter=iterate)
 
 
 def _parts_results(path: Path, parts: Path) -> Results:
@@ -364,6 +464,8 @@ def _parts_results(path: Path, parts: Path) -> Results:
     res = Results.from_parts(sweep, cached, complete=False, location=str(path),
                              done=[done.count(c.index) for c in sweep.cells])
     res.version = str(man.get("stormsim_version"))
+    res.writer = DirLock(parts, "").holder_elsewhere()
+    res.running = res.writer is not None
     return res
 
 

@@ -17,8 +17,8 @@ fleets per cell extends one with fewer.
 
 How to add a key
 ----------------
-Add one :class:`Key` to :data:`KEYS` (its place there is its place in error
-messages and in the parameter table), and nothing else in this module:
+Add one :class:`Key` to :data:`KEYS`, in ``stormsim._keys`` (its place there is its
+place in error messages and in the parameter table), and nothing else:
 
 - ``doc``: what is allowed, as a sentence fragment ("an integer >= 1");
 - ``check``: raw TOML value -> normalized value, raising :class:`Bad` with the
@@ -38,160 +38,27 @@ Then pass it to the kernel: ``Cell.simulate_kwargs`` and the piece of a unit
 """
 from __future__ import annotations
 
-import difflib
 import hashlib
-import itertools
 import json
 import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from . import _checks as ck
 from ._checks import Bad
 from ._format import fmt_toml
+from ._grid import Outline, read_text
+from ._keys import (ABSENT, COLUMNS, DEFAULTS, KEY, KEYS, OCCUPANCY_MODES, PARAMS, REQUIRED,
+                    SEED_DOMAIN, SWEEP_KEYS, TABLES, Key, unknown_key)
+from . import _jobtable
 from .errors import SpecError, SweepError
 from .launch import stagger_margin, stagger_theta
 from .model import Fleet, throughput_label
 
-__all__ = ["ABSENT", "KEYS", "REQUIRED", "SEED_DOMAIN", "Bad", "Cell", "Key", "Sweep",
-           "cell_seed", "load_sweep", "parse_sweep"]
-
-#: Version of the cell-seed derivation (part of the hashed bytes).
-SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
-
-#: How a key enters a cell's run seed:
-#: "fleet": through the fleet's canonical encoding (N, T, d, cap, f, sigma);
-#: "always": its value is in the seed's canonical JSON (the keys of version 1);
-#: "unless-default": in it only when not at its default (every key added later);
-#: "no": not at all (``fleets``: more fleets extend a cell).
-SEED_ROLES = ("fleet", "always", "unless-default", "no")
-
-
-class _Marker:
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return self.name
-
-
-#: ``Key.default`` for a key the file must give.
-REQUIRED = _Marker("REQUIRED")
-#: ``Key.default`` for a key whose absence means something (e.g. ``load`` vs ``d``).
-ABSENT = _Marker("ABSENT")
-
-
-@dataclass(frozen=True)
-class Key:
-    """One key of a cell (see the module docstring: "How to add a key")."""
-
-    name: str
-    doc: str
-    check: Callable | None          # None: derived, a column only (not accepted in a file)
-    default: object = ABSENT
-    dtype: object = None            # column dtype in the parameter table; None: no column
-    aliases: tuple = ()
-    seed: str = "fleet"
-    kwarg: bool = False             # passed to stormsim.simulate under its own name
-
-    def __post_init__(self):
-        assert self.seed in SEED_ROLES, self.seed
-
-
-# -- THE table of keys ------------------------------------------------------------
-
-_f8, _i8 = np.float64, np.int64
-
-#: Every key of a cell, in order (the order of error messages and of the
-#: parameter table). The only place a key is described.
-KEYS: tuple[Key, ...] = (
-    Key("N", "the number of jobs, an integer >= 1", ck.int_at_least(1), REQUIRED, _i8,
-        aliases=("n", "n_jobs", "jobs")),
-    Key("T", "compute work between two checkpoints (s at full rate): a number > 0, or a list "
-        "with one per job", ck.per_job(False), 1.0, _f8),
-    Key("d", "checkpoint volume (s writing alone): a number > 0, or a list with one per job",
-        ck.per_job(False), ABSENT, _f8),
-    Key("load", "the write load L = sum_i d_i / T_i, a number > 0 (identical jobs: d = L T / N)",
-        ck.positive, ABSENT, _f8, aliases=("L",)),
-    Key("cap", "the power cap C in full-rate jobs: a number > 0, or inf (uncapped)",
-        ck.positive_or_inf, ABSENT, _f8, aliases=("C",)),
-    Key("cap_fraction", "the power cap as a fraction of N (C = cap_fraction * N): a number > 0, "
-        "or inf (uncapped)", ck.positive_or_inf, ABSENT, _f8),
-    Key("throughput", "'fair', 'ideal', 'power:ALPHA' (or {power = ALPHA}) with ALPHA in [0, 1], "
-        "or a table [f(1), ..., f(N)]", ck.throughput, "fair", str, aliases=("f",)),
-    Key("jitter", "the per-cycle compute jitter sigma (s): a number >= 0, or a list with one per "
-        "job", ck.per_job(True), ABSENT, _f8, aliases=("sigma",)),
-    Key("margin", "the stagger margin m = s - d of the fleet (derived; NaN unless the jobs are "
-        "identical and a stagger fits)", None, ABSENT, _f8),
-    Key("m_over_sigma", "the stagger margin over the jitter, m/sigma: a number > 0 (inf: no "
-        "jitter); sets sigma = m / (m/sigma), m = stagger_margin of the fleet",
-        lambda v: ck.positive(v, allow_inf=True), ABSENT, _f8,
-        aliases=("m/sigma", "margin_over_sigma")),
-    Key("checkpoint", "'blocking' (the default) or 'async' (a snapshot, then a background persist "
-        "while computing; MODEL.md E1)", ck.one_of("blocking", "async"), "blocking", str),
-    Key("snapshot", "the async snapshot time s (s): a number >= 0, or a list with one per job",
-        ck.per_job(True), 0.0, _f8),  # E1/E2 options: seeded through Fleet.canonical
-    Key("slowdown", "the compute slowdown eps of an async job while its persist is in flight: a "
-        "number in [0, 1], or a list with one per job", ck.per_job_in(0.0, 1.0), 0.0, _f8,
-        aliases=("eps",)),
-    Key("on_busy", "'block' or 'skip': an async checkpoint due with its persist in flight waits, "
-        "or is skipped", ck.one_of("block", "skip"), "block", str, aliases=("rule",)),
-    Key("weights", "storage weights w_i (MODEL.md E2): a number > 0, or a list with one per job",
-        ck.per_job(False), 1.0, _f8, aliases=("weight", "w")),
-    Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
-        "random", str, aliases=("theta",), seed="always", kwarg=True),
-    Key("passage_level", "record the first passage to n_w >= k: an integer k in 1..N, or 0 "
-        "(or 'none') for no passage", ck.passage_level, 0, _i8, aliases=("level", "passage"),
-        seed="always", kwarg=True),
-    Key("stop_at_passage", "true (stop each fleet at its passage: cycles is then a cap) or false",
-        ck.boolean, True, np.bool_, seed="always", kwarg=True),
-    Key("fleets", "independent fleets per cell, an integer >= 1", ck.int_at_least(1), REQUIRED,
-        _i8, aliases=("n_fleets",), seed="no"),
-    Key("cycles", "cycles K per fleet (a cap when stopping at the passage), an integer >= 1",
-        ck.int_at_least(1), REQUIRED, _i8, aliases=("K",), seed="always", kwarg=True),
-    Key("burn_in", "cycles before the occupancy is measured, an integer in 0..cycles-1",
-        ck.int_at_least(0), 0, _i8, aliases=("burnin", "B"), seed="always", kwarg=True),
-    Key("seed", "an integer >= 0; each cell's run seed derives from it and the cell's parameters",
-        ck.int_at_least(0, below=2**63), 0, _i8, seed="always"),
-    Key("run_seed", "the cell's run seed, passed to stormsim.simulate(seed=...) (derived)",
-        None, ABSENT, _i8, seed="no"),
-)
-
-KEY: dict[str, Key] = {k.name: k for k in KEYS}
-#: Keys a sweep file may give ([fixed] or [grid]) -> what is allowed.
-PARAMS: dict[str, str] = {k.name: k.doc for k in KEYS if k.check is not None}
-DEFAULTS: dict[str, object] = {k.name: k.default for k in KEYS
-                               if k.check is not None and k.default not in (REQUIRED, ABSENT)}
-#: Columns of the parameter table, in order, with their numpy dtype (str: text).
-COLUMNS: dict[str, object] = {k.name: k.dtype for k in KEYS if k.dtype is not None}
-_HINTS = {a: k.name for k in KEYS for a in k.aliases}
-
-#: [sweep] table: key -> what is allowed (every value is a string).
-SWEEP_KEYS: dict[str, str] = {
-    "name": "a string naming the sweep (default: the file's name)",
-    "description": "a string",
-    "occupancy": "'fleet' (store each fleet's occupancy, the default) or 'sum' (store only "
-                 "its exact sum over the cell's fleets)",
-}
-OCCUPANCY_MODES = ("fleet", "sum")
-
-TABLES = {"sweep": "options of the sweep", "fixed": "parameters shared by every cell",
-          "grid": "parameters to vary: each a list of values; cells are every combination"}
-
-
-def _unknown(key: str, allowed) -> str:
-    allowed = list(allowed)
-    hint = _HINTS.get(key) if _HINTS.get(key) in allowed else None
-    if hint is None:
-        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-        hint = close[0] if close else None
-    did = f" (did you mean {hint!r}?)" if hint else ""
-    return f"unknown key{did}; allowed keys: {', '.join(allowed)}"
-
+__all__ = ["ABSENT", "KEYS", "REQUIRED", "SEED_DOMAIN", "Bad", "Cell", "Key", "Sweep", "cell_seed",
+           "load_outline", "load_sweep", "parse_sweep", "read_sweep", "resolve_cell"]
 
 # -- seeding ---------------------------------------------------------------------
 
@@ -302,16 +169,17 @@ class Cell:
                 "run_seed": self.run_seed}
 
 
-def _resolve_cell(index: int, v: dict) -> Cell:
+def _resolve_cell(index: int, v: dict, folder=".") -> Cell:
     """Values of every key (given or default) -> a validated Cell, or raise Bad.
 
     Here live the rules between keys (load or d, cap or cap_fraction, jitter
     or m_over_sigma) and the derived columns."""
+    table = _jobtable.read(v, folder)          # Fleet.from_jobs keywords, or None
     for key in (k.name for k in KEYS if k.default is REQUIRED):
-        if key not in v:
+        if key not in v and not (key == "N" and table):
             raise Bad(f"missing key {key!r}: give it in [fixed] or [grid] ({PARAMS[key]})")
-    n = v["N"]
-    if ("load" in v) == ("d" in v):
+    n = v["N"] if table is None else len(table["size"])
+    if table is None and ("load" in v) == ("d" in v):
         raise Bad("give exactly one of 'load' and 'd' (in [fixed] or [grid]); got "
                   + ("both" if "load" in v else "neither"))
     if "cap" in v and "cap_fraction" in v:
@@ -328,14 +196,19 @@ def _resolve_cell(index: int, v: dict) -> Cell:
             return np.array(x)
         return np.full(n, float(x))
 
-    T = per_job("T")
-    d = v["load"] * T / n if "load" in v else per_job("d")
     cap = v["cap_fraction"] * n if "cap_fraction" in v else v.get("cap", math.inf)
     thr = v["throughput"]
     if isinstance(thr, tuple) and thr[0] != "power" and len(thr) != n:
         raise Bad(f"throughput table has {len(thr)} values but N = {n}: give f(1), ..., f(N)")
     # E1 / E2 options (a scalar stays one, so that Fleet's messages quote it as given)
     options = {k: per_job(k) if isinstance(v[k], tuple) else v[k] for k in Fleet.OPTIONS}
+    if table and any(np.any(np.asarray(v[k]) != Fleet.OPTIONS[k]) for k in Fleet.OPTIONS):
+        raise Bad("with a job table ('jobs'), give the asynchronous-checkpoint and weight options "
+                  "as its columns, not as keys: "
+                  + ", ".join(k for k in Fleet.OPTIONS if np.any(np.asarray(v[k]) != Fleet.OPTIONS[k])))
+    jobs = _jobtable.fleet(table, v, cap, thr) if table else None
+    T = per_job("T") if jobs is None else jobs.T
+    d = jobs.d if jobs else v["load"] * T / n if "load" in v else per_job("d")
     try:
         base = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=0.0, **options)
         margin = math.nan
@@ -354,7 +227,7 @@ def _resolve_cell(index: int, v: dict) -> Cell:
             sigma = margin / v["m_over_sigma"]
         else:
             sigma = per_job("jitter") if "jitter" in v else 0.0
-        fleet = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma, **options)
+        fleet = jobs or Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma, **options)
         if v["launch"] == "stagger":
             if not fleet.is_identical:
                 # (launch.py's message suggests explicit phases, which a sweep
@@ -387,7 +260,7 @@ def _resolve_cell(index: int, v: dict) -> Cell:
     else:
         mos = math.inf if sig[0] == 0.0 else margin / float(sig[0])
     derived = {
-        "T": same(T), "d": same(fleet.d), "load": v["load"] if "load" in v else fleet.load,
+        "N": n, "jobs": v.get("jobs", ""), "bandwidth": v.get("bandwidth", ""), "T": same(T), "d": same(fleet.d), "load": v["load"] if "load" in v else fleet.load,
         "cap": fleet.cap,
         "cap_fraction": v["cap_fraction"] if "cap_fraction" in v else fleet.cap / n,
         "throughput": throughput_label(thr), "jitter": same(sig), "margin": margin,
@@ -451,8 +324,8 @@ class Sweep:
         return out
 
 
-def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
-    """Validate a sweep file's text; raise SweepError naming key, value and rule."""
+def read_sweep(text: str, source: str = "<sweep>") -> Outline:
+    """A sweep file's text read, each key's values checked (else SweepError), no cell resolved."""
     def fail(msg):
         raise SweepError(f"{source}: {msg}") from None
 
@@ -472,7 +345,7 @@ def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
     opts = doc.get("sweep", {})
     for key, val in opts.items():
         if key not in SWEEP_KEYS:
-            fail(f"[sweep] {key} = {fmt_toml(val)}: {_unknown(key, SWEEP_KEYS)}")
+            fail(f"[sweep] {key} = {fmt_toml(val)}: {unknown_key(key, SWEEP_KEYS)}")
         if not isinstance(val, str):
             fail(f"[sweep] {key} = {fmt_toml(val)}: must be {SWEEP_KEYS[key]}")
     occupancy = opts.get("occupancy", "fleet")
@@ -484,14 +357,14 @@ def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
     fixed, grid = {}, {}
     for key, val in fixed_in.items():
         if key not in PARAMS:
-            fail(f"[fixed] {key} = {fmt_toml(val)}: {_unknown(key, PARAMS)}")
+            fail(f"[fixed] {key} = {fmt_toml(val)}: {unknown_key(key, PARAMS)}")
         try:
             fixed[key] = KEY[key].check(val)
         except Bad as exc:
             fail(f"[fixed] {key} = {fmt_toml(val)}: {exc}; {key} is {PARAMS[key]}")
     for key, vals in grid_in.items():
         if key not in PARAMS:
-            fail(f"[grid] {key} = {fmt_toml(vals)}: {_unknown(key, PARAMS)}")
+            fail(f"[grid] {key} = {fmt_toml(vals)}: {unknown_key(key, PARAMS)}")
         if key in fixed:
             fail(f"{key} is in both [fixed] and [grid]: keep one")
         if not isinstance(vals, list) or not vals:
@@ -510,31 +383,43 @@ def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
             out.append(norm)
         grid[key] = out
 
-    cells = []
-    keys = list(grid)
-    for index, combo in enumerate(itertools.product(*(grid[k] for k in keys))):
-        values = {**DEFAULTS, **fixed, **dict(zip(keys, combo))}
-        try:
-            cells.append(_resolve_cell(index, values))
-        except Bad as exc:
-            where = ", ".join(f"{k} = {fmt_toml(list(v) if isinstance(v, tuple) else v)}"
-                              for k, v in zip(keys, combo))
-            fail(f"cell {index}" + (f" ({where})" if where else "") + f": {exc}")
-    ident = {"format": 1, "occupancy": occupancy, "cells": [c.identity() for c in cells]}
+    if _jobtable.clash({**fixed, **grid}):
+        fail(_jobtable.clash({**fixed, **grid}))
+    return Outline(grid=grid, fixed=fixed, grid_in={k: grid_in[k] for k in grid},
+                   fixed_in=dict(fixed_in), name=name, description=opts.get("description", ""),
+                   occupancy=occupancy, text=text, source=source, defaults=DEFAULTS)
+
+
+def resolve_cell(outline: Outline, index: int) -> Cell:
+    """Cell ``index`` of an outline, resolved and checked (SweepError if it fails)."""
+    values = outline.cell_values(index)
+    # the folder that a 'jobs' path is relative to: the sweep file's
+    folder = Path(outline.source).parent if outline.source != "<sweep>" else Path.cwd()
+    try:
+        return _resolve_cell(index, values, folder)
+    except Bad as exc:
+        raise SweepError(f"{outline.source}: cell {index}{outline.where(values)}: {exc}") from None
+
+
+def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
+    """Validate a sweep file's text; raise SweepError naming key, value and rule (a grid
+    of more than MAX_CELLS cells before any cell is resolved)."""
+    out = read_sweep(text, source)
+    out.check_size()
+    cells = [resolve_cell(out, i) for i in range(out.n_cells)]
+    ident = {"format": 1, "occupancy": out.occupancy, "cells": [c.identity() for c in cells]}
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True, separators=(",", ":"))
                             .encode()).hexdigest()
-    return Sweep(cells=cells, grid={k: grid_in[k] for k in keys}, fixed=dict(fixed_in),
-                 name=name, description=opts.get("description", ""), occupancy=occupancy,
-                 text=text, source=source, hash=digest)
+    return Sweep(cells=cells, grid=out.grid_in, fixed=out.fixed_in, name=out.name,
+                 description=out.description, occupancy=out.occupancy, text=out.text,
+                 source=out.source, hash=digest)
+
+
+def load_outline(path) -> Outline:
+    """Read a sweep file and check its keys, resolving no cell (see read_sweep)."""
+    return read_sweep(*read_text(path))
 
 
 def load_sweep(path) -> Sweep:
     """Read and validate a sweep file (TOML); see docs/FORMAT.md and README "Sweeps"."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SweepError(f"{p}: no such sweep file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SweepError(f"{p}: cannot read the sweep file: {exc}") from None
-    return parse_sweep(text, str(p))
+    return parse_sweep(*read_text(path))

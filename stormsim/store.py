@@ -28,24 +28,23 @@ runs give the same bits.
 """
 from __future__ import annotations
 
+import errno
 import json
-import math
+import os
 import shutil
 from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
 
-import numpy as np
-
-from ._files import DirLock, atomic_path, fault, fsync_dir
+from ._files import DirLock, atomic_path, fault, fsync_dir, tmp_path_of
 from ._parts import (BAD_UNIT_ERRORS, is_unit_file, parts_dir, read_manifest, read_unit,
-                     write_manifest, write_unit)
+                     unit_name, write_manifest, write_unit)
 from ._version import __version__
 from .errors import ResourceError, SweepError
-from .results import (FLEET_ARRAYS, FORMAT, FORMAT_VERSION, Results, cell_group, open_results,
-                      read_identity)
+from .layout import FORMAT_VERSION, write_result
+from .results import Results, open_results, read_identity
 from .spec import Sweep, parse_sweep
-from .work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
+from .work import FleetRanges
 
 __all__ = ["HDF5Store", "MemoryStore", "OpenState", "Store"]
 
@@ -190,6 +189,10 @@ class HDF5Store(Store):
             raise SweepError(f"output {path}: the directory {path.parent} does not exist")
         if path.is_dir():
             raise SweepError(f"output {path} is a directory: give a file name, e.g. results.h5")
+        if parts.exists() and not parts.is_dir():
+            raise SweepError(f"{parts} exists and is not a directory: a sweep into {path} keeps "
+                             "its finished units there. Move or remove that file, or choose "
+                             "another output")
         for trash in path.parent.glob(glob_escape(parts.name) + ".trash-*"):
             shutil.rmtree(trash, ignore_errors=True)      # left by an older --overwrite
         if not overwrite and path.exists():
@@ -197,7 +200,12 @@ class HDF5Store(Store):
         # Everything below changes OUTPUT or OUTPUT.parts: take the lock first,
         # so that neither a resume nor --overwrite touches another process's run.
         new = not parts.exists()
-        self._lock.acquire()
+        try:
+            self._lock.acquire()
+        except OSError as exc:      # a read-only directory, no permission
+            raise ResourceError(f"output {path}: cannot create {parts.name} in {path.parent} "
+                                f"({exc.strerror or exc}): choose an output in a writable "
+                                "directory (-o)") from None
         try:
             if not overwrite and path.exists():     # finished while we were locking
                 self._release(remove_if_empty=True)
@@ -210,6 +218,7 @@ class HDF5Store(Store):
                     fsync_dir(path.parent)
             else:
                 self._check_parts(sweep)
+            self._lock.claim()                      # going ahead: LOCK names this process
             man = read_manifest(parts)
             if overwrite or man is None or man.get("sweep_hash") != sweep.hash \
                     or man.get("stormsim_version") != __version__:
@@ -315,18 +324,48 @@ class HDF5Store(Store):
             if self._done.overlaps(part.cell, part.start, part.stop):
                 raise RuntimeError(f"cell {part.cell}: fleets {part.start}..{part.stop} "
                                    "committed twice")
-        path = write_unit(self.parts, parts)
+        try:
+            path = write_unit(self.parts, parts)
+        except OSError as exc:      # full disk, quota, I/O: what is kept stays kept
+            tmp_path_of(self.parts / unit_name(parts[0].cell, parts[0].start)).unlink(
+                missing_ok=True)
+            raise ResourceError(self._write_failed(exc, f"a unit of work into {self.parts}")) \
+                from None
         for part in parts:
             self._done.add(part.cell, part.start, part.stop)
             self._index.setdefault(part.cell, []).append((part.start, path))
 
     def finish(self) -> None:
-        """Assemble PATH from the units (atomically), then drop the parts."""
+        """Assemble PATH from the units (atomically), then drop the parts.
+
+        When the disk refuses (full, quota, I/O error), PATH.tmp is removed,
+        the parts stay, and a ResourceError says what to do: the same command
+        resumes with only this assembly left."""
         self._done.check_tiling(self.sweep)
-        with atomic_path(self.path) as tmp:
-            write_h5(tmp, self.sweep, self._cell_parts)
+        try:
+            with atomic_path(self.path) as tmp:
+                write_h5(tmp, self.sweep, self._cell_parts)
+        except (OSError, RuntimeError) as exc:    # (h5py: RuntimeError when a close fails)
+            tmp_path_of(self.path).unlink(missing_ok=True)
+            raise ResourceError(self._write_failed(exc, str(self.path))) from None
         fault("store:before-parts-removed")
         shutil.rmtree(self.parts, ignore_errors=True)
+
+    def _write_failed(self, exc: BaseException, writing: str) -> str:
+        """'no space left on device while writing OUTPUT; N units of work are kept ...'."""
+        units = sum(1 for p in self.parts.iterdir() if is_unit_file(p))
+        kept = (f"{units} unit{'s' if units != 1 else ''} of work "
+                f"{'are' if units != 1 else 'is'} kept in {self.parts}")
+        code = getattr(exc, "errno", None)
+        if code in (errno.ENOSPC, errno.EDQUOT) or "errno = 28," in str(exc) \
+                or "errno = 122," in str(exc):
+            what = "no space left on device" if code != errno.EDQUOT and "errno = 122," \
+                not in str(exc) else "disk quota exceeded"
+            return (f"{what} while writing {writing}; {kept}; free space and run the same "
+                    "command to resume")
+        why = (os.strerror(code) if isinstance(code, int) else str(exc).splitlines()[0])
+        return (f"could not write {writing} ({why}); {kept}; fix that and run the same "
+                "command to resume")
 
     def _cell_parts(self, cell: int):
         for path in sorted({p for _, p in self._index.get(cell, [])}):
@@ -340,56 +379,6 @@ class HDF5Store(Store):
 
 
 def write_h5(path: Path, sweep: Sweep, parts_of) -> None:
-    """Write a finished result (docs/FORMAT.md), cell by cell: ``parts_of(i)``
-    yields the Parts that tile cell i; one piece in memory at a time."""
-    import h5py
-
-    keep = sweep.occupancy == "fleet"
-    with h5py.File(path, "w") as f:
-        f.attrs["format"] = FORMAT
-        f.attrs["format_version"] = FORMAT_VERSION
-        f.attrs["stormsim_version"] = __version__
-        f.attrs["sweep_hash"] = sweep.hash
-        f.attrs["sweep_name"] = sweep.name
-        f.attrs["sweep_description"] = sweep.description
-        f.attrs["sweep_source"] = sweep.source
-        f.attrs["sweep_toml"] = sweep.text
-        f.attrs["occupancy"] = sweep.occupancy
-        f.attrs["n_cells"] = sweep.n_cells
-        f.attrs["grid_keys"] = json.dumps(sweep.grid_keys)
-        f.attrs["fixed_keys"] = json.dumps(list(sweep.fixed))
-        params = f.create_group("params")
-        for key, col in sweep.columns().items():
-            if col.dtype.kind == "U":
-                params.create_dataset(key, data=col.astype(object), dtype=h5py.string_dtype())
-            else:
-                params.create_dataset(key, data=col)
-        cells = f.create_group("cells")
-        for c in sweep.cells:
-            g = cells.create_group(cell_group(c.index))
-            g.attrs["index"] = c.index
-            g.attrs["params"] = json.dumps(_jsonable(c.values))
-            for name, attr in FLEET_ARRAYS.items():
-                g[name] = getattr(c.fleet, attr)
-            dsets = {a.name: g.create_dataset(a.name, shape=(c.fleets,) + a.width(c.n_jobs),
-                                              dtype=a.dtype)
-                     for a in RESULT_ARRAYS if keep or not a.summed}
-            totals = {a.name: None for a in RESULT_ARRAYS if a.summed}
-            for part in parts_of(c.index):
-                for name, dset in dsets.items():
-                    dset[part.start:part.stop] = part.arrays[name]
-                for name in totals:
-                    totals[name] = add_exact(totals[name], part.sums[name])
-            for name, total in totals.items():
-                g[f"{name}_sum"] = exact_to_float(total)
-
-
-def _jsonable(values: dict) -> dict:
-    out = {}
-    for k, v in values.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            v = str(v)
-        elif isinstance(v, (np.integer, np.floating, np.bool_)):
-            v = v.item()
-        out[k] = v
-    return out
+    """Write a finished result (docs/FORMAT.md; stormsim.layout), cell by cell:
+    ``parts_of(i)`` yields the Parts that tile cell i."""
+    write_result(path, sweep, parts_of)

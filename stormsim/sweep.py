@@ -15,9 +15,11 @@ cells and seeds), stormsim.work (units, parts, exact sums), stormsim.executors
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ._version import __version__
 from .errors import SweepError
@@ -25,7 +27,7 @@ from .executors import executor_from
 from .progress import Progress
 from .spec import Sweep, load_sweep
 from .store import HDF5Store, Store
-from .work import Planner, run_unit
+from .work import Planner, WorkEstimate, run_unit
 
 __all__ = ["SweepOutcome", "run_sweep"]
 
@@ -61,6 +63,18 @@ class SweepOutcome:
     executor: str = ""
 
 
+def _refuse_input_as_output(sweep: Sweep, output) -> None:
+    """The sweep file is never an output (``-o X.toml --overwrite`` would replace it)."""
+    src, out = Path(sweep.source), Path(output)
+    try:
+        same = src.exists() and out.exists() and os.path.samefile(src, out)
+    except OSError:
+        same = False
+    if same or (src.exists() and src.resolve() == out.resolve()):
+        raise SweepError(f"output {output} is the sweep file {sweep.source} itself: give "
+                         "another output, e.g. -o " + src.with_suffix(".h5").name)
+
+
 def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
               progress: str = "auto", stop: threading.Event | None = None,
               stream=None) -> SweepOutcome:
@@ -86,6 +100,8 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
     if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
     ex = executor_from(executor)       # validates the spec; connects nothing yet
+    if not isinstance(output, Store):
+        _refuse_input_as_output(sweep, output)
     store = output if isinstance(output, Store) else HDF5Store(output)
     state = store.open(sweep, overwrite=overwrite)
     try:
@@ -103,17 +119,22 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
         prog = Progress(progress, total_cells=sweep.n_cells, total_fleets=sweep.total_fleets,
                         cells_done=out.cells_done, fleets_done=fleets_before, stream=stream)
 
+        work = WorkEstimate(sweep, done)
+
         def keep(parts):
             store.commit(parts)
             for part in parts:
                 n = part.stop - part.start
                 done.add(part.cell, part.start, part.stop)
+                work.add(part)
                 out.fleets_done += n
                 out.fleets_run += n
                 out.fleet_cycles += part.fleet_cycles
                 if done.count(part.cell) == sweep.cells[part.cell].fleets:
                     out.cells_done += 1
-                prog.update(n, part.fleet_cycles, out.cells_done)
+                prog.update(n, part.fleet_cycles, out.cells_done,
+                            events=int(part.arrays["events"].sum()),
+                            events_left=work.events_left)
 
         planner = Planner(sweep, done, target_seconds=ex.target_seconds,
                           threads=ex.task_threads)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._format import fmt_value
 
-__all__ = ["cells_table", "inspect_table", "render"]
+__all__ = ["cells_table", "inspect_table", "outline_table", "render", "sweep_figures"]
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -31,28 +31,104 @@ def _fmt_passage(x: float, cap) -> str:
     return fmt_value(x)
 
 
+def _duration(seconds: float) -> str:
+    """'36 s', '12 min', '3.5 h', '2.1 days', '4.2 years' (two digits)."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.2g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def sweep_figures(source, name, n_cells: int, fleets: int, fleet_cycles: float,
+                  events: float, seconds: float) -> str:
+    """The first line of a dry run: size and cost of a sweep. ``seconds`` is the
+    events' time on one core at the benchmarked cost per event for each cell's N
+    (engine.seconds_per_event, README "Performance")."""
+    return (f"{source}: sweep {name!r}, {n_cells} cells, {fleets} fleets, at most "
+            f"{fleet_cycles:.3g} fleet-cycles ({events:.3g} events: ~"
+            f"{_duration(seconds)} on one core at the benchmarked cost per event)")
+
+
+def _cell_rows(keys: list, cells) -> list:
+    return [[str(c.index)] + [fmt_value(c.values[k]) for k in keys] + [str(c.fleets)]
+            for c in cells]
+
+
 def cells_table(sweep) -> str:
     """The cells of a sweep, as ``stormsim sweep --dry-run`` lists them."""
-    cols = sweep.columns()
     keys = sweep.grid_keys + ["run_seed"]
-    rows = [[str(i)] + [fmt_value(cols[k][i]) for k in keys] + [str(c.fleets)]
-            for i, c in enumerate(sweep.cells)]
-    work = sum(c.fleets * c.cycles for c in sweep.cells)
-    lines = [f"{sweep.source}: sweep {sweep.name!r}, {sweep.n_cells} cells, "
-             f"{sweep.total_fleets} fleets, at most {work:.3g} fleet-cycles; identity "
-             f"{sweep.hash[:16]}"]
+    from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
+
+    events = [EVENTS_PER_JOB_CYCLE * float(c.n_jobs) * c.fleets * c.cycles for c in sweep.cells]
+    head = sweep_figures(sweep.source, sweep.name, sweep.n_cells, sweep.total_fleets,
+                         sum(float(c.fleets) * c.cycles for c in sweep.cells), sum(events),
+                         sum(e * seconds_per_event(c.n_jobs) for e, c in zip(events, sweep.cells)))
+    lines = [f"{head}; identity {sweep.hash[:16]}"]
+    return "\n".join(lines + render(["cell"] + keys + ["fleets"], _cell_rows(keys, sweep.cells)))
+
+
+def outline_table(outline, first: list, last: list, limit: int) -> str:
+    """A dry run of a sweep too large to resolve at once: its figures, then
+    the cells ``first`` and ``last`` (resolved) with '...' between them."""
+    n = outline.n_cells
+    keys = list(outline.grid) + ["run_seed"]
+    lines = [sweep_figures(outline.source, outline.name, n, outline.total_fleets,
+                           outline.fleet_cycles, outline.events, outline.seconds)]
+    if n > limit:
+        return "\n".join(lines)
+    lines.append(f"cells 0..{len(first) - 1} and {n - len(last)}..{n - 1} of {n}, checked; "
+                 "every cell is checked when the sweep runs (about 0.3 ms each), and its "
+                 "identity computed")
+    rows = _cell_rows(keys, first) + [["..."] * (len(keys) + 2)] + _cell_rows(keys, last)
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], rows))
 
 
-def inspect_table(res, tail, unit: str) -> str:
-    """The text table of ``stormsim inspect`` for a Results."""
+def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
+    """P(n_w >= k) with its interval, as the inspect table prints it."""
+    if method == "zero-bound":
+        return f"0 (<{hi:.2e})"
+    if method == "one-bound":
+        return f"1 (>{lo:.2e})"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{p:.3e} no CI"
+    return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
+def _fmt_storms(r: float, lo: float, hi: float, method: str) -> str:
+    """A storm rate with its interval ('0 (<b)': no storm, b a one-sided bound)."""
+    if method == "zero-bound":
+        return f"0 (<{hi:.2e})"
+    if math.isnan(r):
+        return "-"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{r:.3e} no CI"
+    return f"{r:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
+def _fmt_duration(d: float, lo: float, hi: float) -> str:
+    if math.isnan(d):
+        return "-"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{d:.4g} no CI"
+    return f"{d:.4g} [{lo:.4g}, {hi:.4g}]"
+
+
+def inspect_table(res, tail, unit: str, storms: bool = False) -> str:
+    """The text table of ``stormsim inspect`` for a Results (``storms``: also
+    the storm rate and mean storm duration at each tail level)."""
     s = res.summary(tail=tail, unit=unit)
     P = res.params
     n = res.n_cells
     lines = []
-    state = ("complete" if res.complete else
-             f"UNFINISHED: {int((res.fleets_done == res.fleets).sum())}/{n} cells done; "
-             "run the same sweep command again to resume")
+    cells_done = int((res.fleets_done == res.fleets).sum())
+    if res.complete:
+        state = "complete"
+    elif res.running:
+        state = (f"RUNNING ({res.writer} is writing it): {cells_done}/{n} cells done so far; "
+                 "inspect it again later")
+    else:
+        state = (f"UNFINISHED: {cells_done}/{n} cells done; run the same sweep command again "
+                 "to resume")
     lines.append(f"{res.path}: sweep {res.name!r}, {n} cells, {state}")
     lines.append(f"stormsim {res.version}; occupancy stored "
                  + ("per fleet" if res.occupancy == "fleet" else "as its sum over fleets"))
@@ -74,9 +150,13 @@ def inspect_table(res, tail, unit: str) -> str:
         return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
 
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
+    too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
-        header.append(label)
+        header.append(label + " [95% CI]")
+        if storms:
+            lab = label[2:-1]                 # n_w>=k
+            header += [f"storms/s({lab}) [95% CI]", f"storm s({lab}) [95% CI]"]
     rows = []
     for i in range(n):
         row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
@@ -91,7 +171,17 @@ def inspect_table(res, tail, unit: str) -> str:
                 row += ["-", "-"]
         for lv in tail:
             p = s[f"P(n_w>={lv})"][i]
-            row.append("-" if math.isnan(p) or structural_zero(lv, i) else f"{p:.3e}")
+            row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
+                p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
+                s[f"P(n_w>={lv}):method"][i]))
+            if storms:
+                key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
+                m = s[f"storms(n_w>={lv}):method"][i]
+                if structural_zero(lv, i) or m in ("structural", "not-recorded"):
+                    row += ["-", "-"]
+                else:
+                    row += [_fmt_storms(s[key][i], s[f"{key}:lo"][i], s[f"{key}:hi"][i], m),
+                            _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i])]
         rows.append(row)
     lines.append("")
     lines += render(header, rows)
@@ -107,10 +197,24 @@ def inspect_table(res, tail, unit: str) -> str:
                          "with the fleets censored at the cycle cap K included (a passage at a "
                          "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
                          "band); '>K': not reached within the K-cycle cap.")
+    for lv in too_high:
+        lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
     if tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
-                     "writing, from the occupancy summed over its fleets.")
-    else:
+                     "writing, from the occupancy summed over its fleets; 95% CI from the "
+                     "spread between its independent " + ("fleets" if res.occupancy == "fleet"
+                                                          else "blocks of fleets")
+                     + " (delta method of the ratio estimator, on the logit scale); '0 (<b)': "
+                     "no fleet reached k, b is a one-sided 95% upper bound (1 - "
+                     "0.05^(1/fleets)); 'no CI': one independent unit only.")
+    if tail and storms:
+        lines.append("storms/s(n_w>=k): storms (episodes with at least k jobs writing, counted "
+                     "at their up-crossings, MODEL.md E3) per second of measured time; storm s: "
+                     "their mean duration in seconds; 95% CI from the same independent units "
+                     "(delta method of the ratio estimator, on the log scale); '0 (<b)': no "
+                     "storm, b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
+                     "'-': not recorded (a result written before storms were counted).")
+    if not tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --tail)")
     return "\n".join(lines)

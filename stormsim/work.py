@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
 from .executors import threadsafe_layer
 from .model import Fleet
 from .spec import Sweep
+from .tails import block_sums_exact
 
 __all__ = ["RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "Planner", "ResultArray", "Unit",
-           "add_exact", "exact_column_sums", "exact_to_float", "make_piece", "make_unit", "run_unit"]
+           "WorkEstimate", "add_exact", "exact_column_sums", "exact_to_float", "make_piece", "make_unit", "run_unit"]
 
 
 # ---------------------------------------------------------------------------
@@ -64,6 +66,9 @@ RESULT_ARRAYS: tuple[ResultArray, ...] = (
     ResultArray("occupancy", np.float64, "s",
                 "time with exactly n jobs writing, n = 0..N, after the burn-in",
                 per_level=True, summed=True),
+    ResultArray("upcrossings", np.int64, "1",
+                "storms: up-crossings of n_w to k or more, k = 0..N, in the measured window "
+                "(MODEL.md E3)", per_level=True, summed=True),
 )
 RESULT_ARRAY: dict[str, ResultArray] = {a.name: a for a in RESULT_ARRAYS}
 
@@ -211,6 +216,7 @@ class Piece:
     stop: int
     fleet: Fleet
     kwargs: dict = field(hash=False)
+    cell_fleets: int = 0     # the cell's fleets: they fix its blocks (stormsim.tails)
 
     @property
     def run_seed(self) -> int:
@@ -239,7 +245,8 @@ class Unit:
 
 def make_piece(sweep: Sweep, cell: int, start: int, stop: int) -> Piece:
     c = sweep.cells[cell]
-    return Piece(cell=cell, start=start, stop=stop, fleet=c.fleet, kwargs=c.simulate_kwargs())
+    return Piece(cell=cell, start=start, stop=stop, fleet=c.fleet, kwargs=c.simulate_kwargs(),
+                 cell_fleets=c.fleets)
 
 
 def make_unit(sweep: Sweep, cell: int, start: int, stop: int, threads=None) -> Unit:
@@ -255,7 +262,10 @@ class Part:
     ``arrays``: name -> array, one row per fleet in fleet order, for each of
     :data:`RESULT_ARRAYS` (a summed one is None when the sweep keeps only its
     sum); ``sums``: summed name -> its exact column sums over these fleets
-    (see exact_column_sums). ``part.NAME`` reads ``part.arrays[NAME]``.
+    (see exact_column_sums); ``blocks``: when only the sums are kept, summed
+    name -> ((block, exact sums), ...) of these fleets per fixed block of the
+    cell's fleets (stormsim.tails.block_sums_exact: the independent units of
+    the tail intervals). ``part.NAME`` reads ``part.arrays[NAME]``.
     """
 
     cell: int
@@ -267,6 +277,7 @@ class Part:
     sums: dict
     seconds: float = 0.0
     fleet_cycles: int = 0
+    blocks: dict = field(default_factory=dict)
 
     def __getattr__(self, name):
         arrays = self.__dict__.get("arrays")
@@ -282,11 +293,14 @@ class Part:
     def from_run(cls, piece: Piece, run, *, sweep_hash: str, keep_per_fleet: bool,
                  seconds: float = 0.0) -> "Part":
         """The part of a piece from its simulate() Run."""
-        arrays, sums = {}, {}
+        arrays, sums, blocks = {}, {}, {}
         for a in RESULT_ARRAYS:
             value = getattr(run, a.name)
             if a.summed:
                 sums[a.name] = tuple(exact_column_sums(value))
+                if not keep_per_fleet:
+                    blocks[a.name] = block_sums_exact(value, piece.start, piece.cell_fleets,
+                                                      exact_column_sums)
                 value = value if keep_per_fleet else None
             arrays[a.name] = value
         kw = piece.kwargs
@@ -297,7 +311,7 @@ class Part:
             fc = n * kw["cycles"]
         return cls(cell=piece.cell, start=piece.start, stop=piece.stop, sweep_hash=sweep_hash,
                    run_seed=piece.run_seed, arrays=arrays, sums=sums, seconds=seconds,
-                   fleet_cycles=fc)
+                   fleet_cycles=fc, blocks=blocks)
 
 
 _layer_lock = threading.Lock()
@@ -333,6 +347,72 @@ def run_unit(unit: Unit) -> list:
                                  keep_per_fleet=unit.keep_per_fleet,
                                  seconds=time.perf_counter() - t0))
     return out
+
+
+# ---------------------------------------------------------------------------
+# How much work is left
+# ---------------------------------------------------------------------------
+
+def fleet_events_bound(cell) -> int:
+    """Events of one fleet that runs all its cycles (an upper bound when it
+    stops at its passage, where ``cycles`` is a cap)."""
+    return EVENTS_PER_JOB_CYCLE * cell.n_jobs * cell.cycles
+
+
+def _stops_early(cell) -> bool:
+    return cell.passage_level is not None and cell.stop_at_passage
+
+
+class WorkEstimate:
+    """The events a sweep still has to run, estimated from those measured.
+
+    A cell's fleets cost its measured events per fleet once some are done;
+    before that, :func:`fleet_events_bound` times the ratio measured / bound
+    seen so far in cells of its kind (stopping at their passage or not;
+    1 before any is measured). So costs are counted in events, whatever the
+    cells' sizes, and a cell that stops early is not charged its cycle cap
+    once its kind is measured. ``bound`` is True while a stopping cell is
+    still charged its cap (the estimate is then an upper bound).
+    """
+
+    def __init__(self, sweep: Sweep, done: FleetRanges):
+        self.cells = sweep.cells
+        self.left = [c.fleets - done.count(c.index) for c in sweep.cells]
+        self.measured = [[0, 0] for _ in sweep.cells]         # cell -> [events, fleets]
+        self.kind = {False: [0, 0], True: [0, 0]}              # stops early -> [events, bound]
+
+    def add(self, part) -> None:
+        """Count a finished part (its fleets are no longer left)."""
+        c = self.cells[part.cell]
+        events = int(np.sum(part.arrays["events"]))
+        self.left[part.cell] -= part.n
+        self.measured[part.cell][0] += events
+        self.measured[part.cell][1] += part.n
+        k = self.kind[_stops_early(c)]
+        k[0] += events
+        k[1] += part.n * fleet_events_bound(c)
+
+    def per_fleet(self, i: int) -> float:
+        events, fleets = self.measured[i]
+        if fleets:
+            return events / fleets
+        c = self.cells[i]
+        seen, bound = self.kind[_stops_early(c)]
+        return fleet_events_bound(c) * (seen / bound if bound else 1.0)
+
+    def events_left(self) -> float:
+        return sum(n * self.per_fleet(i) for i, n in enumerate(self.left) if n)
+
+    def seconds_left(self, workers: int = 1) -> float:
+        """Wall time left on ``workers`` cores at the benchmarked cost per event."""
+        one_core = sum(n * self.per_fleet(i) * seconds_per_event(self.cells[i].n_jobs)
+                       for i, n in enumerate(self.left) if n)
+        return one_core / max(1, workers)
+
+    @property
+    def bound(self) -> bool:
+        return any(n and not self.measured[i][1] and _stops_early(self.cells[i])
+                   and not self.kind[True][1] for i, n in enumerate(self.left))
 
 
 # ---------------------------------------------------------------------------

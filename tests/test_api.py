@@ -8,6 +8,8 @@ PUBLIC = {
     "DaskExecutor", "HDF5Store", "LocalExecutor", "MemoryStore", "Results", "Sweep",
     "SweepError", "kaplan_meier", "load_sweep", "median_survival", "open_results",
     "parse_sweep", "run_sweep",
+    # storm risk (issue 11)
+    "StormRisk", "storm_risk",
 }
 
 

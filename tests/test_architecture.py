@@ -12,13 +12,16 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stormsim"
 #: A new module gets a place here (that is the decision of where it lives).
 FLOORS = [
     "_version", "errors", "_format", "_numba_cache",           # facts without dependencies
+    "units",                                                   # physical units -> the model's
     "model", "launch", "_kernel", "engine",                    # the engine
-    "survival", "analysis",                                    # statistics of arrays
+    "survival", "analysis", "tails", "storms", "summary", "physical",  # statistics of arrays
+    "risk",                                                    # storm_risk: simulate until precise
     "progress", "executors",                                   # where and how visibly units run
-    "_checks", "spec",                                         # the sweep file -> cells
+    "_checks", "_grid", "_jobtable", "_keys", "spec",          # the sweep file -> cells
     "work",                                                    # units, parts, exact sums
     "_files", "_parts",                                        # files that survive a kill
-    "tables", "results", "store",                              # reading and writing results
+    "layout",                                                  # the HDF5 result layout
+    "tables", "export", "results", "store",                    # reading and writing results
     "sweep",                                                   # the driver
     "plots", "report", "cli", "__main__", "__init__",          # faces
 ]

@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from namespace import needs_namespace, read_only, run_in_namespace, writable
 
 CODE = (
     "import warnings; warnings.simplefilter('always')\n"
@@ -28,20 +33,6 @@ def test_cache_goes_to_the_chosen_directory(tmp_path):
     assert list((tmp_path / "cache").rglob("*.nbi")), "no numba index files were written"
 
 
-def test_no_writable_directory_falls_back_to_no_cache(tmp_path):
-    # A path below a regular file can never be created, even by root.
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    bad = str(blocker / "sub")
-    # tempfile ignores an unusable TMPDIR and falls back to /tmp, which root
-    # can always write: point its choice at the blocked path as well.
-    out = run_python({"STORMSIM_CACHE_DIR": bad, "XDG_CACHE_HOME": bad, "HOME": bad},
-                     prelude=f"import tempfile; tempfile.tempdir = {bad!r}\n")
-    assert out.returncode == 0, out.stderr
-    assert "CACHE None (2, 4)" in out.stdout
-    assert "no writable numba cache directory" in out.stderr
-
-
 def test_unwritable_first_choice_falls_through(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -50,3 +41,44 @@ def test_unwritable_first_choice_falls_through(tmp_path):
     assert out.returncode == 0, out.stderr
     assert f"CACHE {xdg / 'stormsim' / 'numba'}" in out.stdout
     assert Path(xdg / "stormsim" / "numba").is_dir()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+@needs_namespace
+@pytest.mark.parametrize("cwd_writable", [False, True], ids=["nothing-writable", "only-cwd-writable"])
+def test_read_only_install_warns_once_runs_and_leaves_the_working_directory_alone(
+        tmp_path, cwd_writable):
+    """A real read-only install: in a private mount namespace HOME, the cache
+    directories, TMPDIR, every temporary-directory fallback and the install
+    itself are read-only bind mounts. stormsim must warn once and compile
+    without a cache; it must not fall back to the working directory (which
+    tempfile.gettempdir() does last) even when that is the one place it could
+    write."""
+    home = Path(os.path.expanduser("~"))
+    tmpdir = tmp_path / "tmpdir"
+    cwd = tmp_path / "cwd"
+    tmpdir.mkdir()
+    cwd.mkdir()
+    ro = [home, tmp_path, ROOT] + [Path(p) for p in ("/tmp", "/var/tmp", "/usr/tmp")
+                                     if os.path.isdir(p)]
+    setup = [read_only(p) for p in ro]
+    if cwd_writable:
+        setup.append(writable(cwd))
+    probe = f"touch {shlex.quote(str(cwd / 'probe'))} && rm {shlex.quote(str(cwd / 'probe'))}"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "STORMSIM_CACHE_DIR", "XDG_CACHE_HOME", "TEMP", "TMP")}
+    env.update(TMPDIR=str(tmpdir), HOME=str(home), PYTHONDONTWRITEBYTECODE="1")
+    # the setup itself is checked: the cwd is writable exactly when asked, HOME is not
+    check = run_in_namespace(setup, ["sh", "-c", f"({probe}) 2>/dev/null && echo CWD-RW; "
+                                     f"touch {shlex.quote(str(home / '.probe'))} 2>/dev/null "
+                                     "&& echo HOME-RW; true"], env=env, timeout=60)
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.split() == (["CWD-RW"] if cwd_writable else []), check.stdout
+    out = run_in_namespace(setup, [sys.executable, "-c", CODE], env=env, cwd=cwd, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "CACHE None (2, 4)" in out.stdout, out.stdout + out.stderr
+    assert out.stderr.count("no writable numba cache directory") == 1, out.stderr
+    assert list(cwd.iterdir()) == [], "stormsim wrote into the working directory"

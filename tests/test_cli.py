@@ -4,6 +4,8 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import shlex
+import shutil
 import struct
 import subprocess
 import sys
@@ -133,7 +135,8 @@ def test_inspect_options_and_python_api_agree(finished, capsys):
     for i in range(4):
         occ = res.cell(i).occupancy_sum
         assert p2[i] == occ[2:].sum() / occ.sum()
-        assert f"{p2[i]:.3e}" in out
+        # a zero is shown with its one-sided bound, never as a bare 0
+        assert (f"{p2[i]:.3e} [" if p2[i] > 0 else "0 (<") in out
     assert main(["inspect", str(finished), "--tail", "half"]) == 2
     assert "tail level 'half': must be an integer k, 'N' or 'N/q'" in capsys.readouterr().err
 
@@ -248,3 +251,92 @@ def test_inspect_into_a_closed_pipe_is_quiet(finished):
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == 0, err
     assert err == ""
+
+
+def test_an_output_that_is_the_sweep_file_is_refused(toml, capsys):
+    """`-o SWEEP.toml --overwrite` once replaced the sweep file with the result
+    (issue 8, defect 3.2): the input is never an output, however it is spelled."""
+    before = toml.read_bytes()
+    os.symlink(toml, toml.with_name("link.toml"))
+    for out in ("sweep.toml", "./sweep.toml", str(toml), "link.toml"):
+        assert main(["sweep", "sweep.toml", "-o", out, "--overwrite", "-q"]) == 2
+        err = capsys.readouterr().err
+        assert f"output {out} is the sweep file sweep.toml itself" in err, err
+    assert toml.read_bytes() == before and not toml.with_name("sweep.toml.parts").exists()
+    with pytest.raises(stormsim.SweepError, match="is the sweep file"):
+        stormsim.run_sweep(str(toml), str(toml), overwrite=True, progress="none")
+    assert toml.read_bytes() == before
+
+
+# -- issue 8, defect 3.6 ---------------------------------------------------------
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"stormsim {stormsim.__version__}"
+
+
+def test_report_into_an_existing_file_names_the_problem(finished, tmp_path, capsys):
+    target = tmp_path / "taken"
+    target.write_text("not a directory")
+    assert main(["report", str(finished), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"report -o {target}: exists and is not a directory" in err and "Errno" not in err
+    assert target.read_text() == "not a directory"
+
+
+def test_inspect_a_running_sweep_says_running_not_resume(toml, capsys):
+    """While another process holds the output's lock, inspect says it runs
+    (and by whom), instead of telling the user to resume it."""
+    from stormsim.store import HDF5Store
+    from stormsim.work import make_unit, run_unit
+
+    sw = stormsim.load_sweep("sweep.toml")
+    store = HDF5Store("out.h5")
+    store.open(sw)                                 # holds OUTPUT.parts/LOCK, as a run does
+    store.commit(run_unit(make_unit(sw, 0, 0, 5)))
+    try:
+        assert main(["inspect", "out.h5"]) == 0
+        out = capsys.readouterr().out
+        assert f"RUNNING (pid {os.getpid()} is writing it): 0/4 cells done so far" in out
+        assert "resume" not in out and "5/30" in out
+        assert stormsim.open_results("out.h5").running
+    finally:
+        store.close()
+    assert main(["inspect", "out.h5"]) == 0
+    out = capsys.readouterr().out
+    assert "UNFINISHED: 0/4 cells done; run the same sweep command again to resume" in out
+    assert not stormsim.open_results("out.h5").running
+
+
+def test_worker_count_option(toml, capsys):
+    assert main(["sweep", "sweep.toml", "-o", "out.h5", "--workers", "1",
+                 "--progress", "lines"]) == 0
+    assert "running on this machine, 1 worker thread" in capsys.readouterr().err
+    assert main(["sweep", "sweep.toml", "-o", "b.h5", "--workers", "0"]) == 2
+    assert "--workers 0: must be an integer >= 1" in capsys.readouterr().err
+    assert main(["sweep", "sweep.toml", "-o", "b.h5", "--workers", "2", "--dask",
+                 "local:2"]) == 2
+    assert "--workers is for this machine" in capsys.readouterr().err
+    assert not Path("b.h5").exists() and not Path("b.h5.parts").exists()
+
+
+@pytest.mark.slow
+def test_a_read_only_output_directory_names_the_problem(tmp_path):
+    """A real read-only mount (unshare -m, as root): exit 3 (the environment),
+    a message naming the output and what to do, no raw [Errno 30]."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare for a read-only mount")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    (tmp_path / "sweep.toml").write_text(SWEEP)
+    script = (f"mount -t tmpfs tmpfs {ro} && mount -o remount,ro {ro} && "
+              f"{shlex.quote(sys.executable)} -m stormsim sweep {tmp_path / 'sweep.toml'} "
+              f"-o {ro / 'out.h5'} -q")
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                       env=_env(), timeout=120)
+    assert p.returncode == 3, p.stderr
+    assert (f"output {ro / 'out.h5'}: cannot create out.h5.parts in {ro} (Read-only file "
+            "system): choose an output in a writable directory") in p.stderr, p.stderr
+    assert "Errno" not in p.stderr and "Traceback" not in p.stderr

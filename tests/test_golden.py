@@ -46,8 +46,19 @@ def digests(path) -> dict:
         out[name] = {"dtype": dtype, "shape": list(obj.shape),
                      "sha256": hashlib.sha256(data).hexdigest()}
 
+    def walk(group, prefix):
+        # every link, not every object: a layout may hard-link one dataset
+        # under two names (visititems would report only one of them)
+        for key in group:
+            obj = group[key]
+            name = f"{prefix}{key}"
+            if isinstance(obj, h5py.Group):
+                walk(obj, name + "/")
+            else:
+                visit(name, obj)
+
     with h5py.File(path, "r") as f:
-        f.visititems(visit)
+        walk(f, "")
     return out
 
 

@@ -1,5 +1,7 @@
 """Smoke tests of scripts/: each claim script's --quick path runs with one
-command, writes its PNGs and appends a complete entry to the results file.
+command, writes its PNGs and appends a complete entry (with its commit, seeds
+and paper-vs-project rows) to the results file; summarize_results.py puts the
+table of all verdicts at the top.
 
 The figures and the results file go to a temporary directory, never to the
 repository's figures/ or RESULTS.md.
@@ -27,15 +29,33 @@ CASES = {
     "claim2_spectrum.py": (["2"], ["claim2_spectrum"], "Reproduced."),
     "claim3_separation.py": (["3"], ["claim3_separation"], None),
     "claim4_5_locking_tail.py": (["4", "5"], ["claim4_locking", "claim5_tail"], None),
+    "claim4b_launch_distance.py": (["4b"], ["claim4b_launch_distance"], None),
+    "claim4c_tightest_pair.py": (["4c"], ["claim4c_tightest_pair"], None),
     "claim6_stagger_jitter.py": (["6"], ["claim6_stagger_survival"], None),
     "claim7_stagger_feasibility.py": (["7"], ["claim7_stagger_feasibility"], "Reproduced."),
-    "claim8_cap.py": (["8"], ["claim8_cap_locking", "claim8_cap_tail", "claim8_cap_spectrum"],
-                      None),
+    "claim8_cap.py": (["8"], ["claim8_cap_locking", "claim8_cap_tail", "claim8_cap_spectrum",
+                              "claim8_det_generic"], None),
+    "claim8b_hetero_response.py": (["8b"], ["claim8b_hetero_response"], None),
+    "corollary10_long_horizon.py": (["C10"], ["corollary10_long_horizon"], None),
+    # issue 10's open questions; the A1 / A2 controls inside them are exact, but the
+    # verdict words depend on the sample, so only the controls are checked (below)
+    "e1_async_pair.py": (["E1a"], ["e1_async_pair_gap_map", "e1_async_pair_direction"], None),
+    "e1_async_fleet.py": (["E1b"], ["e1_async_fleet"], None),
+    "e2_weighted_pair.py": (["E2c"], ["e2_weighted_pair"], None),
 }
+#: Claims whose entry compares figures the paper reports: they must carry
+#: paper-vs-project rows (the summary table at the top is built from them).
+PAPER_ROWS = {"3", "4", "4b", "4c", "5", "6", "8", "8b", "C10", "E1a", "E1b", "E2c"}
+#: Exact controls that even a quick run must pass (MODEL.md A1, A2 and the
+#: equal-margin stagger control): a phrase of the entry's verdict.
+CONTROLS = {"E1a": "Control A1 (eps = 1, s = 0 is the blocking pair)",
+            "E1b": "the margin, not the mode, sets stagger survival",
+            "E2c": "neutral, as A2 requires"}
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_quick_run(script, tmp_path):
     claims, figures, verdict = CASES[script]
@@ -49,17 +69,47 @@ def test_quick_run(script, tmp_path):
         png = figdir / f"{name}.png"
         assert png.read_bytes()[:8] == PNG_MAGIC, name
     text = results.read_text()
-    assert text.startswith("# stormsim: the paper's claims, reproduced")
+    assert text.startswith("# stormsim: the paper's claims, measured")
     for claim in claims:
         entry = text.split(f"## Claim {claim}:")[1].split("\n## Claim")[0]
         assert "--quick" in entry and script in entry          # the command that made it
         assert "**Measured.**" in entry and "**Verdict.**" in entry
+        assert "; commit " in entry and "; seeds: " in entry  # provenance of every entry
+        if claim in PAPER_ROWS:
+            assert "**Paper vs project.**" in entry and "<!-- verdict {" in entry
         assert "| " in entry                                   # a table of numbers
         if verdict:
             assert f"**Verdict.** {verdict}" in entry, entry[-1500:]
         assert "FAILS" not in entry
+        if claim in CONTROLS:
+            assert CONTROLS[claim] in entry.split("**Verdict.**")[1], entry[-1500:]
 
 
+@pytest.mark.slow
+def test_summary_collects_every_verdict_row_once(tmp_path):
+    """Two entries, then the summary: one row per hidden verdict line, in file
+    order, between the markers; running it again changes nothing."""
+    import json
+
+    results = tmp_path / "RESULTS.md"
+    for script in ("claim2_spectrum.py", "claim8b_hetero_response.py"):
+        subprocess.run([sys.executable, str(SCRIPTS / script), "--quick", "--results",
+                        str(results), "--figures", str(tmp_path)], cwd=ROOT, check=True,
+                       capture_output=True, timeout=300)
+    summarize = [sys.executable, str(SCRIPTS / "summarize_results.py"), "--results", str(results)]
+    subprocess.run(summarize, cwd=ROOT, check=True, capture_output=True, timeout=60)
+    once = results.read_text()
+    subprocess.run(summarize, cwd=ROOT, check=True, capture_output=True, timeout=60)
+    assert results.read_text() == once
+    head = once.split("<!-- summary -->")[1].split("<!-- /summary -->")[0]
+    hidden = [json.loads(line[len("<!-- verdict "):-len(" -->")])
+              for line in once.splitlines() if line.startswith("<!-- verdict {")]
+    assert hidden, "the 8b entry has paper-vs-project rows"
+    rows = [line for line in head.splitlines() if line.startswith("| 8b |")]
+    assert len(rows) == len([h for h in hidden if h["claim"] == "8b"])
+
+
+@pytest.mark.slow
 def test_no_record_leaves_results_alone(tmp_path):
     results = tmp_path / "RESULTS.md"
     cmd = [sys.executable, str(SCRIPTS / "claim2_spectrum.py"), "--quick", "--no-record",

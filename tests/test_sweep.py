@@ -331,3 +331,44 @@ def test_examples_are_valid_sweeps():
         sw = load_sweep(ROOT / "examples" / name)
         assert sw.n_cells >= 8
     assert load_sweep(ROOT / "examples" / "stagger_survival.toml").occupancy == "sum"
+
+
+class InterruptAfterFirst(LocalExecutor):
+    """A KeyboardInterrupt in the driver's wait once a unit is kept, as Ctrl-C
+    lands in a notebook."""
+
+    kept = False
+
+    def poll(self, timeout):
+        if self.kept:
+            raise KeyboardInterrupt
+        out = super().poll(timeout)
+        self.kept = bool(out)
+        return out
+
+
+def _unit_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("stormsim-unit") and t.is_alive()]
+
+
+def test_a_keyboard_interrupt_leaves_no_worker_thread_running(tmp_path):
+    """After a KeyboardInterrupt in run_sweep no unit keeps running in the
+    background (issue 8, defect 3.7): the pool waits for its units (each ~0.1 s)."""
+    sw = parse_sweep(RUN.replace("fleets = 40", "fleets = 4000"), "run.toml")
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sw, tmp_path / "out.h5", progress="none",
+                  executor=InterruptAfterFirst(workers=2, target_seconds=0.1))
+    assert _unit_threads() == []
+    assert (tmp_path / "out.h5.parts").is_dir()           # the finished unit is kept
+
+
+def test_the_bar_is_tqdm_auto():
+    """tqdm.auto: a widget in a notebook, text on a terminal."""
+    import io
+
+    tqdm_auto = pytest.importorskip("tqdm.auto")
+    from stormsim.progress import Progress
+
+    p = Progress("bar", total_cells=1, total_fleets=3, stream=io.StringIO())
+    assert isinstance(p.bar, tqdm_auto.tqdm)
+    p.close()

@@ -39,12 +39,18 @@ load = [0.4, 0.8]
 """
 
 TOTAL = 4 * 1000
-#: Kills per run of the sweep (then it is left to finish) ...
-MAX_KILLS = 12
-#: ... and the kills that must land in all (the sweep is started over until they have).
-KILLS_NEEDED = MAX_KILLS // 2
-#: A generous bound for the whole kill test: one round takes ~15-30 s.
-KILL_TEST_TIMEOUT_S = 600.0
+#: Kills while units remain, per run of the sweep (then it runs its units) ...
+MAX_KILLS = 30
+#: ... and the kills that must land in all (the sweep is started over until
+#: they have), of which some during the final assembly (OUTPUT.tmp written,
+#: renamed, the parts removed). Issue 13: at least 25.
+KILLS_NEEDED = 25
+ASSEMBLY_KILLS_NEEDED = 5
+#: A kill during the assembly lands this long (s, uniform) after OUTPUT.tmp
+#: appears: writing it, fsync, rename and removing the parts take ~20-100 ms.
+ASSEMBLY_WINDOW_S = 0.06
+#: A generous bound for the whole kill test: it takes ~1-2 minutes.
+KILL_TEST_TIMEOUT_S = 900.0
 
 #: The issue's requirement: Ctrl-C and SIGTERM stop within a second.
 STOP_WITHIN_S = 1.0
@@ -76,64 +82,82 @@ def reference(tmp_path_factory):
     return datasets(d / "ref.h5")
 
 
-def _kill_at_a_random_moment(proc, tmp_path, rng) -> float | None:
+def _kill_at_a_random_moment(proc, tmp_path, rng, units_left: bool) -> tuple[float, str] | None:
     """SIGKILL proc at a random moment: 1 in 5 during startup (imports, opening
-    the output), else within 0.5 s after its next unit lands on disk (inside a
-    unit, between units, mid-write, during the final assembly). Returns the
-    delay after launch, or None if the process ended first."""
+    the output); else, while units remain, within 0.5 s after its next unit
+    lands on disk (inside a unit, between units, mid-write), and once every
+    unit is done, during the final assembly (soon after OUTPUT.tmp appears).
+    Returns (delay after launch, where the kill landed), or None if the
+    process ended first."""
     t0 = time.monotonic()
-    if rng.random() < 0.2:
-        deadline = t0 + rng.uniform(0.0, 1.0)
+    u = rng.random()
+    tmp = tmp_path / "out.h5.tmp"
+    if u < 0.2:
+        deadline, where = t0 + rng.uniform(0.0, 1.0), "startup"
+    elif not units_left:
+        while not tmp.exists() and proc.poll() is None:
+            time.sleep(0.0005)
+        deadline, where = time.monotonic() + rng.uniform(0.0, ASSEMBLY_WINDOW_S), "assembly"
     else:
         before = _count_parts(tmp_path)
         while _count_parts(tmp_path) <= before and proc.poll() is None:
             time.sleep(0.005)
-        deadline = time.monotonic() + rng.uniform(0.0, 0.5)
+        deadline, where = time.monotonic() + rng.uniform(0.0, 0.5), "units"
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return None
-        time.sleep(0.002)
+        time.sleep(0.001)
     if proc.poll() is not None:
         return None
+    if where == "assembly":     # what it was doing: writing OUTPUT.tmp, or past the rename
+        where = "assembly (tmp)" if tmp.exists() else "assembly (renamed)"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    return round(time.monotonic() - t0, 3)
+    return round(time.monotonic() - t0, 3), where
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume_is_bit_identical(tmp_path, reference):
     """Kill, resume, kill, ... until the sweep completes: bit-identical to the
     reference. How many kills land before the sweep completes depends on the
     machine's load (a kill waits for a unit to land; the process may finish
     first), so the test does not require a count within one sweep: it starts
-    the sweep over (--overwrite) until KILLS_NEEDED kills have landed, within
-    a generous overall timeout."""
+    the sweep over (--overwrite) until KILLS_NEEDED kills, ASSEMBLY_KILLS_NEEDED
+    of them during the final assembly, have landed, within a generous
+    overall timeout."""
     seed = int(os.environ.get("STORMSIM_KILL_SEED", "20261130"))
     rng = random.Random(seed)
     (tmp_path / "sweep.toml").write_text(SWEEP)
-    kills, log, rounds = 0, [], 0
+    kills, assembly_kills, log, rounds = 0, 0, [], 0
     t_start = time.monotonic()
-    while kills < KILLS_NEEDED:
+    while kills < KILLS_NEEDED or assembly_kills < ASSEMBLY_KILLS_NEEDED:
         assert time.monotonic() - t_start < KILL_TEST_TIMEOUT_S, \
-            f"only {kills} kills landed in {KILL_TEST_TIMEOUT_S} s: {log}"
+            f"only {kills} kills ({assembly_kills} in the assembly) landed in " \
+            f"{KILL_TEST_TIMEOUT_S} s: {log}"
         done_before, round_kills = 0, 0
         extra = ("--overwrite",) if rounds else ()    # a new round starts the sweep over
         rounds += 1
         while True:
+            units_left = done_before < TOTAL
             proc = _start(tmp_path, "--quiet", *extra)
             extra = ()
-            delay = (_kill_at_a_random_moment(proc, tmp_path, rng)
-                     if round_kills < MAX_KILLS else None)
-            kills += delay is not None
-            round_kills += delay is not None
+            wanted = (round_kills < MAX_KILLS if units_left else
+                      kills < KILLS_NEEDED or assembly_kills < ASSEMBLY_KILLS_NEEDED)
+            landed = _kill_at_a_random_moment(proc, tmp_path, rng, units_left) if wanted else None
+            kills += landed is not None
+            round_kills += landed is not None
+            assembly_kills += landed is not None and landed[1].startswith("assembly")
             out, err = proc.communicate()
-            log.append((delay, proc.returncode))
-            msg = f"kill seed {seed}, (kill after s, rc) so far: {log}\n{err}"
+            log.append((landed, proc.returncode))
+            msg = f"kill seed {seed}, ((kill after s, where), rc) so far: {log}\n{err}"
             if (tmp_path / "out.h5").exists():    # what the user is told is a result opens, whole
                 with h5py.File(tmp_path / "out.h5", "r") as f:
                     assert f.attrs["format"] == "stormsim.sweep", msg
                     assert sum(f[f"cells/{i:06d}/passage_time"].shape[0]
                                for i in range(4)) == TOTAL
                 done = TOTAL                     # killed while removing the parts: all done
+                if proc.returncode != 0:
+                    assert datasets(tmp_path / "out.h5") == reference, msg
             else:
                 done = _fleets_in_parts(tmp_path)
             if proc.returncode == 0:
@@ -143,7 +167,9 @@ def test_sigkill_at_random_moments_then_resume_is_bit_identical(tmp_path, refere
             done_before = done
         assert datasets(tmp_path / "out.h5") == reference, msg
         assert not (tmp_path / "out.h5.parts").exists()
-    print(f"SIGKILL log (kill after s, return code), {rounds} round(s): {log}")
+        assert not (tmp_path / "out.h5.tmp").exists()
+    print(f"SIGKILL log ((kill after s, where), return code), {rounds} round(s), {kills} kills, "
+          f"{assembly_kills} in the assembly, {time.monotonic() - t_start:.0f} s: {log}")
     # running the same command on the finished sweep does nothing, and says so
     again = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o",
                             "out.h5"], cwd=tmp_path, env=_env(), capture_output=True, text=True)

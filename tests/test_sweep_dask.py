@@ -2,6 +2,7 @@
 for bit; dask is never imported unless asked for."""
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -161,3 +162,193 @@ def test_ctrl_c_to_the_process_group_stops_a_dask_sweep_within_a_second(tmp_path
     assert p.returncode == 128 + sig, err
     assert "Resume with the same command: stormsim sweep sweep.toml -o o.h5 --dask local:2" in err
     assert len(list(parts.glob("*.npz"))) >= 2
+
+
+@pytest.mark.slow
+def test_a_finished_local_cluster_closes_silently(tmp_path):
+    """--dask local:2 printed a CommClosedError traceback after a successful run
+    in about one of three tries (issue 8, defect 3.6): its worker processes were
+    killed behind their nannies' backs, and a nanny that saw its worker die
+    while still 'running' restarted it or failed to unregister it from the
+    closing scheduler. Three runs must log no error and no restart (the old
+    race hit ~1 run in 3, so this catches it ~70% of the time), and the CLI
+    must print nothing on stderr."""
+    import logging
+
+    from stormsim import MemoryStore
+    from stormsim.executors import DaskExecutor
+
+    small = SWEEP.replace("fleets = 60", "fleets = 4").replace("cycles = 400", "cycles = 20")
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    logger = logging.getLogger("distributed")
+    handler = Keep(level=logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        for _ in range(3):
+            ex = DaskExecutor("local:2")
+            ex.start()
+            logger.setLevel(logging.WARNING)       # LocalCluster set ERROR: see warnings too
+            run_sweep(parse_sweep(small, "s.toml"), MemoryStore(), executor=ex,
+                      progress="none")
+            assert ex.cluster is None and ex.client is None
+    finally:
+        logger.removeHandler(handler)
+    bad = [f"{r.name}: {r.getMessage()}" for r in records
+           if r.levelno >= logging.ERROR or "Restarting worker" in r.getMessage()]
+    assert bad == []
+    (tmp_path / "sweep.toml").write_text(small)
+    p = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "o.h5",
+                        "--dask", "local:2", "-q"], cwd=tmp_path, env=_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+#: About 4 s of kernel time in units of ~0.3 s: a kill lands inside a unit.
+KILL_SWEEP = """
+[sweep]
+name = "worker loss"
+[fixed]
+T = 1.0
+jitter = 0.01
+cycles = 1500
+fleets = 400
+passage_level = 2
+stop_at_passage = false
+[grid]
+N = [8, 16]
+load = [0.4, 0.8]
+"""
+#: Longest wait for a worker to be seen running a unit (s): the cluster starts
+#: in ~3 s and a unit compiles nothing (the kernels come from numba's cache).
+KILL_WAIT_S = 60.0
+
+
+def _executing(dask_worker):
+    return [str(ts.key) for ts in dask_worker.state.executing]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_by_pid_mid_unit_loses_nothing(tmp_path):
+    """SIGKILL a Dask worker process while it runs a unit: the scheduler
+    reruns the unit elsewhere, the sweep completes, and the result is the
+    local run's, bit for bit."""
+    import threading
+
+    from stormsim.executors import DaskExecutor
+
+    sw = parse_sweep(KILL_SWEEP, "sweep.toml")
+    run_sweep(sw, tmp_path / "local.h5", progress="none")
+    killed = {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)
+
+        def kill_one_mid_unit():
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < KILL_WAIT_S and not done.is_set():
+                running = client.run(_executing)
+                busy = [(a, keys) for a, keys in running.items() if keys and a in pids]
+                if busy:
+                    addr, keys = busy[0]
+                    os.kill(pids[addr], signal.SIGKILL)
+                    killed.update(addr=addr, pid=pids[addr], units=keys)
+                    return
+                time.sleep(0.02)
+
+        done = threading.Event()
+        killer = threading.Thread(target=kill_one_mid_unit, daemon=True)
+        killer.start()
+        try:
+            out = run_sweep(sw, tmp_path / "dask.h5",
+                            executor=DaskExecutor(client, target_seconds=0.3), progress="none")
+        finally:
+            done.set()
+            killer.join(timeout=30)
+        assert killed, "no worker was seen running a unit"
+        with pytest.raises(ProcessLookupError):      # it is gone (reaped by its nanny)
+            for _ in range(100):
+                os.kill(killed["pid"], 0)
+                time.sleep(0.05)
+        assert out.status == "complete"
+    print(f"killed worker {killed}")
+    assert datasets(tmp_path / "dask.h5") == datasets(tmp_path / "local.h5")
+
+
+def _worker_processes(pid: int) -> list[int]:
+    """The LocalCluster worker processes of process ``pid`` (spawned by its nanny
+    threads: children of any of its threads)."""
+    out = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                kids = [int(x) for x in fh.read().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            try:
+                with open(f"/proc/{kid}/cmdline", "rb") as fh:
+                    if b"spawn_main" in fh.read():
+                        out.append(kid)
+            except OSError:
+                pass
+    return out
+
+
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])      # utime + stime
+
+
+#: Kills of a worker per run of the command line: each raises the chance that
+#: distributed logs a closed connection (it did in ~1 run in 4 with one kill).
+CLI_KILLS = 3
+#: A worker is running a unit when it burns at least this share of a core
+#: over BUSY_WINDOW_S (an idle one burns ~0; the machine may be shared).
+BUSY_SHARE = 0.2
+BUSY_WINDOW_S = 0.2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+def test_the_command_line_survives_killed_workers_quietly(tmp_path):
+    """SIGKILL a worker of `stormsim sweep --dask local:2` while it runs a unit,
+    CLI_KILLS times: the sweep completes, its result is the local run's bit
+    for bit, and stderr holds no traceback from distributed (CommClosedError)."""
+    text = KILL_SWEEP.replace("fleets = 400", "fleets = 1500")
+    (tmp_path / "sweep.toml").write_text(text)
+    run_sweep(parse_sweep(text, "sweep.toml"), tmp_path / "local.h5", progress="none")
+    p = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "o.h5",
+                          "--dask", "local:2", "--progress", "none"], cwd=tmp_path, env=_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parts, killed, seen = tmp_path / "o.h5.parts", [], 0
+    t0 = time.monotonic()
+    while len(killed) < CLI_KILLS and p.poll() is None and time.monotonic() - t0 < 120:
+        units = len(list(parts.glob("*.npz"))) if parts.is_dir() else 0
+        if units > seen:                     # past start-up: a new unit has landed
+            workers = [w for w in _worker_processes(p.pid) if w not in killed]
+            try:
+                before = {w: _cpu_ticks(w) for w in workers}
+                time.sleep(BUSY_WINDOW_S)
+                ticks = BUSY_SHARE * BUSY_WINDOW_S * os.sysconf("SC_CLK_TCK")
+                busy = [w for w in workers if _cpu_ticks(w) - before[w] >= ticks]
+            except OSError:                  # a worker went away meanwhile
+                busy = []
+            if busy:
+                os.kill(busy[0], signal.SIGKILL)
+                killed.append(busy[0])
+                seen = units
+        time.sleep(0.02)
+    out, err = p.communicate(timeout=300)
+    assert killed, "no worker was seen running a unit"
+    assert p.returncode == 0, err
+    print(f"killed workers {killed}; stderr: {err!r}")
+    assert "Traceback" not in err and "CommClosedError" not in err, err
+    assert "distributed." not in err, err        # no log line of distributed's at all
+    assert datasets(tmp_path / "o.h5") == datasets(tmp_path / "local.h5")

@@ -157,6 +157,38 @@ def test_stagger_at_its_threshold_load_is_placed(n, cap):
     assert run.passage_cycle[0] == -1
 
 
+# -- issue 8, defect 3.7: the API as a new user meets it ---------------------------
+
+def test_throughput_is_spelled_as_in_a_sweep_file():
+    """Fleet(throughput="power:0.5") was refused although the sweep file spells it so."""
+    for spec in ("power:0.5", ("power", 0.5), {"power": 0.5}):
+        fleet = Fleet.identical(4, load=0.5, throughput=spec)
+        assert fleet.throughput == ("power", 0.5)
+        assert fleet.f.tolist() == (np.arange(5) ** 0.5 * (np.arange(5) > 0)).tolist()
+    with pytest.raises(SpecError, match=r"throughput = 'power:x': power needs a number ALPHA"):
+        Fleet.identical(4, load=0.5, throughput="power:x")
+
+
+@pytest.mark.parametrize("flag", ["record_firings", "stop_at_passage"])
+@pytest.mark.parametrize("value", ["yes", 1, None, "false"])
+def test_flags_must_be_booleans(flag, value):
+    with pytest.raises(SpecError, match=rf"{flag} = {value!r}: must be True or False"):
+        simulate(FLEET, fleets=1, cycles=3, passage_level=2, **{flag: value})
+    simulate(FLEET, fleets=1, cycles=3, passage_level=2, **{flag: np.bool_(True)})
+
+
+def test_reprs_are_short_and_plain():
+    fleet = Fleet.identical(3, load=0.6, jitter=0.01)
+    assert repr(fleet) == ("Fleet.identical(3, T=1.0, d=0.19999999999999998, cap=inf, "
+                           "throughput='fair', jitter=0.01)")      # no np.float64(...)
+    run = simulate(fleet, fleets=500, cycles=20, record_firings=True, passage_level=2, seed=1)
+    text = repr(run)
+    assert len(text) < 400 and "\n" not in text, text                 # no array dump
+    assert text.startswith("<stormsim.Run: 500 fleets of 3 jobs, 20 cycles, launch 'random'")
+    assert "passage_level=2" in text and "firings recorded" in text
+    assert str(run) == text
+
+
 def test_async_options_default_on_blocking_jobs_of_a_mixed_fleet():
     """A scalar option on a mixed fleet applies to its async jobs only."""
     fleet = Fleet(T=[1.0, 1.0], d=[0.1, 0.1], checkpoint=["async", "blocking"], snapshot=0.1,

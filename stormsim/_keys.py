@@ -1,0 +1,154 @@
+"""The keys of a sweep file, one table: each key's doc, check, default, column
+dtype, aliases and how it enters the run seed (see ``stormsim.spec``, "How to
+add a key"). ``spec`` reads sweep files with it and resolves their cells.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import _checks as ck, _jobtable
+
+__all__ = ["ABSENT", "COLUMNS", "DEFAULTS", "KEY", "KEYS", "OCCUPANCY_MODES", "PARAMS",
+           "REQUIRED", "SEED_DOMAIN", "SEED_ROLES", "SWEEP_KEYS", "TABLES", "Key",
+           "unknown_key"]
+
+#: Version of the cell-seed derivation (part of the hashed bytes).
+SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
+
+#: How a key enters a cell's run seed:
+#: "fleet": through the fleet's canonical encoding (N, T, d, cap, f, sigma);
+#: "always": its value is in the seed's canonical JSON (the keys of version 1);
+#: "unless-default": in it only when not at its default (every key added later);
+#: "no": not at all (``fleets``: more fleets extend a cell).
+SEED_ROLES = ("fleet", "always", "unless-default", "no")
+
+
+class _Marker:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+#: ``Key.default`` for a key the file must give.
+REQUIRED = _Marker("REQUIRED")
+#: ``Key.default`` for a key whose absence means something (e.g. ``load`` vs ``d``).
+ABSENT = _Marker("ABSENT")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a cell (see the module docstring: "How to add a key")."""
+
+    name: str
+    doc: str
+    check: Callable | None          # None: derived, a column only (not accepted in a file)
+    default: object = ABSENT
+    dtype: object = None            # column dtype in the parameter table; None: no column
+    aliases: tuple = ()
+    seed: str = "fleet"
+    kwarg: bool = False             # passed to stormsim.simulate under its own name
+
+    def __post_init__(self):
+        assert self.seed in SEED_ROLES, self.seed
+
+
+# -- THE table of keys ------------------------------------------------------------
+
+_f8, _i8 = np.float64, np.int64
+
+#: Every key of a cell, in order (the order of error messages and of the
+#: parameter table). The only place a key is described.
+KEYS: tuple[Key, ...] = (
+    Key("N", "the number of jobs, an integer >= 1", ck.n_jobs, REQUIRED, _i8,
+        aliases=("n", "n_jobs")),
+    Key("T", "compute work between two checkpoints (s at full rate): a number > 0, or a list "
+        "with one per job", ck.per_job(False), 1.0, _f8),
+    Key("d", "checkpoint volume (s writing alone): a number > 0, or a list with one per job",
+        ck.per_job(False), ABSENT, _f8),
+    Key("load", "the write load L = sum_i d_i / T_i, a number > 0 (identical jobs: d = L T / N)",
+        ck.positive, ABSENT, _f8, aliases=("L",)),
+    Key("cap", "the power cap C in full-rate jobs: a number > 0, or inf (uncapped)",
+        ck.positive_or_inf, ABSENT, _f8, aliases=("C",)),
+    Key("cap_fraction", "the power cap as a fraction of N (C = cap_fraction * N): a number > 0, "
+        "or inf (uncapped)", ck.positive_or_inf, ABSENT, _f8),
+    Key("throughput", "'fair', 'ideal', 'power:ALPHA' (or {power = ALPHA}) with ALPHA in [0, 1], "
+        "or a table [f(1), ..., f(N)]", ck.throughput, "fair", str, aliases=("f",)),
+    Key("jitter", "the per-cycle compute jitter sigma (s): a number >= 0, or a list with one per "
+        "job", ck.per_job(True), ABSENT, _f8, aliases=("sigma",)),
+    Key("margin", "the stagger margin m = s - d of the fleet (derived; NaN unless the jobs are "
+        "identical and a stagger fits)", None, ABSENT, _f8),
+    Key("m_over_sigma", "the stagger margin over the jitter, m/sigma: a number > 0 (inf: no "
+        "jitter); sets sigma = m / (m/sigma), m = stagger_margin of the fleet",
+        lambda v: ck.positive(v, allow_inf=True), ABSENT, _f8,
+        aliases=("m/sigma", "margin_over_sigma")),
+    Key("jobs", "a CSV job table (path relative to the sweep file; units in its header): gives "
+        "N, T, d, jitter", _jobtable.check_path, ABSENT, str),
+    Key("bandwidth", "the fabric's bandwidth with 'jobs', e.g. '80 GB/s'",
+        _jobtable.check_bandwidth, ABSENT, str),
+    Key("checkpoint", "'blocking' (the default) or 'async' (a snapshot, then a background persist "
+        "while computing; MODEL.md E1)", ck.one_of("blocking", "async"), "blocking", str),
+    Key("snapshot", "the async snapshot time s (s): a number >= 0, or a list with one per job",
+        ck.per_job(True), 0.0, _f8),  # E1/E2 options: seeded through Fleet.canonical
+    Key("slowdown", "the compute slowdown eps of an async job while its persist is in flight: a "
+        "number in [0, 1], or a list with one per job", ck.per_job_in(0.0, 1.0), 0.0, _f8,
+        aliases=("eps",)),
+    Key("on_busy", "'block' or 'skip': an async checkpoint due with its persist in flight waits, "
+        "or is skipped", ck.one_of("block", "skip"), "block", str, aliases=("rule",)),
+    Key("weights", "storage weights w_i (MODEL.md E2): a number > 0, or a list with one per job",
+        ck.per_job(False), 1.0, _f8, aliases=("weight", "w")),
+    Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
+        "random", str, aliases=("theta",), seed="always", kwarg=True),
+    Key("passage_level", "record the first passage to n_w >= k: an integer k in 1..N, or 0 "
+        "(or 'none') for no passage", ck.passage_level, 0, _i8, aliases=("level", "passage"),
+        seed="always", kwarg=True),
+    Key("stop_at_passage", "true (stop each fleet at its passage: cycles is then a cap) or false",
+        ck.boolean, True, np.bool_, seed="always", kwarg=True),
+    Key("fleets", "independent fleets per cell, an integer >= 1", ck.int_at_least(1), REQUIRED,
+        _i8, aliases=("n_fleets",), seed="no"),
+    Key("cycles", "cycles K per fleet (a cap when stopping at the passage), an integer >= 1",
+        ck.int_at_least(1), REQUIRED, _i8, aliases=("K",), seed="always", kwarg=True),
+    Key("burn_in", "cycles before the occupancy is measured, an integer in 0..cycles-1",
+        ck.int_at_least(0), 0, _i8, aliases=("burnin", "B"), seed="always", kwarg=True),
+    Key("seed", "an integer >= 0; each cell's run seed derives from it and the cell's parameters",
+        ck.int_at_least(0, below=2**63), 0, _i8, seed="always"),
+    Key("run_seed", "the cell's run seed, passed to stormsim.simulate(seed=...) (derived)",
+        None, ABSENT, _i8, seed="no"),
+)
+
+KEY: dict[str, Key] = {k.name: k for k in KEYS}
+#: Keys a sweep file may give ([fixed] or [grid]) -> what is allowed.
+PARAMS: dict[str, str] = {k.name: k.doc for k in KEYS if k.check is not None}
+DEFAULTS: dict[str, object] = {k.name: k.default for k in KEYS
+                               if k.check is not None and k.default not in (REQUIRED, ABSENT)}
+#: Columns of the parameter table, in order, with their numpy dtype (str: text).
+COLUMNS: dict[str, object] = {k.name: k.dtype for k in KEYS if k.dtype is not None}
+_HINTS = {a: k.name for k in KEYS for a in k.aliases}
+
+#: [sweep] table: key -> what is allowed (every value is a string).
+SWEEP_KEYS: dict[str, str] = {
+    "name": "a string naming the sweep (default: the file's name)",
+    "description": "a string",
+    "occupancy": "'fleet' (store each fleet's occupancy, the default) or 'sum' (store only "
+                 "its exact sum over the cell's fleets)",
+}
+OCCUPANCY_MODES = ("fleet", "sum")
+
+TABLES = {"sweep": "options of the sweep", "fixed": "parameters shared by every cell",
+          "grid": "parameters to vary: each a list of values; cells are every combination"}
+
+
+def unknown_key(key: str, allowed) -> str:
+    allowed = list(allowed)
+    hint = _HINTS.get(key) if _HINTS.get(key) in allowed else None
+    if hint is None:
+        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        hint = close[0] if close else None
+    did = f" (did you mean {hint!r}?)" if hint else ""
+    return f"unknown key{did}; allowed keys: {', '.join(allowed)}"
+

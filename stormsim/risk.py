@@ -1,0 +1,310 @@
+"""``storm_risk``: how often a fleet storms, simulated until precise enough.
+
+For each level k asked, P(n_w >= k) (the share of time with at least k jobs
+writing) and the storm rate nu_k (storms per second, MODEL.md E3), each with
+its 95 % interval, from plain Monte Carlo over independent fleets, run in
+batches until every level reaches the relative error asked or the budget is
+spent.
+
+Reproducible by construction: batch b is fleets [b B, (b + 1) B) of the run
+``simulate(fleet, seed=seed, fleet_start=b B, ...)``, B fixed by the inputs
+(never by timing), so a run that stops earlier or later has seen a prefix of
+the same fleets, and the estimate from F fleets is a function of (seed,
+inputs, F) alone.
+
+Statistics (all over independent fleets, the units):
+
+- P(n_w >= k): stormsim.tails (ratio estimator, delta method on the logit
+  scale; no fleet at k: the one-sided bound 1 - 0.05^(1/F));
+- nu_k and the mean storm duration: stormsim.storms (ratio estimators,
+  delta method on the log scale; no storm: the one-sided Poisson bound
+  -ln(0.05) / measured time on nu_k);
+- the relative error of an estimate is its relative standard error
+  se / estimate (the delta method's se); a level is resolved when both its
+  P(n_w >= k) and its nu_k are at or below ``rel_error`` and at least
+  ``min_hits`` fleets reached it (so that the se itself is trustworthy).
+
+For a level not resolved, the plain Monte Carlo cost to resolve it is
+estimated: the relative error falls as 1 / sqrt(fleets), so F (RE / target)^2
+fleets where some fleet reached k; where none did, at least enough fleets to
+see 1 / target^2 storms at the bound's rate (a lower bound: storms cluster,
+which only adds variance). Below some 1e-8 these costs are out of reach of
+plain Monte Carlo; a rare-event estimator (issue 11 item 3) is the way there.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from numbers import Integral
+
+import numpy as np
+
+from .engine import default_batch, simulate
+from .errors import SpecError
+from .model import Fleet
+from .storms import storm_estimate
+from .tails import LEVEL, tail_estimate
+
+__all__ = ["StormRisk", "storm_risk"]
+
+#: Fleets that must reach a level before its relative error counts: the delta
+#: method's se of a ratio rests on the units that saw the event (tails.py).
+MIN_HITS = 10
+#: Batches run before any level may stop the run (a spread needs units).
+MIN_BATCHES = 2
+
+
+@dataclass
+class StormRisk:
+    """What ``storm_risk`` found. Arrays are indexed like ``levels``.
+
+    p, p_lo, p_hi, p_method, p_rel_error : P(n_w >= k), its interval and method
+        (stormsim.tails), its relative standard error (NaN without one)
+    rate, rate_lo, rate_hi, rate_method, rate_rel_error : nu_k, storms per
+        second of measured time (stormsim.storms)
+    duration, duration_lo, duration_hi : mean storm duration (s)
+    hits : fleets that reached each level
+    resolved : both relative errors <= rel_error (with >= MIN_HITS hits)
+    fleets_needed, cpu_seconds_needed : estimated plain Monte Carlo cost to
+        reach rel_error at each level (the work done for resolved levels);
+        ``needed_is_lower_bound`` where no fleet reached the level
+    fleets, fleet_cycles, events, cpu_seconds, wall_seconds, batches : effort
+    stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets"
+    """
+
+    levels: np.ndarray
+    rel_error_target: float
+    seed: int
+    batch_fleets: int
+    p: np.ndarray
+    p_lo: np.ndarray
+    p_hi: np.ndarray
+    p_method: np.ndarray
+    p_rel_error: np.ndarray
+    rate: np.ndarray
+    rate_lo: np.ndarray
+    rate_hi: np.ndarray
+    rate_method: np.ndarray
+    rate_rel_error: np.ndarray
+    duration: np.ndarray
+    duration_lo: np.ndarray
+    duration_hi: np.ndarray
+    hits: np.ndarray
+    resolved: np.ndarray
+    fleets_needed: np.ndarray
+    cpu_seconds_needed: np.ndarray
+    needed_is_lower_bound: np.ndarray
+    fleets: int = 0
+    fleet_cycles: int = 0
+    events: int = 0
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    batches: int = 0
+    stopped: str = "running"
+    level: float = LEVEL
+    method: str = field(default=(
+        "plain Monte Carlo over independent fleets; P(n_w>=k): ratio estimator, delta method "
+        "on the logit scale (stormsim.tails); storms/s and duration: ratio estimators, delta "
+        "method on the log scale (stormsim.storms); no event: one-sided 95% bounds"), repr=False)
+
+    @property
+    def storms_per_day(self) -> np.ndarray:
+        """nu_k in storms per day (the model's time unit being the second)."""
+        return self.rate * 86400.0
+
+    def to_dict(self) -> dict:
+        """Plain lists and numbers (JSON-ready, NaN as None)."""
+        def plain(v):
+            if isinstance(v, np.ndarray):
+                return [plain(x) for x in v.tolist()]
+            if isinstance(v, float) and math.isnan(v):
+                return None
+            return v
+        return {k: plain(v) for k, v in self.__dict__.items()}
+
+    def __str__(self) -> str:
+        lines = [f"storm_risk: {self.fleets} fleets in {self.batches} batches of "
+                 f"{self.batch_fleets}, {self.fleet_cycles:.4g} fleet-cycles, "
+                 f"{self.cpu_seconds:.3g} CPU s ({self.wall_seconds:.3g} s wall); stopped: "
+                 f"{self.stopped}; target relative error {self.rel_error_target:g}"]
+        head = ["k", "P(n_w>=k) [95% CI]", "RE", "storms/s [95% CI]", "RE",
+                "storm s", "resolved / plain-MC cost to resolve"]
+        rows = []
+        for j, k in enumerate(self.levels.tolist()):
+            p = (f"0 (<{self.p_hi[j]:.2e})" if self.p_method[j] == "zero-bound" else
+                 f"{self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}]")
+            r = (f"0 (<{self.rate_hi[j]:.2e})" if self.rate_method[j] == "zero-bound" else
+                 f"{self.rate[j]:.3e} [{self.rate_lo[j]:.3e}, {self.rate_hi[j]:.3e}]")
+            d = "-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}"
+            if self.resolved[j]:
+                cost = "yes"
+            else:
+                at_least = ">= " if self.needed_is_lower_bound[j] else "~"
+                cost = (f"no: {at_least}{self.fleets_needed[j]:.3g} fleets, "
+                        f"{at_least}{self.cpu_seconds_needed[j]:.3g} CPU s")
+            rows.append([str(k), p, _re(self.p_rel_error[j]), r, _re(self.rate_rel_error[j]),
+                         d, cost])
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+        lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
+        lines += ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows]
+        lines.append("RE: relative standard error. " + self.method)
+        return "\n".join(lines)
+
+
+def _re(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.3f}"
+
+
+def _check_levels(levels, n: int) -> np.ndarray:
+    ks = np.atleast_1d(np.asarray(levels, dtype=object))
+    if ks.size == 0:
+        raise SpecError("levels = []: give at least one level k in 1..N")
+    out = []
+    for k in ks.tolist():
+        if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= int(k) <= n:
+            raise SpecError(f"levels: {k!r} is not an integer in 1..N = {n}")
+        out.append(int(k))
+    if len(set(out)) != len(out):
+        raise SpecError(f"levels = {out}: each level once")
+    return np.array(sorted(out), dtype=np.int64)
+
+
+def _positive(name, value, integer=False, allow_none=False):
+    if value is None and allow_none:
+        return None
+    ok = (isinstance(value, Integral) if integer else isinstance(value, (int, float))) \
+        and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not ok:
+        kind = "an integer" if integer else "a finite number"
+        raise SpecError(f"{name} = {value!r}: must be {kind} > 0")
+    return int(value) if integer else float(value)
+
+
+def _collapse(occ: np.ndarray, up: np.ndarray, ks: np.ndarray):
+    """Per-fleet (occupancy, up-crossings) collapsed onto the levels: column 0
+    the time below ks[0], column j the time in [ks[j-1], ks[j]) (last: >= ks[-1]),
+    so that P(n_w >= ks[j-1]) is column j's tail of it (tails/storms take it as is)."""
+    above = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1]          # time at n_w >= k
+    a = np.concatenate([above[:, :1], above[:, ks]], axis=1)  # total, then at >= each k
+    c = a.copy()
+    c[:, :-1] -= a[:, 1:]
+    e = np.concatenate([np.zeros((up.shape[0], 1), np.int64), up[:, ks]], axis=1)
+    return c, e
+
+
+def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, level):
+    """The StormRisk arrays of the collapsed per-fleet data (levels = ks)."""
+    tail = tail_estimate(occ, fleets=fleets, level=level)
+    st = storm_estimate(up, occ, fleets=fleets, level=level)
+    above = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1]
+    b = above[:, 0]
+    u = occ.shape[0]
+    p = tail.p[1:]
+    p_re = np.full(ks.size, np.nan)
+    if u >= 2:
+        d = above[:, 1:] - p * b[:, None]
+        se = np.sqrt((d * d).sum(axis=0) / (u * (u - 1))) / b.mean()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p_re = np.where(p > 0, se / p, np.nan)
+    r_re = st.rel_error[1:]
+    hits = (above[:, 1:] > 0).sum(axis=0)
+    worst = np.fmax(p_re, r_re)                     # NaN only where both are
+    resolved = (hits >= min_hits) & (p_re <= target) & (r_re <= target)
+    needed = np.full(ks.size, float(fleets))
+    lower = np.zeros(ks.size, dtype=bool)
+    some = hits > 0
+    grow = some & ~resolved
+    needed[grow] = fleets * np.maximum((worst[grow] / target) ** 2,
+                                       min_hits / np.maximum(hits[grow], 1))
+    none = ~some
+    if none.any():
+        window = float(b.mean())
+        # at least 1 / target^2 storms at the upper bound's rate
+        needed[none] = 1.0 / (target ** 2 * st.rate_hi[1:][none] * window)
+        lower[none] = True
+    return dict(p=p, p_lo=tail.lo[1:], p_hi=tail.hi[1:], p_method=tail.method[1:].astype(str),
+                p_rel_error=p_re, rate=st.rate[1:], rate_lo=st.rate_lo[1:],
+                rate_hi=st.rate_hi[1:], rate_method=st.method[1:].astype(str),
+                rate_rel_error=r_re, duration=st.duration[1:], duration_lo=st.duration_lo[1:],
+                duration_hi=st.duration_hi[1:], hits=hits, resolved=resolved,
+                fleets_needed=needed, cpu_seconds_needed=needed * cpu_per_fleet,
+                needed_is_lower_bound=lower)
+
+
+def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float = 60.0, *,
+               seed: int = 0, cycles: int = 800, burn_in: int = 80, launch="random",
+               batch_fleets: int | None = None, max_fleets: int | None = None,
+               min_hits: int = MIN_HITS, threads: int | None = None,
+               progress=None) -> StormRisk:
+    """P(n_w >= k) and the storm rate nu_k for each level k, to ``rel_error``.
+
+    Parameters
+    ----------
+    fleet : Fleet
+    levels : int or sequence of int in 1..N
+    rel_error : target relative standard error of every estimate (0.1: 10 %)
+    max_seconds : wall-time budget; no batch starts that the last one's
+        duration says would end past it (at least MIN_BATCHES batches run)
+    seed : int >= 0; fleet j is fleet j of ``simulate(fleet, seed=seed)``
+    cycles, burn_in, launch : per fleet, as in ``simulate`` (the measured
+        window is after ``burn_in`` cycles)
+    batch_fleets : fleets per batch (default: ``engine.default_batch``, about
+        half a second of work; fixed by the inputs, never by timing)
+    max_fleets : stop after this many fleets (rounded up to whole batches)
+    min_hits : fleets that must reach a level before its error counts
+    progress : callable, optional: ``progress(risk)`` after each batch, with
+        the StormRisk so far (``risk.fleets``, ``risk.resolved``, ...)
+
+    Returns a :class:`StormRisk`; its estimate from F fleets is a function of
+    (seed, the inputs, F) alone.
+    """
+    if not isinstance(fleet, Fleet):
+        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
+    ks = _check_levels(levels, fleet.n_jobs)
+    target = _positive("rel_error", rel_error)
+    budget = _positive("max_seconds", max_seconds)
+    max_fleets = _positive("max_fleets", max_fleets, integer=True, allow_none=True)
+    min_hits = _positive("min_hits", min_hits, integer=True)
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise SpecError(f"seed = {seed!r}: must be an integer >= 0 (results are a function "
+                        "of it)")
+    batch = (default_batch(fleet.n_jobs, int(cycles)) if batch_fleets is None
+             else _positive("batch_fleets", batch_fleets, integer=True))
+    occs, ups = [], []
+    events = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    last = 0.0
+    b = 0
+    risk = None
+    while True:
+        start = b * batch
+        tb = time.perf_counter()
+        run = simulate(fleet, launch=launch, fleets=batch, cycles=cycles, seed=int(seed),
+                       burn_in=burn_in, fleet_start=start, batch_size=batch, threads=threads)
+        last = time.perf_counter() - tb
+        c, e = _collapse(run.occupancy, run.upcrossings, ks)
+        occs.append(c)
+        ups.append(e)
+        events += int(run.events.sum())
+        b += 1
+        fleets = b * batch
+        cpu = time.process_time() - c0
+        wall = time.perf_counter() - t0
+        est = _estimate(np.concatenate(occs), np.concatenate(ups), ks, fleets, target, min_hits,
+                        cpu / fleets, LEVEL)
+        if b >= MIN_BATCHES and bool(est["resolved"].all()):
+            stopped = "rel_error"
+        elif max_fleets is not None and fleets >= max_fleets:
+            stopped = "max_fleets"
+        elif b >= MIN_BATCHES and wall + last > budget:
+            stopped = "max_seconds"
+        else:
+            stopped = "running"
+        risk = StormRisk(levels=ks, rel_error_target=target, seed=int(seed), batch_fleets=batch,
+                         fleets=fleets, fleet_cycles=fleets * int(cycles), events=events,
+                         cpu_seconds=cpu, wall_seconds=wall, batches=b, stopped=stopped, **est)
+        if progress is not None:
+            progress(risk)
+        if stopped != "running":
+            return risk

@@ -1,0 +1,231 @@
+"""The numbers every view of a sweep shows per cell, computed in one place.
+
+``stormsim inspect``, ``Results.summary()``, ``Results.to_dataframe()``,
+``Results.to_xarray()``, the result file's top-level table and ``stormsim
+report`` all take a cell's numbers from :func:`cell_summary`:
+
+- the Kaplan-Meier median first passage with its 95 % Brookmeyer-Crowley
+  interval, censored fleets included (``stormsim.survival``), in fleet cycles
+  and in seconds;
+- P(n_w >= k) for every k = 1..N with a 95 % interval from the independent
+  fleets (``stormsim.tails``: ratio estimator, delta method on the logit
+  scale; a one-sided bound where no fleet reached k);
+- the independent-jobs baseline: the Poisson-binomial of the per-job
+  writing fractions where the cell records each job's writing time
+  (:func:`job_write_fractions`), else the binomial for identical jobs (the
+  same law), else NaN: unlike jobs without per-job fractions have no
+  honest baseline (Binomial(N, mean p) is not theirs).
+
+Structural NaN: a fleet stopped at its first passage to n_w >= L
+(``stop_at_passage`` with ``passage_level = L``) never spends time at
+n_w >= L: the run ends the instant it gets there. Its P(n_w >= k) for k >= L
+is zero by construction, not a measurement, so it is NaN (method
+``structural``), not 0.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .storms import STORM_METHODS, storm_estimate
+from .tails import LEVEL, independent_tail, tail_estimate
+
+__all__ = ["METHOD_CODES", "cell_summary", "job_write_fractions", "summary_table",
+           "table_of_rows"]
+
+#: How each P(n_w >= k) was estimated, as stored in the result file (int8).
+#: -1: no such level (k > the cell's N; the table is padded to the largest N).
+METHOD_CODES = {"ratio-logit": 0, "zero-bound": 1, "one-bound": 2, "none": 3, "structural": 4}
+
+#: Per-cell scalars of the table, in order: name -> (dtype, units, long name).
+SCALARS = {
+    "fleets_done": (np.int64, "1", "fleets simulated"),
+    "passed": (np.int64, "1", "fleets whose first passage was seen (below the cycle cap)"),
+    "censored": (np.int64, "1", "fleets censored at the cycle cap (no passage seen)"),
+    "median": (np.float64, "cycles", "Kaplan-Meier median first passage, fleet cycles "
+               "(inf: beyond the cap)"),
+    "median_lo": (np.float64, "cycles", "lower end of its 95% Brookmeyer-Crowley interval"),
+    "median_hi": (np.float64, "cycles", "upper end of its 95% Brookmeyer-Crowley interval "
+                  "(inf: unbounded)"),
+    "median_time": (np.float64, "s", "Kaplan-Meier median first passage time"),
+    "median_time_lo": (np.float64, "s", "lower end of its 95% Brookmeyer-Crowley interval"),
+    "median_time_hi": (np.float64, "s", "upper end of its 95% Brookmeyer-Crowley interval"),
+    "p_write": (np.float64, "1", "mean share of time a job writes (mean n_w / N)"),
+    "interval_units": (np.int64, "1", "independent units behind the P(n_w>=k) intervals "
+                       "(fleets, or blocks of fleets in occupancy='sum' mode)"),
+}
+#: Per-(cell, k) arrays of the table: name -> (units, long name).
+BY_LEVEL = {
+    "p_ge": ("1", "P(n_w >= k): share of measured time with at least k jobs writing"),
+    "p_ge_lo": ("1", "lower end of the 95% interval of P(n_w >= k) (see p_ge_method)"),
+    "p_ge_hi": ("1", "upper end of the 95% interval of P(n_w >= k) (see p_ge_method)"),
+    "p_ge_independent": ("1", "P(n_w >= k) for independent jobs with the measured writing "
+                         "fractions (see independent_law)"),
+    # storms (MODEL.md E3; stormsim.storms): episodes with n_w >= k
+    "storms": ("1", "storms at level k (up-crossings of n_w to k or more) counted in the "
+               "measured window, summed over the fleets"),
+    "storms_per_s": ("1/s", "storm rate nu_k: storms per second of measured time"),
+    "storms_per_s_lo": ("1/s", "lower end of the 95% interval of nu_k (see storms_method)"),
+    "storms_per_s_hi": ("1/s", "upper end of the 95% interval of nu_k (see storms_method; "
+                        "no storm: a one-sided Poisson upper bound)"),
+    "storm_duration": ("s", "mean storm duration: time at n_w >= k per storm (NaN: no storm)"),
+    "storm_duration_lo": ("s", "lower end of the 95% interval of the mean storm duration"),
+    "storm_duration_hi": ("s", "upper end of the 95% interval of the mean storm duration"),
+}
+#: The BY_LEVEL entries of the storms (computed by _storm_summary).
+STORM_KEYS = ("storms", "storms_per_s", "storms_per_s_lo", "storms_per_s_hi", "storm_duration",
+              "storm_duration_lo", "storm_duration_hi")
+
+
+def _alike(c) -> bool:
+    return all(np.all(np.asarray(a) == np.asarray(a)[0]) for a in (c.T, c.d, c.sigma)
+               if np.size(a))
+
+
+def job_write_fractions(c):
+    """Each job's share of the measured time spent writing, where the cell
+    records it (a per-job writing time, summed over fleets as
+    ``writing_time_sum`` (N,) or per fleet as ``writing_time`` (fleets, N)),
+    else None. The measured time is the occupancy's total."""
+    total = float(np.sum(c.occupancy_sum))
+    wt = getattr(c, "writing_time_sum", None)
+    if wt is None and getattr(c, "writing_time", None) is not None:
+        wt = np.asarray(c.writing_time, dtype=np.float64).sum(axis=0)
+    if wt is None or not total > 0:
+        return None
+    return np.clip(np.asarray(wt, dtype=np.float64) / total, 0.0, 1.0)
+
+
+def _median(t, obs, level):
+    from .survival import kaplan_meier
+
+    return kaplan_meier(t, obs, level).median
+
+
+def cell_summary(c, level: float = LEVEL) -> dict:
+    """One cell's numbers (see the module notes).
+
+    ``c`` has the fields of ``stormsim.CellResult``: params, T, d, sigma,
+    passage_cycle, passage_time, end_time, occupancy (per fleet, or None),
+    occupancy_blocks (per block of fleets, or None), occupancy_sum and
+    fleets_done. Arrays indexed by k run over k = 0..N.
+    """
+    from .survival import passage_times
+
+    p = c.params
+    n = int(np.size(c.T))
+    F = int(c.fleets_done)
+    lvl = int(p.get("passage_level", 0) or 0)
+    stops = bool(p.get("stop_at_passage", True))
+    nan3 = (math.nan,) * 3
+    out = {"N": n, "fleets_done": F, "passed": 0, "censored": 0}
+    med, medt = nan3, nan3
+    if lvl > 0 and F > 0:
+        cycles = int(p["cycles"])
+        t, obs = passage_times(c.passage_cycle, cycles)
+        out["censored"] = int((~obs).sum())
+        out["passed"] = F - out["censored"]
+        med = _median(t, obs, level)
+        tt, ot = passage_times(c.passage_cycle, cycles, c.passage_time, c.end_time)
+        medt = _median(tt, ot, level)
+    out["median"], out["median_lo"], out["median_hi"] = med
+    out["median_time"], out["median_time_lo"], out["median_time_hi"] = medt
+
+    occ_sum = np.asarray(c.occupancy_sum, dtype=np.float64)
+    if getattr(c, "occupancy", None) is not None:
+        units = c.occupancy
+    elif getattr(c, "occupancy_blocks", None) is not None:
+        units = c.occupancy_blocks
+    else:                       # a version-1 sum-mode file: the total only, no spread
+        units = occ_sum[None, :]
+    est = tail_estimate(units if F else np.zeros((0, n + 1)), fleets=F, level=level,
+                        occupancy_sum=occ_sum)
+    out["interval_units"] = est.units if F else 0
+    pge, lo, hi, method = est.p, est.lo, est.hi, est.method
+    total = occ_sum.sum()
+    out["p_write"] = (float((occ_sum * np.arange(n + 1)).sum() / (n * total))
+                      if total > 0 else math.nan)
+    indep, law = independent_tail(occ_sum, _alike(c), job_write_fractions(c))
+    if lvl > 0 and stops:
+        s = slice(lvl, None)
+        pge[s] = lo[s] = hi[s] = indep[s] = np.nan
+        method[s] = "structural"
+    out.update(p_ge=pge, p_ge_lo=lo, p_ge_hi=hi, p_ge_method=method, p_ge_independent=indep,
+               independent_law=law)
+    out.update(_storm_summary(c, n, F, level, lvl if stops else 0))
+    return out
+
+
+def _storm_summary(c, n: int, F: int, level: float, structural_from: int) -> dict:
+    """The STORM_KEYS and ``storms_method`` of a cell (stormsim.storms), k = 0..N,
+    over the same independent units as P(n_w >= k)."""
+    e_sum = getattr(c, "upcrossings_sum", None)
+    occ_sum = np.asarray(c.occupancy_sum, dtype=np.float64)
+    if e_sum is None or F == 0:
+        out = {k: np.full(n + 1, np.nan) for k in STORM_KEYS}
+        out["storms_method"] = np.full(n + 1, "not-recorded" if e_sum is None else "none",
+                                       dtype=object)
+        return out
+    e, occ = getattr(c, "upcrossings", None), getattr(c, "occupancy", None)
+    if e is None or occ is None:
+        e, occ = getattr(c, "upcrossings_blocks", None), getattr(c, "occupancy_blocks", None)
+    if e is None or occ is None:
+        e, occ = np.asarray(e_sum)[None, :], occ_sum[None, :]
+    est = storm_estimate(e, occ, fleets=F, level=level, upcrossings_sum=e_sum,
+                         occupancy_sum=occ_sum)
+    out = {k: np.array(getattr(est, k.replace("storms_per_s", "rate")
+                                .replace("storm_duration", "duration")
+                                .replace("storms", "count")), dtype=np.float64)
+           for k in STORM_KEYS}
+    method = est.method.copy()
+    if structural_from > 0:
+        s = slice(structural_from, None)
+        for k in STORM_KEYS:
+            out[k][s] = np.nan
+        method[s] = "structural"
+    out["storms_method"] = method
+    return out
+
+
+def summary_table(cells, n_cells: int, level: float = LEVEL) -> dict:
+    """The per-cell table from an iterable of cells (each once, any order).
+
+    Returns {name: array}: the SCALARS (n_cells,), ``k`` (1..max N), the
+    BY_LEVEL arrays and ``p_ge_method`` (int8 METHOD_CODES) of shape
+    (n_cells, max N), NaN (-1) where k > the cell's N, and
+    ``independent_law`` (n_cells,) str.
+    """
+    rows = [None] * n_cells
+    for c in cells:
+        rows[c.index] = cell_summary(c, level)
+    return table_of_rows(rows)
+
+
+def table_of_rows(rows: list) -> dict:
+    """:func:`summary_table` from the cells' :func:`cell_summary` rows (None: no row)."""
+    n_cells = len(rows)
+    kmax = max((r["N"] for r in rows if r is not None), default=0)
+    out = {"k": np.arange(1, kmax + 1, dtype=np.int64)}
+    for name, (dtype, _, _) in SCALARS.items():
+        fill = np.nan if dtype is np.float64 else 0
+        out[name] = np.array([fill if r is None else r[name] for r in rows], dtype=dtype)
+    for name in BY_LEVEL:
+        a = np.full((n_cells, kmax), np.nan)
+        for i, r in enumerate(rows):
+            if r is not None:
+                a[i, :r["N"]] = r[name][1:]
+        out[name] = a
+    m = np.full((n_cells, kmax), -1, dtype=np.int8)
+    for i, r in enumerate(rows):
+        if r is not None:
+            m[i, :r["N"]] = [METHOD_CODES[x] for x in r["p_ge_method"][1:]]
+    out["p_ge_method"] = m
+    sm = np.full((n_cells, kmax), -1, dtype=np.int8)
+    for i, r in enumerate(rows):
+        if r is not None:
+            sm[i, :r["N"]] = [STORM_METHODS[x] for x in r["storms_method"][1:]]
+    out["storms_method"] = sm
+    out["independent_law"] = np.array(["none" if r is None else r["independent_law"]
+                                       for r in rows], dtype=object).astype(str)
+    return out

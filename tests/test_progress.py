@@ -1,0 +1,169 @@
+"""The ETA and the up-front estimate count events, not fleets (issue 8, defect 3.3).
+
+Before: the ETA was fleets left / fleets per second since the start, so a
+numba compile inflated it (36 min shown during a compile of an 11 s run) and
+cheap cells finishing first hid expensive ones (2 h 32 min shown for a sweep
+estimated at ~11 days)."""
+from __future__ import annotations
+
+import io
+import math
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stormsim.cli import main
+from stormsim.engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
+from stormsim.progress import MIN_RATE_SECONDS, Progress
+from stormsim.spec import parse_sweep
+from stormsim.work import FleetRanges, WorkEstimate, make_unit, run_unit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Clock:
+    """Time as the test says (the Progress ``clock`` seam)."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_eta_waits_out_the_compile_and_counts_events():
+    clock = Clock()
+    p = Progress("lines", total_cells=2, total_fleets=1000, stream=io.StringIO(), clock=clock,
+                 interval=1e9)
+    left = {"events": 1e9}
+    clock.t = 30.0                             # the first unit finishes after a 30 s compile
+    p.update(10, 100, 0, events=1e7, events_left=lambda: left["events"])
+    assert math.isinf(p.eta())                 # no rate yet: '?', not 30 s x 99
+    assert "ETA ?" in p.line()
+    clock.t = 30.0 + MIN_RATE_SECONDS / 2      # too short a time to measure a rate
+    left["events"] = 9.8e8
+    p.update(10, 100, 0, events=2e7, events_left=lambda: left["events"])
+    assert math.isinf(p.eta())
+    clock.t = 30.0 + MIN_RATE_SECONDS          # 2e7 + 2e7 events in 2 s since the first unit
+    p.update(10, 100, 0, events=2e7, events_left=lambda: 9.6e8)
+    rate = 4e7 / MIN_RATE_SECONDS
+    assert p.eta() == pytest.approx(9.6e8 / rate, rel=1e-12)    # float arithmetic only
+    p.fleets_done = 1000
+    assert p.eta() == 0.0
+
+
+SHAPES = """
+[fixed]
+load = 0.5
+jitter = 0.01
+fleets = 20
+[grid]
+N = [4, 64]
+cycles = [50, 400]
+"""
+
+
+def test_work_left_is_counted_in_events_by_cell_shape():
+    sw = parse_sweep(SHAPES)
+    est = WorkEstimate(sw, FleetRanges())
+    bounds = [EVENTS_PER_JOB_CYCLE * c.n_jobs * c.cycles for c in sw.cells]
+    assert est.events_left() == sum(20 * b for b in bounds)      # nothing measured: 2 N K
+    assert not est.bound                                         # no cell stops early
+    # one core at the benchmarked cost of each cell's N
+    assert est.seconds_left(2) == pytest.approx(
+        sum(20 * b * seconds_per_event(c.n_jobs) for b, c in zip(bounds, sw.cells)) / 2,
+        rel=1e-12)
+    part = run_unit(make_unit(sw, 3, 0, 20))[0]                  # the biggest cell, all done
+    est.add(part)
+    ratio = int(part.events.sum()) / (20 * bounds[3])   # measured / 2 N K, the same kind
+    assert 0.9 < ratio < 1.1
+    assert est.left[3] == 0
+    assert est.events_left() == pytest.approx(sum(20 * b * ratio for b in bounds[:3]), rel=1e-12)
+    # the cheap cell is cheap: a third of the fleets left, under 5% of the work
+    assert est.left[0] / sum(est.left) == pytest.approx(1 / 3)
+    assert 20 * bounds[0] * ratio / est.events_left() < 0.05
+
+
+STOPS = """
+[fixed]
+N = 8
+load = 0.5
+launch = "sync"            # collides at once
+passage_level = 2
+cycles = 1000000000        # a cap it never nears
+fleets = 40
+[grid]
+seed = [1, 2]
+"""
+
+
+def test_a_stopping_cell_is_charged_its_cap_only_until_its_kind_is_measured():
+    sw = parse_sweep(STOPS)
+    est = WorkEstimate(sw, FleetRanges())
+    assert est.bound and est.events_left() == 80 * EVENTS_PER_JOB_CYCLE * 8 * 10**9
+    est.add(run_unit(make_unit(sw, 0, 0, 40))[0])
+    assert not est.bound
+    measured = est.per_fleet(0)
+    assert measured < 100                                        # sync: a handful of events
+    assert est.per_fleet(1) == pytest.approx(measured, rel=1e-12)   # same kind, same ratio
+
+
+def test_a_long_sweep_is_announced_and_runs_without_a_terminal(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("stops.toml").write_text(STOPS)
+    assert main(["sweep", "stops.toml", "-o", "o.h5", "--workers", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "estimated time: at most" in err and "h on 2 worker threads" in err
+    assert "no terminal to ask: starting; --yes skips this note" in err
+    assert Path("o.h5").exists()
+    assert main(["sweep", "stops.toml", "-o", "p.h5", "--yes", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["sweep", "stops.toml", "--dry-run"]) == 0
+    assert "estimated time: at most" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_long_sweep_asks_on_a_terminal(tmp_path):
+    """On a real terminal the estimate comes with a question; 'n' runs nothing."""
+    (tmp_path / "stops.toml").write_text(STOPS)
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    p = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "stops.toml", "-o", "o.h5"],
+                         cwd=tmp_path, env=env, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    screen = b""
+    while b"Start it? [y/N]" not in screen:
+        data = os.read(master, 4096)
+        assert data, screen
+        screen += data
+    os.write(master, b"n\n")
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:                 # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        screen += data
+    os.close(master)
+    assert p.wait(timeout=60) == 0
+    text = screen.decode()
+    assert "estimated time: at most" in text and "not started" in text
+    assert not (tmp_path / "o.h5").exists() and not (tmp_path / "o.h5.parts").exists()
+
+
+def test_the_estimate_takes_every_executor_spelling(tmp_path, monkeypatch, capsys):
+    """--dask ADDRESS is a string until run_sweep makes an executor of it: the
+    estimate must take it too (no cluster is started by --dry-run)."""
+    monkeypatch.chdir(tmp_path)
+    Path("stops.toml").write_text(STOPS)
+    assert main(["sweep", "stops.toml", "--dry-run", "--dask", "local:3"]) == 0
+    assert "on 3 Dask workers" in capsys.readouterr().out
+    assert main(["sweep", "stops.toml", "--dry-run", "--dask", "tcp://10.0.0.1:8786"]) == 0
+    assert "on one core (divide by the cluster's cores)" in capsys.readouterr().out
+    assert main(["sweep", "stops.toml", "--dry-run", "--workers", "1"]) == 0
+    assert "on 1 worker thread," in capsys.readouterr().out
