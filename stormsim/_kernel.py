@@ -496,232 +496,248 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
     return ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events
 
 
-@njit(cache=CACHE, nogil=True)
-def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
-              level, stop_at_passage, record, ring_w, ring_c, fast_forward, firings,
-              occupancy, upcross, writing):
-    """Integrate one fleet exactly, event to event (see MODEL.md).
+def _make_run_fleet(FAST):
+    """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
 
-    Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
-    f(n)/n by writer count; rc (N+1,) computer rate min(1, C/n) by computer
-    count; theta (N,) launch phases. firings (N, cycles) is written only when
-    ``record``; occupancy (N+1,) is overwritten. ring_w, ring_c choose the
-    writers' and computers' queue (see ``_q_push``); results do not depend
-    on them. fast_forward: integrate collision-free stretches with
-    ``_fast_forward`` where it is exact (C >= N; ignored otherwise): the same
-    results to rounding (~1e-16 per firing), not bit for bit. Returns
-    (passage_time, passage_cycle, end_time, events).
-
-    Writers and computers sit in two priority queues keyed by their target
-    on their own virtual clock: the next event is a queue's head, and only
-    the jobs that change phase are touched.
+    One source, two compiled functions: FAST is a closure constant, so numba
+    compiles the event loop of ``run_fleet`` (FAST = False) with every trace
+    of the fast-forward folded away (a test of issue 12: the fast-forward
+    must cost the plain event loop nothing), and ``run_fleet_ff`` with it.
+    numba's cache keys a closure by its constants, so both are cached.
     """
-    N = T.shape[0]
-    # Per-fleet work space (allocated once per fleet, never in the event loop).
-    cap = 1
-    while cap < N:
-        cap *= 2
-    mask = cap - 1
-    wkey = np.empty(cap)
-    widx = np.empty(cap, dtype=np.int64)
-    ckey = np.empty(cap)
-    cidx = np.empty(cap, dtype=np.int64)
-    popped = np.empty(N, dtype=np.int64)
-    popkey = np.empty(N)
-    tofire = np.empty(N, dtype=np.int64)
-    count = np.zeros(N, dtype=np.int64)
-    base = np.empty(N, dtype=np.uint64)
-    since = np.zeros(N)  # wall time at which each job's current write started
 
-    tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
-    tol_T = 0.0  # it are candidates, each then checked against its own
-    nwh = 0  # queue sizes
-    nch = 0
-    wh = 0  # queue heads (always 0 for a heap)
-    ch = 0
-    first = (1.0 - theta) * T  # remaining work at t = 0
-    for i in range(N):
-        base[i] = stream_base(key0, key1, fleet, i)
-        tol_d = max(tol_d, TIE_RTOL * d[i])
-        tol_T = max(tol_T, TIE_RTOL * T[i])
-    # In increasing order: each push is then O(1) on either queue kind (a ring
-    # filled in job order would cost O(N^2) for a random launch).
-    for i in np.argsort(first):
-        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, first[i], i)
-    for n in range(N + 1):
-        occupancy[n] = 0.0
-        upcross[n] = 0
-    for i in range(N):
-        writing[i] = 0.0
+    @njit(cache=CACHE, nogil=True)
+    def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
+                  level, stop_at_passage, record, ring_w, ring_c, firings,
+                  occupancy, upcross, writing):
+        """Integrate one fleet exactly, event to event (see MODEL.md).
 
-    t = 0.0
-    nw_prev = 0
-    pw = 0.0  # writer virtual clock: volume drained by any writer
-    pc = 0.0  # computer virtual clock: work done by any computer
-    n_done = 0  # jobs that have fired >= cycles times
-    n_burn = N if burn_in == 0 else 0  # jobs that have fired >= burn_in times
-    measuring = burn_in == 0
-    fired_total = 0
-    events = 0
-    p_time = np.inf
-    p_cycle = -1
-    instants = 0
-    # While no two writes overlap every rate is 1 iff C >= N (r_c = 1 for N
-    # and N - 1 computers) and f(1) = 1: the fast-forward's premise.
-    ff = fast_forward and rc[N] == 1.0 and rw[1] == 1.0
-    ff_wait = 0  # instants with no writer to let pass before the next attempt
-    ff_backoff = 0
-    margin = 0.0
-    for i in range(N):
-        margin = max(margin, FF_MARGIN * (T[i] + d[i]))
-    finished = False
-    advance = False  # the instant at t = 0 comes before any advance
-    nw = 0
-    while True:
+        Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
+        f(n)/n by writer count; rc (N+1,) computer rate min(1, C/n) by computer
+        count; theta (N,) launch phases. firings (N, cycles) is written only when
+        ``record``; occupancy (N+1,) is overwritten. ring_w, ring_c choose the
+        writers' and computers' queue (see ``_q_push``); results do not depend
+        on them. FAST (``run_fleet_ff``): integrate collision-free stretches
+        with ``_fast_forward`` where it is exact (C >= N; ignored otherwise):
+        the same results to rounding (~1e-16 per firing), not bit for bit. Returns
+        (passage_time, passage_cycle, end_time, events).
+
+        Writers and computers sit in two priority queues keyed by their target
+        on their own virtual clock: the next event is a queue's head, and only
+        the jobs that change phase are touched.
+        """
+        N = T.shape[0]
+        # Per-fleet work space (allocated once per fleet, never in the event loop).
+        cap = 1
+        while cap < N:
+            cap *= 2
+        mask = cap - 1
+        wkey = np.empty(cap)
+        widx = np.empty(cap, dtype=np.int64)
+        ckey = np.empty(cap)
+        cidx = np.empty(cap, dtype=np.int64)
+        popped = np.empty(N, dtype=np.int64)
+        popkey = np.empty(N)
+        tofire = np.empty(N, dtype=np.int64)
+        count = np.zeros(N, dtype=np.int64)
+        base = np.empty(N, dtype=np.uint64)
+        since = np.zeros(N)  # wall time at which each job's current write started
+
+        tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
+        tol_T = 0.0  # it are candidates, each then checked against its own
+        nwh = 0  # queue sizes
+        nch = 0
+        wh = 0  # queue heads (always 0 for a heap)
+        ch = 0
+        first = (1.0 - theta) * T  # remaining work at t = 0
+        for i in range(N):
+            base[i] = stream_base(key0, key1, fleet, i)
+            tol_d = max(tol_d, TIE_RTOL * d[i])
+            tol_T = max(tol_T, TIE_RTOL * T[i])
+        # In increasing order: each push is then O(1) on either queue kind (a ring
+        # filled in job order would cost O(N^2) for a random launch).
+        for i in np.argsort(first):
+            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, first[i], i)
+        for n in range(N + 1):
+            occupancy[n] = 0.0
+            upcross[n] = 0
+        for i in range(N):
+            writing[i] = 0.0
+
+        t = 0.0
+        nw_prev = 0
+        pw = 0.0  # writer virtual clock: volume drained by any writer
+        pc = 0.0  # computer virtual clock: work done by any computer
+        n_done = 0  # jobs that have fired >= cycles times
+        n_burn = N if burn_in == 0 else 0  # jobs that have fired >= burn_in times
+        measuring = burn_in == 0
+        fired_total = 0
+        events = 0
+        p_time = np.inf
+        p_cycle = -1
+        instants = 0
+        # While no two writes overlap every rate is 1 iff C >= N (r_c = 1 for N
+        # and N - 1 computers) and f(1) = 1: the fast-forward's premise.
+        ff = FAST and rc[N] == 1.0 and rw[1] == 1.0
+        ff_wait = 0  # instants with no writer to let pass before the next attempt
+        ff_backoff = 0
+        margin = 0.0
+        for i in range(N):
+            margin = max(margin, FF_MARGIN * (T[i] + d[i]))
+        finished = False
+        advance = False  # the instant at t = 0 comes before any advance
+        nw = 0
         while True:
-            if advance:
-                instants += 1
-                if instants >= _REBASE_EVERY * N:
-                    # Keep remaining amounts exact to full relative
-                    # precision. A constant shift keeps every queue ordered.
-                    instants = 0
-                    for b in range(nwh):
-                        wkey[(wh + b) & mask] -= pw
-                    for b in range(nch):
-                        ckey[(ch + b) & mask] -= pc
-                    pw = 0.0
-                    pc = 0.0
+            while True:
+                if advance:
+                    instants += 1
+                    if instants >= _REBASE_EVERY * N:
+                        # Keep remaining amounts exact to full relative
+                        # precision. A constant shift keeps every queue ordered.
+                        instants = 0
+                        for b in range(nwh):
+                            wkey[(wh + b) & mask] -= pw
+                        for b in range(nch):
+                            ckey[(ch + b) & mask] -= pc
+                        pw = 0.0
+                        pc = 0.0
 
-                # Next event: the head of either queue, whichever is reached
-                # first (remaining / rate compared as cross products: one division).
-                r_w = rw[nw]
-                r_c = rc[N - nw]
-                if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
-                    dt = (wkey[wh] - pw) / r_w
-                    pw = wkey[wh]
-                    pc += r_c * dt
-                else:
-                    dt = (ckey[ch] - pc) / r_c
-                    pc = ckey[ch]
-                    pw += r_w * dt
-                if measuring:
-                    occupancy[nw] += dt
-                t += dt
-            advance = True
-            # Every job whose remaining amount is (within the tie rule) zero
-            # changes phase now, before the rates are recomputed. Pop all
-            # candidates first, so that jobs entering a heap now are not seen.
-            nw_prev = nwh  # writers before this instant (for up-crossings)
-            n_w_pop = 0
-            while nwh > 0 and wkey[wh] - pw <= tol_d:
-                popped[n_w_pop] = widx[wh]
-                popkey[n_w_pop] = wkey[wh]
-                n_w_pop += 1
-                wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
-            n_pop = n_w_pop
-            while nch > 0 and ckey[ch] - pc <= tol_T:
-                popped[n_pop] = cidx[ch]
-                popkey[n_pop] = ckey[ch]
-                n_pop += 1
-                ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
-            n_fire = 0
-            for b in range(n_w_pop):  # writes that end now
-                i = popped[b]
-                if popkey[b] - pw > TIE_RTOL * d[i]:
-                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
-                    continue
-                events += 1
-                writing[i] += t - since[i]  # reset when the measured window opens
-                w = T[i]
-                if sigma[i] > 0.0:
-                    w += sigma[i] * stream_normal(base[i], count[i] - 1)
-                    if w < 0.0:
-                        w = 0.0
-                if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                    # Next event: the head of either queue, whichever is reached
+                    # first (remaining / rate compared as cross products: one division).
+                    r_w = rw[nw]
+                    r_c = rc[N - nw]
+                    if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
+                        dt = (wkey[wh] - pw) / r_w
+                        pw = wkey[wh]
+                        pc += r_c * dt
+                    else:
+                        dt = (ckey[ch] - pc) / r_c
+                        pc = ckey[ch]
+                        pw += r_w * dt
+                    if measuring:
+                        occupancy[nw] += dt
+                    t += dt
+                advance = True
+                # Every job whose remaining amount is (within the tie rule) zero
+                # changes phase now, before the rates are recomputed. Pop all
+                # candidates first, so that jobs entering a heap now are not seen.
+                nw_prev = nwh  # writers before this instant (for up-crossings)
+                n_w_pop = 0
+                while nwh > 0 and wkey[wh] - pw <= tol_d:
+                    popped[n_w_pop] = widx[wh]
+                    popkey[n_w_pop] = wkey[wh]
+                    n_w_pop += 1
+                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+                n_pop = n_w_pop
+                while nch > 0 and ckey[ch] - pc <= tol_T:
+                    popped[n_pop] = cidx[ch]
+                    popkey[n_pop] = ckey[ch]
+                    n_pop += 1
+                    ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                n_fire = 0
+                for b in range(n_w_pop):  # writes that end now
+                    i = popped[b]
+                    if popkey[b] - pw > TIE_RTOL * d[i]:
+                        nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                        continue
+                    events += 1
+                    writing[i] += t - since[i]  # reset when the measured window opens
+                    w = T[i]
+                    if sigma[i] > 0.0:
+                        w += sigma[i] * stream_normal(base[i], count[i] - 1)
+                        if w < 0.0:
+                            w = 0.0
+                    if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                        tofire[n_fire] = i
+                        n_fire += 1
+                    else:
+                        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+                for b in range(n_w_pop, n_pop):  # computers that fire now
+                    i = popped[b]
+                    if popkey[b] - pc > TIE_RTOL * T[i]:
+                        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
+                        continue
                     tofire[n_fire] = i
                     n_fire += 1
-                else:
-                    nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
-            for b in range(n_w_pop, n_pop):  # computers that fire now
-                i = popped[b]
-                if popkey[b] - pc > TIE_RTOL * T[i]:
-                    nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
-                    continue
-                tofire[n_fire] = i
-                n_fire += 1
-            for b in range(n_fire):
-                i = tofire[b]
-                k = count[i]
-                if record and k < cycles:
-                    firings[i, k] = t
-                count[i] = k + 1
-                if k + 1 == cycles:
-                    n_done += 1
-                if k + 1 == burn_in:
-                    n_burn += 1
-                since[i] = t
-                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
-                # Writes that end now were applied first, so level nwh is crossed
-                # at this instant iff it is above the writers before it. (Counted
-                # here, per firing, not per instant: a branch per instant on
-                # "did n_w rise" mispredicts and cost ~8% per event.)
-                if measuring and nwh > nw_prev:
-                    upcross[nwh] += 1
-                events += 1
-            fired_total += n_fire
-            nw = nwh
-            if not measuring and n_burn == N:
-                measuring = True
-                for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
-                    upcross[b] += 1
-                # Open the window: writing time counts from now.
-                for b in range(N):
-                    writing[b] = 0.0
-                for b in range(nwh):
-                    since[widx[(wh + b) & mask]] = t
-            if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
-                p_time = t
-                p_cycle = fired_total // N
-                if stop_at_passage:
+                for b in range(n_fire):
+                    i = tofire[b]
+                    k = count[i]
+                    if record and k < cycles:
+                        firings[i, k] = t
+                    count[i] = k + 1
+                    if k + 1 == cycles:
+                        n_done += 1
+                    if k + 1 == burn_in:
+                        n_burn += 1
+                    since[i] = t
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
+                    # Writes that end now were applied first, so level nwh is crossed
+                    # at this instant iff it is above the writers before it. (Counted
+                    # here, per firing, not per instant: a branch per instant on
+                    # "did n_w rise" mispredicts and cost ~8% per event.)
+                    if measuring and nwh > nw_prev:
+                        upcross[nwh] += 1
+                    events += 1
+                fired_total += n_fire
+                nw = nwh
+                if not measuring and n_burn == N:
+                    measuring = True
+                    for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                        upcross[b] += 1
+                    # Open the window: writing time counts from now.
+                    for b in range(N):
+                        writing[b] = 0.0
+                    for b in range(nwh):
+                        since[widx[(wh + b) & mask]] = t
+                if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
+                    p_time = t
+                    p_cycle = fired_total // N
+                    if stop_at_passage:
+                        finished = True
+                        break
+                if n_done == N:
                     finished = True
                     break
-            if n_done == N:
-                finished = True
+                if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
+                    # No write in flight: a consistent state to hand to the
+                    # fast-forward and to take back (a level-1 passage is the event
+                    # loop's: it happens at a firing). Its first checks, inline:
+                    # the next firing is clear of now and its write of the one after.
+                    # Where stretches prove short (collisions every few firings) the
+                    # attempts back off, so that they cost the event loop nothing.
+                    # The call itself is outside this loop, which keeps the event
+                    # loop's registers its own.
+                    if ff_wait > 0:
+                        ff_wait -= 1
+                    elif ckey[ch] - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
+                                                     - (ckey[ch] + d[cidx[ch]]) > margin):
+                        break
+            if finished:
                 break
-            if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
-                # No write in flight: a consistent state to hand to the
-                # fast-forward and to take back (a level-1 passage is the event
-                # loop's: it happens at a firing). Its first checks, inline:
-                # the next firing is clear of now and its write of the one after.
-                # Where stretches prove short (collisions every few firings) the
-                # attempts back off, so that they cost the event loop nothing.
-                # The call itself is outside this loop, which keeps the event
-                # loop's registers its own.
-                if ff_wait > 0:
-                    ff_wait -= 1
-                elif ckey[ch] - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
-                                                 - (ckey[ch] + d[cidx[ch]]) > margin):
-                    break
-        if finished:
-            break
-        before = fired_total
-        ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
-            T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
-            cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
-            firings, occupancy, upcross, writing, popkey, tofire)
-        if fired_total - before >= _FF_LONG * N:
-            ff_backoff = 0
-        else:
-            ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
-        ff_wait = ff_backoff
-    if measuring:  # writes still in flight when the run stops
-        for b in range(nwh):
-            i = widx[(wh + b) & mask]
-            writing[i] += t - since[i]
-    else:  # the window never opened
-        for b in range(N):
-            writing[b] = 0.0
-    return p_time, p_cycle, t, events
+            before = fired_total
+            ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
+                T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+                cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+                firings, occupancy, upcross, writing, popkey, tofire)
+            if fired_total - before >= _FF_LONG * N:
+                ff_backoff = 0
+            else:
+                ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
+            ff_wait = ff_backoff
+        if measuring:  # writes still in flight when the run stops
+            for b in range(nwh):
+                i = widx[(wh + b) & mask]
+                writing[i] += t - since[i]
+        else:  # the window never opened
+            for b in range(N):
+                writing[b] = 0.0
+        return p_time, p_cycle, t, events
+
+    return run_fleet
+
+
+run_fleet = _make_run_fleet(False)
+run_fleet_ff = _make_run_fleet(True)
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
@@ -736,10 +752,16 @@ def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
     """
     F = theta.shape[0]
     for f in prange(F):
-        p_t, p_c, t_end, n_ev = run_fleet(
-            T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
-            level, stop_at_passage, record, ring_w, ring_c, fast_forward, firings[f],
-            occupancy[f], upcross[f], writing[f])
+        if fast_forward:
+            p_t, p_c, t_end, n_ev = run_fleet_ff(
+                T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                occupancy[f], upcross[f], writing[f])
+        else:
+            p_t, p_c, t_end, n_ev = run_fleet(
+                T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                occupancy[f], upcross[f], writing[f])
         passage_time[f] = p_t
         passage_cycle[f] = p_c
         end_time[f] = t_end

@@ -215,3 +215,39 @@ def test_auto_fast_forwards_first_passages_only():
     assert same()  # an occupancy run
     assert same(passage_level=2, stop_at_passage=False)
     assert same(passage_level=1)
+
+
+#: Compiles both integrators in a fresh process (numba shows no code of
+#: functions loaded from its cache).
+_PROBE = """
+import re, numpy as np, stormsim
+from stormsim import _kernel
+n, cycles = 4, 5
+T, d, sigma = np.ones(n), np.full(n, 0.1), np.full(n, 0.01)
+fleet = stormsim.Fleet(T=T, d=d, jitter=0.01)
+args = (T, d, sigma, fleet.writer_rate, fleet.computer_rate, np.linspace(0, 0.9, n),
+        np.uint64(1), np.uint64(2), 0, cycles, 0, 2, True, False, True, True,
+        np.empty((1, 1)), np.empty(n + 1), np.empty(n + 1, np.int64), np.empty(n))
+for fn in (_kernel.run_fleet, _kernel.run_fleet_ff):
+    fn(*args)
+    ir = "".join(fn.inspect_llvm().values())
+    print(len(re.findall(r"define [^@]*@[^(]*_fast_forward", ir)))
+"""
+
+
+@pytest.mark.slow
+def test_the_plain_event_loop_is_compiled_without_the_fast_forward(tmp_path):
+    """Issue 12: the fast-forward must cost the event loop nothing. ``run_fleet``
+    (what fast_forward=False runs) is compiled with the fast path folded away:
+    its code defines no ``_fast_forward``, while ``run_fleet_ff``'s does (so
+    the probe can fail)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, STORMSIM_NO_CACHE="1")
+    env.pop("NUMBA_DISABLE_JIT", None)
+    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
+                         check=True, env=env, cwd=tmp_path).stdout.split()
+    assert out[0] == "0"
+    assert int(out[1]) > 0
