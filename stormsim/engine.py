@@ -231,6 +231,16 @@ def choose_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool]:
 FAST_FORWARD = ("auto", True, False)
 
 
+def _uncapped(fleet: Fleet) -> bool:
+    return float(fleet.computer_rate[fleet.n_jobs]) == 1.0
+
+
+def fast_forward_applies(fleet: Fleet, kernel: str = "auto") -> bool:
+    """True when ``simulate(fleet, fast_forward=True, kernel=kernel)`` is allowed:
+    the anonymous kernel runs the fleet and its cap does not bind (C >= N)."""
+    return not choose_kernel(fleet, kernel) and _uncapped(fleet)
+
+
 def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
                         first_passage: bool = True) -> bool:
     """True when the anonymous kernel fast-forwards through collision-free stretches.
@@ -255,7 +265,7 @@ def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
     """
     if not (isinstance(fast_forward, bool) or fast_forward == "auto"):
         raise SpecError(f"fast_forward = {fast_forward!r}: must be 'auto', True or False")
-    eligible = not general and float(fleet.computer_rate[fleet.n_jobs]) == 1.0
+    eligible = not general and _uncapped(fleet)
     if fast_forward is True and not eligible:
         why = ("it runs through the general kernel (async jobs or unequal weights)" if general
                else f"its cap C = {fleet.cap:g} binds (C < N = {fleet.n_jobs})")
@@ -368,9 +378,13 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     fast_forward : "auto" | True | False
         Integrate collision-free stretches of uncapped base-model fleets a
         round of firings at a time (a speed choice: the event loop's results
-        to rounding, see ``choose_fast_forward``). "auto": in first-passage
-        runs (a passage_level >= 2, stop_at_passage); True: in every run;
-        False: the pure event loop.
+        to rounding, see ``choose_fast_forward``). "auto" (the default): in
+        first-passage runs (a passage_level >= 2, stop_at_passage), which
+        therefore take it; True: in every run (a SpecError where it cannot
+        apply: a binding cap, async jobs or weights); False: the pure event
+        loop. Sweeps pass False unless their key ``fast_forward = true`` asks
+        (then True where ``fast_forward_applies``): a sweep's digits never
+        change with this default.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")

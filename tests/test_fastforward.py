@@ -251,3 +251,48 @@ def test_the_plain_event_loop_is_compiled_without_the_fast_forward(tmp_path):
                          check=True, env=env, cwd=tmp_path).stdout.split()
     assert out[0] == "0"
     assert int(out[1]) > 0
+
+
+#: A stagger sweep, as the jitter-survival sweeps run (first passages),
+#: with uncapped and capped cells (the key applies to the first only).
+FF_SWEEP = """
+[fixed]
+N = 16
+load = 0.6
+launch = "stagger"
+passage_level = 2
+fleets = 60
+cycles = 3000
+[grid]
+m_over_sigma = [8, 30]
+cap_fraction = [inf, 0.75]
+"""
+
+
+def test_the_sweep_key_fast_forward():
+    """A sweep with fast_forward = true runs the same draws (the same run
+    seeds) to the same passage cycles, times to RTOL (the fast-forward's
+    rounding, above), and is another sweep (its hash); capped cells, where no
+    fast-forward applies, give the same digits."""
+    from stormsim.spec import parse_sweep
+
+    off = parse_sweep(FF_SWEEP)
+    on = parse_sweep(FF_SWEEP.replace("[grid]", "fast_forward = true\n[grid]"))
+    assert [c.run_seed for c in on.cells] == [c.run_seed for c in off.cells]
+    assert on.hash != off.hash
+    assert [c.simulate_kwargs()["fast_forward"] for c in on.cells] == [True, False] * 2
+    assert not any(c.simulate_kwargs()["fast_forward"] for c in off.cells)
+    res = {}
+    for name, sw in (("off", off), ("on", on)):
+        store = stormsim.MemoryStore()
+        stormsim.run_sweep(sw, store, progress="none")
+        res[name] = store.results()
+    for i, cell in enumerate(off.cells):
+        a, b = res["off"].cell(i).arrays, res["on"].cell(i).arrays
+        np.testing.assert_array_equal(b["passage_cycle"], a["passage_cycle"])
+        assert (a["passage_cycle"] > 0).any()  # some fleets run a while before colliding
+        scale = float(np.max(cell.fleet.T + cell.fleet.d))
+        if on.cells[i].simulate_kwargs()["fast_forward"]:
+            assert_close(b["passage_time"], a["passage_time"], scale, "passage time")
+        else:
+            np.testing.assert_array_equal(b["passage_time"], a["passage_time"])
