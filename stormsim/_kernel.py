@@ -499,11 +499,13 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
 def _make_run_fleet(FAST):
     """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
 
-    One source, two compiled functions: FAST is a closure constant, so numba
-    compiles the event loop of ``run_fleet`` (FAST = False) with every trace
-    of the fast-forward folded away (a test of issue 12: the fast-forward
-    must cost the plain event loop nothing), and ``run_fleet_ff`` with it.
-    numba's cache keys a closure by its constants, so both are cached.
+    One source, two compiled functions: FAST is a closure constant and every
+    use of the fast path sits under a bare ``if FAST:``, which numba prunes
+    before typing, so ``run_fleet`` (FAST = False) is the event loop alone,
+    neither typed nor compiled with ``_fast_forward`` (issue 12: the
+    fast-forward must cost the plain event loop nothing), and
+    ``run_fleet_ff`` has it. numba's cache keys a closure by its constants,
+    so both are cached.
     """
 
     @njit(cache=CACHE, nogil=True)
@@ -578,7 +580,11 @@ def _make_run_fleet(FAST):
         instants = 0
         # While no two writes overlap every rate is 1 iff C >= N (r_c = 1 for N
         # and N - 1 computers) and f(1) = 1: the fast-forward's premise.
-        ff = FAST and rc[N] == 1.0 and rw[1] == 1.0
+        # (Every use of the fast path sits under a bare ``if FAST:``, which
+        # numba prunes before typing: run_fleet does not even compile it.)
+        ff = False
+        if FAST:
+            ff = rc[N] == 1.0 and rw[1] == 1.0
         ff_wait = 0  # instants with no writer to let pass before the next attempt
         ff_backoff = 0
         margin = 0.0
@@ -698,32 +704,34 @@ def _make_run_fleet(FAST):
                 if n_done == N:
                     finished = True
                     break
-                if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
-                    # No write in flight: a consistent state to hand to the
-                    # fast-forward and to take back (a level-1 passage is the event
-                    # loop's: it happens at a firing). Its first checks, inline:
-                    # the next firing is clear of now and its write of the one after.
-                    # Where stretches prove short (collisions every few firings) the
-                    # attempts back off, so that they cost the event loop nothing.
-                    # The call itself is outside this loop, which keeps the event
-                    # loop's registers its own.
-                    if ff_wait > 0:
-                        ff_wait -= 1
-                    elif ckey[ch] - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
-                                                     - (ckey[ch] + d[cidx[ch]]) > margin):
-                        break
+                if FAST:
+                    if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
+                        # No write in flight: a consistent state to hand to the
+                        # fast-forward and to take back (a level-1 passage is the event
+                        # loop's: it happens at a firing). Its first checks, inline:
+                        # the next firing is clear of now and its write of the one after.
+                        # Where stretches prove short (collisions every few firings) the
+                        # attempts back off, so that they cost the event loop nothing.
+                        # The call itself is outside this loop, which keeps the event
+                        # loop's registers its own.
+                        if ff_wait > 0:
+                            ff_wait -= 1
+                        elif ckey[ch] - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
+                                                         - (ckey[ch] + d[cidx[ch]]) > margin):
+                            break
             if finished:
                 break
-            before = fired_total
-            ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
-                T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
-                cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
-                firings, occupancy, upcross, writing, popkey, tofire)
-            if fired_total - before >= _FF_LONG * N:
-                ff_backoff = 0
-            else:
-                ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
-            ff_wait = ff_backoff
+            if FAST:
+                before = fired_total
+                ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
+                    T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+                    cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+                    firings, occupancy, upcross, writing, popkey, tofire)
+                if fired_total - before >= _FF_LONG * N:
+                    ff_backoff = 0
+                else:
+                    ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
+                ff_wait = ff_backoff
         if measuring:  # writes still in flight when the run stops
             for b in range(nwh):
                 i = widx[(wh + b) & mask]
@@ -740,32 +748,45 @@ run_fleet = _make_run_fleet(False)
 run_fleet_ff = _make_run_fleet(True)
 
 
-@njit(cache=CACHE, nogil=True, parallel=True)
-def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
-               level, stop_at_passage, record, ring_w, ring_c, fast_forward, firings,
-               occupancy, upcross, writing, passage_time, passage_cycle, end_time, events):
-    """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
+def _make_run_fleets(FAST):
+    """``run_fleets`` over ``run_fleet_ff`` (FAST) or ``run_fleet``: each its own
+    compiled function (the other branch pruned before typing), so a plain run
+    compiles and loads the event loop alone, and the fast-forward's code is
+    compiled only when first asked for."""
 
-    theta: (F, N); firings (F, N, cycles)
-    when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
-    upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,).
-    """
-    F = theta.shape[0]
-    for f in prange(F):
-        if fast_forward:
-            p_t, p_c, t_end, n_ev = run_fleet_ff(
-                T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
-                level, stop_at_passage, record, ring_w, ring_c, firings[f],
-                occupancy[f], upcross[f], writing[f])
-        else:
-            p_t, p_c, t_end, n_ev = run_fleet(
-                T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
-                level, stop_at_passage, record, ring_w, ring_c, firings[f],
-                occupancy[f], upcross[f], writing[f])
-        passage_time[f] = p_t
-        passage_cycle[f] = p_c
-        end_time[f] = t_end
-        events[f] = n_ev
+    @njit(cache=CACHE, nogil=True, parallel=True)
+    def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
+                   level, stop_at_passage, record, ring_w, ring_c, firings,
+                   occupancy, upcross, writing, passage_time, passage_cycle, end_time, events):
+        """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
+
+        theta: (F, N); firings (F, N, cycles)
+        when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
+        upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,).
+        """
+        F = theta.shape[0]
+        for f in prange(F):
+            if FAST:
+                p_t, p_c, t_end, n_ev = run_fleet_ff(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f])
+            else:
+                p_t, p_c, t_end, n_ev = run_fleet(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f])
+            passage_time[f] = p_t
+            passage_cycle[f] = p_c
+            end_time[f] = t_end
+            events[f] = n_ev
+
+    return run_fleets
+
+
+#: The event loop alone, and with the fast-forward (``simulate(fast_forward=...)``).
+run_fleets = _make_run_fleets(False)
+run_fleets_ff = _make_run_fleets(True)
 
 
 # -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --

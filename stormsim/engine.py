@@ -478,12 +478,13 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
                     end_time[lo:hi], events[lo:hi], waits[lo:hi], skips[lo:hi],
                     wait_time[lo:hi])
             else:
-                _kernel.run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
-                                   np.int64(fleet_start + lo), cycles, burn_in, level,
-                                   stop_at_passage, record_firings, ring_w, ring_c, ff, fire_buf,
-                                   occupancy[lo:hi], upcross[lo:hi], writing[lo:hi],
-                                   passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
-                                   events[lo:hi])
+                run_fleets = _kernel.run_fleets_ff if ff else _kernel.run_fleets
+                run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
+                           np.int64(fleet_start + lo), cycles, burn_in, level,
+                           stop_at_passage, record_firings, ring_w, ring_c, fire_buf,
+                           occupancy[lo:hi], upcross[lo:hi], writing[lo:hi],
+                           passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
+                           events[lo:hi])
             if progress is not None:
                 progress(hi, fleets)
             if batch_size is None:
