@@ -292,7 +292,13 @@ def test_the_sweep_key_fast_forward():
         np.testing.assert_array_equal(b["passage_cycle"], a["passage_cycle"])
         assert (a["passage_cycle"] > 0).any()  # some fleets run a while before colliding
         scale = float(np.max(cell.fleet.T + cell.fleet.d))
+        np.testing.assert_array_equal(b["events"], a["events"])
+        np.testing.assert_array_equal(b["upcrossings"], a["upcrossings"])
         if on.cells[i].simulate_kwargs()["fast_forward"]:
             assert_close(b["passage_time"], a["passage_time"], scale, "passage time")
+            assert_close(b["end_time"], a["end_time"], scale, "end time")
+            window = a["occupancy"].sum(axis=1, keepdims=True)
+            assert_close(b["occupancy"], a["occupancy"], window, "occupancy")
         else:
-            np.testing.assert_array_equal(b["passage_time"], a["passage_time"])
+            for name in ("passage_time", "end_time", "occupancy"):
+                np.testing.assert_array_equal(b[name], a[name])
