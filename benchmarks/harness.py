@@ -31,6 +31,14 @@ def summary(values) -> dict:
             "n": len(values), "values": values}
 
 
+def busy(s: dict, threads: int) -> bool:
+    """A figure taken on a busy machine: the 1-minute load average around its
+    runs went above the cores (other work queued for them), or the runs got
+    under 90% of the cores their threads asked for."""
+    return (s["loadavg"]["max"] > (os.cpu_count() or 1) + 0.25
+            or s["cpu_per_wall"]["median"] < 0.9 * threads)
+
+
 def fleet_cycles(run: stormsim.Run) -> float:
     """Fleet-cycles a run integrated (N firings each): K per fleet, or the
     cycle of its passage for a fleet that stopped there."""
@@ -88,15 +96,18 @@ def measure_many(specs, repeats: int) -> list[dict]:
     """``measure`` for several (workload, fleets, cycles, threads) at once,
     their runs interleaved repetition by repetition (for comparisons across
     them, e.g. cost against N)."""
-    raw = [{t: {"wall": [], "cpu": [], "cores": []} for t in spec[3]} for spec in specs]
+    raw = [{t: {"wall": [], "cpu": [], "cores": [], "load": []} for t in spec[3]}
+           for spec in specs]
     last = [{} for _ in specs]
     for _ in range(repeats):
         for k, (w, fleets, cycles, threads) in enumerate(specs):
             for t in threads:
+                load = os.getloadavg()[0]
                 one = time_one(w, fleets, cycles, t)
                 raw[k][t]["wall"].append(one["wall"])
                 raw[k][t]["cpu"].append(one["cpu"])
                 raw[k][t]["cores"].append(one["cpu_per_wall"])
+                raw[k][t]["load"].append(max(load, os.getloadavg()[0]))
                 last[k][t] = one
     return [_summarize(spec, raw[k], last[k]) for k, spec in enumerate(specs)]
 
@@ -118,6 +129,8 @@ def _summarize(spec, raw, last) -> dict:
             # a busy machine inflates less than wall time (1 thread: per thread).
             "cpu_ns_per_event": summary([1e9 * x / ev for x in raw[t]["cpu"]]),
             "fleet_cycles_per_cpu_s": summary([fc / x for x in raw[t]["cpu"]]),
+            # the 1-minute load average around each run (this run included)
+            "loadavg": summary(raw[t]["load"]),
         }
     if 1 in threads:
         for t in threads:

@@ -59,11 +59,30 @@ def heterogeneous(n_jobs: int = N_REF, seed: int = 7) -> stormsim.Fleet:
     return stormsim.Fleet(T=T, d=d, throughput="fair", jitter=SIGMA)
 
 
-def first_passage() -> tuple[stormsim.Fleet, float]:
-    """(f): identical jobs as in (a), jitter set by m / sigma = 30."""
-    margin = stormsim.stagger_margin(stormsim.Fleet.identical(N_REF, T=1.0, load=LOAD))
-    sigma = margin / M_OVER_SIGMA
-    return stormsim.Fleet.identical(N_REF, T=1.0, load=LOAD, jitter=sigma), margin
+def first_passage(n_jobs: int = N_REF,
+                  m_over_sigma: float = M_OVER_SIGMA) -> tuple[stormsim.Fleet, float]:
+    """(f): identical jobs as in (a), jitter set by m / sigma (30 for (f))."""
+    margin = stormsim.stagger_margin(stormsim.Fleet.identical(n_jobs, T=1.0, load=LOAD))
+    sigma = margin / m_over_sigma
+    return stormsim.Fleet.identical(n_jobs, T=1.0, load=LOAD, jitter=sigma), margin
+
+
+#: m / sigma and job counts of the long first-passage workloads (issue 12):
+#: a stagger at m/sigma = 256 survives ~8e3 cycles (N = 16), ~4e3 (N = 256).
+LONG_M_OVER_SIGMA = 256.0
+LONG_N = (16, 256)
+
+
+def passage_workloads() -> dict[str, Workload]:
+    """(f) and the long first passages f256-16, f256-256, each to its first collision."""
+    kwargs = {"launch": "stagger", "record_firings": False, "passage_level": 2}
+    out = {}
+    for key, n, ms in [("f", N_REF, M_OVER_SIGMA)] + [
+            (f"f{LONG_M_OVER_SIGMA:g}-{n}", n, LONG_M_OVER_SIGMA) for n in LONG_N]:
+        fleet, margin = first_passage(n, ms)
+        out[key] = Workload(key, f"first passage, stagger, N={n}, m/sigma={ms:g} "
+                            f"(m={margin:.4g})", fleet, kwargs)
+    return out
 
 
 def all_workloads() -> dict[str, Workload]:

@@ -73,6 +73,23 @@ _TWO_PI = 2.0 * np.pi
 #: Rebase the virtual clocks after this many instants per job (amortised O(1)).
 _REBASE_EVERY = 2
 
+#: The fast-forward (``_fast_forward``) hands over to the event loop whenever
+#: a gap between one write's end and the next write's start, or a compute
+#: interval, is below this fraction of the fleet's longest lone cycle
+#: max_i (T_i + d_i). Far above the tie rule (TIE_RTOL of T_i or d_i) and
+#: above the rounding of both paths: ~1e-16 of a cycle per firing on clocks
+#: rebased every few cycles, and the two paths' trajectories drift apart by
+#: ~1e-16 * sqrt(firings) (1e-13 cycles after 1e6 cycles), so every close or
+#: tied case is decided by the event loop; far below any physical margin.
+FF_MARGIN = 1e-8
+
+#: A fast-forward that advanced fewer than _FF_LONG * N firings doubles the
+#: number of instants with no writer the event loop lets pass before the
+#: next attempt (up to _FF_BACKOFF_MAX * N); a longer one resets it. Where
+#: collisions come every few firings (workload (a)) a call's fixed cost
+#: exceeds what it saves; where stretches are long it runs at once.
+_FF_LONG = 1
+_FF_BACKOFF_MAX = 64
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def mix64(z):
@@ -272,210 +289,506 @@ def _q_pop(key, idx, head, size, mask, ring):
     return head, _heap_pop(key, idx, size)
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _q_second(key, head, size, mask, ring):
+    """The second-smallest key of a queue of size >= 2."""
+    if ring:
+        return key[(head + 1) & mask]
+    if size > 2 and key[2] < key[1]:
+        return key[2]
+    return key[1]
+
+
 @njit(cache=CACHE, nogil=True)
-def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
-              level, stop_at_passage, record, ring_w, ring_c, firings, occupancy,
-              upcross, writing):
-    """Integrate one fleet exactly, event to event (see MODEL.md).
+def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+                  cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+                  firings, occupancy, upcross, writing, old_key, c0):
+    """Advance a base-model fleet through a stretch in which every write is alone.
 
-    Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
-    f(n)/n by writer count; rc (N+1,) computer rate min(1, C/n) by computer
-    count; theta (N,) launch phases. firings (N, cycles) is written only when
-    ``record``; occupancy (N+1,) is overwritten. ring_w, ring_c choose the
-    writers' and computers' queue (see ``_q_push``); results do not depend
-    on them. Returns (passage_time, passage_cycle, end_time, events).
+    Called by ``run_fleet`` at an instant with no writer (all N jobs in the
+    compute queue ckey, keyed on the computer clock pc) when the cap does not
+    bind (C >= N) and f(1) = 1. While writes do not overlap, every rate is 1,
+    so the computer clock is wall time shifted, and job i's next firing is
+    its firing + d_i + its next compute interval max(0, T_i + sigma_i xi)
+    (the event loop's normal: same stream, same index k, its firing count).
 
-    Writers and computers sit in two priority queues keyed by their target
-    on their own virtual clock: the next event is a queue's head, and only
-    the jobs that change phase are touched.
+    Two ways, both committing only what their checks prove. (1) A round, on
+    a ring (the queue in firing order): the next N firings are the ring's N
+    keys; each job's next firing is computed (no branch between jobs, so the
+    N normals overlap in the CPU), and the round is committed, the new keys
+    written in place, iff every gap from a write's end to the next firing
+    (the last one to the next round's first) and every compute interval
+    exceeds ``margin``, the firing order does not change, and no firing of
+    the round reaches K or opens the measured window. (2) Otherwise firing
+    by firing: the head (at F) is committed iff the gap from the previous
+    write's end to F, the gap from its write's end to the queue's second key
+    and its new compute interval exceed ``margin`` (its own next firing is
+    then checked as the next head); N such firings come first, and again
+    after a round fails, before a round is tried. When (2) fails it returns,
+    leaving the state at the last committed write's end (no write in
+    flight, every job in the compute queue) for the event loop, which
+    decides the close case exactly. A round commits exactly what N firings
+    of (2) would: the same arithmetic, the same sums in the same order, and
+    the rebase at the same firing (rounds start only at a multiple of N
+    firings since the last rebase), so results do not depend on the queue.
+
+    The firing and the write's end count two events, as in the event loop.
+    A firing that would end the run (the last job's K-th) is left to the
+    event loop. old_key (N,) float64, c0 (N,) int64: work space. Returns the updated (ch, nch, pc,
+    t, n_done, n_burn, measuring, fired_total, events); the arrays are
+    updated in place.
     """
     N = T.shape[0]
-    # Per-fleet work space (allocated once per fleet, never in the event loop).
-    cap = 1
-    while cap < N:
-        cap *= 2
-    mask = cap - 1
-    wkey = np.empty(cap)
-    widx = np.empty(cap, dtype=np.int64)
-    ckey = np.empty(cap)
-    cidx = np.empty(cap, dtype=np.int64)
-    popped = np.empty(N, dtype=np.int64)
-    popkey = np.empty(N)
-    tofire = np.empty(N, dtype=np.int64)
-    count = np.zeros(N, dtype=np.int64)
-    base = np.empty(N, dtype=np.uint64)
-    since = np.zeros(N)  # wall time at which each job's current write started
-
-    tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
-    tol_T = 0.0  # it are candidates, each then checked against its own
-    nwh = 0  # queue sizes
-    nch = 0
-    wh = 0  # queue heads (always 0 for a heap)
-    ch = 0
-    first = (1.0 - theta) * T  # remaining work at t = 0
-    for i in range(N):
-        base[i] = stream_base(key0, key1, fleet, i)
-        tol_d = max(tol_d, TIE_RTOL * d[i])
-        tol_T = max(tol_T, TIE_RTOL * T[i])
-    # In increasing order: each push is then O(1) on either queue kind (a ring
-    # filled in job order would cost O(N^2) for a random launch).
-    for i in np.argsort(first):
-        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, first[i], i)
-    for n in range(N + 1):
-        occupancy[n] = 0.0
-        upcross[n] = 0
-    for i in range(N):
-        writing[i] = 0.0
-
-    t = 0.0
-    nw_prev = 0
-    pw = 0.0  # writer virtual clock: volume drained by any writer
-    pc = 0.0  # computer virtual clock: work done by any computer
-    n_done = 0  # jobs that have fired >= cycles times
-    n_burn = N if burn_in == 0 else 0  # jobs that have fired >= burn_in times
-    measuring = burn_in == 0
-    fired_total = 0
-    events = 0
-    p_time = np.inf
-    p_cycle = -1
-    instants = 0
+    tb = t - pc  # wall time at clock value 0
+    e_last = pc  # end of the last write (the current instant)
+    moved = False
+    since_rebase = 0
+    # The measured window's sums are formed once, at the end: each job's
+    # writes since the window (or this call) began are count - c0, each of
+    # length d_i, and the time without a writer is the rest of the span.
+    for b in range(N):
+        c0[b] = count[b]
+    span = 0.0  # measured time before the last rebase
+    x0 = e_last  # where the measured span begins, on the current clock
+    single = N  # firings to take one by one before a round is tried
+    k_range_stale = True  # k_min, k_max: the firing counts' range, for rounds
+    k_min = 0
+    k_max = 0
+    # Alike jobs (one T, d, sigma): rounds read them once.
+    alike = True
+    for b in range(1, N):
+        alike &= (T[b] == T[0]) & (d[b] == d[0]) & (sigma[b] == sigma[0])
+    T0 = T[0]
+    d0 = d[0]
+    s0 = sigma[0]
     while True:
-        # Every job whose remaining amount is (within the tie rule) zero
-        # changes phase now, before the rates are recomputed. Pop all
-        # candidates first, so that jobs entering a heap now are not seen.
-        nw_prev = nwh  # writers before this instant (for up-crossings)
-        n_w_pop = 0
-        while nwh > 0 and wkey[wh] - pw <= tol_d:
-            popped[n_w_pop] = widx[wh]
-            popkey[n_w_pop] = wkey[wh]
-            n_w_pop += 1
-            wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
-        n_pop = n_w_pop
-        while nch > 0 and ckey[ch] - pc <= tol_T:
-            popped[n_pop] = cidx[ch]
-            popkey[n_pop] = ckey[ch]
-            n_pop += 1
-            ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
-        n_fire = 0
-        for b in range(n_w_pop):  # writes that end now
-            i = popped[b]
-            if popkey[b] - pw > TIE_RTOL * d[i]:
-                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
-                continue
-            events += 1
-            writing[i] += t - since[i]  # reset when the measured window opens
-            w = T[i]
-            if sigma[i] > 0.0:
-                w += sigma[i] * stream_normal(base[i], count[i] - 1)
+        if ring_c and single <= 0 and since_rebase % N == 0:
+            # (1) A round: all checks folded into one flag, no early exit;
+            # applied as it goes, undone below if a check fails (rare).
+            # Every job fires once, so the counts' range moves up by one:
+            # no firing reaches K or opens the window iff k_max + 1 < K and
+            # (measuring or burn_in is outside k_min + 1 .. k_max + 1).
+            if k_range_stale:
+                k_min = count[0]
+                k_max = count[0]
+                for b in range(1, N):
+                    k_min = min(k_min, count[b])
+                    k_max = max(k_max, count[b])
+                k_range_stale = False
+            ok = k_max + 1 < cycles and (measuring or not (k_min < burn_in <= k_max + 1))
+            e_prev = e_last
+            fn_prev = -np.inf
+            for j in range(N):
+                q = (ch + j) & mask
+                i = cidx[q]
+                f_at = ckey[q]
+                k = count[i]
+                if alike:
+                    e = f_at + d0
+                    w = T0
+                    if s0 > 0.0:
+                        w += s0 * stream_normal(base[i], k)
+                else:
+                    e = f_at + d[i]
+                    w = T[i]
+                    if sigma[i] > 0.0:
+                        w += sigma[i] * stream_normal(base[i], k)
                 if w < 0.0:
                     w = 0.0
-            if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
-                tofire[n_fire] = i
-                n_fire += 1
-            else:
-                nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
-        for b in range(n_w_pop, n_pop):  # computers that fire now
-            i = popped[b]
-            if popkey[b] - pc > TIE_RTOL * T[i]:
-                nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
+                fn = e + w
+                old_key[j] = f_at
+                ckey[q] = fn
+                count[i] = k + 1
+                if record and k < cycles:
+                    firings[i, k] = tb + f_at
+                ok &= (f_at - e_prev > margin) & (w > margin) & (fn >= fn_prev)
+                e_prev = e
+                fn_prev = fn
+            if ok and ckey[ch] - e_prev > margin:  # ckey[ch]: the next round's first firing
+                k_min += 1
+                k_max += 1
+                moved = True
+                fired_total += N
+                events += 2 * N
+                e_last = e_prev
+                since_rebase += N
+                if since_rebase >= _REBASE_EVERY * N:
+                    since_rebase = 0
+                    for b in range(nch):
+                        ckey[(ch + b) & mask] -= e_last
+                    tb += e_last
+                    span += e_last - x0
+                    x0 = 0.0
+                    e_last = 0.0
                 continue
-            tofire[n_fire] = i
-            n_fire += 1
-        for b in range(n_fire):
-            i = tofire[b]
-            k = count[i]
-            if record and k < cycles:
-                firings[i, k] = t
-            count[i] = k + 1
-            if k + 1 == cycles:
-                n_done += 1
-            if k + 1 == burn_in:
-                n_burn += 1
-            since[i] = t
-            nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
-            # Writes that end now were applied first, so level nwh is crossed
-            # at this instant iff it is above the writers before it. (Counted
-            # here, per firing, not per instant: a branch per instant on
-            # "did n_w rise" mispredicts and cost ~8% per event.)
-            if measuring and nwh > nw_prev:
-                upcross[nwh] += 1
-            events += 1
-        fired_total += n_fire
-        nw = nwh
-        if not measuring and n_burn == N:
-            measuring = True
-            for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
-                upcross[b] += 1
-            # Open the window: writing time counts from now.
+            for j in range(N):  # undo the round
+                q = (ch + j) & mask
+                i = cidx[q]
+                ckey[q] = old_key[j]
+                count[i] -= 1
+                if record and count[i] < cycles:
+                    firings[i, count[i]] = np.nan  # not fired yet (simulate's fill)
+            single = N
+        k_range_stale = True
+        # (2) One firing. The checks that need no draw come first: an
+        # attempt that fails costs O(1).
+        f_at = ckey[ch]
+        if f_at - e_last <= margin:
+            break
+        i = cidx[ch]
+        k = count[i]
+        if k + 1 == cycles and n_done == N - 1:
+            break  # this firing ends the run: the event loop's
+        e = f_at + d[i]
+        if nch > 1 and _q_second(ckey, ch, nch, mask, ring_c) - e <= margin:
+            break
+        w = T[i]
+        if sigma[i] > 0.0:
+            w += sigma[i] * stream_normal(base[i], k)
+            if w < 0.0:
+                w = 0.0
+        if w <= margin:
+            break  # (the job's own next firing, at e + w, is checked as the next head)
+        # Commit the firing at f_at and the write's end at e.
+        moved = True
+        single -= 1
+        ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, e + w, i)
+        if record and k < cycles:
+            firings[i, k] = tb + f_at
+        count[i] = k + 1
+        if k + 1 == cycles:
+            n_done += 1
+        if k + 1 == burn_in:
+            n_burn += 1
+            if n_burn == N and not measuring:  # the window opens at this firing
+                measuring = True
+                for b in range(N):
+                    writing[b] = 0.0
+                    c0[b] = count[b]
+                c0[i] = k  # this firing's write is in the window
+                span = 0.0
+                x0 = f_at
+        fired_total += 1
+        events += 2
+        e_last = e
+        since_rebase += 1
+        if since_rebase >= _REBASE_EVERY * N:
+            since_rebase = 0
+            for b in range(nch):
+                ckey[(ch + b) & mask] -= e_last
+            tb += e_last
+            span += e_last - x0
+            x0 = 0.0
+            e_last = 0.0
+    if moved:
+        pc = e_last
+        t = tb + e_last
+        if measuring:
+            busy = 0.0
+            crossings = 0
+            for b in range(N):
+                n = count[b] - c0[b]
+                busy += n * d[b]
+                writing[b] += n * d[b]
+                crossings += n
+            occupancy[0] += span + (e_last - x0) - busy
+            occupancy[1] += busy
+            upcross[1] += crossings
+    return ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events
+
+
+def _make_run_fleet(FAST):
+    """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
+
+    One source, two compiled functions: FAST is a closure constant and every
+    use of the fast path sits under a bare ``if FAST:``, which numba prunes
+    before typing, so ``run_fleet`` (FAST = False) is the event loop alone,
+    neither typed nor compiled with ``_fast_forward`` (issue 12: the
+    fast-forward must cost the plain event loop nothing), and
+    ``run_fleet_ff`` has it. numba's cache keys a closure by its constants,
+    so both are cached.
+    """
+
+    @njit(cache=CACHE, nogil=True)
+    def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
+                  level, stop_at_passage, record, ring_w, ring_c, firings,
+                  occupancy, upcross, writing):
+        """Integrate one fleet exactly, event to event (see MODEL.md).
+
+        Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
+        f(n)/n by writer count; rc (N+1,) computer rate min(1, C/n) by computer
+        count; theta (N,) launch phases. firings (N, cycles) is written only when
+        ``record``; occupancy (N+1,) is overwritten. ring_w, ring_c choose the
+        writers' and computers' queue (see ``_q_push``); results do not depend
+        on them. FAST (``run_fleet_ff``): integrate collision-free stretches
+        with ``_fast_forward`` where it is exact (C >= N; ignored otherwise):
+        the same results to rounding (~1e-16 per firing), not bit for bit. Returns
+        (passage_time, passage_cycle, end_time, events).
+
+        Writers and computers sit in two priority queues keyed by their target
+        on their own virtual clock: the next event is a queue's head, and only
+        the jobs that change phase are touched.
+        """
+        N = T.shape[0]
+        # Per-fleet work space (allocated once per fleet, never in the event loop).
+        cap = 1
+        while cap < N:
+            cap *= 2
+        mask = cap - 1
+        wkey = np.empty(cap)
+        widx = np.empty(cap, dtype=np.int64)
+        ckey = np.empty(cap)
+        cidx = np.empty(cap, dtype=np.int64)
+        popped = np.empty(N, dtype=np.int64)
+        popkey = np.empty(N)
+        tofire = np.empty(N, dtype=np.int64)
+        count = np.zeros(N, dtype=np.int64)
+        base = np.empty(N, dtype=np.uint64)
+        since = np.zeros(N)  # wall time at which each job's current write started
+
+        tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
+        tol_T = 0.0  # it are candidates, each then checked against its own
+        nwh = 0  # queue sizes
+        nch = 0
+        wh = 0  # queue heads (always 0 for a heap)
+        ch = 0
+        first = (1.0 - theta) * T  # remaining work at t = 0
+        for i in range(N):
+            base[i] = stream_base(key0, key1, fleet, i)
+            tol_d = max(tol_d, TIE_RTOL * d[i])
+            tol_T = max(tol_T, TIE_RTOL * T[i])
+        # In increasing order: each push is then O(1) on either queue kind (a ring
+        # filled in job order would cost O(N^2) for a random launch).
+        for i in np.argsort(first):
+            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, first[i], i)
+        for n in range(N + 1):
+            occupancy[n] = 0.0
+            upcross[n] = 0
+        for i in range(N):
+            writing[i] = 0.0
+
+        t = 0.0
+        nw_prev = 0
+        pw = 0.0  # writer virtual clock: volume drained by any writer
+        pc = 0.0  # computer virtual clock: work done by any computer
+        n_done = 0  # jobs that have fired >= cycles times
+        n_burn = N if burn_in == 0 else 0  # jobs that have fired >= burn_in times
+        measuring = burn_in == 0
+        fired_total = 0
+        events = 0
+        p_time = np.inf
+        p_cycle = -1
+        instants = 0
+        # While no two writes overlap every rate is 1 iff C >= N (r_c = 1 for N
+        # and N - 1 computers) and f(1) = 1: the fast-forward's premise.
+        # (Every use of the fast path sits under a bare ``if FAST:``, which
+        # numba prunes before typing: run_fleet does not even compile it.)
+        ff = False
+        if FAST:
+            ff = rc[N] == 1.0 and rw[1] == 1.0
+        ff_wait = 0  # instants with no writer to let pass before the next attempt
+        ff_backoff = 0
+        margin = 0.0
+        for i in range(N):
+            margin = max(margin, FF_MARGIN * (T[i] + d[i]))
+        finished = False
+        advance = False  # the instant at t = 0 comes before any advance
+        nw = 0
+        while True:
+            while True:
+                if advance:
+                    instants += 1
+                    if instants >= _REBASE_EVERY * N:
+                        # Keep remaining amounts exact to full relative
+                        # precision. A constant shift keeps every queue ordered.
+                        instants = 0
+                        for b in range(nwh):
+                            wkey[(wh + b) & mask] -= pw
+                        for b in range(nch):
+                            ckey[(ch + b) & mask] -= pc
+                        pw = 0.0
+                        pc = 0.0
+
+                    # Next event: the head of either queue, whichever is reached
+                    # first (remaining / rate compared as cross products: one division).
+                    r_w = rw[nw]
+                    r_c = rc[N - nw]
+                    if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
+                        dt = (wkey[wh] - pw) / r_w
+                        pw = wkey[wh]
+                        pc += r_c * dt
+                    else:
+                        dt = (ckey[ch] - pc) / r_c
+                        pc = ckey[ch]
+                        pw += r_w * dt
+                    if measuring:
+                        occupancy[nw] += dt
+                    t += dt
+                advance = True
+                # Every job whose remaining amount is (within the tie rule) zero
+                # changes phase now, before the rates are recomputed. Pop all
+                # candidates first, so that jobs entering a heap now are not seen.
+                nw_prev = nwh  # writers before this instant (for up-crossings)
+                n_w_pop = 0
+                while nwh > 0 and wkey[wh] - pw <= tol_d:
+                    popped[n_w_pop] = widx[wh]
+                    popkey[n_w_pop] = wkey[wh]
+                    n_w_pop += 1
+                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+                n_pop = n_w_pop
+                while nch > 0 and ckey[ch] - pc <= tol_T:
+                    popped[n_pop] = cidx[ch]
+                    popkey[n_pop] = ckey[ch]
+                    n_pop += 1
+                    ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                n_fire = 0
+                for b in range(n_w_pop):  # writes that end now
+                    i = popped[b]
+                    if popkey[b] - pw > TIE_RTOL * d[i]:
+                        nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                        continue
+                    events += 1
+                    writing[i] += t - since[i]  # reset when the measured window opens
+                    w = T[i]
+                    if sigma[i] > 0.0:
+                        w += sigma[i] * stream_normal(base[i], count[i] - 1)
+                        if w < 0.0:
+                            w = 0.0
+                    if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                        tofire[n_fire] = i
+                        n_fire += 1
+                    else:
+                        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+                for b in range(n_w_pop, n_pop):  # computers that fire now
+                    i = popped[b]
+                    if popkey[b] - pc > TIE_RTOL * T[i]:
+                        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
+                        continue
+                    tofire[n_fire] = i
+                    n_fire += 1
+                for b in range(n_fire):
+                    i = tofire[b]
+                    k = count[i]
+                    if record and k < cycles:
+                        firings[i, k] = t
+                    count[i] = k + 1
+                    if k + 1 == cycles:
+                        n_done += 1
+                    if k + 1 == burn_in:
+                        n_burn += 1
+                    since[i] = t
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
+                    # Writes that end now were applied first, so level nwh is crossed
+                    # at this instant iff it is above the writers before it. (Counted
+                    # here, per firing, not per instant: a branch per instant on
+                    # "did n_w rise" mispredicts and cost ~8% per event.)
+                    if measuring and nwh > nw_prev:
+                        upcross[nwh] += 1
+                    events += 1
+                fired_total += n_fire
+                nw = nwh
+                if not measuring and n_burn == N:
+                    measuring = True
+                    for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                        upcross[b] += 1
+                    # Open the window: writing time counts from now.
+                    for b in range(N):
+                        writing[b] = 0.0
+                    for b in range(nwh):
+                        since[widx[(wh + b) & mask]] = t
+                if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
+                    p_time = t
+                    p_cycle = fired_total // N
+                    if stop_at_passage:
+                        finished = True
+                        break
+                if n_done == N:
+                    finished = True
+                    break
+                if FAST:
+                    if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
+                        # No write in flight: a consistent state to hand to the
+                        # fast-forward and to take back (a level-1 passage is the event
+                        # loop's: it happens at a firing). Its first checks, inline:
+                        # the next firing is clear of now and its write of the one after.
+                        # Where stretches prove short (collisions every few firings) the
+                        # attempts back off, so that they cost the event loop nothing.
+                        # The call itself is outside this loop, which keeps the event
+                        # loop's registers its own.
+                        if ff_wait > 0:
+                            ff_wait -= 1
+                        elif ckey[ch] - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
+                                                         - (ckey[ch] + d[cidx[ch]]) > margin):
+                            break
+            if finished:
+                break
+            if FAST:
+                before = fired_total
+                ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
+                    T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+                    cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+                    firings, occupancy, upcross, writing, popkey, tofire)
+                if fired_total - before >= _FF_LONG * N:
+                    ff_backoff = 0
+                else:
+                    ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
+                ff_wait = ff_backoff
+        if measuring:  # writes still in flight when the run stops
+            for b in range(nwh):
+                i = widx[(wh + b) & mask]
+                writing[i] += t - since[i]
+        else:  # the window never opened
             for b in range(N):
                 writing[b] = 0.0
-            for b in range(nwh):
-                since[widx[(wh + b) & mask]] = t
-        if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
-            p_time = t
-            p_cycle = fired_total // N
-            if stop_at_passage:
-                break
-        if n_done == N:
-            break
+        return p_time, p_cycle, t, events
 
-        instants += 1
-        if instants >= _REBASE_EVERY * N:
-            # Keep remaining amounts exact to full relative precision. A
-            # constant shift keeps every queue ordered.
-            instants = 0
-            for b in range(nwh):
-                wkey[(wh + b) & mask] -= pw
-            for b in range(nch):
-                ckey[(ch + b) & mask] -= pc
-            pw = 0.0
-            pc = 0.0
-
-        # Next event: the head of either queue, whichever is reached first
-        # (remaining / rate compared as cross products: one division).
-        r_w = rw[nw]
-        r_c = rc[N - nw]
-        if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
-            dt = (wkey[wh] - pw) / r_w
-            pw = wkey[wh]
-            pc += r_c * dt
-        else:
-            dt = (ckey[ch] - pc) / r_c
-            pc = ckey[ch]
-            pw += r_w * dt
-        if measuring:
-            occupancy[nw] += dt
-        t += dt
-    if measuring:  # writes still in flight when the run stops
-        for b in range(nwh):
-            i = widx[(wh + b) & mask]
-            writing[i] += t - since[i]
-    else:  # the window never opened
-        for b in range(N):
-            writing[b] = 0.0
-    return p_time, p_cycle, t, events
+    return run_fleet
 
 
-@njit(cache=CACHE, nogil=True, parallel=True)
-def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
-               level, stop_at_passage, record, ring_w, ring_c, firings, occupancy,
-               upcross, writing, passage_time, passage_cycle, end_time, events):
-    """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
+run_fleet = _make_run_fleet(False)
+run_fleet_ff = _make_run_fleet(True)
 
-    theta: (F, N); firings (F, N, cycles)
-    when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
-    upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,).
-    """
-    F = theta.shape[0]
-    for f in prange(F):
-        p_t, p_c, t_end, n_ev = run_fleet(
-            T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
-            level, stop_at_passage, record, ring_w, ring_c, firings[f], occupancy[f],
-            upcross[f], writing[f])
-        passage_time[f] = p_t
-        passage_cycle[f] = p_c
-        end_time[f] = t_end
-        events[f] = n_ev
+
+def _make_run_fleets(FAST):
+    """``run_fleets`` over ``run_fleet_ff`` (FAST) or ``run_fleet``: each its own
+    compiled function (the other branch pruned before typing), so a plain run
+    compiles and loads the event loop alone, and the fast-forward's code is
+    compiled only when first asked for."""
+
+    @njit(cache=CACHE, nogil=True, parallel=True)
+    def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
+                   level, stop_at_passage, record, ring_w, ring_c, firings,
+                   occupancy, upcross, writing, passage_time, passage_cycle, end_time, events):
+        """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
+
+        theta: (F, N); firings (F, N, cycles)
+        when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
+        upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,).
+        """
+        F = theta.shape[0]
+        for f in prange(F):
+            if FAST:
+                p_t, p_c, t_end, n_ev = run_fleet_ff(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f])
+            else:
+                p_t, p_c, t_end, n_ev = run_fleet(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f])
+            passage_time[f] = p_t
+            passage_cycle[f] = p_c
+            end_time[f] = t_end
+            events[f] = n_ev
+
+    return run_fleets
+
+
+#: The event loop alone, and with the fast-forward (``simulate(fast_forward=...)``).
+run_fleets = _make_run_fleets(False)
+run_fleets_ff = _make_run_fleets(True)
 
 
 # -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --

@@ -23,8 +23,11 @@ SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
 #: "fleet": through the fleet's canonical encoding (N, T, d, cap, f, sigma);
 #: "always": its value is in the seed's canonical JSON (the keys of version 1);
 #: "unless-default": in it only when not at its default (every key added later);
-#: "no": not at all (``fleets``: more fleets extend a cell).
-SEED_ROLES = ("fleet", "always", "unless-default", "no")
+#: "no": not at all (``fleets``: more fleets extend a cell);
+#: "identity": not in the run seed (the same draws), but in the sweep's
+#: identity away from its default (``fast_forward``: another engine's digits,
+#: which a resume must not mix with the first one's).
+SEED_ROLES = ("fleet", "always", "unless-default", "no", "identity")
 
 
 class _Marker:
@@ -142,6 +145,10 @@ KEYS: tuple[Key, ...] = (
     Key("burn_in", "cycles before the occupancy is measured, an integer in 0..cycles-1",
         ck.int_at_least(0), 0, _i8, aliases=("burnin", "B"), seed="always", kwarg=True,
         units="cycles", long_name="cycles before the occupancy is measured"),
+    Key("fast_forward", "true (integrate collision-free stretches with the exact fast-forward "
+        "where it applies: uncapped base-model cells; first passages the same cycles, times to "
+        "1e-9 relative, not bit for bit) or false (the event loop only)", ck.boolean, False,
+        seed="identity", kwarg=True),
     Key("seed", "an integer >= 0; each cell's run seed derives from it and the cell's parameters",
         ck.int_at_least(0, below=2**63), 0, _i8, seed="always",
         units="1", long_name="the user's seed"),

@@ -228,6 +228,54 @@ def choose_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool]:
     return bool(ring_w), bool(ring_c)
 
 
+FAST_FORWARD = ("auto", True, False)
+
+
+def _uncapped(fleet: Fleet) -> bool:
+    return float(fleet.computer_rate[fleet.n_jobs]) == 1.0
+
+
+def fast_forward_applies(fleet: Fleet, kernel: str = "auto") -> bool:
+    """True when ``simulate(fleet, fast_forward=True, kernel=kernel)`` is allowed:
+    the anonymous kernel runs the fleet and its cap does not bind (C >= N)."""
+    return not choose_kernel(fleet, kernel) and _uncapped(fleet)
+
+
+def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
+                        first_passage: bool = True) -> bool:
+    """True when the anonymous kernel fast-forwards through collision-free stretches.
+
+    While no two writes overlap and the cap does not bind (C >= N), every
+    rate is 1 and each job's next firing follows from its own compute draw:
+    the kernel advances firing by firing (or a round of N at a time) with
+    one normal each and hands every close case (a gap or compute interval
+    under ``_kernel.FF_MARGIN`` of a cycle) to the event loop. The results
+    are the event loop's to rounding (~1e-16 per firing: the two paths add
+    the same intervals in a different order), not bit for bit.
+
+    "auto": for first-passage runs (stopped at a passage to level >= 2) of
+    fleets where that premise holds. Up to such a passage every collision
+    involves two writers, which do not amplify rounding, so each fleet's
+    result is the event loop's to 1e-9. A run that goes on through storms
+    of three or more writers is chaotic there (MODEL.md check 3): rounding
+    differences grow until fleets part ways, with the same statistics but
+    other digits, so occupancy runs keep the event loop's numbers unless
+    asked. True: every run of such a fleet (refused where the premise cannot
+    hold); False: the pure event loop.
+    """
+    if not (isinstance(fast_forward, bool) or fast_forward == "auto"):
+        raise SpecError(f"fast_forward = {fast_forward!r}: must be 'auto', True or False")
+    eligible = not general and _uncapped(fleet)
+    if fast_forward is True and not eligible:
+        why = ("it runs through the general kernel (async jobs or unequal weights)" if general
+               else f"its cap C = {fleet.cap:g} binds (C < N = {fleet.n_jobs})")
+        raise SpecError(f"fast_forward = True needs the base model uncapped (C >= N); {why}. "
+                        "Use 'auto'")
+    if fast_forward == "auto":
+        return bool(eligible and first_passage)
+    return bool(fast_forward and eligible)
+
+
 def choose_general_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool, bool]:
     """(ring for writers, computers, snapshots) in the general kernel.
 
@@ -283,7 +331,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
              passage_level: int | None = None, burn_in: int = 0, *,
              stop_at_passage: bool = True, fleet_start: int = 0,
              batch_size: int | None = None, threads: int | None = None,
-             progress=None, queues: str = "auto", kernel: str = "auto") -> Run:
+             progress=None, queues: str = "auto", kernel: str = "auto",
+             fast_forward="auto") -> Run:
     """Simulate independent fleets exactly, event to event (MODEL.md).
 
     Parameters
@@ -326,6 +375,16 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     kernel : "auto" | "anonymous" | "general"
         "auto": the anonymous kernel for the base model (blocking jobs, equal
         weights), the general one otherwise (see ``choose_kernel``).
+    fast_forward : "auto" | True | False
+        Integrate collision-free stretches of uncapped base-model fleets a
+        round of firings at a time (a speed choice: the event loop's results
+        to rounding, see ``choose_fast_forward``). "auto" (the default): in
+        first-passage runs (a passage_level >= 2, stop_at_passage), which
+        therefore take it; True: in every run (a SpecError where it cannot
+        apply: a binding cap, async jobs or weights); False: the pure event
+        loop. Sweeps pass False unless their key ``fast_forward = true`` asks
+        (then True where ``fast_forward_applies``): a sweep's digits never
+        change with this default.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
@@ -353,6 +412,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
     ring_w, ring_c = choose_queues(fleet, queues)
     general = choose_kernel(fleet, kernel)
+    ff = choose_fast_forward(fleet, general, fast_forward,
+                             first_passage=bool(stop_at_passage) and (passage_level or 0) >= 2)
     if general:
         ring_w, ring_c, ring_s = choose_general_queues(fleet, queues)
     theta_spec = _launch.resolve(launch, fleet, fleets)
@@ -417,12 +478,13 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
                     end_time[lo:hi], events[lo:hi], waits[lo:hi], skips[lo:hi],
                     wait_time[lo:hi])
             else:
-                _kernel.run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
-                                   np.int64(fleet_start + lo), cycles, burn_in, level,
-                                   stop_at_passage, record_firings, ring_w, ring_c, fire_buf,
-                                   occupancy[lo:hi], upcross[lo:hi], writing[lo:hi],
-                                   passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
-                                   events[lo:hi])
+                run_fleets = _kernel.run_fleets_ff if ff else _kernel.run_fleets
+                run_fleets(T, d, sigma, rw, rc, theta_for(lo, hi), key0, key1,
+                           np.int64(fleet_start + lo), cycles, burn_in, level,
+                           stop_at_passage, record_firings, ring_w, ring_c, fire_buf,
+                           occupancy[lo:hi], upcross[lo:hi], writing[lo:hi],
+                           passage_time[lo:hi], passage_cycle[lo:hi], end_time[lo:hi],
+                           events[lo:hi])
             if progress is not None:
                 progress(hi, fleets)
             if batch_size is None:

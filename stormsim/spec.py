@@ -29,7 +29,8 @@ place in error messages and in the parameter table), and nothing else:
   ``units``, ``long_name``: that column's attributes in results (HDF5, xarray);
 - ``aliases``: names people type for it, answered with "did you mean";
 - ``seed``: how it enters the run seed (:data:`SEED_ROLES`). A new key MUST
-  be ``"unless-default"`` (or ``"no"`` if it changes nothing simulated):
+  be ``"unless-default"`` (or ``"no"`` if it changes nothing simulated, or
+  ``"identity"`` if it changes the digits but not the draws):
   at its default it is left out of the seed's canonical bytes, so every
   existing sweep keeps its run seeds, its identity and its numbers (a Fleet
   option is ``"fleet"``: ``Fleet.canonical`` leaves it out at its default).
@@ -54,6 +55,7 @@ from ._grid import Outline, read_text
 from ._keys import (ABSENT, COLUMNS, DEFAULTS, KEY, KEYS, OCCUPANCY_MODES, PARAMS, REQUIRED,
                     SEED_DOMAIN, SWEEP_KEYS, TABLES, Key, unknown_key)
 from . import _jobtable
+from .engine import fast_forward_applies
 from .errors import SpecError, SweepError
 from .launch import stagger_margin, stagger_theta
 from .model import Fleet, throughput_label
@@ -158,15 +160,25 @@ class Cell:
         return self.values["run_seed"]
 
     def simulate_kwargs(self) -> dict:
-        """Keyword arguments of stormsim.simulate, except ``fleets``."""
+        """simulate()'s keyword arguments but fleets.
+
+        ``fast_forward`` is the cell's key (default False: the event loop, so
+        existing sweeps' digits stay bit-identical); True asks for the
+        fast-forward where the engine has one (``engine.fast_forward_applies``)
+        and is False elsewhere, never simulate()'s "auto"."""
         kw = {k.name: self.values[k.name] for k in KEYS if k.kwarg}
         kw["passage_level"] = self.passage_level
+        kw["fast_forward"] = bool(kw["fast_forward"]) and fast_forward_applies(self.fleet)
         kw["seed"] = self.run_seed
         return kw
 
     def identity(self) -> dict:
-        """What is simulated, exactly (floats as hex): hashed into the sweep's identity."""
-        return {**seed_canon(self.fleet, self.values), "fleets": self.fleets,
+        """What is simulated, exactly (floats as hex): hashed into the sweep's identity.
+        Keys seeded "identity" (``fast_forward``) join it only away from their
+        default, so that sweeps made before they existed keep their hash."""
+        extra = {k.name: _canon(self.values[k.name]) for k in KEYS
+                 if k.seed == "identity" and self.values[k.name] != k.default}
+        return {**seed_canon(self.fleet, self.values), **extra, "fleets": self.fleets,
                 "run_seed": self.run_seed}
 
 

@@ -130,32 +130,43 @@ def _other_sweep(meta: dict, sweep: Sweep) -> str:
     says it was made from, against the sweep being run."""
     return (f"a different sweep ({meta.get('sweep_name')!r}, {meta.get('n_cells')} cells, from "
             f"{meta.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
-            f"{sweep.n_cells} cells){_fleets_only(meta.get('sweep_toml'), sweep)}")
+            f"{sweep.n_cells} cells){_one_key_differs(meta.get('sweep_toml'), sweep)}")
 
 
-def _fleets_only(other_toml, sweep: Sweep) -> str:
-    """'' unless the other sweep differs from ``sweep`` only in ``fleets``: then
-    say so, and what to do (an output cannot be extended to more fleets)."""
+def _one_key_differs(other_toml, sweep: Sweep) -> str:
+    """'' unless the other sweep differs from ``sweep`` only in ``fleets``, or
+    only in ``fast_forward``: then say so, and what to do (an output cannot be
+    extended to more fleets, nor hold the digits of two engines)."""
     if not other_toml:
         return ""
     try:
         other = parse_sweep(str(other_toml), "<stored>")
     except Exception:  # made by another version, or unreadable: no hint
         return ""
+    if other.hash == sweep.hash:
+        return ""
 
-    def key(sw):
-        ids = [dict(c.identity(), fleets=None) for c in sw.cells]
+    def key(sw, drop):
+        ids = [{k: v for k, v in c.identity().items() if k != drop} for c in sw.cells]
         return sw.occupancy, json.dumps(ids, sort_keys=True)
 
-    if other.hash == sweep.hash or key(other) != key(sweep):
-        return ""
-    had = sorted({c.fleets for c in other.cells})
-    want = sorted({c.fleets for c in sweep.cells})
     fmt = (lambda v: str(v[0]) if len(v) == 1 else str(v))
-    return (f"; only 'fleets' differs (fleets = {fmt(had)} there, {fmt(want)} here). An output "
-            "cannot be extended to more (or cut to fewer) fleets: run the sweep with "
-            f"fleets = {fmt(had)} to resume or keep that output, or write this one to another "
-            "output (its first fleets will be the same numbers)")
+    if key(other, "fleets") == key(sweep, "fleets"):
+        had = sorted({c.fleets for c in other.cells})
+        want = sorted({c.fleets for c in sweep.cells})
+        return (f"; only 'fleets' differs (fleets = {fmt(had)} there, {fmt(want)} here). An "
+                "output cannot be extended to more (or cut to fewer) fleets: run the sweep with "
+                f"fleets = {fmt(had)} to resume or keep that output, or write this one to another "
+                "output (its first fleets will be the same numbers)")
+    if key(other, "fast_forward") == key(sweep, "fast_forward"):
+        def toml(sw):
+            return fmt(sorted({str(bool(c.values["fast_forward"])).lower() for c in sw.cells}))
+        return (f"; only 'fast_forward' differs (fast_forward = {toml(other)} there, "
+                f"{toml(sweep)} here). The fast-forward's digits agree with the event loop's "
+                "to rounding, not bit for bit, so one output cannot mix them (its numbers would "
+                f"depend on where it was resumed): run with fast_forward = {toml(other)} to "
+                "resume that output, or write this one to another output")
+    return ""
 
 
 def _remove_entries(directory: Path, keep=("LOCK",)) -> None:

@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+import stormsim
+
 CODE = """
 import warnings, numpy as np, stormsim
 warnings.simplefilter("ignore")  # uint64 wrap-around warns in pure Python
@@ -21,12 +23,16 @@ FLEETS = [
                    checkpoint=["async", "async", "async", "blocking"],
                    snapshot=[0.02, 0.0, 0.05, 0.0], slowdown=[0.3, 0.0, 1.0, 0.0],
                    on_busy=["block", "skip", "block", "block"], weights=[1.0, 2.0, 0.5, 1.0]),
+    # uncapped: the anonymous kernel's fast-forward takes the collision-free stretches
+    stormsim.Fleet.identical(5, T=1.0, load=0.4, jitter=0.004),
 ]
 def outputs(queues):
     out = []
     for f in FLEETS:
         r = stormsim.simulate(f, fleets=3, cycles=15, seed=9, record_firings=True,
-                              passage_level=3, stop_at_passage=False, burn_in=2, queues=queues)
+                              passage_level=3, stop_at_passage=False, burn_in=2, queues=queues,
+                              fast_forward="auto" if f.cap < f.n_jobs or not f.is_anonymous
+                              else True)
         out += [r.firings.ravel(), r.occupancy.ravel(), r.passage_time,
                 r.passage_cycle.astype(float), r.end_time, r.upcrossings.ravel().astype(float),
                 r.writing_time.ravel(), r.waits.astype(float), r.wait_time, r.skips.astype(float)]
@@ -45,3 +51,9 @@ def test_pure_python_kernel_equals_compiled(tmp_path):
     subprocess.run([sys.executable, "-c", f"OUT = {str(compiled)!r}\n" + CODE], check=True,
                    timeout=300)
     np.testing.assert_array_equal(np.load(out), np.load(compiled))
+    # The uncapped fleet does take the fast-forward (it rounds differently).
+    g = stormsim.Fleet.identical(5, T=1.0, load=0.4, jitter=0.004)
+    kw = dict(fleets=3, cycles=15, seed=9, record_firings=True, passage_level=3,
+              stop_at_passage=False, burn_in=2)
+    assert not np.array_equal(stormsim.simulate(g, fast_forward=True, **kw).firings,
+                              stormsim.simulate(g, fast_forward=False, **kw).firings)

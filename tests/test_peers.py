@@ -74,3 +74,23 @@ def test_peer_rates_count_the_same_events():
     # fleet plus the extra phase changes of jobs ahead of the slowest one at
     # the stop (fewer than 2 N per fleet), so the totals differ by < 1/K = 5%.
     assert abs(res["events"].sum() / ref.events.sum() - 1.0) < 1.0 / 20
+
+
+def test_benchmark_flags_a_busy_machine(monkeypatch):
+    """A figure is flagged BUSY when the load average around it exceeded the
+    cores or its runs got under 90% of their threads' cores (issue 12 part 3)."""
+    from benchmarks import harness
+    from benchmarks.__main__ import _load
+
+    monkeypatch.setattr(harness.os, "cpu_count", lambda: 2)
+
+    def fig(load, cores):
+        return {"loadavg": {"max": load}, "cpu_per_wall": {"median": cores}}
+
+    assert not harness.busy(fig(1.9, 1.0), 1)
+    assert harness.busy(fig(2.5, 1.0), 1)           # other work queued
+    assert harness.busy(fig(1.0, 1.5), 2)           # 2 threads got 1.5 cores
+    assert not harness.busy(fig(2.0, 1.95), 2)
+    assert _load(fig(3.38, 1.0), 1) == "3.38 BUSY"
+    assert _load(fig(0.8, 1.0), 1) == "0.80"
+    assert _load({}, 1) == "-"                       # a JSON of an older benchmark

@@ -26,12 +26,20 @@ def extended(n=6):
                           weights=np.arange(1.0, n + 1))
 
 
-FLEETS = {"base": jittered, "extended": extended}
+def uncapped(n=6):
+    """A fleet the fast-forward serves (C >= N), at a load where collisions
+    come and go, so runs alternate between it and the event loop."""
+    return stormsim.Fleet.identical(n, T=1.0, load=0.3, jitter=0.005)
+
+
+FLEETS = {"base": jittered, "extended": extended, "fast-forward": uncapped}
 
 
 def run(fleet="base", **kw):
     args = dict(launch="random", fleets=100, cycles=60, seed=2026, record_firings=True,
                 passage_level=3, stop_at_passage=False, burn_in=5)
+    if fleet == "fast-forward":
+        args["fast_forward"] = True  # also through its collisions ("auto": first passages)
     args.update(kw)
     return stormsim.simulate(FLEETS[fleet](), **args)
 
@@ -74,6 +82,24 @@ def test_the_extended_fleet_exercises_its_options():
     assert r.waits.sum() > 0 and r.skips.sum() > 0 and r.upcrossings[:, 3].sum() > 0
 
 
+def test_the_fast_forward_fleet_takes_the_fast_path():
+    """Not vacuous either: its results round differently from the pure event loop's."""
+    assert not np.array_equal(run("fast-forward").firings,
+                              run("fast-forward", fast_forward=False).firings)
+
+
+@pytest.mark.parametrize("fleet", ["base", "fast-forward"])
+def test_stop_at_passage_is_a_prefix_of_the_full_run(fleet):
+    """Stopping at the passage changes nothing before it."""
+    full = run(fleet, passage_level=2, stop_at_passage=False)
+    stop = run(fleet, passage_level=2, stop_at_passage=True)
+    np.testing.assert_array_equal(full.passage_time, stop.passage_time)
+    np.testing.assert_array_equal(full.passage_cycle, stop.passage_cycle)
+    np.testing.assert_array_equal(stop.end_time, stop.passage_time)
+    done = ~np.isnan(stop.firings)
+    np.testing.assert_array_equal(stop.firings[done], full.firings[done])
+
+
 def test_one_seed_gives_the_same_compute_intervals_in_both_modes():
     """MODEL.md E1: normal m of job i is its m-th compute interval after the
     launch interval, blocking or async: a lone job (no contention) has the
@@ -94,14 +120,3 @@ def test_seed_matters_and_is_recorded():
     fresh = stormsim.simulate(jittered(), fleets=3, cycles=5, seed=None)
     again = stormsim.simulate(jittered(), fleets=3, cycles=5, seed=fresh.seed)
     np.testing.assert_array_equal(fresh.occupancy, again.occupancy)
-
-
-def test_stop_at_passage_is_a_prefix_of_the_full_run():
-    """Stopping at the passage changes nothing before it."""
-    full = run(passage_level=2, stop_at_passage=False)
-    stop = run(passage_level=2, stop_at_passage=True)
-    np.testing.assert_array_equal(full.passage_time, stop.passage_time)
-    np.testing.assert_array_equal(full.passage_cycle, stop.passage_cycle)
-    np.testing.assert_array_equal(stop.end_time, stop.passage_time)
-    done = ~np.isnan(stop.firings)
-    np.testing.assert_array_equal(stop.firings[done], full.firings[done])

@@ -415,6 +415,30 @@ def test_only_fleets_differ_is_named(tmp_path, sweep, parts):
         HDF5Store(tmp_path / "out.h5").open(more)
 
 
+def test_a_changed_fast_forward_is_refused_and_named(tmp_path, sweep, parts):
+    """fast_forward keeps the run seeds but not the digits (to rounding): an
+    output begun with one value is not resumed with the other (its numbers
+    would depend on where it was resumed), and the refusal names the key."""
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    store.commit(parts[0])
+    store.close()
+    fast = parse_sweep(SWEEP.replace("[grid]", "fast_forward = true\n[grid]"), "fast.toml")
+    assert [c.run_seed for c in fast.cells] == [c.run_seed for c in sweep.cells]
+    assert fast.hash != sweep.hash
+    msg = (r"only 'fast_forward' differs \(fast_forward = false there, true here\)\..*one "
+           r"output cannot mix them.*run with fast_forward = false to resume that output")
+    with pytest.raises(SweepError, match=r"holds finished units of a different sweep.*" + msg):
+        HDF5Store(tmp_path / "out.h5").open(fast)
+    _complete(tmp_path, sweep, parts[1:])
+    with pytest.raises(SweepError, match=r"holds the results of a different sweep.*" + msg):
+        HDF5Store(tmp_path / "out.h5").open(fast)
+    # the default, written out, is the same sweep as the key left out
+    same = parse_sweep(SWEEP.replace("[grid]", "fast_forward = false\n[grid]"), "same.toml")
+    assert same.hash == sweep.hash
+    assert HDF5Store(tmp_path / "out.h5").open(same).complete
+
+
 def test_resume_deletes_only_bad_units(tmp_path, sweep, parts):
     """A truncated unit is deleted and redone; an error that says nothing about
     the file (OSError from the disk, MemoryError) propagates and deletes nothing."""
