@@ -242,11 +242,11 @@ def run_reference(cfg, W, threads_all, out):
     raw: dict = {}
     for rep in range(cfg["repeats"]):
         for t in threads_all:
-            jobs = [("a", lambda: ours_once(W["a"], fleets_a, cycles_a, t))]
+            jobs = [("a", lambda t=t: ours_once(W["a"], fleets_a, cycles_a, t))]
             if limit is not None:
-                jobs.append(("reference", lambda: ref_once(t)))
+                jobs.append(("reference", lambda t=t: ref_once(t)))
             for key, on in ff:
-                jobs.append((ff[key, on].key, lambda w=ff[key, on], n=ff_fleets[key]:
+                jobs.append((ff[key, on].key, lambda w=ff[key, on], n=ff_fleets[key], t=t:
                              ours_once(w, n, PASSAGE_CYCLE_CAP, t)))
             for name, job in (jobs if rep % 2 == 0 else jobs[::-1]):
                 one = job()
