@@ -121,6 +121,21 @@ def test_results_are_a_function_of_seed_inputs_and_effort():
     assert not np.array_equal(other.rep_rate, one.rep_rate)
 
 
+def test_rounds_of_replicates_are_the_replicates_of_one_call():
+    """storm_split_until (storm_risk's driver) adds rounds of replicates; its
+    estimate from R replicates is storm_split's with replicates = R."""
+    from stormsim.splitting import storm_split_until
+
+    f = _paper_cell(12)
+    kw = dict(trials=100, flux_cycles=300, burn_in=30, seed=4, basin=3)
+    est = storm_split_until(f, [4, 6], rel_error=1e-9, max_seconds=1e9, round_replicates=2,
+                            max_replicates=6, **kw)
+    assert est.replicates == 6
+    one = storm_split(f, [4, 6], replicates=6, **kw)
+    assert np.array_equal(est.rep_rate, one.rep_rate) and np.array_equal(est.rate, one.rate)
+    assert np.array_equal(est.p_hi, one.p_hi)
+
+
 def test_basin_is_chosen_from_the_seed_alone():
     f = _paper_cell()
     b = choose_basin(f, [10], seed=1)
