@@ -31,7 +31,8 @@ see 1 / target^2 storms at the bound's rate (a lower bound: storms cluster,
 which only adds variance).
 
 Choosing the method (``method="auto"``): plain Monte Carlo runs first, with
-PLAIN_SHARE of the budget. The levels it resolved stay plain. If the rest
+PLAIN_SHARE of the budget (less once every unresolved level would cost it
+more than the whole budget left). The levels it resolved stay plain. If the rest
 would cost plain Monte Carlo more than the remaining budget (its own
 estimate above), they go to forward flux sampling (stormsim.splitting), in
 rounds of replicates until they reach ``rel_error`` or the budget is spent;
@@ -345,6 +346,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                 stopped = "max_fleets"
             elif b >= MIN_BATCHES and wall + last > until:
                 stopped = "max_seconds"
+            elif can_split and b >= MIN_BATCHES and _hopeless(est, cpu, wall, budget):
+                stopped = "max_seconds"      # plain cannot finish: go to splitting now
             else:
                 stopped = "running"
             risk = StormRisk(levels=ks, rel_error_target=target, seed=int(seed),
@@ -393,6 +396,15 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     if progress is not None:
         progress(out)
     return out
+
+
+def _hopeless(est, cpu, wall, budget) -> bool:
+    """Every unresolved level would cost plain Monte Carlo more than the whole
+    budget left, at the CPU/wall ratio it runs at."""
+    todo = ~est["resolved"]
+    speed = cpu / max(wall, 1e-9)
+    more = est["cpu_seconds_needed"][todo] - cpu
+    return bool(todo.any() and np.all(more / max(speed, 1e-9) > budget - wall))
 
 
 def _with_split(risk, ks, todo, sp, target, t0, c0, plain_events, stopped) -> StormRisk:
