@@ -56,6 +56,22 @@ Error bars: from independent replicates (each its own flux run and stages),
 never from clones (clones of one excursion are correlated): the mean of the
 replicate estimates, its standard error over replicates, a 95 % interval
 m * exp(+-t_{R-1} se / m) (delta method on the log scale).
+
+What limits the variance (measured, N = 16 and 32, L = 0.6, sigma = 0.01 T,
+fair): the spread between replicates, not the clones' binomial noise. A flux
+run sees a phase configuration that mixes slowly, and the score looks only a
+cycle ahead, so replicate estimates are right-skewed (N = 16, k = 9, 128
+replicates: median / mean 0.67, the top 5 replicates 17 % of the sum). With
+few replicates the typical estimate lies below the mean and the interval can
+be too narrow: keep >= 32 replicates (the default; 64 for the RESULTS
+validation, where the splitting estimates sit ~1 se below brute force at
+every level of N = 32, inside their intervals). More clones per stage or an
+effort that grows where stages succeed rarely did not help (tried: 4x the
+CPU, the same RE); many short replicates did.
+
+Cost: the score is a walk over the committed future, O(N) at every write's
+end, so an event costs ~7-13x ``simulate``'s (N = 16-64); the gain at deep
+levels dwarfs it (benchmarks/splitting.py).
 """
 from __future__ import annotations
 
