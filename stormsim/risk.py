@@ -55,7 +55,7 @@ import numpy as np
 from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
-from .splitting import check_splittable, storm_split_until
+from .splitting import TOP_SHARE_WARN, check_splittable, storm_split_until
 from .storms import storm_estimate
 from .tails import LEVEL, tail_estimate
 
@@ -148,7 +148,7 @@ class StormRisk:
             out["split"] = {k: plain(getattr(sp, k)) for k in (
                 "levels", "interfaces", "trials", "replicates", "flux_cycles", "burn_in",
                 "events", "truncated", "cpu_seconds", "wall_seconds", "work_relvar",
-                "mc_work_relvar", "gain", "method")}
+                "mc_work_relvar", "gain", "top_share", "method")}
         return out
 
     def __str__(self) -> str:
@@ -184,6 +184,11 @@ class StormRisk:
             lines.append(f"splitting levels: {sp.replicates} replicates x {sp.trials} clones per "
                          f"stage, interfaces {sp.interfaces.tolist()}, {sp.cpu_seconds:.3g} CPU s; "
                          + sp.method)
+            heavy = sp.levels[sp.top_share > TOP_SHARE_WARN]
+            if heavy.size:
+                lines.append(f"WARNING: at k = {', '.join(map(str, heavy.tolist()))} one splitting "
+                             "replicate holds most of the estimate (heavy tail): the typical run "
+                             "lies below the mean and the interval may be too narrow; run longer")
         return "\n".join(lines)
 
 

@@ -83,6 +83,7 @@ def test_recovers_the_exact_binomial_answer_down_to_1e_11():
     s = storm_split(_independent(), ks, trials=1000, replicates=10, flux_cycles=1400,
                     burn_in=BURN_IND, seed=5)
     assert p_true[-1] < 1e-10                      # the deepest level is far below brute force
+    assert np.all((s.top_share >= 1 / 10 - 1e-12) & (s.top_share <= 1))  # a share of 10
     assert s.truncated == 0
     assert s.from_flux[0] and not s.from_flux[-1]  # both paths are checked
     for j, k in enumerate(ks):
