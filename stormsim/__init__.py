@@ -21,6 +21,7 @@ from .launch import stagger_margin, stagger_spacing, stagger_theta
 from .model import Fleet, throughput_table
 from .results import Results, open_results
 from .risk import StormRisk, storm_risk
+from .splitting import SplitEstimate, storm_split
 from .spec import Sweep, load_sweep, parse_sweep
 from .store import HDF5Store, MemoryStore
 from .survival import kaplan_meier, median_survival
@@ -35,6 +36,7 @@ __all__ = [
     "Results",
     "Run",
     "SpecError",
+    "SplitEstimate",
     "StormRisk",
     "Sweep",
     "SweepError",
@@ -49,6 +51,7 @@ __all__ = [
     "stagger_spacing",
     "stagger_theta",
     "storm_risk",
+    "storm_split",
     "throughput_table",
     "__version__",
 ]

@@ -1256,3 +1256,382 @@ def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_a
         waits[g] = n_wait
         skips[g] = n_skip
         wait_time[g] = t_wait
+
+
+# -- forward flux sampling on the base model (issue 11 item 3; stormsim.splitting) --
+#
+# A separate driver: ``run_fleet`` above is untouched (every result of
+# ``simulate`` stays bit-identical). A fleet's state between instants is, per
+# job, its phase (0 computing, 1 writing), its remaining amount (work or
+# volume) and its firing count (which also counts its normals drawn: the
+# interval after the k-th write is normal k - 1 of its stream, as in
+# ``run_fleet``). Stored in banks of rows, a state can be continued any
+# number of times, each continuation (a clone) with its own stream base, so
+# clones share the committed past and differ from their first new draw on.
+
+#: A walk that has integrated this many events without reaching its next
+#: interface or returning to the basin stops and is reported (``truncated``):
+#: excursions out of the basin last about a cycle (2 N events), so this is
+#: only a guard against a basin chosen where the fleet does not return.
+FFS_MAX_EVENTS = 50_000_000
+
+_FFS_STAGE_MUL = np.uint64(0x8CB92BA72F3D8DD7)
+
+
+@njit(cache=CACHE, nogil=True)
+def ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, d, rw, rc,
+                      lo, hi, buf):
+    """The importance score: the largest n_w of the committed future, to class precision.
+
+    The committed future is the exact dynamics in which the jobs computing
+    now fire at their already-drawn targets and no compute interval that
+    starts later ends (so r_c = rc[N - n_w] as in the fleet). It starts at
+    the present n_w, so the score is >= n_w. Only its class matters to the
+    caller (< lo, in [lo, hi), >= hi): the walk stops once the answer is
+    known (returns a value >= hi, or a value whose class cannot change as no
+    more computers than ``n_w + left`` can write at once). Both queues must
+    be rings (sorted in memory), buf a scratch array of >= N entries.
+    """
+    N = rw.shape[0] - 1
+    nw = nwh
+    best = nw
+    if best >= hi:
+        return best
+    qw = pw
+    qc = pc
+    iw = 0  # existing writers passed
+    jc = 0  # computers fired
+    hb = 0  # new writers (buf[hb:nb], sorted, targets on the writer clock)
+    nb = 0
+    while jc < nch:
+        need = lo if best < lo else hi
+        if nw + (nch - jc) < need:
+            return best
+        kc = ckey[(ch + jc) & mask]
+        kw = np.inf
+        if iw < nwh:
+            kw = wkey[(wh + iw) & mask]
+        new = False
+        if hb < nb and buf[hb] < kw:
+            kw = buf[hb]
+            new = True
+        r_c = rc[N - nw]
+        if nw > 0 and (kw - qw) * r_c <= (kc - qc) * rw[nw]:
+            dt = (kw - qw) / rw[nw]
+            qw = kw
+            qc += r_c * dt
+            nw -= 1
+            if new:
+                hb += 1
+            else:
+                iw += 1
+        else:
+            r_w = rw[nw]
+            dt = (kc - qc) / r_c
+            qc = kc
+            if nw > 0:
+                qw += r_w * dt
+            x = qw + d[cidx[(ch + jc) & mask]]
+            p = nb
+            while p > hb and buf[p - 1] > x:
+                buf[p] = buf[p - 1]
+                p -= 1
+            buf[p] = x
+            nb += 1
+            jc += 1
+            nw += 1
+            if nw > best:
+                best = nw
+                if best >= hi:
+                    return best
+    return best
+
+
+@njit(cache=CACHE, nogil=True)
+def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, burn_in,
+             cycles, max_events, occupancy, upcross, out_rem, out_ph, out_cnt, res_rem,
+             res_ph, res_cnt, res_key):
+    """Continue one fleet from a state (rem, ph, cnt: (N,)) with its own streams.
+
+    Job i's normals come from ``stream_base(k0, k1, stream, i)``, read at its
+    firing count as in ``run_fleet``. The score (``ffs_committed_max``) is
+    evaluated at every instant at which a write ends (only then can it
+    change: a firing was committed, a new draw is made at a write's end).
+
+    plain False (a trial): occupancy (N+1,) and upcross (N+1,) accumulate
+    the segment from the start to the stop (the stopping instant's
+    up-crossings included, the interval after it not); stops at the first
+    instant with score >= hi (status 1, the state written to out_*), or
+    score < lo (status 0: back in the basin), or after max_events (status -1).
+
+    plain True (the flux run): the fleet runs from its state until every job
+    has fired ``cycles`` times, measuring after every job has fired
+    ``burn_in`` times. Each entry into {score >= lo} from the basin in the
+    measured window is counted and kept in a reservoir (Vitter's algorithm
+    R over res_rem/res_ph/res_cnt rows, uniforms from stream ``res_key``),
+    so every entry is equally likely to be in it. Status: the entries.
+
+    Returns (status, events, measured time).
+    """
+    N = T.shape[0]
+    cap = 1
+    while cap < N:
+        cap *= 2
+    mask = cap - 1
+    wkey = np.empty(cap)
+    widx = np.empty(cap, dtype=np.int64)
+    ckey = np.empty(cap)
+    cidx = np.empty(cap, dtype=np.int64)
+    popped = np.empty(N, dtype=np.int64)
+    popkey = np.empty(N)
+    tofire = np.empty(N, dtype=np.int64)
+    buf = np.empty(N + 1)
+    count = np.empty(N, dtype=np.int64)
+    base = np.empty(N, dtype=np.uint64)
+    tol_d = 0.0
+    tol_T = 0.0
+    for i in range(N):
+        base[i] = stream_base(k0, k1, stream, i)
+        count[i] = cnt[i]
+        tol_d = max(tol_d, TIE_RTOL * d[i])
+        tol_T = max(tol_T, TIE_RTOL * T[i])
+    nwh = 0
+    nch = 0
+    wh = 0
+    ch = 0
+    for i in np.argsort(rem, kind="mergesort"):
+        if ph[i] == 1:
+            nwh = _q_push(wkey, widx, wh, nwh, mask, True, rem[i], i)
+        else:
+            nch = _q_push(ckey, cidx, ch, nch, mask, True, rem[i], i)
+    R = res_rem.shape[0]
+    n_res = 0  # entries seen (plain)
+    measuring = not plain or burn_in == 0
+    n_burn = 0
+    n_done = 0
+    if plain:
+        for i in range(N):
+            if count[i] >= burn_in:
+                n_burn += 1
+            if count[i] >= cycles:
+                n_done += 1
+        measuring = n_burn == N
+    pw = 0.0
+    pc = 0.0
+    window = 0.0
+    events = 0
+    instants = 0
+    status = 0
+    s = ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, d, rw, rc,
+                          lo, hi, buf)
+    in_basin = s < lo
+    if not plain:
+        if s >= hi:
+            status = 1
+        elif s < lo:
+            status = 0
+    if plain or (lo <= s < hi):
+        while True:
+            nw_prev = nwh
+            n_w_pop = 0
+            while nwh > 0 and wkey[wh] - pw <= tol_d:
+                popped[n_w_pop] = widx[wh]
+                popkey[n_w_pop] = wkey[wh]
+                n_w_pop += 1
+                wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, True)
+            n_pop = n_w_pop
+            while nch > 0 and ckey[ch] - pc <= tol_T:
+                popped[n_pop] = cidx[ch]
+                popkey[n_pop] = ckey[ch]
+                n_pop += 1
+                ch, nch = _q_pop(ckey, cidx, ch, nch, mask, True)
+            n_fire = 0
+            ended = 0
+            for b in range(n_w_pop):
+                i = popped[b]
+                if popkey[b] - pw > TIE_RTOL * d[i]:
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, True, popkey[b], i)
+                    continue
+                events += 1
+                ended += 1
+                w = T[i]
+                if sigma[i] > 0.0:
+                    w += sigma[i] * stream_normal(base[i], count[i] - 1)
+                    if w < 0.0:
+                        w = 0.0
+                if w <= TIE_RTOL * T[i]:
+                    tofire[n_fire] = i
+                    n_fire += 1
+                else:
+                    nch = _q_push(ckey, cidx, ch, nch, mask, True, pc + w, i)
+            for b in range(n_w_pop, n_pop):
+                i = popped[b]
+                if popkey[b] - pc > TIE_RTOL * T[i]:
+                    nch = _q_push(ckey, cidx, ch, nch, mask, True, popkey[b], i)
+                    continue
+                tofire[n_fire] = i
+                n_fire += 1
+            for b in range(n_fire):
+                i = tofire[b]
+                k = count[i]
+                count[i] = k + 1
+                if plain:
+                    if k + 1 == cycles:
+                        n_done += 1
+                    if k + 1 == burn_in:
+                        n_burn += 1
+                nwh = _q_push(wkey, widx, wh, nwh, mask, True, pw + d[i], i)
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+                events += 1
+            nw = nwh
+            if plain and not measuring and n_burn == N:
+                measuring = True
+                for b in range(nw_prev + 1, nw + 1):
+                    upcross[b] += 1
+            if ended > 0:
+                s = ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc,
+                                      d, rw, rc, lo, hi, buf)
+                if plain:
+                    if in_basin and s >= lo:
+                        in_basin = False
+                        if measuring:
+                            # an entry: keep it with probability R / (entries so far)
+                            slot = n_res
+                            if n_res >= R:
+                                slot = np.int64(stream_uniform(res_key, n_res) * (n_res + 1))
+                            if slot < R:
+                                for b in range(nch):
+                                    q = (ch + b) & mask
+                                    j = cidx[q]
+                                    res_rem[slot, j] = ckey[q] - pc
+                                    res_ph[slot, j] = 0
+                                    res_cnt[slot, j] = count[j]
+                                for b in range(nwh):
+                                    q = (wh + b) & mask
+                                    j = widx[q]
+                                    res_rem[slot, j] = wkey[q] - pw
+                                    res_ph[slot, j] = 1
+                                    res_cnt[slot, j] = count[j]
+                            n_res += 1
+                    elif s < lo:
+                        in_basin = True
+                else:
+                    if s >= hi:
+                        status = 1
+                        break
+                    if s < lo:
+                        status = 0
+                        break
+            if plain and n_done == N:
+                break
+            if not plain and events >= max_events:
+                status = -1
+                break
+            instants += 1
+            if instants >= _REBASE_EVERY * N:
+                instants = 0
+                for b in range(nwh):
+                    wkey[(wh + b) & mask] -= pw
+                for b in range(nch):
+                    ckey[(ch + b) & mask] -= pc
+                pw = 0.0
+                pc = 0.0
+            r_w = rw[nw]
+            r_c = rc[N - nw]
+            if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
+                dt = (wkey[wh] - pw) / r_w
+                pw = wkey[wh]
+                pc += r_c * dt
+            else:
+                dt = (ckey[ch] - pc) / r_c
+                pc = ckey[ch]
+                pw += r_w * dt
+            if measuring:
+                occupancy[nw] += dt
+                window += dt
+    if plain:
+        return n_res, events, window
+    if status == 1:
+        for b in range(nch):
+            q = (ch + b) & mask
+            j = cidx[q]
+            out_rem[j] = ckey[q] - pc
+            out_ph[j] = 0
+            out_cnt[j] = count[j]
+        for b in range(nwh):
+            q = (wh + b) & mask
+            j = widx[q]
+            out_rem[j] = wkey[q] - pw
+            out_ph[j] = 1
+            out_cnt[j] = count[j]
+    return status, events, window
+
+
+@njit(cache=CACHE, nogil=True)
+def ffs_stage_key(key0, stage):
+    """The root word of a stage's clone streams (stage -1: the flux runs)."""
+    return mix64(key0 ^ (np.uint64(stage + 2) * _FFS_STAGE_MUL))
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def ffs_flux(T, d, sigma, rw, rc, theta, key0, key1, rep0, lo, burn_in, cycles, occupancy,
+             upcross, res_rem, res_ph, res_cnt, entries, events, window):
+    """The flux runs of replicates rep0 + r, r < R: one fleet each from theta[r]
+    (its streams those of fleet rep0 + r under (key0, key1), as in ``simulate``).
+
+    occupancy, upcross (R, N+1); res_* (R, M, N) reservoirs; entries,
+    events (R,) int64, window (R,) float64.
+    """
+    R, N = theta.shape
+    rkey = ffs_stage_key(key0, -1)
+    dummy_r = np.empty(N)
+    dummy_p = np.empty(N, dtype=np.int8)
+    dummy_c = np.empty(N, dtype=np.int64)
+    for r in prange(R):
+        rem = (1.0 - theta[r]) * T
+        ph = np.zeros(N, dtype=np.int8)
+        cnt = np.zeros(N, dtype=np.int64)
+        n, ev, w = ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, key0, key1, rep0 + r, lo, lo,
+                            True, burn_in, cycles, 0, occupancy[r], upcross[r], dummy_r,
+                            dummy_p, dummy_c, res_rem[r], res_ph[r], res_cnt[r],
+                            stream_base(rkey, key1, rep0 + r, 0))
+        entries[r] = n
+        events[r] = ev
+        window[r] = w
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n, key0, key1,
+              stage, rep0, lo, hi, max_events, occupancy, upcross, out_rem, out_ph, out_cnt,
+              status, events):
+    """M trials per replicate of one stage, each from a state drawn uniformly
+    from its replicate's bank rows bank_lo[r] .. bank_lo[r] + bank_n[r] - 1.
+
+    Trial m of replicate r: start row and streams from ``ffs_stage_key(key0,
+    stage)`` with fleet index ((rep0 + r) << 32) + m (a pure function of
+    (seed, replicate, stage, m)). Outputs per trial (R, M, ...): occupancy,
+    upcross (N+1), the state reached (out_*: N), status and events.
+    """
+    R, M = status.shape
+    skey = ffs_stage_key(key0, stage)
+    for g in prange(R * M):
+        r = g // M
+        m = g % M
+        for n in range(occupancy.shape[2]):
+            occupancy[r, m, n] = 0.0
+            upcross[r, m, n] = 0
+        if bank_n[r] == 0:
+            status[r, m] = 0
+            events[r, m] = 0
+            continue
+        sid = ((rep0 + r) << 32) + m
+        u = stream_uniform(stream_base(skey, key1, sid, 0), 0)
+        row = bank_lo[r] + min(np.int64(u * bank_n[r]), bank_n[r] - 1)
+        st, ev, _ = ffs_walk(T, d, sigma, rw, rc, bank_rem[row], bank_ph[row], bank_cnt[row],
+                             skey, key1 ^ _FLEET_MUL, sid, lo, hi, False, 0, 0, max_events,
+                             occupancy[r, m], upcross[r, m], out_rem[r, m], out_ph[r, m],
+                             out_cnt[r, m], bank_rem[:1], bank_ph[:1], bank_cnt[:1],
+                             np.uint64(0))
+        status[r, m] = st
+        events[r, m] = ev

@@ -245,13 +245,15 @@ def _risk(args: argparse.Namespace) -> int:
 
     def progress(r):
         if not args.quiet:
-            print(f"stormsim risk: {r.fleets} fleets, {r.cpu_seconds:.1f} CPU s, "
+            split = "" if r.split is None else f", splitting {r.split.replicates} replicates"
+            print(f"stormsim risk: {r.fleets} fleets{split}, {r.cpu_seconds:.1f} CPU s, "
                   f"{int(r.resolved.sum())}/{r.levels.size} levels resolved",
                   file=sys.stderr, flush=True)
 
     r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
                    seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
-                   launch=kw["launch"], max_fleets=args.max_fleets, progress=progress)
+                   launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
+                   method=args.method, trials=args.trials)
     if args.format == "json":
         print(json.dumps({"file": args.file, "cell": args.cell, **r.to_dict()}, indent=1,
                          default=str))
@@ -412,6 +414,12 @@ def main(argv: list[str] | None = None) -> int:
     risk.add_argument("--max-seconds", type=float, default=60.0,
                       help="wall-time budget in seconds (default 60)")
     risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
+    risk.add_argument("--method", choices=("auto", "plain", "splitting"), default="auto",
+                      help="auto: plain Monte Carlo, then forward flux sampling for the levels "
+                           "it cannot reach in the budget (base model only; async or weighted "
+                           "fleets: plain); plain; splitting (every level)")
+    risk.add_argument("--trials", type=int, default=200,
+                      help="splitting: clones per stage and replicate (default 200)")
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     risk.set_defaults(func=_risk)

@@ -28,8 +28,20 @@ For a level not resolved, the plain Monte Carlo cost to resolve it is
 estimated: the relative error falls as 1 / sqrt(fleets), so F (RE / target)^2
 fleets where some fleet reached k; where none did, at least enough fleets to
 see 1 / target^2 storms at the bound's rate (a lower bound: storms cluster,
-which only adds variance). Below some 1e-8 these costs are out of reach of
-plain Monte Carlo; a rare-event estimator (issue 11 item 3) is the way there.
+which only adds variance).
+
+Choosing the method (``method="auto"``): plain Monte Carlo runs first, with
+PLAIN_SHARE of the budget (less once every unresolved level would cost it
+more than the whole budget left). The levels it resolved stay plain. If the rest
+would cost plain Monte Carlo more than the remaining budget (its own
+estimate above), they go to forward flux sampling (stormsim.splitting), in
+rounds of replicates until they reach ``rel_error`` or the budget is spent;
+otherwise plain Monte Carlo continues. So splitting is never chosen where
+plain Monte Carlo suffices (shallow tails, where splitting loses). Splitting
+runs the base model only: asynchronous or weighted fleets (MODEL.md E1, E2)
+use plain Monte Carlo whatever ``method`` says, except that
+``method="splitting"`` on them is an error. ``level_method`` names the
+method of each level.
 """
 from __future__ import annotations
 
@@ -43,6 +55,7 @@ import numpy as np
 from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
+from .splitting import TOP_SHARE_WARN, check_splittable, storm_split_until
 from .storms import storm_estimate
 from .tails import LEVEL, tail_estimate
 
@@ -53,6 +66,10 @@ __all__ = ["StormRisk", "storm_risk"]
 MIN_HITS = 10
 #: Batches run before any level may stop the run (a spread needs units).
 MIN_BATCHES = 2
+#: The share of max_seconds plain Monte Carlo gets before ``method="auto"``
+#: decides whether the unresolved levels go to splitting.
+PLAIN_SHARE = 0.25
+METHODS = ("auto", "plain", "splitting")
 
 
 @dataclass
@@ -71,6 +88,8 @@ class StormRisk:
         ``needed_is_lower_bound`` where no fleet reached the level
     fleets, fleet_cycles, events, cpu_seconds, wall_seconds, batches : effort
     stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets"
+    level_method : "plain" or "splitting" per level; split : the
+        stormsim.splitting.SplitEstimate of the split levels (or None)
     """
 
     levels: np.ndarray
@@ -102,6 +121,8 @@ class StormRisk:
     wall_seconds: float = 0.0
     batches: int = 0
     stopped: str = "running"
+    level_method: np.ndarray | None = None
+    split: object = field(default=None, repr=False)
     level: float = LEVEL
     method: str = field(default=(
         "plain Monte Carlo over independent fleets; P(n_w>=k): ratio estimator, delta method "
@@ -121,7 +142,14 @@ class StormRisk:
             if isinstance(v, float) and math.isnan(v):
                 return None
             return v
-        return {k: plain(v) for k, v in self.__dict__.items()}
+        out = {k: plain(v) for k, v in self.__dict__.items() if k != "split"}
+        if self.split is not None:
+            sp = self.split
+            out["split"] = {k: plain(getattr(sp, k)) for k in (
+                "levels", "interfaces", "trials", "replicates", "flux_cycles", "burn_in",
+                "events", "truncated", "cpu_seconds", "wall_seconds", "work_relvar",
+                "mc_work_relvar", "gain", "top_share", "method")}
+        return out
 
     def __str__(self) -> str:
         lines = [f"storm_risk: {self.fleets} fleets in {self.batches} batches of "
@@ -137,7 +165,9 @@ class StormRisk:
             r = (f"0 (<{self.rate_hi[j]:.2e})" if self.rate_method[j] == "zero-bound" else
                  f"{self.rate[j]:.3e} [{self.rate_lo[j]:.3e}, {self.rate_hi[j]:.3e}]")
             d = "-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}"
-            if self.resolved[j]:
+            if self.level_method is not None and self.level_method[j] == "splitting":
+                cost = ("yes" if self.resolved[j] else "no") + " (splitting)"
+            elif self.resolved[j]:
                 cost = "yes"
             else:
                 at_least = ">= " if self.needed_is_lower_bound[j] else "~"
@@ -149,6 +179,16 @@ class StormRisk:
         lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         lines += ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows]
         lines.append("RE: relative standard error. " + self.method)
+        if self.split is not None:
+            sp = self.split
+            lines.append(f"splitting levels: {sp.replicates} replicates x {sp.trials} clones per "
+                         f"stage, interfaces {sp.interfaces.tolist()}, {sp.cpu_seconds:.3g} CPU s; "
+                         + sp.method)
+            heavy = sp.levels[sp.top_share > TOP_SHARE_WARN]
+            if heavy.size:
+                lines.append(f"WARNING: at k = {', '.join(map(str, heavy.tolist()))} one splitting "
+                             "replicate holds most of the estimate (heavy tail): the typical run "
+                             "lies below the mean and the interval may be too narrow; run longer")
         return "\n".join(lines)
 
 
@@ -236,7 +276,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                seed: int = 0, cycles: int = 800, burn_in: int = 80, launch="random",
                batch_fleets: int | None = None, max_fleets: int | None = None,
                min_hits: int = MIN_HITS, threads: int | None = None,
-               progress=None) -> StormRisk:
+               progress=None, method: str = "auto", trials: int = 200,
+               flux_cycles: int = 2000) -> StormRisk:
     """P(n_w >= k) and the storm rate nu_k for each level k, to ``rel_error``.
 
     Parameters
@@ -244,8 +285,9 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     fleet : Fleet
     levels : int or sequence of int in 1..N
     rel_error : target relative standard error of every estimate (0.1: 10 %)
-    max_seconds : wall-time budget; no batch starts that the last one's
-        duration says would end past it (at least MIN_BATCHES batches run)
+    max_seconds : wall-time budget; no batch (or splitting round) starts that
+        the last one's duration says would end past it (at least MIN_BATCHES
+        batches run)
     seed : int >= 0; fleet j is fleet j of ``simulate(fleet, seed=seed)``
     cycles, burn_in, launch : per fleet, as in ``simulate`` (the measured
         window is after ``burn_in`` cycles)
@@ -255,9 +297,14 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     min_hits : fleets that must reach a level before its error counts
     progress : callable, optional: ``progress(risk)`` after each batch, with
         the StormRisk so far (``risk.fleets``, ``risk.resolved``, ...)
+    method : "auto" (plain Monte Carlo, then splitting for the levels it
+        cannot reach in the budget; see the module docstring), "plain", or
+        "splitting" (every level by stormsim.splitting; base model only)
+    trials, flux_cycles : splitting's clones per stage and flux-run length
+        (stormsim.splitting.storm_split); its burn-in is ``burn_in``
 
-    Returns a :class:`StormRisk`; its estimate from F fleets is a function of
-    (seed, the inputs, F) alone.
+    Returns a :class:`StormRisk`; its estimate from F fleets (and R splitting
+    replicates) is a function of (seed, the inputs, F, R) alone.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
@@ -269,42 +316,137 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0 (results are a function "
                         "of it)")
+    if method not in METHODS:
+        raise SpecError(f"method = {method!r}: must be one of {', '.join(METHODS)}")
+    if method == "splitting":
+        check_splittable(fleet)
     batch = (default_batch(fleet.n_jobs, int(cycles)) if batch_fleets is None
              else _positive("batch_fleets", batch_fleets, integer=True))
-    occs, ups = [], []
-    events = 0
     t0, c0 = time.perf_counter(), time.process_time()
-    last = 0.0
-    b = 0
-    risk = None
-    while True:
-        start = b * batch
-        tb = time.perf_counter()
-        run = simulate(fleet, launch=launch, fleets=batch, cycles=cycles, seed=int(seed),
-                       burn_in=burn_in, fleet_start=start, batch_size=batch, threads=threads)
-        last = time.perf_counter() - tb
-        c, e = _collapse(run.occupancy, run.upcrossings, ks)
-        occs.append(c)
-        ups.append(e)
-        events += int(run.events.sum())
-        b += 1
-        fleets = b * batch
-        cpu = time.process_time() - c0
-        wall = time.perf_counter() - t0
-        est = _estimate(np.concatenate(occs), np.concatenate(ups), ks, fleets, target, min_hits,
-                        cpu / fleets, LEVEL)
-        if b >= MIN_BATCHES and bool(est["resolved"].all()):
-            stopped = "rel_error"
-        elif max_fleets is not None and fleets >= max_fleets:
-            stopped = "max_fleets"
-        elif b >= MIN_BATCHES and wall + last > budget:
-            stopped = "max_seconds"
-        else:
-            stopped = "running"
-        risk = StormRisk(levels=ks, rel_error_target=target, seed=int(seed), batch_fleets=batch,
-                         fleets=fleets, fleet_cycles=fleets * int(cycles), events=events,
-                         cpu_seconds=cpu, wall_seconds=wall, batches=b, stopped=stopped, **est)
-        if progress is not None:
-            progress(risk)
-        if stopped != "running":
+    can_split = method != "plain" and fleet.is_anonymous
+    state = dict(b=0, occs=[], ups=[], events=0)
+
+    def plain(until: float) -> StormRisk:
+        """Plain Monte Carlo batches until resolved, max_fleets or ``until`` s."""
+        while True:
+            b = state["b"]
+            tb = time.perf_counter()
+            run = simulate(fleet, launch=launch, fleets=batch, cycles=cycles, seed=int(seed),
+                           burn_in=burn_in, fleet_start=b * batch, batch_size=batch,
+                           threads=threads)
+            last = time.perf_counter() - tb
+            c, e = _collapse(run.occupancy, run.upcrossings, ks)
+            state["occs"].append(c)
+            state["ups"].append(e)
+            state["events"] += int(run.events.sum())
+            b = state["b"] = b + 1
+            fleets = b * batch
+            cpu = time.process_time() - c0
+            wall = time.perf_counter() - t0
+            est = _estimate(np.concatenate(state["occs"]), np.concatenate(state["ups"]), ks,
+                            fleets, target, min_hits, cpu / fleets, LEVEL)
+            if b >= MIN_BATCHES and bool(est["resolved"].all()):
+                stopped = "rel_error"
+            elif max_fleets is not None and fleets >= max_fleets:
+                stopped = "max_fleets"
+            elif b >= MIN_BATCHES and wall + last > until:
+                stopped = "max_seconds"
+            elif can_split and b >= MIN_BATCHES and _hopeless(est, cpu, wall, budget):
+                stopped = "max_seconds"      # plain cannot finish: go to splitting now
+            else:
+                stopped = "running"
+            risk = StormRisk(levels=ks, rel_error_target=target, seed=int(seed),
+                             batch_fleets=batch, fleets=fleets, fleet_cycles=fleets * int(cycles),
+                             events=state["events"], cpu_seconds=cpu, wall_seconds=wall,
+                             batches=b, stopped=stopped,
+                             level_method=np.full(ks.size, "plain"), **est)
+            if progress is not None and (stopped == "running" or not can_split):
+                progress(risk)
+            if stopped != "running":
+                return risk
+
+    if method == "splitting":
+        risk = None
+        todo = np.ones(ks.size, dtype=bool)
+    else:
+        risk = plain(budget * PLAIN_SHARE if can_split else budget)
+        todo = ~risk.resolved
+        if not can_split or risk.stopped != "max_seconds":
+            if can_split and progress is not None:
+                progress(risk)
             return risk
+        # Would plain Monte Carlo finish the rest in the budget left (at the
+        # CPU/wall ratio it ran at)? Then it goes on: splitting is not chosen.
+        speed = risk.cpu_seconds / max(risk.wall_seconds, 1e-9)
+        left = budget - risk.wall_seconds
+        more = float(np.max(risk.cpu_seconds_needed[todo])) - risk.cpu_seconds
+        if more / max(speed, 1e-9) <= left:
+            risk = plain(budget)
+            if progress is not None:
+                progress(risk)
+            return risk
+    left = budget - (time.perf_counter() - t0)
+
+    def split_progress(sp):
+        if progress is not None:
+            progress(_with_split(risk, ks, todo, sp, target, t0, c0, state["events"], "running"))
+
+    sp = storm_split_until(fleet, ks[todo], target, left, seed=int(seed), trials=trials,
+                           flux_cycles=flux_cycles, burn_in=burn_in, launch=launch,
+                           threads=threads, progress=split_progress)
+    done = bool(np.all(sp.rate_rel_error <= target) and np.all(sp.p_rel_error <= target))
+    out = _with_split(risk, ks, todo, sp, target, t0, c0, state["events"],
+                      "rel_error" if done and (risk is None or risk.resolved[~todo].all())
+                      else "max_seconds")
+    if progress is not None:
+        progress(out)
+    return out
+
+
+def _hopeless(est, cpu, wall, budget) -> bool:
+    """Every unresolved level would cost plain Monte Carlo more than the whole
+    budget left, at the CPU/wall ratio it runs at."""
+    todo = ~est["resolved"]
+    speed = cpu / max(wall, 1e-9)
+    more = est["cpu_seconds_needed"][todo] - cpu
+    return bool(todo.any() and np.all(more / max(speed, 1e-9) > budget - wall))
+
+
+def _with_split(risk, ks, todo, sp, target, t0, c0, plain_events, stopped) -> StormRisk:
+    """The StormRisk with levels ``todo`` replaced by the splitting estimate sp."""
+    n = ks.size
+    if risk is None:
+        nan = np.full(n, np.nan)
+        base = dict(p=nan.copy(), p_lo=nan.copy(), p_hi=nan.copy(),
+                    p_method=np.full(n, "splitting"), p_rel_error=nan.copy(), rate=nan.copy(),
+                    rate_lo=nan.copy(), rate_hi=nan.copy(), rate_method=np.full(n, "splitting"),
+                    rate_rel_error=nan.copy(), duration=nan.copy(), duration_lo=nan.copy(),
+                    duration_hi=nan.copy(), hits=np.zeros(n, dtype=np.int64),
+                    resolved=np.zeros(n, dtype=bool), fleets_needed=nan.copy(),
+                    cpu_seconds_needed=nan.copy(), needed_is_lower_bound=np.zeros(n, bool),
+                    fleets=0, fleet_cycles=0, batches=0, batch_fleets=0, method=sp.method)
+    else:
+        base = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                for k, v in risk.__dict__.items() if k not in ("levels", "split")}
+        base["p_method"] = base["p_method"].astype(object)
+        base["rate_method"] = base["rate_method"].astype(object)
+    idx = np.nonzero(todo)[0]
+    for name in ("p", "p_lo", "p_hi", "p_rel_error", "rate", "rate_lo", "rate_hi",
+                 "rate_rel_error"):
+        base[name][idx] = getattr(sp, name)
+    base["p_method"][idx] = "splitting"
+    base["rate_method"][idx] = "splitting"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base["duration"][idx] = sp.p / sp.rate    # time at >= k per storm (ratio of estimates)
+    base["duration_lo"][idx] = np.nan
+    base["duration_hi"][idx] = np.nan
+    base["resolved"][idx] = (sp.rate_rel_error <= target) & (sp.p_rel_error <= target)
+    lm = np.full(n, "plain", dtype=object) if risk is None or risk.level_method is None \
+        else risk.level_method.astype(object)
+    lm[idx] = "splitting"
+    base.update(level_method=lm.astype(str), split=sp, stopped=stopped,
+                cpu_seconds=time.process_time() - c0, wall_seconds=time.perf_counter() - t0,
+                events=plain_events + sp.events, rel_error_target=target, seed=sp.seed)
+    base["p_method"] = base["p_method"].astype(str)
+    base["rate_method"] = base["rate_method"].astype(str)
+    return StormRisk(levels=ks, **base)

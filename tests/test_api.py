@@ -9,7 +9,7 @@ PUBLIC = {
     "SweepError", "kaplan_meier", "load_sweep", "median_survival", "open_results",
     "parse_sweep", "run_sweep",
     # storm risk (issue 11)
-    "StormRisk", "storm_risk",
+    "StormRisk", "storm_risk", "SplitEstimate", "storm_split",
 }
 
 

@@ -42,6 +42,8 @@ CASES = {
     "e1_async_pair.py": (["E1a"], ["e1_async_pair_gap_map", "e1_async_pair_direction"], None),
     "e1_async_fleet.py": (["E1b"], ["e1_async_fleet"], None),
     "e2_weighted_pair.py": (["E2c"], ["e2_weighted_pair"], None),
+    # issue 11: splitting against brute force; statistical, so it only has to run
+    "e3_storm_splitting.py": (["E3s"], ["e3_storm_splitting"], None),
 }
 #: Claims whose entry compares figures the paper reports: they must carry
 #: paper-vs-project rows (the summary table at the top is built from them).

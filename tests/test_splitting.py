@@ -1,0 +1,208 @@
+"""Forward flux sampling (stormsim.splitting, issue 11 items 3-4).
+
+Known answer: jobs with ideal f and no cap never interact, so after a long
+burn-in with jitter each job's phase is uniform and n_w ~ Binomial(N, q),
+q = d / (T + d); a storm at level k starts at a firing that finds exactly
+k - 1 of the other N - 1 writing: nu_k = N / (T + d) Binomial(N - 1, q).pmf(k - 1).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+import stormsim
+from stormsim import _kernel
+from stormsim.engine import root_key
+from stormsim.errors import SpecError
+from stormsim.splitting import _flux, choose_basin, storm_split
+from stormsim.storms import storm_estimate
+from stormsim.tails import tail_estimate
+
+#: An estimate is within Z_TOL standard errors (over replicates) of the truth:
+#: 3 se, since each test compares several correlated levels at once.
+Z_TOL = 3.0
+
+N, T = 16, 1.0
+D = 0.6 * T / N            # load L = 0.6
+#: burn-in 400 cycles at sigma = 0.1 T: the phase spread sigma sqrt(400) = 2 T
+#: is ~1.9 cycles, so each job's phase is uniform to ~exp(-2 pi^2 1.9^2).
+SIGMA_IND, BURN_IND = 0.1, 400
+
+
+def _independent():
+    return stormsim.Fleet(T=[T] * N, d=[D] * N, throughput="ideal", jitter=SIGMA_IND)
+
+
+def _paper_cell(n=N):
+    """The validation cell of issue 11: L = 0.6, sigma = 0.01 T, fair, uncapped."""
+    return stormsim.Fleet.identical(n, load=0.6, jitter=0.01)
+
+
+def test_flux_run_is_the_simulated_fleet_bit_for_bit():
+    """A replicate's flux run is fleet r of simulate(seed=...): the same launch,
+    the same streams, the same arithmetic (ring queues), so the same numbers."""
+    f = _paper_cell()
+    k0, k1 = root_key(3)
+    occ, up, *_ = _flux(f, k0, k1, 5, 2, 4, 50, 300, 8, "random")
+    run = stormsim.simulate(f, fleets=2, fleet_start=5, cycles=300, burn_in=50, seed=3,
+                            queues="ring")
+    assert np.array_equal(run.occupancy, occ)
+    assert np.array_equal(run.upcrossings, up)
+
+
+def test_committed_score_is_at_least_the_writers_and_sees_a_committed_storm():
+    """Three writers now, and two computers that fire before any write ends:
+    the committed future reaches 5; without the computers, the score is n_w.
+    (The score is exact to its class: (lo, hi) = (1, 5) asks whether it reaches 5.)"""
+    d = np.full(5, 1.0)
+    rw = np.ones(6)
+    rw[1:] = 1.0 / np.arange(1, 6)          # fair: f(n) = 1
+    rc = np.ones(6)
+    wkey = np.array([0.5, 0.6, 0.7, 0.0, 0.0, 0.0, 0.0, 0.0])
+    widx = np.array([0, 1, 2, 0, 0, 0, 0, 0])
+    ckey = np.array([0.1, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    cidx = np.array([3, 4, 0, 0, 0, 0, 0, 0])
+    buf = np.empty(6)
+    s = _kernel.ffs_committed_max(wkey, widx, 0, 3, ckey, cidx, 0, 2, 7, 0.0, 0.0, d, rw, rc,
+                                  1, 5, buf)
+    assert s == 5
+    assert _kernel.ffs_committed_max(wkey, widx, 0, 3, ckey, cidx, 0, 0, 7, 0.0, 0.0, d, rw,
+                                     rc, 1, 5, buf) == 3
+    # a computer that fires only after every write has ended adds nothing to the peak
+    late = np.array([9.0, 9.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    assert _kernel.ffs_committed_max(wkey, widx, 0, 3, late, cidx, 0, 2, 7, 0.0, 0.0, d, rw,
+                                     rc, 1, 5, buf) == 3
+
+
+def test_recovers_the_exact_binomial_answer_down_to_1e_11():
+    ks = np.arange(2, 11)
+    q = D / (T + D)
+    p_true = binom.sf(ks - 1, N, q)
+    nu_true = N / (T + D) * binom.pmf(ks - 1, N - 1, q)
+    s = storm_split(_independent(), ks, trials=1000, replicates=10, flux_cycles=1400,
+                    burn_in=BURN_IND, seed=5)
+    assert p_true[-1] < 1e-10                      # the deepest level is far below brute force
+    assert np.all((s.top_share >= 1 / 10 - 1e-12) & (s.top_share <= 1))  # a share of 10
+    assert s.truncated == 0
+    assert s.from_flux[0] and not s.from_flux[-1]  # both paths are checked
+    for j, k in enumerate(ks):
+        assert abs(s.p[j] / p_true[j] - 1) <= Z_TOL * s.p_rel_error[j], k
+        assert abs(s.rate[j] / nu_true[j] - 1) <= Z_TOL * s.rate_rel_error[j], k
+        assert s.p_lo[j] < s.p[j] < s.p_hi[j] and s.rate_lo[j] < s.rate[j] < s.rate_hi[j]
+
+
+def test_agrees_with_brute_force_on_the_paper_cell():
+    """N = 16, L = 0.6, sigma = 0.01 T, fair, uncapped: splitting against
+    plain Monte Carlo at the levels plain Monte Carlo resolves in seconds."""
+    f = _paper_cell()
+    ks = [3, 5, 7, 8]
+    run = stormsim.simulate(f, fleets=1500, cycles=800, burn_in=80, seed=11)
+    te = tail_estimate(run.occupancy)
+    st = storm_estimate(run.upcrossings, run.occupancy)
+    s = storm_split(f, ks, trials=1000, replicates=8, flux_cycles=2000, burn_in=100, seed=2)
+    for j, k in enumerate(ks):
+        se_p = np.hypot(s.p[j] * s.p_rel_error[j], (te.hi[k] - te.lo[k]) / 4)
+        se_r = np.hypot(s.rate[j] * s.rate_rel_error[j], st.rate[k] * st.rel_error[k])
+        assert abs(s.p[j] - te.p[k]) <= Z_TOL * se_p, k
+        assert abs(s.rate[j] - st.rate[k]) <= Z_TOL * se_r, k
+
+
+def test_results_are_a_function_of_seed_inputs_and_effort():
+    """Not of the thread count, nor of how the replicates are split into calls."""
+    f = _paper_cell(12)
+    kw = dict(trials=200, flux_cycles=400, burn_in=40, seed=4, basin=3)
+    one = storm_split(f, [4, 6], replicates=4, threads=1, **kw)
+    two = storm_split(f, [4, 6], replicates=4, threads=2, **kw)
+    assert np.array_equal(one.rep_rate, two.rep_rate) and np.array_equal(one.rep_p, two.rep_p)
+    a = storm_split(f, [4, 6], replicates=2, **kw)
+    b = storm_split(f, [4, 6], replicates=2, rep0=2, **kw)
+    assert np.array_equal(np.concatenate([a.rep_rate, b.rep_rate]), one.rep_rate)
+    other = storm_split(f, [4, 6], replicates=4, **{**kw, "seed": 5})
+    assert not np.array_equal(other.rep_rate, one.rep_rate)
+
+
+def test_rounds_of_replicates_are_the_replicates_of_one_call():
+    """storm_split_until (storm_risk's driver) adds rounds of replicates; its
+    estimate from R replicates is storm_split's with replicates = R."""
+    from stormsim.splitting import storm_split_until
+
+    f = _paper_cell(12)
+    kw = dict(trials=100, flux_cycles=300, burn_in=30, seed=4, basin=3)
+    est = storm_split_until(f, [4, 6], rel_error=1e-9, max_seconds=1e9, round_replicates=2,
+                            max_replicates=6, **kw)
+    assert est.replicates == 6
+    one = storm_split(f, [4, 6], replicates=6, **kw)
+    assert np.array_equal(est.rep_rate, one.rep_rate) and np.array_equal(est.rate, one.rate)
+    assert np.array_equal(est.p_hi, one.p_hi)
+
+
+def test_basin_is_chosen_from_the_seed_alone():
+    f = _paper_cell()
+    b = choose_basin(f, [10], seed=1)
+    assert 2 <= b <= 10 and b == choose_basin(f, [10], seed=1)
+
+
+def test_refuses_what_it_does_not_model():
+    a = stormsim.Fleet.identical(8, load=0.5, checkpoint="async")
+    with pytest.raises(SpecError, match="base model only.*method='plain'"):
+        storm_split(a, [3])
+    w = stormsim.Fleet(T=[1.0] * 4, d=[0.1] * 4, weights=[1, 2, 1, 1])
+    with pytest.raises(SpecError, match="base model only"):
+        storm_split(w, [3])
+    with pytest.raises(SpecError, match="levels"):
+        storm_split(_paper_cell(), [0])
+    with pytest.raises(SpecError, match="trials"):
+        storm_split(_paper_cell(), [3], trials=0)
+    with pytest.raises(SpecError, match="basin"):
+        storm_split(_paper_cell(), [3], basin=5)
+
+
+# ---------------------------------------------------------------------------
+# storm_risk's choice of method, and the CLI
+# ---------------------------------------------------------------------------
+
+def test_storm_risk_keeps_plain_monte_carlo_where_it_suffices():
+    """Shallow tails: plain Monte Carlo resolves them, splitting is not chosen."""
+    r = stormsim.storm_risk(_paper_cell(), [2, 3], rel_error=0.1, max_seconds=30, seed=1)
+    assert r.stopped == "rel_error" and r.split is None
+    assert list(r.level_method) == ["plain", "plain"]
+
+
+@pytest.mark.slow  # ~8 s: its budget
+def test_storm_risk_splits_the_levels_plain_monte_carlo_cannot_reach():
+    """k = 13 at N = 16 (~5e-7 of the time): far beyond plain Monte Carlo in a
+    few seconds, so it goes to splitting; k = 2 stays plain."""
+    seen = []
+    r = stormsim.storm_risk(_paper_cell(), [2, 13], rel_error=0.1, max_seconds=8, seed=1,
+                            progress=seen.append)
+    assert list(r.level_method) == ["plain", "splitting"]
+    assert r.split is not None and r.split.replicates >= 4 and r.split.truncated == 0
+    assert r.p_method[1] == "splitting" and r.rate_lo[1] < r.rate[1] < r.rate_hi[1]
+    assert 1e-8 < r.p[1] < 1e-5                      # brute force: 2.6e-6 at k = 12
+    assert seen[-1].level_method[1] == "splitting" and seen[-1].stopped == r.stopped
+    assert "splitting levels:" in str(r) and r.to_dict()["split"]["replicates"] >= 4
+
+
+def test_storm_risk_uses_plain_monte_carlo_for_async_fleets():
+    a = stormsim.Fleet.identical(8, load=0.5, checkpoint="async", jitter=0.01)
+    r = stormsim.storm_risk(a, [8], rel_error=0.1, max_seconds=2, cycles=100, burn_in=10)
+    assert r.split is None and list(r.level_method) == ["plain"]
+    with pytest.raises(SpecError, match="base model only"):
+        stormsim.storm_risk(a, [8], method="splitting")
+    with pytest.raises(SpecError, match="method = 'fancy'"):
+        stormsim.storm_risk(a, [8], method="fancy")
+
+
+def test_risk_command_splits_on_request(tmp_path, capsys):
+    from stormsim.cli import main
+    import json
+
+    toml = tmp_path / "risk.toml"
+    toml.write_text('[sweep]\nname = "risk"\n[fixed]\nN = 12\nT = 1.0\nload = 0.6\n'
+                    'jitter = 0.01\ncycles = 400\nburn_in = 40\nseed = 1\nfleets = 1\n')
+    assert main(["risk", str(toml), "--levels", "3,6", "--method", "splitting", "--trials",
+                 "200", "--max-seconds", "3", "-q", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["level_method"] == ["splitting", "splitting"]
+    assert doc["split"]["trials"] == 200 and doc["split"]["replicates"] >= 4
