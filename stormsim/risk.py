@@ -56,7 +56,7 @@ from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
 from .splitting import TOP_SHARE_WARN, check_splittable, storm_split_until
-from .storms import storm_estimate
+from .storms import ratio_of_means, storm_estimate
 from .tails import LEVEL, tail_estimate
 
 __all__ = ["StormRisk", "storm_risk"]
@@ -157,14 +157,16 @@ class StormRisk:
                  f"{self.cpu_seconds:.3g} CPU s ({self.wall_seconds:.3g} s wall); stopped: "
                  f"{self.stopped}; target relative error {self.rel_error_target:g}"]
         head = ["k", "P(n_w>=k) [95% CI]", "RE", "storms/s [95% CI]", "RE",
-                "storm s", "resolved / plain-MC cost to resolve"]
+                "storm s [95% CI]", "resolved / plain-MC cost to resolve"]
         rows = []
         for j, k in enumerate(self.levels.tolist()):
             p = (f"0 (<{self.p_hi[j]:.2e})" if self.p_method[j] == "zero-bound" else
                  f"{self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}]")
             r = (f"0 (<{self.rate_hi[j]:.2e})" if self.rate_method[j] == "zero-bound" else
                  f"{self.rate[j]:.3e} [{self.rate_lo[j]:.3e}, {self.rate_hi[j]:.3e}]")
-            d = "-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}"
+            d = ("-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}" +
+                 ("" if math.isnan(self.duration_lo[j]) else
+                  f" [{self.duration_lo[j]:.4g}, {self.duration_hi[j]:.4g}]"))
             if self.level_method is not None and self.level_method[j] == "splitting":
                 cost = ("yes" if self.resolved[j] else "no") + " (splitting)"
             elif self.resolved[j]:
@@ -436,10 +438,10 @@ def _with_split(risk, ks, todo, sp, target, t0, c0, plain_events, stopped) -> St
         base[name][idx] = getattr(sp, name)
     base["p_method"][idx] = "splitting"
     base["rate_method"][idx] = "splitting"
-    with np.errstate(divide="ignore", invalid="ignore"):
-        base["duration"][idx] = sp.p / sp.rate    # time at >= k per storm (ratio of estimates)
-    base["duration_lo"][idx] = np.nan
-    base["duration_hi"][idx] = np.nan
+    # time at >= k per storm: the ratio of the replicates' means, its interval
+    # over the replicates (independent units) like every other ratio here
+    d, d_lo, d_hi, _ = ratio_of_means(sp.rep_p, sp.rep_rate, sp.level)
+    base["duration"][idx], base["duration_lo"][idx], base["duration_hi"][idx] = d, d_lo, d_hi
     base["resolved"][idx] = (sp.rate_rel_error <= target) & (sp.p_rel_error <= target)
     lm = np.full(n, "plain", dtype=object) if risk is None or risk.level_method is None \
         else risk.level_method.astype(object)

@@ -37,7 +37,7 @@ import numpy as np
 
 from .tails import LEVEL
 
-__all__ = ["STORM_METHODS", "StormEstimate", "storm_estimate"]
+__all__ = ["STORM_METHODS", "StormEstimate", "ratio_of_means", "storm_estimate"]
 
 #: How each storm interval was made (stored as int8 in the result file's table).
 STORM_METHODS = {"ratio-log": 0, "zero-bound": 1, "none": 3, "structural": 4, "not-recorded": 5}
@@ -81,6 +81,21 @@ def _ratio_log(num, den, total_num, total_den, reached, level):
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(r > 0, se / r, np.nan)      # r = 0: a storm at the window's last instant
     return r, r * np.exp(-q * rel), r * np.exp(q * rel), rel
+
+
+def ratio_of_means(num, den, level: float = LEVEL):
+    """(R, lo, hi, relative se) of R = sum num / sum den over independent units
+    (rows; columns are levels): the delta method on the log scale with a t
+    quantile, as for the durations above. E.g. the mean storm duration of a
+    splitting estimate, P(n_w >= k) / nu_k over its replicates."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    u = num.shape[0]
+    if u < 2:
+        nan = np.full(num.shape[1:], np.nan)
+        return nan, nan.copy(), nan.copy(), nan.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _ratio_log(num, den, num.sum(axis=0), den.sum(axis=0), (num > 0).sum(axis=0), level)
 
 
 def storm_estimate(unit_upcrossings, unit_occupancy, fleets: int | None = None,

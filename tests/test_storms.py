@@ -20,7 +20,7 @@ import stormsim
 from stormsim.cli import main
 from stormsim.results import open_results
 from stormsim.spec import parse_sweep
-from stormsim.storms import storm_estimate
+from stormsim.storms import ratio_of_means, storm_estimate
 from stormsim.sweep import run_sweep
 from stormsim.tails import tail_estimate
 
@@ -76,6 +76,31 @@ def test_storm_rate_interval_covers_synthetic_truth():
         hit += st.rate_lo[1] <= nu <= st.rate_hi[1]
     # binomial se of the coverage sqrt(.95 .05 / 2000) = 0.005; 0.03 flags a broken interval
     assert abs(hit / reps - 0.95) < 0.03
+
+
+def test_ratio_of_means_interval_covers_synthetic_truth():
+    """The duration interval of a splitting estimate (P / nu over replicates):
+    coverage on iid, right-skewed, correlated units with a known ratio."""
+    reps, u, ratio = 2000, 32, 0.04
+    rng = np.random.default_rng(6)
+    hit = 0
+    for _ in range(reps):
+        den = rng.gamma(2.0, 1.0, (u, 1))                   # skewed, like replicate rates
+        num = ratio * den * rng.gamma(20.0, 1 / 20.0, (u, 1))  # E[num | den] = ratio den
+        r, lo, hi, _ = ratio_of_means(num, den)
+        hit += lo[0] <= ratio <= hi[0]
+    # binomial se of the coverage sqrt(.95 .05 / 2000) = 0.005; 0.03 flags a broken interval
+    assert abs(hit / reps - 0.95) < 0.03
+    nan = ratio_of_means(np.ones((1, 2)), np.ones((1, 2)))       # one unit: no interval
+    assert all(np.isnan(x).all() for x in nan)
+
+
+def test_split_levels_give_their_storm_duration_with_an_interval():
+    f = stormsim.Fleet.identical(16, load=0.6, jitter=0.01)
+    r = stormsim.storm_risk(f, [6], method="splitting", trials=100, max_seconds=2, seed=3)
+    assert r.level_method[0] == "splitting" and r.split.replicates >= 2
+    assert 0 < r.duration_lo[0] < r.duration[0] < r.duration_hi[0] < 1.0   # storms << T
+    assert f"{r.duration[0]:.4g} [{r.duration_lo[0]:.4g}, " in str(r)
 
 
 def test_no_storm_gives_a_one_sided_poisson_bound_not_a_bare_zero():
