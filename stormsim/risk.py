@@ -90,6 +90,12 @@ class StormRisk:
     stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets"
     level_method : "plain" or "splitting" per level; split : the
         stormsim.splitting.SplitEstimate of the split levels (or None)
+
+    A split level that no replicate reached has p = 0 with p_method
+    "monotone-bound": p_hi is the upper end of the interval of the deepest
+    lower level asked (P(n_w >= k) falls with k), or 1; its rate is NaN with
+    rate_method "not-reached" (a storm rate has no such bound). Ask for
+    intermediate levels too for a tighter bound, or give more time.
     """
 
     levels: np.ndarray
@@ -160,9 +166,11 @@ class StormRisk:
                 "storm s [95% CI]", "resolved / plain-MC cost to resolve"]
         rows = []
         for j, k in enumerate(self.levels.tolist()):
-            p = (f"0 (<{self.p_hi[j]:.2e})" if self.p_method[j] == "zero-bound" else
+            p = (f"0 (<{self.p_hi[j]:.2e})" if self.p_method[j] in ("zero-bound",
+                                                                  "monotone-bound") else
                  f"{self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}]")
             r = (f"0 (<{self.rate_hi[j]:.2e})" if self.rate_method[j] == "zero-bound" else
+                 "not reached, no bound" if self.rate_method[j] == "not-reached" else
                  f"{self.rate[j]:.3e} [{self.rate_lo[j]:.3e}, {self.rate_hi[j]:.3e}]")
             d = ("-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}" +
                  ("" if math.isnan(self.duration_lo[j]) else
@@ -414,6 +422,25 @@ def _hopeless(est, cpu, wall, budget) -> bool:
     return bool(todo.any() and np.all(more / max(speed, 1e-9) > budget - wall))
 
 
+def _bound_unreached(ks, unreached, base) -> None:
+    """Levels no replicate reached: P(n_w >= k) <= P(n_w >= k') for every
+    k' < k, so the upper end of the deepest lower level's interval bounds it
+    ("monotone-bound"; 1 if none was reached). nu_k has no such bound (storms
+    of k need not be rarer than storms of k - 1): "not-reached", NaN."""
+    base["p_method"] = base["p_method"].astype(object)       # room for longer names
+    base["rate_method"] = base["rate_method"].astype(object)
+    for j in unreached.tolist():
+        lower = [i for i in range(ks.size) if ks[i] < ks[j] and base["p"][i] > 0
+                 and math.isfinite(base["p_hi"][i])]
+        base["p"][j], base["p_lo"][j] = 0.0, 0.0
+        base["p_hi"][j] = min((base["p_hi"][i] for i in lower), default=1.0)
+        base["p_method"][j] = "monotone-bound"
+        base["p_rel_error"][j] = np.nan
+        for name in ("rate", "rate_lo", "rate_hi", "rate_rel_error"):
+            base[name][j] = np.nan
+        base["rate_method"][j] = "not-reached"
+
+
 def _with_split(risk, ks, todo, sp, target, t0, c0, plain_events, stopped) -> StormRisk:
     """The StormRisk with levels ``todo`` replaced by the splitting estimate sp."""
     n = ks.size
@@ -438,6 +465,7 @@ def _with_split(risk, ks, todo, sp, target, t0, c0, plain_events, stopped) -> St
         base[name][idx] = getattr(sp, name)
     base["p_method"][idx] = "splitting"
     base["rate_method"][idx] = "splitting"
+    _bound_unreached(ks, idx[~(sp.p > 0)], base)
     # time at >= k per storm: the ratio of the replicates' means, its interval
     # over the replicates (independent units) like every other ratio here
     d, d_lo, d_hi, _ = ratio_of_means(sp.rep_p, sp.rep_rate, sp.level)

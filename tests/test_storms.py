@@ -103,6 +103,18 @@ def test_split_levels_give_their_storm_duration_with_an_interval():
     assert f"{r.duration[0]:.4g} [{r.duration_lo[0]:.4g}, " in str(r)
 
 
+def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
+    """k = N = 16 in a 2-second budget: no replicate gets there. P is bounded by
+    the interval of the deepest lower level asked; the rate says it has none."""
+    f = stormsim.Fleet.identical(16, load=0.6, jitter=0.01)
+    r = stormsim.storm_risk(f, [6, 16], method="splitting", trials=100, max_seconds=2, seed=3)
+    assert r.p[0] > 0 and list(r.p_method) == ["splitting", "monotone-bound"]
+    assert r.p[1] == 0 and r.p_hi[1] == r.p_hi[0]
+    assert r.rate_method[1] == "not-reached" and math.isnan(r.rate[1])
+    text = str(r).splitlines()[3]
+    assert f"0 (<{r.p_hi[0]:.2e})" in text and "not reached, no bound" in text
+
+
 def test_no_storm_gives_a_one_sided_poisson_bound_not_a_bare_zero():
     occ = np.array([[100.0, 0.0], [120.0, 0.0]])
     st = storm_estimate(np.zeros((2, 2)), occ)
