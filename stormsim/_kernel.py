@@ -544,6 +544,7 @@ def _make_run_fleet(FAST):
         count = np.zeros(N, dtype=np.int64)
         base = np.empty(N, dtype=np.uint64)
         since = np.zeros(N)  # wall time at which each job's current write started
+        wnext = np.empty(N)  # the compute interval after each writer's write, drawn at its firing
 
         tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
         tol_T = 0.0  # it are candidates, each then checked against its own
@@ -648,11 +649,7 @@ def _make_run_fleet(FAST):
                         continue
                     events += 1
                     writing[i] += t - since[i]  # reset when the measured window opens
-                    w = T[i]
-                    if sigma[i] > 0.0:
-                        w += sigma[i] * stream_normal(base[i], count[i] - 1)
-                        if w < 0.0:
-                            w = 0.0
+                    w = wnext[i]
                     if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
                         tofire[n_fire] = i
                         n_fire += 1
@@ -677,6 +674,14 @@ def _make_run_fleet(FAST):
                         n_burn += 1
                     since[i] = t
                     nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
+                    # Its next compute interval (normal k of its stream), drawn now,
+                    # off the write end's critical path: the same value then.
+                    w = T[i]
+                    if sigma[i] > 0.0:
+                        w += sigma[i] * stream_normal(base[i], k)
+                        if w < 0.0:
+                            w = 0.0
+                    wnext[i] = w
                     # Writes that end now were applied first, so level nwh is crossed
                     # at this instant iff it is above the writers before it. (Counted
                     # here, per firing, not per instant: a branch per instant on
