@@ -508,7 +508,10 @@ def _make_run_fleet(FAST):
     so both are cached.
     """
 
-    @njit(cache=CACHE, nogil=True)
+    # error_model "numpy": no zero-division checks in the loop. Every divisor
+    # is a validated rate (f(n)/n > 0, min(1, C/n) > 0) or N >= 1, so the
+    # results are the same bits; only impossible inputs would differ.
+    @njit(cache=CACHE, nogil=True, error_model="numpy")
     def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                   level, stop_at_passage, record, ring_w, ring_c, firings,
                   occupancy, upcross, writing):
