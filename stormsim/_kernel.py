@@ -510,7 +510,10 @@ def _make_run_fleet(FAST):
     so both are cached.
     """
 
-    @njit(cache=CACHE, nogil=True)
+    # error_model "numpy": no zero-division checks in the loop. Every divisor
+    # is a validated rate (f(n)/n > 0, min(1, C/n) > 0) or N >= 1, so the
+    # results are the same bits; only impossible inputs would differ.
+    @njit(cache=CACHE, nogil=True, error_model="numpy")
     def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                   level, stop_at_passage, record, ring_w, ring_c, firings,
                   occupancy, upcross, writing):
@@ -546,6 +549,7 @@ def _make_run_fleet(FAST):
         count = np.zeros(N, dtype=np.int64)
         base = np.empty(N, dtype=np.uint64)
         since = np.zeros(N)  # wall time at which each job's current write started
+        wnext = np.empty(N)  # the compute interval after each writer's write, drawn at its firing
 
         tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
         tol_T = 0.0  # it are candidates, each then checked against its own
@@ -650,11 +654,7 @@ def _make_run_fleet(FAST):
                         continue
                     events += 1
                     writing[i] += t - since[i]  # reset when the measured window opens
-                    w = T[i]
-                    if sigma[i] > 0.0:
-                        w += sigma[i] * stream_normal(base[i], count[i] - 1)
-                        if w < 0.0:
-                            w = 0.0
+                    w = wnext[i]
                     if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
                         tofire[n_fire] = i
                         n_fire += 1
@@ -679,6 +679,14 @@ def _make_run_fleet(FAST):
                         n_burn += 1
                     since[i] = t
                     nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
+                    # Its next compute interval (normal k of its stream), drawn now,
+                    # off the write end's critical path: the same value then.
+                    w = T[i]
+                    if sigma[i] > 0.0:
+                        w += sigma[i] * stream_normal(base[i], k)
+                        if w < 0.0:
+                            w = 0.0
+                    wnext[i] = w
                     # Writes that end now were applied first, so level nwh is crossed
                     # at this instant iff it is above the writers before it. (Counted
                     # here, per firing, not per instant: a branch per instant on
