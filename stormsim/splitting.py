@@ -161,6 +161,7 @@ class SplitEstimate:
     gain: np.ndarray
     top_share: np.ndarray
     level: float = LEVEL
+    horizon: int = 0
     _sim_per_event: float = field(default=float("nan"), repr=False)
     method: str = field(default=(
         "forward flux sampling on the committed-future score, fixed effort per stage; "
@@ -168,7 +169,8 @@ class SplitEstimate:
 
     def __str__(self) -> str:
         lines = [f"storm_split: {self.replicates} replicates x {self.trials} clones per stage, "
-                 f"interfaces {self.interfaces.tolist()}, {self.events:.4g} events, "
+                 f"look-ahead {self.horizon}, interfaces {self.interfaces.tolist()}, "
+                 f"{self.events:.4g} events, "
                  f"{self.cpu_seconds:.3g} CPU s"]
         for j, k in enumerate(self.levels.tolist()):
             src = "flux run" if self.from_flux[j] else "splitting"
@@ -213,7 +215,7 @@ def _theta(fleet, launch, key0, key1, rep0, R):
     return np.broadcast_to(np.asarray(spec, dtype=np.float64).reshape(-1, n)[0], (R, n)).copy()
 
 
-def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch):
+def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch, horizon=0):
     T, d, sigma, rw, rc = _kernel_args(fleet)
     n = fleet.n_jobs
     occ = np.zeros((R, n + 1))
@@ -226,12 +228,13 @@ def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch):
     window = np.zeros(R)
     _kernel.ffs_flux(T, d, sigma, rw, rc, _theta(fleet, launch, key0, key1, rep0, R), key0,
                      key1, np.int64(rep0), np.int64(lo), np.int64(burn_in), np.int64(cycles),
-                     occ, up, res_rem, res_ph, res_cnt, entries, events, window)
+                     occ, up, res_rem, res_ph, res_cnt, entries, events, window,
+                     np.int64(horizon))
     return occ, up, res_rem, res_ph, res_cnt, entries, events, window
 
 
 def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
-                 burn_in: int = 100, launch="random") -> int:
+                 burn_in: int = 100, launch="random", horizon: int = 0) -> int:
     """L_0: the level L in 1..max(levels) whose basin {S < L} a flux run leaves
     most often (ties: the higher), from two short pilot flux runs per L
     (fleets PILOT_FLEET.., a function of the seed alone).
@@ -245,7 +248,7 @@ def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
     best, best_n = 1, -1
     for L in range(1, int(np.max(levels)) + 1):
         *_, entries, _, _ = _flux(fleet, key0, key1, PILOT_FLEET, 2, L, burn_in,
-                                  burn_in + pilot, 1, launch)
+                                  burn_in + pilot, 1, launch, horizon)
         if int(entries.sum()) >= best_n:
             best, best_n = L, int(entries.sum())
     return best
@@ -264,7 +267,7 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32
                 flux_cycles: int = 2000, burn_in: int = 100, seed: int = 0,
                 basin: int | None = None, reservoir: int = 4096, launch="random",
                 rep0: int = 0, threads: int | None = None,
-                max_events: int = _kernel.FFS_MAX_EVENTS) -> SplitEstimate:
+                max_events: int = _kernel.FFS_MAX_EVENTS, horizon: int = 0) -> SplitEstimate:
     """nu_k and P(n_w >= k) by forward flux sampling (see the module docstring).
 
     Parameters
@@ -295,13 +298,16 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32
     replicates = _check_positive_int("replicates", replicates)
     flux_cycles = _check_positive_int("flux_cycles", flux_cycles)
     reservoir = _check_positive_int("reservoir", reservoir)
+    if isinstance(horizon, bool) or not isinstance(horizon, Integral) or horizon < 0:
+        raise SpecError(f"horizon = {horizon!r}: must be an integer >= 0 (cycles of look-ahead)")
+    horizon = int(horizon)
     if isinstance(burn_in, bool) or not isinstance(burn_in, Integral) or not \
             0 <= burn_in < flux_cycles:
         raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0")
     if basin is None:
-        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch)
+        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon)
     if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= ks[-1]:
         raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {ks[-1]}")
     basin = int(basin)
@@ -313,22 +319,23 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         out = _run(fleet, ks, trials, replicates, flux_cycles, burn_in, int(seed), basin,
-                   reservoir, launch, int(rep0), int(max_events))
+                   reservoir, launch, int(rep0), int(max_events), horizon)
     finally:
         if threads is not None:
             numba.set_num_threads(saved)
     cpu = time.process_time() - c0
     wall = time.perf_counter() - t0
     return _summarise(fleet, ks, out, trials, replicates, flux_cycles, burn_in, int(seed),
-                      cpu, wall)
+                      cpu, wall, horizon)
 
 
-def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events):
+def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events,
+         horizon):
     n = fleet.n_jobs
     key0, key1 = root_key(seed)
     T, d, sigma, rw, rc = _kernel_args(fleet)
     occ, up, res_rem, res_ph, res_cnt, entries, events, window = _flux(
-        fleet, key0, key1, rep0, R, L0, burn_in, cycles, reservoir, launch)
+        fleet, key0, key1, rep0, R, L0, burn_in, cycles, reservoir, launch, horizon)
     kept = np.minimum(entries, reservoir)
     bank_rem = np.concatenate([res_rem[r, :kept[r]] for r in range(R)])
     bank_ph = np.concatenate([res_ph[r, :kept[r]] for r in range(R)])
@@ -354,7 +361,8 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
         bank_lo = np.concatenate([[0], np.cumsum(bank_n)[:-1]]).astype(np.int64)
         _kernel.ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
                           key0, key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
-                          np.int64(max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev)
+                          np.int64(max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
+                          np.int64(horizon))
         total_events += int(ev.sum())
         truncated += int((status < 0).sum())
         above = np.cumsum(s_occ[:, :, ::-1], axis=2)[:, :, ::-1]
@@ -386,7 +394,7 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
                 truncated=truncated, sim_per_event=sim_per_event)
 
 
-def _summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall):
+def _summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon):
     def combine(x):
         m = x.mean(axis=0)
         se = x.std(axis=0, ddof=1) / math.sqrt(R) if R >= 2 else np.full(m.shape, np.nan)
@@ -415,7 +423,7 @@ def _summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall):
                          flux=o["flux"], entries=o["entries"], events=o["events"],
                          truncated=o["truncated"], cpu_seconds=cpu, wall_seconds=wall,
                          work_relvar=work, mc_work_relvar=mc, gain=gain, top_share=top,
-                         _sim_per_event=o["sim_per_event"])
+                         horizon=horizon, _sim_per_event=o["sim_per_event"])
 
 
 def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float, *,
@@ -433,7 +441,8 @@ def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float
     burn_in = kw.get("burn_in", 100)
     flux_cycles = kw.get("flux_cycles", 2000)
     if basin is None:
-        basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"))
+        basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"),
+                             kw.get("horizon", 0))
     t0, c0 = time.perf_counter(), time.process_time()
     parts = []
     while True:
@@ -466,4 +475,4 @@ def merge(parts, fleet: Fleet, cpu: float | None = None, wall: float | None = No
     cpu = sum(p.cpu_seconds for p in parts) if cpu is None else cpu
     wall = sum(p.wall_seconds for p in parts) if wall is None else wall
     return _summarise(fleet, first.levels, o, first.trials, R, first.flux_cycles,
-                      first.burn_in, first.seed, cpu, wall)
+                      first.burn_in, first.seed, cpu, wall, first.horizon)
