@@ -38,7 +38,7 @@ import numpy as np
 
 import stormsim
 from stormsim.risk import _collapse, _estimate
-from stormsim.splitting import storm_split
+from stormsim.splitting import DEFAULT_HORIZON, storm_split
 
 TARGETS = (1e-6, 1e-8, 1e-10, 1e-12)
 #: Storms plain Monte Carlo must have seen at a level before its measured
@@ -79,6 +79,8 @@ def main(argv=None) -> int:
                     help="CPU seconds of plain Monte Carlo (default 60)")
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--replicates", type=int, default=32)
+    ap.add_argument("--horizon", type=int, default=DEFAULT_HORIZON,
+                    help="the score's look-ahead in cycles (storm_split(horizon=...))")
     ap.add_argument("--json", default=None, help="write the figures here")
     ap.add_argument("--demo", action="store_true",
                     help="time one storm_risk call to 10%% at the level near 1e-12")
@@ -88,6 +90,7 @@ def main(argv=None) -> int:
         fleet = stormsim.Fleet.identical(32, load=0.6, jitter=0.01)
         t0 = time.perf_counter()
         r = stormsim.storm_risk(fleet, [args.level], rel_error=0.1, max_seconds=600, seed=1,
+                                horizon=args.horizon,
                                 progress=lambda r: print(
                                     f"  {time.perf_counter() - t0:6.0f} s: "
                                     f"{r.level_method[0]}, P = {r.p[0]:.3g}, RE {r.p_rel_error[0]:.3f}, "
@@ -107,7 +110,7 @@ def main(argv=None) -> int:
     runs = []
     for rep in range(args.repeats):
         s = storm_split(fleet, levels, trials=args.trials, replicates=args.replicates,
-                        seed=rep + 1)
+                        seed=rep + 1, horizon=args.horizon)
         runs.append(s)
         print(f"splitting run {rep + 1}: {s.cpu_seconds:.1f} CPU s, {s.wall_seconds:.1f} s wall, "
               f"interfaces {s.interfaces[0]}..{s.interfaces[-1]}", flush=True)

@@ -15,7 +15,7 @@ import stormsim
 from stormsim import _kernel
 from stormsim.engine import root_key
 from stormsim.errors import SpecError
-from stormsim.splitting import _flux, choose_basin, storm_split
+from stormsim.splitting import DEFAULT_HORIZON, _flux, choose_basin, storm_split
 from stormsim.storms import storm_estimate
 from stormsim.tails import tail_estimate
 
@@ -107,10 +107,11 @@ def test_lookahead_score_is_at_least_the_writers_and_sees_the_next_cycle():
     assert look(late, 2, 1) == 3
 
 
-@pytest.mark.parametrize("horizon, trials, replicates", [(0, 1000, 10), (1, 200, 16)])
+@pytest.mark.parametrize("horizon, trials, replicates",
+                         [(0, 1000, 10), (DEFAULT_HORIZON, 200, 16)])
 def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, trials, replicates):
-    """Both scores: the committed future (horizon 0) and the one-cycle mean
-    look-ahead (horizon 1, which also places the basin)."""
+    """Both scores: the committed future (horizon 0) and the mean
+    look-ahead (the default horizon, which also places the basin)."""
     ks = np.arange(2, 11)
     q = D / (T + D)
     p_true = binom.sf(ks - 1, N, q)
@@ -128,7 +129,8 @@ def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, trials, repli
         assert s.p_lo[j] < s.p[j] < s.p_hi[j] and s.rate_lo[j] < s.rate[j] < s.rate_hi[j]
 
 
-@pytest.mark.parametrize("horizon, trials, replicates", [(0, 1000, 8), (1, 100, 16)])
+@pytest.mark.parametrize("horizon, trials, replicates",
+                         [(0, 1000, 8), (DEFAULT_HORIZON, 100, 16)])
 def test_agrees_with_brute_force_on_the_paper_cell(horizon, trials, replicates):
     """N = 16, L = 0.6, sigma = 0.01 T, fair, uncapped: splitting against
     plain Monte Carlo at the levels plain Monte Carlo resolves in seconds."""
