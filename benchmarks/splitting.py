@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--mc-seconds", type=float, default=60.0,
                     help="CPU seconds of plain Monte Carlo (default 60)")
-    ap.add_argument("--trials", type=int, default=200)
+    ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--replicates", type=int, default=32)
     ap.add_argument("--horizon", type=int, default=DEFAULT_HORIZON,
                     help="the score's look-ahead in cycles (storm_split(horizon=...))")

@@ -276,7 +276,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                seed: int = 0, cycles: int = 800, burn_in: int = 80, launch="random",
                batch_fleets: int | None = None, max_fleets: int | None = None,
                min_hits: int = MIN_HITS, threads: int | None = None,
-               progress=None, method: str = "auto", trials: int = 200,
+               progress=None, method: str = "auto", trials: int = 100,
                flux_cycles: int = 2000, horizon: int = DEFAULT_HORIZON) -> StormRisk:
     """P(n_w >= k) and the storm rate nu_k for each level k, to ``rel_error``.
 

@@ -11,14 +11,20 @@ refused with a SpecError; ``storm_risk`` uses plain Monte Carlo for them.
 
 The design
 ----------
-Importance score S: the largest n_w of the *committed future*: the exact
-dynamics from the present state in which the jobs now computing fire at
-their already-drawn targets and no compute interval started later ends
-(``_kernel.ffs_committed_max``). S >= n_w always. S changes only at the end
-of a write (the one instant a new compute interval is drawn), so a state
-whose S has just reached an interface differs from its clones' futures at
-their very next draw; plain n_w would split clones that share the next
-cycle's firings.
+Importance score S: the largest n_w of a predicted future from the present
+state. ``horizon = 0``: the *committed future*, the exact dynamics in which
+the jobs now computing fire at their already-drawn targets and no compute
+interval started later ends (``_kernel.ffs_committed_max``). ``horizon = H
+>= 1`` (the default, DEFAULT_HORIZON = 2): the *mean future* over H more
+cycles, the same dynamics in which every compute interval started later
+lasts exactly its mean T_i (no new draw), stopped after (jobs computing now)
++ H N firings (``_kernel.ffs_lookahead_max``); with the fleet's own sharing
+it follows a cluster's growth (jobs firing inside a long shared write leave
+it together) over the next cycles. Either way S >= n_w, S is a function of
+the state alone, and it is evaluated at the end of every write (the one
+instant a new compute interval is drawn), so a state whose S has just
+reached an interface differs from its clones' futures at their very next
+draw; plain n_w would split clones that share the next cycle's firings.
 
 Interfaces: fixed integers L_0 < L_0 + 1 < ... < k_max (k_max the deepest
 level asked); the basin is A = {S < L_0}. "Reaching" L means S >= L at an
@@ -58,20 +64,37 @@ replicate estimates, its standard error over replicates, a 95 % interval
 m * exp(+-t_{R-1} se / m) (delta method on the log scale).
 
 What limits the variance (measured, N = 16 and 32, L = 0.6, sigma = 0.01 T,
-fair): the spread between replicates, not the clones' binomial noise. A flux
-run sees a phase configuration that mixes slowly, and the score looks only a
-cycle ahead, so replicate estimates are right-skewed (N = 16, k = 9, 128
-replicates: median / mean 0.67, the top 5 replicates 17 % of the sum). With
-few replicates the typical estimate lies below the mean and the interval can
-be too narrow: keep >= 32 replicates (the default; 64 for the RESULTS
-validation, where the splitting estimates sit ~1 se below brute force at
-every level of N = 32, inside their intervals). More clones per stage or an
-effort that grows where stages succeed rarely did not help (tried: 4x the
-CPU, the same RE); many short replicates did.
+fair): the spread between replicates, not the clones' binomial noise. With
+the committed-future score (horizon 0) a replicate's deep stages succeed or
+fail together: the stage success fractions vary 3-6x more than binomially
+and are correlated across stages (N = 16, k = 11, 256 replicates), so the
+replicate estimates are right-skewed (N = 16, k = 9, 128 replicates:
+median / mean 0.67, the top 5 replicates 17 % of the sum; at N = 32, k = 24,
+one replicate in 192 held 94 % of the sum). The score looks one firing per
+computer ahead, and at sigma = 0.01 T a cluster grows over several cycles:
+which entries lead deep is decided after the score has looked. The mean
+look-ahead over 2 cycles sees that growth, for the basin as well as the
+interfaces: at equal CPU (~100 s, N = 32, P at k = 20 / 22 / 24) horizon 0
+(200 clones x 192 replicates) gave RE 0.25 / 0.42 / 0.94, top share
+0.25 / 0.30 / 0.94, median / mean 0.20 / 0.03 / 0; horizon 2 (100 x 64) RE
+0.11 / 0.15 / 0.23, top share 0.08 / 0.08 / 0.17, median / mean
+0.79 / 0.56 / 0.25 (RE^2 x CPU 4x / 6.5x / 13x lower); at N = 16, k = 9-11
+the skew goes (median / mean 0.93-0.96). Tried and dropped: a fractional
+score (the gap from a level-m cluster's last write end to the next firing,
+over a write's duration) with interfaces at halves or quarters: 2-9x worse
+RE^2 x CPU at N = 16 (the half steps pass at 0.8, the integer steps still
+at 0.45); the basin kept on the committed score with look-ahead interfaces:
+no gain (the basin's own exits must be chosen by the look-ahead). Clones
+and replicates: with the look-ahead, 100 x 64 beat 200 x 32 at equal CPU
+(RE^2 x CPU 1.2-2x lower); with horizon 0 at N = 16 the split between clones
+and replicates (25-200 clones) and a shorter flux run changed RE^2 x CPU by
+less than its own run-to-run spread.
 
-Cost: the score is a walk over the committed future, O(N) at every write's
-end, so an event costs ~7-13x ``simulate``'s (N = 16-64); the gain at deep
-levels dwarfs it (benchmarks/splitting.py).
+Cost: the score is a walk over the predicted future at every write's end:
+O(N) for the committed future (an event costs ~7-13x ``simulate``'s, N =
+16-64), O(H N) for the look-ahead (a replicate at N = 32 costs ~7x horizon
+0's with 100 clones, an event ~10x); the gain at deep levels dwarfs it
+(benchmarks/splitting.py).
 """
 from __future__ import annotations
 
@@ -171,7 +194,8 @@ class SplitEstimate:
     horizon: int = DEFAULT_HORIZON
     _sim_per_event: float = field(default=float("nan"), repr=False)
     method: str = field(default=(
-        "forward flux sampling on the committed-future score, fixed effort per stage; "
+        "forward flux sampling on the committed-future score with a mean look-ahead of "
+        "`horizon` cycles, fixed effort per stage; "
         "95% interval over independent replicates (t, log scale)"), repr=False)
 
     def __str__(self) -> str:
@@ -270,7 +294,7 @@ def _log_interval(m, se, R, level):
     return m * np.exp(-q * rel), m * np.exp(q * rel), rel
 
 
-def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32,
+def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32,
                 flux_cycles: int = 2000, burn_in: int = 100, seed: int = 0,
                 basin: int | None = None, reservoir: int = 4096, launch="random",
                 rep0: int = 0, threads: int | None = None,
@@ -284,11 +308,13 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32
     levels : int or sequence of int in 1..N
     trials : clones per stage and replicate (the fixed effort M)
     replicates : independent FFS runs; the interval comes from their spread.
-        The defaults (200 x 32) come from a tuning run at N = 32 (L = 0.6,
-        sigma = 0.01 T): at equal CPU, 32 x 250 and 64 x 100 gave a work-
-        normalised variance 2-4x below 8 x 1000 (most of the variance is
-        between replicates: the phase configuration a flux run sees mixes
-        slowly, so many short replicates beat a few rich ones)
+        The defaults (100 x 32) come from tuning runs at N = 32 (L = 0.6,
+        sigma = 0.01 T): with horizon 0, at equal CPU, 32 x 250 and 64 x 100
+        gave a work-normalised variance 2-4x below 8 x 1000; with horizon 2,
+        64 x 100 beat 32 x 200 (1.2-2x): most of the variance is between
+        replicates, so many short replicates beat a few rich ones
+    horizon : the score's look-ahead in cycles (0: the committed future; see
+        the module docstring); it also places the basin
     flux_cycles, burn_in : each replicate's flux run: one fleet, measured
         from its burn_in-th to its flux_cycles-th cycle
     seed : int >= 0; basin : L_0 (default ``choose_basin``)
