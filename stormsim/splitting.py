@@ -84,7 +84,9 @@ score (the gap from a level-m cluster's last write end to the next firing,
 over a write's duration) with interfaces at halves or quarters: 2-9x worse
 RE^2 x CPU at N = 16 (the half steps pass at 0.8, the integer steps still
 at 0.45); the basin kept on the committed score with look-ahead interfaces:
-no gain (the basin's own exits must be chosen by the look-ahead). Clones
+no gain (the basin's own exits must be chosen by the look-ahead). A longer
+look-ahead (horizon 4, 200 x 32, 1.7x the CPU of horizon 2) gave about the
+same RE (0.14 / 0.16 / 0.26): no gain per CPU second. Clones
 and replicates: with the look-ahead, 100 x 64 beat 200 x 32 at equal CPU
 (RE^2 x CPU 1.2-2x lower); with horizon 0 at N = 16 the split between clones
 and replicates (25-200 clones) and a shorter flux run changed RE^2 x CPU by
