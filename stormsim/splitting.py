@@ -79,7 +79,13 @@ interfaces: at equal CPU (~100 s, N = 32, P at k = 20 / 22 / 24) horizon 0
 0.25 / 0.30 / 0.94, median / mean 0.20 / 0.03 / 0; horizon 2 (100 x 64) RE
 0.11 / 0.15 / 0.23, top share 0.08 / 0.08 / 0.17, median / mean
 0.79 / 0.56 / 0.25 (RE^2 x CPU 4x / 6.5x / 13x lower); at N = 16, k = 9-11
-the skew goes (median / mean 0.93-0.96). Tried and dropped: a fractional
+the skew goes (median / mean 0.93-0.96). Against brute force (RESULTS.md
+E3s) with horizon 2, 100 clones: N = 16, 64 replicates, k = 9..14 (P down to
+4.8e-8): |z| <= 1.6; N = 32, 48 replicates, k = 14..19 (P down to 4.2e-8):
+|z| <= 0.62, no longer ~1 se low at every level. ``benchmarks.splitting
+--demo`` (k = 24 of N = 32, 600 s wall on the shared 2 cores): P = 1.25e-11
+[8.6e-12, 1.8e-11], RE 0.19 (nu_k: 0.17), 296 replicates (horizon 0: RE
+0.35 / 0.20). Tried and dropped: a fractional
 score (the gap from a level-m cluster's last write end to the next firing,
 over a write's duration) with interfaces at halves or quarters: 2-9x worse
 RE^2 x CPU at N = 16 (the half steps pass at 0.8, the integer steps still
