@@ -85,7 +85,10 @@ E3s) with horizon 2, 100 clones: N = 16, 64 replicates, k = 9..14 (P down to
 |z| <= 0.62, no longer ~1 se low at every level. ``benchmarks.splitting
 --demo`` (k = 24 of N = 32, 600 s wall on the shared 2 cores): P = 1.25e-11
 [8.6e-12, 1.8e-11], RE 0.19 (nu_k: 0.17), 296 replicates (horizon 0: RE
-0.35 / 0.20). Tried and dropped: a fractional
+0.35 / 0.20); k = 25, the level nearest P = 1e-12: P = 2.1e-12 [1.1e-12,
+4.0e-12], RE 0.33 (nu_k: 0.40), 424 replicates: still heavy-tailed there
+(RE 0.24 at 300 s, then one large replicate); 10 % at 1e-12 in 10 minutes
+is not reached. Tried and dropped: a fractional
 score (the gap from a level-m cluster's last write end to the next firing,
 over a write's duration) with interfaces at halves or quarters: 2-9x worse
 RE^2 x CPU at N = 16 (the half steps pass at 0.8, the integer steps still
