@@ -22,7 +22,7 @@ from scipy.stats import binom
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.splitting import TOP_SHARE_WARN
+from stormsim.splitting import DEFAULT_HORIZON, TOP_SHARE_WARN
 from stormsim.storms import storm_estimate
 from stormsim.tails import tail_estimate
 
@@ -60,7 +60,7 @@ def validate(n, args, rows, table):
     ks = np.arange(2, n + 1)
     ks = ks[storms[ks] >= MIN_STORMS]
     sp = stormsim.storm_split(fleet, ks, trials=args.trials, replicates=args.replicates,
-                              seed=args.seed + n)
+                              seed=args.seed + n, horizon=args.horizon)
     worst, n_ok = 0.0, 0
     for j, k in enumerate(ks):
         se_bf_p = te.p[k] * (np.log(te.hi[k] / te.lo[k]) / 3.92)   # 95% log-scale half-width
@@ -92,7 +92,7 @@ def known_answer(args, rows, table):
     p_true = binom.sf(ks - 1, n, q)
     nu_true = n / (T + d) * binom.pmf(ks - 1, n - 1, q)
     sp = stormsim.storm_split(fleet, ks, trials=args.trials, replicates=args.replicates,
-                              flux_cycles=1400, burn_in=400, seed=args.seed)
+                              flux_cycles=1400, burn_in=400, seed=args.seed, horizon=args.horizon)
     zs = []
     for j, k in enumerate(ks):
         zp = (sp.p[j] / p_true[j] - 1) / sp.p_rel_error[j]
@@ -117,7 +117,8 @@ def curves(args):
             ks = np.arange(2, n + 1)
             t0 = time.perf_counter()
             sp = stormsim.storm_split(fleet, ks, trials=args.trials,
-                                      replicates=args.fig_replicates, seed=args.seed + 7 * n)
+                                      replicates=args.fig_replicates, seed=args.seed + 7 * n,
+                                      horizon=args.horizon)
             te, st, storms, _ = brute(fleet, args.fig_bf_seconds, args.seed + 11 * n)
             d = load * T / n
             q = d / (T + d)
@@ -132,10 +133,12 @@ def main(argv=None) -> int:
     p = C.parser(__doc__.splitlines()[0])
     p.add_argument("--bf-seconds", type=float, default=None,
                    help="CPU seconds of brute force per validation cell")
+    p.add_argument("--horizon", type=int, default=DEFAULT_HORIZON,
+                   help="the splitting score's look-ahead in cycles (storm_split(horizon=...))")
     args = p.parse_args(argv)
     t0 = C.start(args)
     args.bf_seconds = args.bf_seconds or C.pick(args, 3.0, 90.0)
-    args.trials = C.pick(args, 100, 200)
+    args.trials = C.pick(args, 100, 100)
     args.replicates = C.pick(args, 8, 64)
     args.fig_replicates = C.pick(args, 4, 64)
     args.fig_bf_seconds = C.pick(args, 1.0, 8.0)
@@ -199,7 +202,7 @@ Cells: N identical jobs, T = 1 s, load L = N d / T, sigma = 0.01 T, fair f, unca
 launch. Brute force: ``simulate`` over independent fleets (800 cycles, burn-in 80), P(n_w >= k)
 with stormsim.tails' interval, nu_k (up-crossings of k per second) with stormsim.storms';
 a level counts as resolved with >= {MIN_STORMS} storms. Splitting: ``stormsim.storm_split``
-(forward flux sampling on the committed-future score, integer interfaces, fixed effort
+(forward flux sampling on the score with a {args.horizon}-cycle mean look-ahead (0: the committed future), integer interfaces, fixed effort
 {args.trials} clones per stage; {args.replicates} independent replicates for the validation,
 {args.fig_replicates} for the figure; 95 % intervals from the replicates' spread, t on the
 log scale; "top replicate share" = the largest share one replicate holds of the replicates'

@@ -1355,10 +1355,94 @@ def ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, d,
     return best
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _sorted_insert(key, idx, head, size, mask, x, i):
+    """Insert (x, i) into the sorted ring key/idx[head .. head + size); returns size + 1."""
+    p = size
+    while p > 0 and key[(head + p - 1) & mask] > x:
+        key[(head + p) & mask] = key[(head + p - 1) & mask]
+        idx[(head + p) & mask] = idx[(head + p - 1) & mask]
+        p -= 1
+    key[(head + p) & mask] = x
+    idx[(head + p) & mask] = i
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True)
+def ffs_lookahead_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw, rc,
+                      hi, horizon, lw, lwi, lc, lci):
+    """A longer look-ahead score: the largest n_w of the mean future over
+    ``horizon`` more cycles.
+
+    The mean future is the exact dynamics from the present state in which
+    the jobs computing now fire at their already-drawn targets and every
+    compute interval that starts later lasts exactly T_i (its mean, no new
+    draw), stopped after nch + horizon * N firings. It starts at the present
+    n_w, so the score is >= n_w; with the fleet's own sharing it follows a
+    cluster's growth over the next cycles (jobs that fire inside a long shared
+    write window leave it together), which the committed future (one firing
+    per computer) cannot. Returns once it reaches ``hi``. lw, lwi, lc, lci:
+    scratch rings of the queues' capacity (mask + 1).
+    """
+    N = rw.shape[0] - 1
+    nw = nwh
+    best = nw
+    if best >= hi:
+        return best
+    for b in range(nwh):
+        lw[b] = wkey[(wh + b) & mask] - pw
+        lwi[b] = widx[(wh + b) & mask]
+    for b in range(nch):
+        lc[b] = ckey[(ch + b) & mask] - pc
+        lci[b] = cidx[(ch + b) & mask]
+    hw = 0
+    hc = 0
+    nc = nch
+    qw = 0.0
+    qc = 0.0
+    budget = nch + horizon * N
+    fired = 0
+    while fired < budget and nw + nc > 0:
+        r_c = rc[N - nw]
+        if nc == 0 or (nw > 0 and (lw[hw] - qw) * r_c <= (lc[hc] - qc) * rw[nw]):
+            dt = (lw[hw] - qw) / rw[nw]
+            qw = lw[hw]
+            qc += r_c * dt
+            i = lwi[hw]
+            hw = (hw + 1) & mask
+            nw -= 1
+            nc = _sorted_insert(lc, lci, hc, nc, mask, qc + T[i], i)
+        else:
+            dt = (lc[hc] - qc) / r_c
+            qc = lc[hc]
+            if nw > 0:
+                qw += rw[nw] * dt
+            i = lci[hc]
+            hc = (hc + 1) & mask
+            nc -= 1
+            nw = _sorted_insert(lw, lwi, hw, nw, mask, qw + d[i], i)
+            fired += 1
+            if nw > best:
+                best = nw
+                if best >= hi:
+                    return best
+    return best
+
+
+@njit(cache=CACHE, nogil=True)
+def _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw, rc, lo, hi,
+               buf, horizon, lw, lwi, lc, lci):
+    if horizon == 0:
+        return ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, d, rw,
+                                 rc, lo, hi, buf)
+    return ffs_lookahead_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw,
+                             rc, hi, horizon, lw, lwi, lc, lci)
+
+
 @njit(cache=CACHE, nogil=True)
 def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, burn_in,
              cycles, max_events, occupancy, upcross, out_rem, out_ph, out_cnt, res_rem,
-             res_ph, res_cnt, res_key):
+             res_ph, res_cnt, res_key, horizon=0):
     """Continue one fleet from a state (rem, ph, cnt: (N,)) with its own streams.
 
     Job i's normals come from ``stream_base(k0, k1, stream, i)``, read at its
@@ -1394,6 +1478,10 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
     popkey = np.empty(N)
     tofire = np.empty(N, dtype=np.int64)
     buf = np.empty(N + 1)
+    lw = np.empty(cap)
+    lwi = np.empty(cap, dtype=np.int64)
+    lc = np.empty(cap)
+    lci = np.empty(cap, dtype=np.int64)
     count = np.empty(N, dtype=np.int64)
     base = np.empty(N, dtype=np.uint64)
     tol_d = 0.0
@@ -1430,8 +1518,8 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
     events = 0
     instants = 0
     status = 0
-    s = ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, d, rw, rc,
-                          lo, hi, buf)
+    s = _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw, rc, lo,
+                   hi, buf, horizon, lw, lwi, lc, lci)
     in_basin = s < lo
     if not plain:
         if s >= hi:
@@ -1498,8 +1586,8 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
                 for b in range(nw_prev + 1, nw + 1):
                     upcross[b] += 1
             if ended > 0:
-                s = ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc,
-                                      d, rw, rc, lo, hi, buf)
+                s = _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d,
+                               rw, rc, lo, hi, buf, horizon, lw, lwi, lc, lci)
                 if plain:
                     if in_basin and s >= lo:
                         in_basin = False
@@ -1584,7 +1672,7 @@ def ffs_stage_key(key0, stage):
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def ffs_flux(T, d, sigma, rw, rc, theta, key0, key1, rep0, lo, burn_in, cycles, occupancy,
-             upcross, res_rem, res_ph, res_cnt, entries, events, window):
+             upcross, res_rem, res_ph, res_cnt, entries, events, window, horizon=0):
     """The flux runs of replicates rep0 + r, r < R: one fleet each from theta[r]
     (its streams those of fleet rep0 + r under (key0, key1), as in ``simulate``).
 
@@ -1603,7 +1691,7 @@ def ffs_flux(T, d, sigma, rw, rc, theta, key0, key1, rep0, lo, burn_in, cycles, 
         n, ev, w = ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, key0, key1, rep0 + r, lo, lo,
                             True, burn_in, cycles, 0, occupancy[r], upcross[r], dummy_r,
                             dummy_p, dummy_c, res_rem[r], res_ph[r], res_cnt[r],
-                            stream_base(rkey, key1, rep0 + r, 0))
+                            stream_base(rkey, key1, rep0 + r, 0), horizon)
         entries[r] = n
         events[r] = ev
         window[r] = w
@@ -1612,7 +1700,7 @@ def ffs_flux(T, d, sigma, rw, rc, theta, key0, key1, rep0, lo, burn_in, cycles, 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n, key0, key1,
               stage, rep0, lo, hi, max_events, occupancy, upcross, out_rem, out_ph, out_cnt,
-              status, events):
+              status, events, horizon=0):
     """M trials per replicate of one stage, each from a state drawn uniformly
     from its replicate's bank rows bank_lo[r] .. bank_lo[r] + bank_n[r] - 1.
 
@@ -1640,6 +1728,6 @@ def ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
                              skey, key1 ^ _FLEET_MUL, sid, lo, hi, False, 0, 0, max_events,
                              occupancy[r, m], upcross[r, m], out_rem[r, m], out_ph[r, m],
                              out_cnt[r, m], bank_rem[:1], bank_ph[:1], bank_cnt[:1],
-                             np.uint64(0))
+                             np.uint64(0), horizon)
         status[r, m] = st
         events[r, m] = ev

@@ -418,8 +418,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="auto: plain Monte Carlo, then forward flux sampling for the levels "
                            "it cannot reach in the budget (base model only; async or weighted "
                            "fleets: plain); plain; splitting (every level)")
-    risk.add_argument("--trials", type=int, default=200,
-                      help="splitting: clones per stage and replicate (default 200)")
+    risk.add_argument("--trials", type=int, default=100,
+                      help="splitting: clones per stage and replicate (default 100)")
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     risk.set_defaults(func=_risk)

@@ -55,7 +55,7 @@ import numpy as np
 from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
-from .splitting import TOP_SHARE_WARN, check_splittable, storm_split_until
+from .splitting import DEFAULT_HORIZON, TOP_SHARE_WARN, check_splittable, storm_split_until
 from .storms import ratio_of_means, storm_estimate
 from .tails import LEVEL, tail_estimate
 
@@ -152,7 +152,7 @@ class StormRisk:
         if self.split is not None:
             sp = self.split
             out["split"] = {k: plain(getattr(sp, k)) for k in (
-                "levels", "interfaces", "trials", "replicates", "flux_cycles", "burn_in",
+                "levels", "interfaces", "trials", "replicates", "flux_cycles", "burn_in", "horizon",
                 "events", "truncated", "cpu_seconds", "wall_seconds", "work_relvar",
                 "mc_work_relvar", "gain", "top_share", "method")}
         return out
@@ -286,8 +286,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                seed: int = 0, cycles: int = 800, burn_in: int = 80, launch="random",
                batch_fleets: int | None = None, max_fleets: int | None = None,
                min_hits: int = MIN_HITS, threads: int | None = None,
-               progress=None, method: str = "auto", trials: int = 200,
-               flux_cycles: int = 2000) -> StormRisk:
+               progress=None, method: str = "auto", trials: int = 100,
+               flux_cycles: int = 2000, horizon: int = DEFAULT_HORIZON) -> StormRisk:
     """P(n_w >= k) and the storm rate nu_k for each level k, to ``rel_error``.
 
     Parameters
@@ -310,8 +310,9 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     method : "auto" (plain Monte Carlo, then splitting for the levels it
         cannot reach in the budget; see the module docstring), "plain", or
         "splitting" (every level by stormsim.splitting; base model only)
-    trials, flux_cycles : splitting's clones per stage and flux-run length
-        (stormsim.splitting.storm_split); its burn-in is ``burn_in``
+    trials, flux_cycles, horizon : splitting's clones per stage, flux-run
+        length and score look-ahead (stormsim.splitting.storm_split); its
+        burn-in is ``burn_in``
 
     Returns a :class:`StormRisk`; its estimate from F fleets (and R splitting
     replicates) is a function of (seed, the inputs, F, R) alone.
@@ -403,7 +404,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
 
     sp = storm_split_until(fleet, ks[todo], target, left, seed=int(seed), trials=trials,
                            flux_cycles=flux_cycles, burn_in=burn_in, launch=launch,
-                           threads=threads, progress=split_progress)
+                           threads=threads, progress=split_progress, horizon=horizon)
     done = bool(np.all(sp.rate_rel_error <= target) and np.all(sp.p_rel_error <= target))
     out = _with_split(risk, ks, todo, sp, target, t0, c0, state["events"],
                       "rel_error" if done and (risk is None or risk.resolved[~todo].all())

@@ -11,14 +11,20 @@ refused with a SpecError; ``storm_risk`` uses plain Monte Carlo for them.
 
 The design
 ----------
-Importance score S: the largest n_w of the *committed future*: the exact
-dynamics from the present state in which the jobs now computing fire at
-their already-drawn targets and no compute interval started later ends
-(``_kernel.ffs_committed_max``). S >= n_w always. S changes only at the end
-of a write (the one instant a new compute interval is drawn), so a state
-whose S has just reached an interface differs from its clones' futures at
-their very next draw; plain n_w would split clones that share the next
-cycle's firings.
+Importance score S: the largest n_w of a predicted future from the present
+state. ``horizon = 0``: the *committed future*, the exact dynamics in which
+the jobs now computing fire at their already-drawn targets and no compute
+interval started later ends (``_kernel.ffs_committed_max``). ``horizon = H
+>= 1`` (the default, DEFAULT_HORIZON = 2): the *mean future* over H more
+cycles, the same dynamics in which every compute interval started later
+lasts exactly its mean T_i (no new draw), stopped after (jobs computing now)
++ H N firings (``_kernel.ffs_lookahead_max``); with the fleet's own sharing
+it follows a cluster's growth (jobs firing inside a long shared write leave
+it together) over the next cycles. Either way S >= n_w, S is a function of
+the state alone, and it is evaluated at the end of every write (the one
+instant a new compute interval is drawn), so a state whose S has just
+reached an interface differs from its clones' futures at their very next
+draw; plain n_w would split clones that share the next cycle's firings.
 
 Interfaces: fixed integers L_0 < L_0 + 1 < ... < k_max (k_max the deepest
 level asked); the basin is A = {S < L_0}. "Reaching" L means S >= L at an
@@ -58,20 +64,48 @@ replicate estimates, its standard error over replicates, a 95 % interval
 m * exp(+-t_{R-1} se / m) (delta method on the log scale).
 
 What limits the variance (measured, N = 16 and 32, L = 0.6, sigma = 0.01 T,
-fair): the spread between replicates, not the clones' binomial noise. A flux
-run sees a phase configuration that mixes slowly, and the score looks only a
-cycle ahead, so replicate estimates are right-skewed (N = 16, k = 9, 128
-replicates: median / mean 0.67, the top 5 replicates 17 % of the sum). With
-few replicates the typical estimate lies below the mean and the interval can
-be too narrow: keep >= 32 replicates (the default; 64 for the RESULTS
-validation, where the splitting estimates sit ~1 se below brute force at
-every level of N = 32, inside their intervals). More clones per stage or an
-effort that grows where stages succeed rarely did not help (tried: 4x the
-CPU, the same RE); many short replicates did.
+fair): the spread between replicates, not the clones' binomial noise. With
+the committed-future score (horizon 0) a replicate's deep stages succeed or
+fail together: the stage success fractions vary 3-6x more than binomially
+and are correlated across stages (N = 16, k = 11, 256 replicates), so the
+replicate estimates are right-skewed (N = 16, k = 9, 128 replicates:
+median / mean 0.67, the top 5 replicates 17 % of the sum; at N = 32, k = 24,
+one replicate in 192 held 94 % of the sum). The score looks one firing per
+computer ahead, and at sigma = 0.01 T a cluster grows over several cycles:
+which entries lead deep is decided after the score has looked. The mean
+look-ahead over 2 cycles sees that growth, for the basin as well as the
+interfaces: at equal CPU (~100 s, N = 32, P at k = 20 / 22 / 24) horizon 0
+(200 clones x 192 replicates) gave RE 0.25 / 0.42 / 0.94, top share
+0.25 / 0.30 / 0.94, median / mean 0.20 / 0.03 / 0; horizon 2 (100 x 64) RE
+0.11 / 0.15 / 0.23, top share 0.08 / 0.08 / 0.17, median / mean
+0.79 / 0.56 / 0.25 (RE^2 x CPU 4x / 6.5x / 13x lower); at N = 16, k = 9-11
+the skew goes (median / mean 0.93-0.96). Against brute force (RESULTS.md
+E3s) with horizon 2, 100 clones: N = 16, 64 replicates, k = 9..14 (P down to
+4.8e-8): |z| <= 1.6; N = 32, 48 replicates, k = 14..19 (P down to 4.2e-8):
+|z| <= 0.62, no longer ~1 se low at every level. ``benchmarks.splitting
+--demo`` (k = 24 of N = 32, 600 s wall on the shared 2 cores): P = 1.25e-11
+[8.6e-12, 1.8e-11], RE 0.19 (nu_k: 0.17), 296 replicates (horizon 0: RE
+0.35 / 0.20); k = 25, the level nearest P = 1e-12: P = 2.1e-12 [1.1e-12,
+4.0e-12], RE 0.33 (nu_k: 0.40), 424 replicates: still heavy-tailed there
+(RE 0.24 at 300 s, then one large replicate); 10 % at 1e-12 in 10 minutes
+is not reached. Tried and dropped: a fractional
+score (the gap from a level-m cluster's last write end to the next firing,
+over a write's duration) with interfaces at halves or quarters: 2-9x worse
+RE^2 x CPU at N = 16 (the half steps pass at 0.8, the integer steps still
+at 0.45); the basin kept on the committed score with look-ahead interfaces:
+no gain (the basin's own exits must be chosen by the look-ahead). A longer
+look-ahead (horizon 4, 200 x 32, 1.7x the CPU of horizon 2) gave about the
+same RE (0.14 / 0.16 / 0.26): no gain per CPU second. Clones
+and replicates: with the look-ahead, 100 x 64 beat 200 x 32 at equal CPU
+(RE^2 x CPU 1.2-2x lower); with horizon 0 at N = 16 the split between clones
+and replicates (25-200 clones) and a shorter flux run changed RE^2 x CPU by
+less than its own run-to-run spread.
 
-Cost: the score is a walk over the committed future, O(N) at every write's
-end, so an event costs ~7-13x ``simulate``'s (N = 16-64); the gain at deep
-levels dwarfs it (benchmarks/splitting.py).
+Cost: the score is a walk over the predicted future at every write's end:
+O(N) for the committed future (an event costs ~7-13x ``simulate``'s, N =
+16-64), O(H N) for the look-ahead (a replicate at N = 32 costs ~7x horizon
+0's with 100 clones, an event ~10x); the gain at deep levels dwarfs it
+(benchmarks/splitting.py).
 """
 from __future__ import annotations
 
@@ -89,7 +123,8 @@ from .launch import resolve
 from .model import Fleet
 from .tails import LEVEL
 
-__all__ = ["SplitEstimate", "storm_split", "storm_split_until", "choose_basin", "merge"]
+__all__ = ["SplitEstimate", "storm_split", "storm_split_until", "choose_basin", "merge",
+           "DEFAULT_HORIZON"]
 
 #: Expected basin entries per flux run below which a level is too rare to be
 #: the basin's edge L_0: the first stage starts from those entries, and fewer
@@ -102,6 +137,12 @@ MIN_REPLICATES = 3
 #: replicate (heavy tail; measured at N = 32, k = 24: 32-replicate runs gave
 #: 2.7-4.9e-13 where a 600 s run of 1664 replicates gave 5.5e-12).
 TOP_SHARE_WARN = 0.5
+#: The score's default look-ahead (cycles of the mean future, ``horizon``):
+#: 0 is the committed future alone. Measured at N = 32 (L = 0.6, sigma =
+#: 0.01 T, fair), equal CPU (~100 s), P at k = 20 / 22 / 24: horizon 0
+#: (200 x 192) RE 0.25 / 0.42 / 0.94, top share 0.25 / 0.30 / 0.94; horizon 2
+#: (200 x 32) RE 0.14 / 0.22 / 0.26, top share 0.14 / 0.16 / 0.19.
+DEFAULT_HORIZON = 2
 #: Fleet index of the pilot runs that place the basin (far from the
 #: replicates' own 0, 1, ...).
 PILOT_FLEET = 1 << 40
@@ -161,14 +202,17 @@ class SplitEstimate:
     gain: np.ndarray
     top_share: np.ndarray
     level: float = LEVEL
+    horizon: int = DEFAULT_HORIZON
     _sim_per_event: float = field(default=float("nan"), repr=False)
     method: str = field(default=(
-        "forward flux sampling on the committed-future score, fixed effort per stage; "
+        "forward flux sampling on the committed-future score with a mean look-ahead of "
+        "`horizon` cycles, fixed effort per stage; "
         "95% interval over independent replicates (t, log scale)"), repr=False)
 
     def __str__(self) -> str:
         lines = [f"storm_split: {self.replicates} replicates x {self.trials} clones per stage, "
-                 f"interfaces {self.interfaces.tolist()}, {self.events:.4g} events, "
+                 f"look-ahead {self.horizon}, interfaces {self.interfaces.tolist()}, "
+                 f"{self.events:.4g} events, "
                  f"{self.cpu_seconds:.3g} CPU s"]
         for j, k in enumerate(self.levels.tolist()):
             src = "flux run" if self.from_flux[j] else "splitting"
@@ -213,7 +257,7 @@ def _theta(fleet, launch, key0, key1, rep0, R):
     return np.broadcast_to(np.asarray(spec, dtype=np.float64).reshape(-1, n)[0], (R, n)).copy()
 
 
-def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch):
+def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch, horizon=0):
     T, d, sigma, rw, rc = _kernel_args(fleet)
     n = fleet.n_jobs
     occ = np.zeros((R, n + 1))
@@ -226,12 +270,13 @@ def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch):
     window = np.zeros(R)
     _kernel.ffs_flux(T, d, sigma, rw, rc, _theta(fleet, launch, key0, key1, rep0, R), key0,
                      key1, np.int64(rep0), np.int64(lo), np.int64(burn_in), np.int64(cycles),
-                     occ, up, res_rem, res_ph, res_cnt, entries, events, window)
+                     occ, up, res_rem, res_ph, res_cnt, entries, events, window,
+                     np.int64(horizon))
     return occ, up, res_rem, res_ph, res_cnt, entries, events, window
 
 
 def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
-                 burn_in: int = 100, launch="random") -> int:
+                 burn_in: int = 100, launch="random", horizon: int = DEFAULT_HORIZON) -> int:
     """L_0: the level L in 1..max(levels) whose basin {S < L} a flux run leaves
     most often (ties: the higher), from two short pilot flux runs per L
     (fleets PILOT_FLEET.., a function of the seed alone).
@@ -245,7 +290,7 @@ def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
     best, best_n = 1, -1
     for L in range(1, int(np.max(levels)) + 1):
         *_, entries, _, _ = _flux(fleet, key0, key1, PILOT_FLEET, 2, L, burn_in,
-                                  burn_in + pilot, 1, launch)
+                                  burn_in + pilot, 1, launch, horizon)
         if int(entries.sum()) >= best_n:
             best, best_n = L, int(entries.sum())
     return best
@@ -260,11 +305,12 @@ def _log_interval(m, se, R, level):
     return m * np.exp(-q * rel), m * np.exp(q * rel), rel
 
 
-def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32,
+def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32,
                 flux_cycles: int = 2000, burn_in: int = 100, seed: int = 0,
                 basin: int | None = None, reservoir: int = 4096, launch="random",
                 rep0: int = 0, threads: int | None = None,
-                max_events: int = _kernel.FFS_MAX_EVENTS) -> SplitEstimate:
+                max_events: int = _kernel.FFS_MAX_EVENTS,
+                horizon: int = DEFAULT_HORIZON) -> SplitEstimate:
     """nu_k and P(n_w >= k) by forward flux sampling (see the module docstring).
 
     Parameters
@@ -273,11 +319,13 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32
     levels : int or sequence of int in 1..N
     trials : clones per stage and replicate (the fixed effort M)
     replicates : independent FFS runs; the interval comes from their spread.
-        The defaults (200 x 32) come from a tuning run at N = 32 (L = 0.6,
-        sigma = 0.01 T): at equal CPU, 32 x 250 and 64 x 100 gave a work-
-        normalised variance 2-4x below 8 x 1000 (most of the variance is
-        between replicates: the phase configuration a flux run sees mixes
-        slowly, so many short replicates beat a few rich ones)
+        The defaults (100 x 32) come from tuning runs at N = 32 (L = 0.6,
+        sigma = 0.01 T): with horizon 0, at equal CPU, 32 x 250 and 64 x 100
+        gave a work-normalised variance 2-4x below 8 x 1000; with horizon 2,
+        64 x 100 beat 32 x 200 (1.2-2x): most of the variance is between
+        replicates, so many short replicates beat a few rich ones
+    horizon : the score's look-ahead in cycles (0: the committed future; see
+        the module docstring); it also places the basin
     flux_cycles, burn_in : each replicate's flux run: one fleet, measured
         from its burn_in-th to its flux_cycles-th cycle
     seed : int >= 0; basin : L_0 (default ``choose_basin``)
@@ -295,13 +343,16 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32
     replicates = _check_positive_int("replicates", replicates)
     flux_cycles = _check_positive_int("flux_cycles", flux_cycles)
     reservoir = _check_positive_int("reservoir", reservoir)
+    if isinstance(horizon, bool) or not isinstance(horizon, Integral) or horizon < 0:
+        raise SpecError(f"horizon = {horizon!r}: must be an integer >= 0 (cycles of look-ahead)")
+    horizon = int(horizon)
     if isinstance(burn_in, bool) or not isinstance(burn_in, Integral) or not \
             0 <= burn_in < flux_cycles:
         raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0")
     if basin is None:
-        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch)
+        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon)
     if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= ks[-1]:
         raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {ks[-1]}")
     basin = int(basin)
@@ -313,22 +364,23 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 200, replicates: int = 32
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         out = _run(fleet, ks, trials, replicates, flux_cycles, burn_in, int(seed), basin,
-                   reservoir, launch, int(rep0), int(max_events))
+                   reservoir, launch, int(rep0), int(max_events), horizon)
     finally:
         if threads is not None:
             numba.set_num_threads(saved)
     cpu = time.process_time() - c0
     wall = time.perf_counter() - t0
     return _summarise(fleet, ks, out, trials, replicates, flux_cycles, burn_in, int(seed),
-                      cpu, wall)
+                      cpu, wall, horizon)
 
 
-def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events):
+def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events,
+         horizon):
     n = fleet.n_jobs
     key0, key1 = root_key(seed)
     T, d, sigma, rw, rc = _kernel_args(fleet)
     occ, up, res_rem, res_ph, res_cnt, entries, events, window = _flux(
-        fleet, key0, key1, rep0, R, L0, burn_in, cycles, reservoir, launch)
+        fleet, key0, key1, rep0, R, L0, burn_in, cycles, reservoir, launch, horizon)
     kept = np.minimum(entries, reservoir)
     bank_rem = np.concatenate([res_rem[r, :kept[r]] for r in range(R)])
     bank_ph = np.concatenate([res_ph[r, :kept[r]] for r in range(R)])
@@ -354,7 +406,8 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
         bank_lo = np.concatenate([[0], np.cumsum(bank_n)[:-1]]).astype(np.int64)
         _kernel.ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
                           key0, key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
-                          np.int64(max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev)
+                          np.int64(max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
+                          np.int64(horizon))
         total_events += int(ev.sum())
         truncated += int((status < 0).sum())
         above = np.cumsum(s_occ[:, :, ::-1], axis=2)[:, :, ::-1]
@@ -386,7 +439,7 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
                 truncated=truncated, sim_per_event=sim_per_event)
 
 
-def _summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall):
+def _summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon):
     def combine(x):
         m = x.mean(axis=0)
         se = x.std(axis=0, ddof=1) / math.sqrt(R) if R >= 2 else np.full(m.shape, np.nan)
@@ -415,7 +468,7 @@ def _summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall):
                          flux=o["flux"], entries=o["entries"], events=o["events"],
                          truncated=o["truncated"], cpu_seconds=cpu, wall_seconds=wall,
                          work_relvar=work, mc_work_relvar=mc, gain=gain, top_share=top,
-                         _sim_per_event=o["sim_per_event"])
+                         horizon=horizon, _sim_per_event=o["sim_per_event"])
 
 
 def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float, *,
@@ -433,7 +486,8 @@ def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float
     burn_in = kw.get("burn_in", 100)
     flux_cycles = kw.get("flux_cycles", 2000)
     if basin is None:
-        basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"))
+        basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"),
+                             kw.get("horizon", DEFAULT_HORIZON))
     t0, c0 = time.perf_counter(), time.process_time()
     parts = []
     while True:
@@ -466,4 +520,4 @@ def merge(parts, fleet: Fleet, cpu: float | None = None, wall: float | None = No
     cpu = sum(p.cpu_seconds for p in parts) if cpu is None else cpu
     wall = sum(p.wall_seconds for p in parts) if wall is None else wall
     return _summarise(fleet, first.levels, o, first.trials, R, first.flux_cycles,
-                      first.burn_in, first.seed, cpu, wall)
+                      first.burn_in, first.seed, cpu, wall, first.horizon)

@@ -57,3 +57,30 @@ def test_pure_python_kernel_equals_compiled(tmp_path):
               stop_at_passage=False, burn_in=2)
     assert not np.array_equal(stormsim.simulate(g, fast_forward=True, **kw).firings,
                               stormsim.simulate(g, fast_forward=False, **kw).firings)
+
+
+FFS_CODE = """
+import warnings, numpy as np, stormsim
+from stormsim.splitting import storm_split
+warnings.simplefilter("ignore")  # uint64 wrap-around warns in pure Python
+f = stormsim.Fleet.identical(5, T=1.0, load=0.6, jitter=0.01)
+out = []
+for horizon in (0, 1):
+    s = storm_split(f, [2, 3, 4], trials=6, replicates=3, flux_cycles=40, burn_in=5, seed=4,
+                    basin=2, reservoir=16, horizon=horizon)
+    out += [s.rep_p.ravel(), s.rep_rate.ravel(), s.p_stage.ravel(), s.flux,
+            np.array([s.events], dtype=float)]
+np.save(OUT, np.concatenate(out))
+"""
+
+
+@pytest.mark.slow  # the forward flux sampling kernels (ffs_*) as plain Python, in a subprocess
+def test_pure_python_splitting_kernels_equal_compiled(tmp_path):
+    res = {}
+    for name, env in (("nojit", dict(os.environ, NUMBA_DISABLE_JIT="1")), ("jit", None)):
+        res[name] = tmp_path / f"{name}.npy"
+        subprocess.run([sys.executable, "-c", f"OUT = {str(res[name])!r}\n" + FFS_CODE], env=env,
+                       check=True, timeout=300)
+    a, b = np.load(res["nojit"]), np.load(res["jit"])
+    assert a.size > 0 and np.any(a[:-1] > 0)      # the case does split (not all zeros)
+    np.testing.assert_array_equal(a, b)

@@ -15,7 +15,7 @@ import stormsim
 from stormsim import _kernel
 from stormsim.engine import root_key
 from stormsim.errors import SpecError
-from stormsim.splitting import _flux, choose_basin, storm_split
+from stormsim.splitting import DEFAULT_HORIZON, _flux, choose_basin, storm_split
 from stormsim.storms import storm_estimate
 from stormsim.tails import tail_estimate
 
@@ -75,15 +75,52 @@ def test_committed_score_is_at_least_the_writers_and_sees_a_committed_storm():
                                      rc, 1, 5, buf) == 3
 
 
-def test_recovers_the_exact_binomial_answer_down_to_1e_11():
+def test_lookahead_score_is_at_least_the_writers_and_sees_the_next_cycle():
+    """The mean future over horizon cycles (``ffs_lookahead_max``): >= n_w, and
+    >= the committed future's peak on the committed case above; on the late
+    case, where the committed future stays at 3, the three writers refire at
+    T = 7.5 after their writes end (real times 1.5, 1.7, 1.8: fair sharing) and
+    meet the two late computers (9.0, 9.5) in one long shared write: 5 with
+    one cycle of look-ahead."""
+    T = np.full(5, 7.5)
+    d = np.full(5, 1.0)
+    rw = np.ones(6)
+    rw[1:] = 1.0 / np.arange(1, 6)          # fair: f(n) = 1
+    rc = np.ones(6)
+    wkey = np.array([0.5, 0.6, 0.7, 0.0, 0.0, 0.0, 0.0, 0.0])
+    widx = np.array([0, 1, 2, 0, 0, 0, 0, 0])
+    ckey = np.array([0.1, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    late = np.array([9.0, 9.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    cidx = np.array([3, 4, 0, 0, 0, 0, 0, 0])
+    scratch = (np.empty(8), np.empty(8, dtype=np.int64), np.empty(8), np.empty(8, dtype=np.int64))
+
+    def look(ck, nch, horizon):
+        return _kernel.ffs_lookahead_max(wkey, widx, 0, 3, ck, cidx, 0, nch, 7, 0.0, 0.0, T, d,
+                                         rw, rc, 6, horizon, *scratch)
+
+    assert look(ckey, 2, 1) == 5
+    assert look(ckey, 0, 0) == 3                 # no computer, no look-ahead: n_w
+    assert look(late, 2, 0) == 3                 # horizon 0: the computers' one firing each
+    assert look(late, 2, 1) == 5
+    # a cycle so long that the writers refire after the late writes end: no meeting
+    T[:] = 20.0
+    assert look(late, 2, 1) == 3
+
+
+@pytest.mark.parametrize("horizon, trials, replicates",
+                         [(0, 1000, 10), (DEFAULT_HORIZON, 200, 16)])
+def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, trials, replicates):
+    """Both scores: the committed future (horizon 0) and the mean
+    look-ahead (the default horizon, which also places the basin)."""
     ks = np.arange(2, 11)
     q = D / (T + D)
     p_true = binom.sf(ks - 1, N, q)
     nu_true = N / (T + D) * binom.pmf(ks - 1, N - 1, q)
-    s = storm_split(_independent(), ks, trials=1000, replicates=10, flux_cycles=1400,
-                    burn_in=BURN_IND, seed=5)
+    s = storm_split(_independent(), ks, trials=trials, replicates=replicates, flux_cycles=1400,
+                    burn_in=BURN_IND, seed=5, horizon=horizon)
+    assert s.horizon == horizon
     assert p_true[-1] < 1e-10                      # the deepest level is far below brute force
-    assert np.all((s.top_share >= 1 / 10 - 1e-12) & (s.top_share <= 1))  # a share of 10
+    assert np.all((s.top_share >= 1 / replicates - 1e-12) & (s.top_share <= 1))  # a share
     assert s.truncated == 0
     assert s.from_flux[0] and not s.from_flux[-1]  # both paths are checked
     for j, k in enumerate(ks):
@@ -92,7 +129,9 @@ def test_recovers_the_exact_binomial_answer_down_to_1e_11():
         assert s.p_lo[j] < s.p[j] < s.p_hi[j] and s.rate_lo[j] < s.rate[j] < s.rate_hi[j]
 
 
-def test_agrees_with_brute_force_on_the_paper_cell():
+@pytest.mark.parametrize("horizon, trials, replicates",
+                         [(0, 1000, 8), (DEFAULT_HORIZON, 100, 16)])
+def test_agrees_with_brute_force_on_the_paper_cell(horizon, trials, replicates):
     """N = 16, L = 0.6, sigma = 0.01 T, fair, uncapped: splitting against
     plain Monte Carlo at the levels plain Monte Carlo resolves in seconds."""
     f = _paper_cell()
@@ -100,7 +139,8 @@ def test_agrees_with_brute_force_on_the_paper_cell():
     run = stormsim.simulate(f, fleets=1500, cycles=800, burn_in=80, seed=11)
     te = tail_estimate(run.occupancy)
     st = storm_estimate(run.upcrossings, run.occupancy)
-    s = storm_split(f, ks, trials=1000, replicates=8, flux_cycles=2000, burn_in=100, seed=2)
+    s = storm_split(f, ks, trials=trials, replicates=replicates, flux_cycles=2000, burn_in=100,
+                    seed=2, horizon=horizon)
     for j, k in enumerate(ks):
         se_p = np.hypot(s.p[j] * s.p_rel_error[j], (te.hi[k] - te.lo[k]) / 4)
         se_r = np.hypot(s.rate[j] * s.rate_rel_error[j], st.rate[k] * st.rel_error[k])
@@ -156,6 +196,8 @@ def test_refuses_what_it_does_not_model():
         storm_split(_paper_cell(), [3], trials=0)
     with pytest.raises(SpecError, match="basin"):
         storm_split(_paper_cell(), [3], basin=5)
+    with pytest.raises(SpecError, match="horizon = -1"):
+        storm_split(_paper_cell(), [3], horizon=-1)
 
 
 # ---------------------------------------------------------------------------
