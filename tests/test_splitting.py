@@ -51,10 +51,10 @@ def test_flux_run_is_the_simulated_fleet_bit_for_bit():
     assert np.array_equal(run.upcrossings, up)
 
 
-def test_committed_score_is_at_least_the_writers_and_sees_a_committed_storm():
-    """Three writers now, and two computers that fire before any write ends:
-    the committed future reaches 5; without the computers, the score is n_w.
-    (The score is exact to its class: (lo, hi) = (1, 5) asks whether it reaches 5.)"""
+def _hand_case():
+    """Five jobs of d = 1, fair f: three writing (targets 0.5, 0.6, 0.7, rings of
+    8), two computing that fire at 0.1 and 0.2 (``ckey``) or, in ``late``, at
+    9.0 and 9.5, after every write has ended."""
     d = np.full(5, 1.0)
     rw = np.ones(6)
     rw[1:] = 1.0 / np.arange(1, 6)          # fair: f(n) = 1
@@ -62,7 +62,16 @@ def test_committed_score_is_at_least_the_writers_and_sees_a_committed_storm():
     wkey = np.array([0.5, 0.6, 0.7, 0.0, 0.0, 0.0, 0.0, 0.0])
     widx = np.array([0, 1, 2, 0, 0, 0, 0, 0])
     ckey = np.array([0.1, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    late = np.array([9.0, 9.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     cidx = np.array([3, 4, 0, 0, 0, 0, 0, 0])
+    return d, rw, rc, wkey, widx, ckey, late, cidx
+
+
+def test_committed_score_is_at_least_the_writers_and_sees_a_committed_storm():
+    """Three writers now, and two computers that fire before any write ends:
+    the committed future reaches 5; without the computers, the score is n_w.
+    (The score is exact to its class: (lo, hi) = (1, 5) asks whether it reaches 5.)"""
+    d, rw, rc, wkey, widx, ckey, late, cidx = _hand_case()
     buf = np.empty(6)
     s = _kernel.ffs_committed_max(wkey, widx, 0, 3, ckey, cidx, 0, 2, 7, 0.0, 0.0, d, rw, rc,
                                   1, 5, buf)
@@ -70,7 +79,6 @@ def test_committed_score_is_at_least_the_writers_and_sees_a_committed_storm():
     assert _kernel.ffs_committed_max(wkey, widx, 0, 3, ckey, cidx, 0, 0, 7, 0.0, 0.0, d, rw,
                                      rc, 1, 5, buf) == 3
     # a computer that fires only after every write has ended adds nothing to the peak
-    late = np.array([9.0, 9.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     assert _kernel.ffs_committed_max(wkey, widx, 0, 3, late, cidx, 0, 2, 7, 0.0, 0.0, d, rw,
                                      rc, 1, 5, buf) == 3
 
@@ -83,15 +91,7 @@ def test_lookahead_score_is_at_least_the_writers_and_sees_the_next_cycle():
     meet the two late computers (9.0, 9.5) in one long shared write: 5 with
     one cycle of look-ahead."""
     T = np.full(5, 7.5)
-    d = np.full(5, 1.0)
-    rw = np.ones(6)
-    rw[1:] = 1.0 / np.arange(1, 6)          # fair: f(n) = 1
-    rc = np.ones(6)
-    wkey = np.array([0.5, 0.6, 0.7, 0.0, 0.0, 0.0, 0.0, 0.0])
-    widx = np.array([0, 1, 2, 0, 0, 0, 0, 0])
-    ckey = np.array([0.1, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    late = np.array([9.0, 9.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    cidx = np.array([3, 4, 0, 0, 0, 0, 0, 0])
+    d, rw, rc, wkey, widx, ckey, late, cidx = _hand_case()
     scratch = (np.empty(8), np.empty(8, dtype=np.int64), np.empty(8), np.empty(8, dtype=np.int64))
 
     def look(ck, nch, horizon):
