@@ -42,6 +42,15 @@ runs the base model only: asynchronous or weighted fleets (MODEL.md E1, E2)
 use plain Monte Carlo whatever ``method`` says, except that
 ``method="splitting"`` on them is an error. ``level_method`` names the
 method of each level.
+
+A fixed effort (``max_seconds=None``; what sweeps use): nothing depends on
+timing. Plain Monte Carlo runs batches until every level is resolved or
+``max_fleets`` fleets (rounded up to whole batches) are done; with
+``method="auto"`` the levels it left unresolved then go to splitting with
+exactly ``replicates`` replicates (``stormsim.splitting.storm_split``; base
+model only, else they stay plain); ``method="splitting"`` runs every level
+that way. The estimate is then a function of (seed, inputs, max_fleets,
+replicates) alone, whatever the threads or the machine's speed.
 """
 from __future__ import annotations
 
@@ -55,7 +64,8 @@ import numpy as np
 from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
-from .splitting import DEFAULT_HORIZON, TOP_SHARE_WARN, check_splittable, storm_split_until
+from .splitting import (DEFAULT_HORIZON, TOP_SHARE_WARN, check_splittable, storm_split,
+                        storm_split_until)
 from .storms import ratio_of_means, storm_estimate
 from .tails import LEVEL, tail_estimate
 
@@ -70,6 +80,9 @@ MIN_BATCHES = 2
 #: decides whether the unresolved levels go to splitting.
 PLAIN_SHARE = 0.25
 METHODS = ("auto", "plain", "splitting")
+#: Splitting replicates of a fixed effort (``max_seconds=None``) when
+#: ``replicates`` is not given: storm_split's own default.
+FIXED_REPLICATES = 32
 
 
 @dataclass
@@ -87,7 +100,8 @@ class StormRisk:
         reach rel_error at each level (the work done for resolved levels);
         ``needed_is_lower_bound`` where no fleet reached the level
     fleets, fleet_cycles, events, cpu_seconds, wall_seconds, batches : effort
-    stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets"
+    stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets", or
+        "replicates" (a fixed effort's splitting replicates done, max_seconds=None)
     level_method : "plain" or "splitting" per level; split : the
         stormsim.splitting.SplitEstimate of the split levels (or None)
 
@@ -282,12 +296,13 @@ def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, level):
                 needed_is_lower_bound=lower)
 
 
-def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float = 60.0, *,
-               seed: int = 0, cycles: int = 800, burn_in: int = 80, launch="random",
+def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float | None = 60.0,
+               *, seed: int = 0, cycles: int = 800, burn_in: int = 80, launch="random",
                batch_fleets: int | None = None, max_fleets: int | None = None,
                min_hits: int = MIN_HITS, threads: int | None = None,
                progress=None, method: str = "auto", trials: int = 100,
-               flux_cycles: int = 2000, horizon: int = DEFAULT_HORIZON) -> StormRisk:
+               flux_cycles: int = 2000, horizon: int = DEFAULT_HORIZON,
+               replicates: int | None = None) -> StormRisk:
     """P(n_w >= k) and the storm rate nu_k for each level k, to ``rel_error``.
 
     Parameters
@@ -297,7 +312,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     rel_error : target relative standard error of every estimate (0.1: 10 %)
     max_seconds : wall-time budget; no batch (or splitting round) starts that
         the last one's duration says would end past it (at least MIN_BATCHES
-        batches run)
+        batches run). None: a fixed effort instead (``max_fleets`` and
+        ``replicates``; see the module docstring), timing-independent
     seed : int >= 0; fleet j is fleet j of ``simulate(fleet, seed=seed)``
     cycles, burn_in, launch : per fleet, as in ``simulate`` (the measured
         window is after ``burn_in`` cycles)
@@ -313,6 +329,9 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     trials, flux_cycles, horizon : splitting's clones per stage, flux-run
         length and score look-ahead (stormsim.splitting.storm_split); its
         burn-in is ``burn_in``
+    replicates : with ``max_seconds=None``, the splitting replicates
+        (default FIXED_REPLICATES); with a time budget it must be None
+        (replicates then run in rounds until rel_error or the budget)
 
     Returns a :class:`StormRisk`; its estimate from F fleets (and R splitting
     replicates) is a function of (seed, the inputs, F, R) alone.
@@ -321,8 +340,18 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
     ks = _check_levels(levels, fleet.n_jobs)
     target = _positive("rel_error", rel_error)
-    budget = _positive("max_seconds", max_seconds)
+    budget = _positive("max_seconds", max_seconds, allow_none=True)
     max_fleets = _positive("max_fleets", max_fleets, integer=True, allow_none=True)
+    fixed = budget is None
+    if fixed and max_fleets is None and method != "splitting":
+        raise SpecError("max_seconds = None (a fixed effort) needs max_fleets: the plain Monte "
+                        "Carlo fleets to run (or give a time budget max_seconds)")
+    if not fixed and replicates is not None:
+        raise SpecError(f"replicates = {replicates!r} is the splitting effort of a fixed effort "
+                        "(max_seconds = None); with a time budget replicates run in rounds until "
+                        "rel_error or max_seconds: leave replicates out, or set max_seconds=None")
+    replicates = _positive("replicates", FIXED_REPLICATES if replicates is None else replicates,
+                           integer=True)
     min_hits = _positive("min_hits", min_hits, integer=True)
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0 (results are a function "
@@ -337,7 +366,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     can_split = method != "plain" and fleet.is_anonymous
     state = dict(b=0, occs=[], ups=[], events=0)
 
-    def plain(until: float) -> StormRisk:
+    def plain(until: float | None) -> StormRisk:
         """Plain Monte Carlo batches until resolved, max_fleets or ``until`` s."""
         while True:
             b = state["b"]
@@ -360,9 +389,10 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                 stopped = "rel_error"
             elif max_fleets is not None and fleets >= max_fleets:
                 stopped = "max_fleets"
-            elif b >= MIN_BATCHES and wall + last > until:
+            elif not fixed and b >= MIN_BATCHES and wall + last > until:
                 stopped = "max_seconds"
-            elif can_split and b >= MIN_BATCHES and _hopeless(est, cpu, wall, budget):
+            elif not fixed and can_split and b >= MIN_BATCHES and _hopeless(est, cpu, wall,
+                                                                             budget):
                 stopped = "max_seconds"      # plain cannot finish: go to splitting now
             else:
                 stopped = "running"
@@ -379,6 +409,13 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     if method == "splitting":
         risk = None
         todo = np.ones(ks.size, dtype=bool)
+    elif fixed:
+        risk = plain(None)
+        todo = ~risk.resolved
+        if not can_split or not todo.any():
+            if can_split and progress is not None:
+                progress(risk)
+            return risk
     else:
         risk = plain(budget * PLAIN_SHARE if can_split else budget)
         todo = ~risk.resolved
@@ -396,19 +433,24 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
             if progress is not None:
                 progress(risk)
             return risk
-    left = budget - (time.perf_counter() - t0)
 
     def split_progress(sp):
         if progress is not None:
             progress(_with_split(risk, ks, todo, sp, target, t0, c0, state["events"], "running"))
 
-    sp = storm_split_until(fleet, ks[todo], target, left, seed=int(seed), trials=trials,
-                           flux_cycles=flux_cycles, burn_in=burn_in, launch=launch,
-                           threads=threads, progress=split_progress, horizon=horizon)
+    if fixed:
+        sp = storm_split(fleet, ks[todo], trials=trials, replicates=replicates,
+                         flux_cycles=flux_cycles, burn_in=burn_in, seed=int(seed),
+                         launch=launch, threads=threads, horizon=horizon)
+    else:
+        sp = storm_split_until(fleet, ks[todo], target, budget - (time.perf_counter() - t0),
+                               seed=int(seed), trials=trials, flux_cycles=flux_cycles,
+                               burn_in=burn_in, launch=launch, threads=threads,
+                               progress=split_progress, horizon=horizon)
     done = bool(np.all(sp.rate_rel_error <= target) and np.all(sp.p_rel_error <= target))
     out = _with_split(risk, ks, todo, sp, target, t0, c0, state["events"],
                       "rel_error" if done and (risk is None or risk.resolved[~todo].all())
-                      else "max_seconds")
+                      else "replicates" if fixed else "max_seconds")
     if progress is not None:
         progress(out)
     return out
