@@ -10,9 +10,10 @@ from numbers import Integral, Real
 from ._format import fmt_toml
 from .errors import SpecError
 from .model import FLEET_BYTES_PER_JOB, canonical_throughput, check_memory
+from .tails import check_tail_level
 
 __all__ = ["Bad", "boolean", "int_at_least", "is_int", "is_num", "one_of", "passage_level",
-           "per_job", "positive", "positive_or_inf", "throughput"]
+           "per_job", "positive", "positive_or_inf", "tail_level_list", "throughput"]
 
 
 class Bad(Exception):
@@ -125,3 +126,23 @@ def passage_level(v):
     if not is_int(v) or v < 0:
         raise Bad("must be an integer >= 1 (the level k), or 0 / 'none' for no passage")
     return int(v)
+
+
+def tail_level_list(v) -> tuple:
+    """Tail levels: a list of integers k >= 1, 'N' or 'N/q' (or one of them) ->
+    a tuple of ints and normalized strings ('N/2'); [] -> () (none)."""
+    items = v if isinstance(v, list) else [v]
+    out = []
+    for x in items:
+        if isinstance(x, bool) or not (is_int(x) or isinstance(x, str)):
+            raise Bad(f"must be a list of levels k (integers >= 1, 'N' or 'N/q'); found "
+                      f"{fmt_toml(x)}")
+        try:
+            check_tail_level(x)
+        except SpecError as exc:
+            raise Bad(str(exc)) from None
+        norm = int(x) if is_int(x) else x.strip().replace(" ", "")
+        if norm in out:
+            raise Bad(f"lists {fmt_toml(x)} twice: give each level once")
+        out.append(norm)
+    return tuple(out)

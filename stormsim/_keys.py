@@ -11,10 +11,12 @@ from typing import Callable
 import numpy as np
 
 from . import _checks as ck, _jobtable
+from .risk import METHODS as RISK_METHODS, storm_risk
+from .splitting import MIN_REPLICATES
 
 __all__ = ["ABSENT", "COLUMNS", "DEFAULTS", "KEY", "KEYS", "OCCUPANCY_MODES", "PARAMS", "PARAM_ATTRS",
-           "REQUIRED", "SEED_DOMAIN", "SEED_ROLES", "SWEEP_KEYS", "TABLES", "Key",
-           "unknown_key"]
+           "REFUSED_KEYS", "REQUIRED", "RISK_DEFAULTS", "RISK_KEYS", "SEED_DOMAIN", "SEED_ROLES",
+           "SWEEP_KEYS", "TABLES", "Key", "unknown_key"]
 
 #: Version of the cell-seed derivation (part of the hashed bytes).
 SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
@@ -62,6 +64,22 @@ class Key:
     def __post_init__(self):
         assert self.seed in SEED_ROLES, self.seed
 
+
+# -- storm risk defaults: storm_risk's own (one place: its signature) ---------------
+
+def _storm_risk_defaults() -> dict:
+    import inspect
+
+    from .risk import FIXED_REPLICATES
+
+    out = {name: p.default for name, p in inspect.signature(storm_risk).parameters.items()
+           if p.default is not inspect.Parameter.empty}
+    out["replicates"] = FIXED_REPLICATES
+    return out
+
+
+#: storm_risk's defaults of the parameters a sweep's risk_* keys set.
+RISK_DEFAULTS = _storm_risk_defaults()
 
 # -- THE table of keys ------------------------------------------------------------
 
@@ -149,6 +167,36 @@ KEYS: tuple[Key, ...] = (
         "where it applies: uncapped base-model cells; first passages the same cycles, times to "
         "1e-9 relative, not bit for bit) or false (the event loop only)", ck.boolean, False,
         seed="identity", kwarg=True),
+    # storm risk (issue 11): stormsim.storm_risk per cell with a fixed effort (max_seconds
+    # = None), run once per cell besides its fleets; the cell's run seed, cycles, burn_in and
+    # launch (Cell.risk_kwargs). None: storm_risk's own default (RISK_DEFAULTS).
+    Key("risk_levels", "the storm risk's levels k: a list of integers, 'N' or 'N/q' (e.g. "
+        "[4, 'N/2', 'N']); [] (the default): no storm risk", ck.tail_level_list, (),
+        aliases=("storm_risk", "risk", "risk_level"), seed="identity"),
+    Key("risk_method", "'auto' (plain Monte Carlo, then forward flux sampling with "
+        "risk_replicates for the levels it left unresolved), 'plain' or 'splitting'",
+        ck.one_of(*RISK_METHODS), "auto", seed="identity"),
+    Key("risk_fleets", "plain Monte Carlo fleets of the storm risk, an integer >= 1 (at least "
+        "2 batches, rounded up to whole ones: stormsim.risk.fixed_batch); needed unless "
+        "risk_method = 'splitting'", ck.int_at_least(1), None, aliases=("max_fleets",),
+        seed="identity"),
+    Key("risk_replicates", f"splitting replicates of the storm risk, an integer >= "
+        f"{MIN_REPLICATES} (its interval comes from their spread; default "
+        f"{RISK_DEFAULTS['replicates']})", ck.int_at_least(MIN_REPLICATES), None,
+        aliases=("replicates",), seed="identity"),
+    Key("risk_rel_error", "the storm risk's target relative error, a number > 0 (default "
+        f"{RISK_DEFAULTS['rel_error']}): plain Monte Carlo stops early once every level "
+        "reaches it, and 'auto' splits the levels that do not", ck.positive, None,
+        aliases=("rel_error",), seed="identity"),
+    Key("risk_trials", "splitting clones per stage, an integer >= 1 (default "
+        f"{RISK_DEFAULTS['trials']})", ck.int_at_least(1), None, aliases=("trials",),
+        seed="identity"),
+    Key("risk_flux_cycles", "cycles of each splitting replicate's flux run, an integer > burn_in "
+        f"(default {RISK_DEFAULTS['flux_cycles']})", ck.int_at_least(1), None,
+        aliases=("flux_cycles",), seed="identity"),
+    Key("risk_horizon", "the splitting score's look-ahead in cycles, an integer >= 0 (default "
+        f"{RISK_DEFAULTS['horizon']})", ck.int_at_least(0), None, aliases=("horizon",),
+        seed="identity"),
     Key("seed", "an integer >= 0; each cell's run seed derives from it and the cell's parameters",
         ck.int_at_least(0, below=2**63), 0, _i8, seed="always",
         units="1", long_name="the user's seed"),
@@ -167,6 +215,17 @@ COLUMNS: dict[str, object] = {k.name: k.dtype for k in KEYS if k.dtype is not No
 #: Column -> (units, long name), the attributes of its dataset in results.
 PARAM_ATTRS: dict[str, tuple] = {k.name: (k.units, k.long_name) for k in KEYS if k.dtype is not None}
 _HINTS = {a: k.name for k in KEYS for a in k.aliases}
+#: The risk_* keys -> the storm_risk parameter each sets (risk_levels: ``levels``).
+RISK_KEYS: dict[str, str] = {k.name: k.name[len("risk_"):] for k in KEYS
+                             if k.name.startswith("risk_")}
+RISK_KEYS["risk_fleets"] = "max_fleets"
+#: Keys refused with a reason (not merely unknown).
+REFUSED_KEYS: dict[str, str] = {
+    name: ("a sweep's storm risk has a fixed effort, never a time budget: a result must not "
+           "depend on the machine's speed, threads or a resume. Give risk_fleets (plain Monte "
+           "Carlo fleets) and risk_replicates (splitting replicates) instead; for a time budget "
+           "use stormsim risk FILE --cell I --max-seconds S")
+    for name in ("risk_max_seconds", "max_seconds")}
 
 #: [sweep] table: key -> what is allowed (every value is a string).
 SWEEP_KEYS: dict[str, str] = {

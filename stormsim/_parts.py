@@ -4,8 +4,10 @@ Each finished unit is one ``u<cell:06d>_<start:012d>.npz``, written atomically
 (``_files.atomic_path``), holding for piece j the arrays of
 :data:`stormsim.work.RESULT_ARRAYS` as ``j_NAME`` and, for a summed array,
 its exact column sums as ``j_NAME_exact`` (decimal integers, units of
-2**-1074). ``MANIFEST.json`` says which sweep (and which stormsim) the units
-belong to.
+2**-1074). A cell's storm risk (``risk_levels``) is one ``r<cell:06d>.npz``,
+written the same way, holding ``levels`` and each of
+:data:`stormsim.work.RISK_ARRAYS` and ``RISK_SCALARS``. ``MANIFEST.json``
+says which sweep (and which stormsim) the units belong to.
 """
 from __future__ import annotations
 
@@ -19,15 +21,19 @@ import numpy as np
 
 from ._files import atomic_path, fault, write_atomic
 from .spec import Sweep
+from .cellrisk import RISK_ARRAYS, RISK_SCALARS, RiskPart
 from .work import RESULT_ARRAYS, Part
 
-__all__ = ["BAD_UNIT_ERRORS", "PARTS_FORMAT", "is_unit_file", "parts_dir", "read_manifest",
-           "read_unit", "unit_name", "unit_pieces", "write_manifest", "write_unit"]
+__all__ = ["BAD_UNIT_ERRORS", "PARTS_FORMAT", "is_risk_file", "is_unit_file", "parts_dir",
+           "read_manifest", "read_risk", "read_unit", "risk_name", "unit_name", "unit_pieces",
+           "write_manifest", "write_risk", "write_unit"]
 
 PARTS_FORMAT = "stormsim.sweep.parts"
 
 #: A unit's file is named after its first piece: no two valid units share a fleet.
 _UNIT_NAME = re.compile(r"^u(\d{6,})_(\d{12,})\.npz$")
+#: A cell's storm risk: one file per cell.
+_RISK_NAME = re.compile(r"^r(\d{6,})\.npz$")
 
 #: Errors reading a unit that show the file itself is bad (see HDF5Store's scan):
 #: not a zip or a truncated one (BadZipFile, EOFError), a CRC mismatch
@@ -43,8 +49,17 @@ def unit_name(cell: int, start: int) -> str:
     return f"u{cell:06d}_{start:012d}.npz"
 
 
+def risk_name(cell: int) -> str:
+    return f"r{cell:06d}.npz"
+
+
+def is_risk_file(path: Path) -> bool:
+    return _RISK_NAME.match(path.name) is not None
+
+
 def is_unit_file(path: Path) -> bool:
-    return _UNIT_NAME.match(path.name) is not None
+    """A file holding finished work: fleets of cells, or a cell's storm risk."""
+    return _UNIT_NAME.match(path.name) is not None or is_risk_file(path)
 
 
 @contextmanager
@@ -135,6 +150,48 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
                             seconds=float(p.get("seconds", 0.0)),
                             fleet_cycles=int(p.get("fleet_cycles", 0))))
     return out
+
+
+def write_risk(directory: Path, part: RiskPart) -> Path:
+    """A cell's storm risk -> its file, atomically."""
+    final = directory / risk_name(part.cell)
+    meta = {"sweep_hash": part.sweep_hash, "cell": part.cell, "run_seed": part.run_seed,
+            "seconds": part.seconds, "fleet_cycles": part.fleet_cycles}
+    arrays = {"meta": np.array(json.dumps(meta)), "levels": part.levels, **part.arrays}
+    with atomic_path(final) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+        fh.flush()
+    return final
+
+
+def read_risk(path: Path, sweep: Sweep) -> RiskPart:
+    """Load and check a storm-risk file; raise one of BAD_UNIT_ERRORS when it cannot be trusted."""
+    fault("parts:read-unit")
+    m = _RISK_NAME.match(path.name)
+    if not m:
+        raise ValueError("not a storm-risk file name")
+    with _npz(path) as z:
+        meta = json.loads(str(z["meta"]))
+        cell = meta.get("cell")
+        if meta.get("sweep_hash") != sweep.hash or cell != int(m.group(1)):
+            raise ValueError("it belongs to another sweep")
+        if not (0 <= cell < sweep.n_cells and sweep.cells[cell].has_risk
+                and meta.get("run_seed") == sweep.cells[cell].run_seed):
+            raise ValueError("its cell is outside the sweep or has no storm risk")
+        levels = z["levels"]
+        if levels.dtype != np.int64 or not np.array_equal(levels,
+                                                          sweep.cells[cell].risk_levels()):
+            raise ValueError("its levels are not the cell's")
+        arrays = {}
+        for a in RISK_ARRAYS + RISK_SCALARS:
+            v = z[a.name]
+            shape = levels.shape if a in RISK_ARRAYS else ()
+            if v.shape != shape or (v.dtype.kind != "U" if a.dtype is str else v.dtype != a.dtype):
+                raise ValueError(f"{a.name} has the wrong shape or type")
+            arrays[a.name] = v
+    return RiskPart(cell=cell, sweep_hash=sweep.hash, run_seed=meta["run_seed"], levels=levels,
+                    arrays=arrays, seconds=float(meta.get("seconds", 0.0)),
+                    fleet_cycles=int(meta.get("fleet_cycles", 0)))
 
 
 def read_manifest(parts: Path) -> dict | None:

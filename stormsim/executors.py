@@ -10,13 +10,16 @@ imports it until a DaskExecutor starts.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import threading
 import time
 
 from .errors import ResourceError, SweepError
 
-__all__ = ["DaskExecutor", "Executor", "LocalExecutor", "executor_from", "threadsafe_layer"]
+__all__ = ["DaskExecutor", "Executor", "LocalExecutor", "executor_from", "layer_guard",
+           "threadsafe_layer"]
 
 #: Longest wait for a LocalCluster we started to close: its workers hold
 #: nothing (results are written by this process), and a worker process exits by
@@ -41,6 +44,20 @@ def threadsafe_layer() -> bool:
         except ImportError:
             continue
     return False
+
+
+_layer_lock = threading.Lock()
+_layer_safe: bool | None = None
+
+
+def layer_guard():
+    """A context for a kernel call: nothing where numba's layer is thread-safe,
+    else one lock (a threaded Dask worker, or the local thread pool, could run
+    two kernels at once)."""
+    global _layer_safe
+    if _layer_safe is None:
+        _layer_safe = threadsafe_layer()
+    return contextlib.nullcontext() if _layer_safe else _layer_lock
 
 
 #: How long a nanny waits for its worker process to stop before killing it.

@@ -9,7 +9,10 @@ Column names are ones a person can type: ``p_ge_4`` is P(n_w >= 4),
 ``p_ge_4_lo`` / ``p_ge_4_hi`` its 95 % interval, ``p_ge_4_method`` how that
 was made (stormsim.tails), ``p_ge_4_independent`` the independent-jobs law;
 ``median``, ``median_lo``, ``median_hi`` the Kaplan-Meier median first passage
-in fleet cycles (``median_time...`` in seconds).
+in fleet cycles (``median_time...`` in seconds). A sweep with storm risk
+(``risk_levels``) adds its numbers (stormsim.cellrisk: ``risk_p_ge_4``,
+``risk_storms_per_s_ge_4_lo``, ``risk_storms_per_day_ge_4``, ``risk_method_ge_4``,
+..., and per cell ``risk_fleets``, ``risk_replicates``, ...).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import re
 
 import numpy as np
 
+from .cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
 from .storms import STORM_METHODS
 from .summary import BY_LEVEL, METHOD_CODES, SCALARS, summary_table
 
@@ -100,6 +104,14 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
                               "flag_values": np.array(sorted(_STORM_METHOD_NAMES), np.int8)})
     data["independent_law"] = (("cell",), table["independent_law"],
                                {"long_name": "law of the independent baseline"})
+    risk = _risk(res, k.size)
+    if risk is not None:
+        for a in RISK_ARRAYS:
+            data[a.name] = (("cell", "k"), risk[a.name], attrs(a.units, a.doc))
+        for name, (_, long_name) in PER_DAY.items():
+            data[name] = (("cell", "k"), risk[name], attrs("1/d", long_name))
+        for a in RISK_SCALARS:
+            data[a.name] = (("cell",), risk[a.name], attrs(a.units, a.doc))
     coords = {"cell": ("cell", np.arange(n), {"long_name": "cell index"}),
               "k": ("k", k, {"units": "1", "long_name": "tail level k of P(n_w >= k)"})}
     for key, col in cols.items():
@@ -123,6 +135,16 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
             gc[key] = (dims, cols[key].reshape(shape), ds[key].attrs)
     gc["cell"] = (dims, np.arange(n).reshape(shape), {"long_name": "cell index"})
     return xr.Dataset(out, coords=gc, attrs=meta)
+
+
+def _risk(res, kmax: int) -> dict | None:
+    """The storm-risk table (stormsim.cellrisk.risk_table, with per-day rates and
+    ``asked``: the levels any cell asked), or None when no cell has a storm risk."""
+    risks = [c.risk for c in res]
+    if all(r is None for r in risks):
+        return None
+    table = risk_table(risks, kmax)
+    return {**table, **per_day(table), "asked": asked_levels(risks)}
 
 
 def _levels(res, k) -> list[int]:
@@ -156,6 +178,16 @@ def to_dataframe(res, k=None, level: float = 0.95):
         cols[level_column("storms_method", kk)] = [
             _STORM_METHOD_NAMES.get(int(c), "no such level") for c in codes]
     cols["independent_law"] = table["independent_law"]
+    risk = _risk(res, kmax)
+    if risk is not None:           # the levels some cell asked, among those shown
+        for a in RISK_SCALARS:
+            cols[a.column] = risk[a.name]
+        for kk in (x for x in _levels(res, k) if x in risk["asked"]):
+            for a in RISK_ARRAYS:
+                cols[a.column.format(k=kk)] = risk[a.name][:, kk - 1]
+            for name in PER_DAY:
+                cols[f"{name.replace('_per_day', '_per_day_ge_' + str(kk), 1)}"] = \
+                    risk[name][:, kk - 1]
     df = pd.DataFrame(cols, index=pd.RangeIndex(res.n_cells, name="cell"))
     df.attrs.update(sweep_name=res.name, interval_level=level)
     return df

@@ -22,6 +22,13 @@ bit, and adds:
   the independent units of the tail intervals.
 
 Version 1 files read as before (their table is computed when asked for).
+
+A sweep with storm risk (``risk_levels``; still version 2: the datasets are
+added, none changes) also has, per cell that asks for it, a dimension
+``risk_k`` (the levels asked) and the datasets of
+:data:`stormsim.work.RISK_ARRAYS` on it and of ``RISK_SCALARS`` (0-d); and at
+the top and in /grid the same on (cell, k) and (cell,) (NaN / '' / -1 where
+a level is not asked).
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ from ._version import __version__
 from .storms import STORM_METHODS
 from .summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
 from .tails import LEVEL, block_ranges
+from .cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
 from .work import RESULT_ARRAYS, add_exact, exact_to_float
 
 __all__ = ["FLEET_ARRAYS", "FORMAT", "FORMAT_VERSION", "cell_group", "check_version",
@@ -153,14 +161,15 @@ def grid_axes(grid: dict, columns: dict, n_cells: int) -> tuple[tuple, dict]:
     return shape, coords
 
 
-def write_result(path, sweep, parts_of, level: float = LEVEL) -> None:
+def write_result(path, sweep, parts_of, level: float = LEVEL, risk_of=None) -> None:
     """Write a finished result (layout version 2), cell by cell: ``parts_of(i)``
-    yields the Parts that tile cell i; one piece in memory at a time."""
+    yields the Parts that tile cell i; one piece in memory at a time;
+    ``risk_of(i)``: cell i's storm risk (a RiskPart) where it asks for one."""
     import h5py
 
     f = h5py.File(path, "w")
     try:
-        _fill(f, sweep, parts_of, level)
+        _fill(f, sweep, parts_of, level, risk_of)
         f.close()
     except BaseException:
         _abandon(f, path)
@@ -189,7 +198,7 @@ def _abandon(f, path) -> None:
             continue
 
 
-def _fill(f, sweep, parts_of, level: float) -> None:
+def _fill(f, sweep, parts_of, level: float, risk_of=None) -> None:
     """The contents of a result (layout version 2) into the open file ``f``."""
     cols = sweep.columns()
     a = f.attrs
@@ -210,9 +219,37 @@ def _fill(f, sweep, parts_of, level: float) -> None:
         _attrs(ds, *PARAM_ATTRS[key])
         _attach(ds, cell_dim)
     cells = f.create_group("cells")
-    rows = [_write_cell(cells, c, sweep.occupancy, parts_of(c.index), level)
-            for c in sweep.cells]
-    _write_table(f, sweep, cols, table_of_rows(rows))
+    rows, risks = [], []
+    for c in sweep.cells:
+        rows.append(_write_cell(cells, c, sweep.occupancy, parts_of(c.index), level))
+        risks.append(_write_risk(cells[cell_group(c.index)], risk_of(c.index))
+                     if c.has_risk else None)
+    table = table_of_rows(rows)
+    if any(r is not None for r in risks):
+        table["risk"] = risk_table(risks, table["k"].size)
+    _write_table(f, sweep, cols, table)
+
+
+def _string_or_number(group, name, data):
+    import h5py
+
+    data = np.asarray(data)
+    if data.dtype.kind in "UO":
+        return group.create_dataset(name, data=data.astype(object), dtype=h5py.string_dtype())
+    return group.create_dataset(name, data=data)
+
+
+def _write_risk(g, part) -> dict:
+    """A cell's storm risk (a RiskPart) into its group: the ``risk_k`` scale, the
+    RISK_ARRAYS on it, the RISK_SCALARS; returns them (a risk_table row)."""
+    k = _scale(g, "risk_k", part.levels, "1", "the storm risk's levels k (risk_levels)")
+    for a in RISK_ARRAYS:
+        ds = _string_or_number(g, a.name, part.arrays[a.name])
+        _attrs(ds, a.units, a.doc)
+        _attach(ds, k)
+    for a in RISK_SCALARS:
+        _attrs(_string_or_number(g, a.name, part.arrays[a.name]), a.units, a.doc)
+    return {"levels": part.levels, **part.arrays}
 
 
 def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
@@ -312,6 +349,13 @@ def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None
     m.attrs["missing_value_meaning"] = "-1: no such level (k > the cell's N)"
     put("independent_law", table["independent_law"], None,
         "law of the independent baseline: binomial, poisson-binomial or none")
+    risk = table.get("risk")
+    if risk is not None:
+        for a in RISK_ARRAYS:
+            put(a.name, risk[a.name], a.units, a.doc + " (where asked: risk_levels)",
+                with_k=True)
+        for a in RISK_SCALARS:
+            put(a.name, risk[a.name], a.units, a.doc + " (cells with risk_levels)")
 
 
 def _write_table(f, sweep, cols: dict, table: dict) -> None:
@@ -372,7 +416,14 @@ def read_cell(g) -> dict:
             sums[a.name] = g[f"{a.name}_sum"][()] if f"{a.name}_sum" in g else None
             if f"{a.name}_block_sum" in g:
                 blocks[a.name] = g[f"{a.name}_block_sum"][()]
+    risk = None
+    if "risk_k" in g:
+        risk = {"levels": g["risk_k"][()]}
+        for a in RISK_ARRAYS + RISK_SCALARS:
+            ds = g[a.name]
+            risk[a.name] = (np.asarray(ds.asstr()[()], dtype=str) if a.dtype is str
+                            else ds[()])
     return dict(params=pv, fleets=n, fleet_index=np.arange(n), arrays=arrays, sums=sums,
-                blocks=blocks,
+                blocks=blocks, risk=risk,
                 **{k: g[k][()] if k in g else np.full(g["T"].shape, FLEET_ARRAY_DEFAULTS[k])
                    for k in FLEET_ARRAYS})

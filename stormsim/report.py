@@ -19,8 +19,10 @@ or the parts of an unfinished sweep) and writes to DIR:
   Brookmeyer-Crowley interval) against the main grid key; medians beyond the
   cycle cap are drawn as triangles at the cap; against ``m_over_sigma`` (or
   ``jitter``) with the (m/sigma)^2 law as a reference line;
-- ``report.md``: the sweep, the ``stormsim inspect`` table, and the figures
-  with what each shows.
+- ``report.md``: the sweep, the ``stormsim inspect`` table, the storm risk
+  of the cells that ask for it (``risk_levels``: P(n_w >= k) and storms per
+  second and per day with intervals and methods), and the figures with what
+  each shows.
 
 The "main grid key" is the numeric, finite grid key with the most values; the
 other grid keys label the lines. Cells are read one at a time and only their
@@ -34,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ._format import fmt_value
+from .tables import risk_table_text
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
 #: colours; beyond that cells are thinned to every k-th one (and the caption says so).
@@ -358,6 +361,16 @@ def _write_markdown(res, out: Path, figs, xkey) -> None:
     if res.description:
         lines += [res.description, ""]
     lines += ["## Cells", "", "```", res.table(), "```", ""]
+    risk = risk_table_text(res)
+    if risk is not None:
+        lines += ["## Storm risk", "",
+                  "Per cell and level k (`risk_levels`): P(n_w >= k), the storm rate nu_k "
+                  "(storms per second of simulated time, and per day: the sweep's time unit "
+                  "is the second), each with its 95 % interval and method, from "
+                  "`stormsim.storm_risk` with the fixed effort shown (method: plain Monte "
+                  "Carlo over independent fleets, or splitting: forward flux sampling, its "
+                  "interval over independent replicates). `0 (<b)`: not reached, b a "
+                  "one-sided 95 % bound.", "", "```", risk, "```", ""]
     lines += ["## Figures", ""]
     for name, caption in figs:
         lines += [f"![{name}]({name})", "", caption, ""]

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ._files import DirLock
-from ._parts import parts_dir, read_manifest, read_unit, unit_pieces
+from ._parts import is_risk_file, parts_dir, read_manifest, read_risk, read_unit, unit_pieces
 from .layout import FLEET_ARRAYS, FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
 from ._version import __version__
 from .errors import SpecError, SweepError
 from .spec import Sweep, parse_sweep
 from .tables import inspect_table
+from .tails import check_tail_level, tail_level
 from .work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
 
 __all__ = ["DEFAULT_TAIL_LEVELS", "FORMAT", "FORMAT_VERSION", "CellResult", "Results",
@@ -31,53 +31,11 @@ __all__ = ["DEFAULT_TAIL_LEVELS", "FORMAT", "FORMAT_VERSION", "CellResult", "Res
 DEFAULT_TAIL_LEVELS = ("N/4", "N/2", "N")
 
 
-def _tail_rule(spec) -> tuple[int | None, float | None]:
-    """A tail level's syntax: (k, None) for an integer k >= 1, (None, q) for 'N/q'
-    (q >= 1; 'N' is q = 1). Raises SpecError naming the level and the rule."""
-    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
-        k = int(spec)
-    else:
-        s = str(spec).strip().replace(" ", "")
-        m = re.fullmatch(r"N(?:/(\d+(?:\.\d+)?))?", s)
-        if m:
-            q = 1.0 if m.group(1) is None else float(m.group(1))
-            if q < 1.0:
-                raise SpecError(f"tail level {spec!r}: q must be >= 1 in 'N/q' (k = ceil(N/q) "
-                                "is in 1..N then)")
-            return None, q
-        if not re.fullmatch(r"-?\d+", s):
-            raise SpecError(f"tail level {spec!r}: must be an integer k, 'N' or 'N/q' "
-                            "(e.g. 2, N/4, N)")
-        k = int(s)
-    if k < 1:
-        raise SpecError(f"tail level {spec!r}: k must be an integer >= 1 (P(n_w >= 0) = 1 "
-                        "always)")
-    return k, None
-
-
-def check_tail_level(spec) -> None:
-    """Raise SpecError if ``spec`` is not a tail level for any N."""
-    _tail_rule(spec)
-
-
-def tail_level(spec, n_jobs: int) -> int:
-    """A tail level for a fleet of N jobs: an int k, 'N', or 'N/q' (k = ceil(N / q)).
-
-    Raises SpecError when the level is not in 1..N (never clipped)."""
-    k, q = _tail_rule(spec)
-    if k is None:
-        k = math.ceil(n_jobs / q)
-    if k > n_jobs:
-        raise SpecError(f"tail level {spec!r} is k = {k}, above N = {n_jobs}: k must be in "
-                        "1..N")
-    return k
-
-
 def tail_levels(spec, n_jobs) -> np.ndarray:
     """The k of a tail level for each cell's N (int64), 0 where it is above that N.
 
     Raises SpecError when the level is bad for every N (naming them)."""
-    _tail_rule(spec)
+    check_tail_level(spec)
     ks = []
     for n in np.asarray(n_jobs, dtype=np.int64).tolist():
         try:
@@ -102,6 +60,7 @@ class CellResult:
     (``cell.occupancy_sum``, float64 (N+1,)); when only the sum is kept (and
     the file is layout 2), its sums per block of fleets are ``NAME_blocks``
     (``cell.occupancy_blocks``, float64 (blocks, N+1); None otherwise).
+    ``cell.risk``: its storm risk (risk_levels; see the attribute).
     """
 
     index: int
@@ -118,6 +77,10 @@ class CellResult:
     snapshot: np.ndarray = None  # (N,) MODEL.md E1 / E2 per-job options
     slowdown: np.ndarray = None
     weights: np.ndarray = None
+    #: The cell's storm risk (risk_levels), None without one (or not yet done):
+    #: ``levels`` (int64) and each of stormsim.work.RISK_ARRAYS (per level) and
+    #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
+    risk: dict | None = None
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -205,8 +168,9 @@ class Results:
 
     @classmethod
     def from_parts(cls, sweep: Sweep, parts_of, *, complete: bool, location: str,
-                   done=None) -> "Results":
-        """Results of a sweep whose cell i's parts are ``parts_of(i)``."""
+                   done=None, risk_of=None) -> "Results":
+        """Results of a sweep whose cell i's parts are ``parts_of(i)`` (and storm
+        risk ``risk_of(i)``, a RiskPart or None)."""
         if done is None:
             done = [sum(p.n for p in parts_of(c.index)) for c in sweep.cells]
         done = np.asarray(done, dtype=np.int64)
@@ -217,7 +181,9 @@ class Results:
                        grid_keys=sweep.grid_keys, fixed=dict(sweep.fixed),
                        params=sweep.columns(),
                        fleets=np.array([c.fleets for c in sweep.cells], dtype=np.int64),
-                       fleets_done=done, _cell=lambda i: cell_from_parts(sweep, i, parts_of(i)))
+                       fleets_done=done,
+                       _cell=lambda i: cell_from_parts(sweep, i, parts_of(i),
+                                                       risk_of(i) if risk_of else None))
 
     @property
     def n_cells(self) -> int:
@@ -333,8 +299,9 @@ class Results:
                 f"{int(self.fleets_done.sum())}/{int(self.fleets.sum())} fleets, {self.path}>")
 
 
-def cell_from_parts(sweep: Sweep, i: int, parts) -> CellResult:
-    """Cell i's CellResult from its parts (in fleet order)."""
+def cell_from_parts(sweep: Sweep, i: int, parts, risk=None) -> CellResult:
+    """Cell i's CellResult from its parts (in fleet order) and its storm risk
+    (a RiskPart, or None)."""
     c = sweep.cells[i]
     parts = list(parts)
     arrays, sums, blocks = {}, {}, {}
@@ -362,6 +329,7 @@ def cell_from_parts(sweep: Sweep, i: int, parts) -> CellResult:
     fleet = c.fleet
     return CellResult(index=i, params=dict(c.values), fleets=c.fleets, fleet_index=idx,
                       arrays=arrays, sums=sums, blocks=blocks,
+                      risk=None if risk is None else {"levels": risk.levels, **risk.arrays},
                       **{k: getattr(fleet, attr).copy() for k, attr in FLEET_ARRAYS.items()})
 
 
@@ -432,6 +400,10 @@ def _parts_results(path: Path, parts: Path) -> Results:
                          "cells this version resolves differently: open it with that version")
     index: dict[int, set] = {}                # cell -> unit files holding some of it
     done = FleetRanges()
+    risk_files = {}                           # cell -> its storm-risk file
+    for p in sorted(parts.glob("r*.npz")):
+        if is_risk_file(p):
+            risk_files[int(p.name[1:-4])] = p
     for p in sorted(parts.glob("u*.npz")):
         try:
             pieces = unit_pieces(p, sweep)
@@ -461,8 +433,14 @@ def _parts_results(path: Path, parts: Path) -> Results:
             cache[i] = parts_of(i)
         return cache[i]
 
+    def risk_of(i):
+        try:
+            return read_risk(risk_files[i], sweep) if i in risk_files else None
+        except Exception:  # removed by a finishing run, or not trustworthy: skip
+            return None
+
     res = Results.from_parts(sweep, cached, complete=False, location=str(path),
-                             done=[done.count(c.index) for c in sweep.cells])
+                             done=[done.count(c.index) for c in sweep.cells], risk_of=risk_of)
     res.version = str(man.get("stormsim_version"))
     res.writer = DirLock(parts, "").holder_elsewhere()
     res.running = res.writer is not None

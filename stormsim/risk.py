@@ -43,14 +43,11 @@ use plain Monte Carlo whatever ``method`` says, except that
 ``method="splitting"`` on them is an error. ``level_method`` names the
 method of each level.
 
-A fixed effort (``max_seconds=None``; what sweeps use): nothing depends on
-timing. Plain Monte Carlo runs batches until every level is resolved or
-``max_fleets`` fleets (rounded up to whole batches) are done; with
-``method="auto"`` the levels it left unresolved then go to splitting with
-exactly ``replicates`` replicates (``stormsim.splitting.storm_split``; base
-model only, else they stay plain); ``method="splitting"`` runs every level
-that way. The estimate is then a function of (seed, inputs, max_fleets,
-replicates) alone, whatever the threads or the machine's speed.
+A fixed effort (``max_seconds=None``; sweeps): plain Monte Carlo runs until
+every level is resolved or ``max_fleets`` fleets (whole batches) are done;
+"auto" splits the levels left unresolved with exactly ``replicates``
+replicates (``storm_split``; base model only); "splitting" splits them all.
+No timing enters: a function of (seed, inputs, max_fleets, replicates).
 """
 from __future__ import annotations
 
@@ -64,12 +61,12 @@ import numpy as np
 from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
-from .splitting import (DEFAULT_HORIZON, TOP_SHARE_WARN, check_splittable, storm_split,
-                        storm_split_until)
+from .splitting import (DEFAULT_HORIZON, MIN_REPLICATES, TOP_SHARE_WARN, check_splittable,
+                        storm_split, storm_split_until)
 from .storms import ratio_of_means, storm_estimate
 from .tails import LEVEL, tail_estimate
 
-__all__ = ["StormRisk", "storm_risk"]
+__all__ = ["StormRisk", "fixed_batch", "storm_risk"]
 
 #: Fleets that must reach a level before its relative error counts: the delta
 #: method's se of a ratio rests on the units that saw the event (tails.py).
@@ -216,6 +213,14 @@ class StormRisk:
         return "\n".join(lines)
 
 
+def fixed_batch(n_jobs: int, cycles: int, fleets: int) -> int:
+    """Fleets per batch of a fixed effort of ``fleets``: >= MIN_BATCHES equal
+    batches of <= ``engine.default_batch``, adding up to ``fleets`` rounded up
+    by less than their number."""
+    nb = max(MIN_BATCHES, -(-int(fleets) // default_batch(n_jobs, cycles)))
+    return max(1, -(-int(fleets) // nb))
+
+
 def _re(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:.3f}"
 
@@ -318,7 +323,9 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     cycles, burn_in, launch : per fleet, as in ``simulate`` (the measured
         window is after ``burn_in`` cycles)
     batch_fleets : fleets per batch (default: ``engine.default_batch``, about
-        half a second of work; fixed by the inputs, never by timing)
+        half a second of work; with max_seconds=None, ``fixed_batch``: at
+        least MIN_BATCHES batches adding up to max_fleets; fixed by the
+        inputs, never by timing)
     max_fleets : stop after this many fleets (rounded up to whole batches)
     min_hits : fleets that must reach a level before its error counts
     progress : callable, optional: ``progress(risk)`` after each batch, with
@@ -329,8 +336,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     trials, flux_cycles, horizon : splitting's clones per stage, flux-run
         length and score look-ahead (stormsim.splitting.storm_split); its
         burn-in is ``burn_in``
-    replicates : with ``max_seconds=None``, the splitting replicates
-        (default FIXED_REPLICATES); with a time budget it must be None
+    replicates : with ``max_seconds=None``, the splitting replicates, >=
+        splitting.MIN_REPLICATES (default FIXED_REPLICATES); with a time budget it must be None
         (replicates then run in rounds until rel_error or the budget)
 
     Returns a :class:`StormRisk`; its estimate from F fleets (and R splitting
@@ -352,6 +359,10 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                         "rel_error or max_seconds: leave replicates out, or set max_seconds=None")
     replicates = _positive("replicates", FIXED_REPLICATES if replicates is None else replicates,
                            integer=True)
+    if replicates < MIN_REPLICATES:
+        raise SpecError(f"replicates = {replicates}: must be >= {MIN_REPLICATES} (the interval of "
+                        "a splitting estimate comes from the spread of its replicates; fewer "
+                        "give none)")
     min_hits = _positive("min_hits", min_hits, integer=True)
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0 (results are a function "
@@ -360,8 +371,12 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         raise SpecError(f"method = {method!r}: must be one of {', '.join(METHODS)}")
     if method == "splitting":
         check_splittable(fleet)
-    batch = (default_batch(fleet.n_jobs, int(cycles)) if batch_fleets is None
-             else _positive("batch_fleets", batch_fleets, integer=True))
+    if batch_fleets is not None:
+        batch = _positive("batch_fleets", batch_fleets, integer=True)
+    elif fixed and max_fleets is not None:
+        batch = fixed_batch(fleet.n_jobs, int(cycles), max_fleets)
+    else:
+        batch = default_batch(fleet.n_jobs, int(cycles))
     t0, c0 = time.perf_counter(), time.process_time()
     can_split = method != "plain" and fleet.is_anonymous
     state = dict(b=0, occs=[], ups=[], events=0)

@@ -52,13 +52,16 @@ import numpy as np
 from ._checks import Bad
 from ._format import fmt_toml
 from ._grid import Outline, read_text
-from ._keys import (ABSENT, COLUMNS, DEFAULTS, KEY, KEYS, OCCUPANCY_MODES, PARAMS, REQUIRED,
-                    SEED_DOMAIN, SWEEP_KEYS, TABLES, Key, unknown_key)
+from ._keys import (ABSENT, COLUMNS, DEFAULTS, KEY, KEYS, OCCUPANCY_MODES, PARAMS, REFUSED_KEYS,
+                    REQUIRED, RISK_DEFAULTS, RISK_KEYS, SEED_DOMAIN, SWEEP_KEYS, TABLES, Key,
+                    unknown_key)
 from . import _jobtable
 from .engine import fast_forward_applies
 from .errors import SpecError, SweepError
 from .launch import stagger_margin, stagger_theta
 from .model import Fleet, throughput_label
+from .splitting import check_splittable
+from .tails import tail_level
 
 __all__ = ["ABSENT", "KEYS", "REQUIRED", "SEED_DOMAIN", "Bad", "Cell", "Key", "Sweep", "cell_seed",
            "load_outline", "load_sweep", "parse_sweep", "read_sweep", "resolve_cell"]
@@ -172,6 +175,34 @@ class Cell:
         kw["seed"] = self.run_seed
         return kw
 
+    @property
+    def has_risk(self) -> bool:
+        """Whether the cell asks for its storm risk (``risk_levels``)."""
+        return bool(self.values["risk_levels"])
+
+    def risk_levels(self) -> np.ndarray:
+        """The storm risk's levels k for this cell's N, sorted, each once ('N/q' resolved)."""
+        return np.array(sorted({tail_level(x, self.n_jobs) for x in self.values["risk_levels"]}),
+                        dtype=np.int64)
+
+    def risk_kwargs(self) -> dict | None:
+        """storm_risk()'s keyword arguments but the fleet (None: no storm risk).
+
+        ``stormsim.storm_risk(cell.fleet, **cell.risk_kwargs())`` reproduces the
+        cell's stored storm risk bit for bit: a fixed effort (``max_seconds=None``),
+        the cell's run seed, cycles, burn_in and launch, and each risk_* key
+        given (the others at storm_risk's defaults). Its plain fleets are fleets
+        0.. of ``simulate(cell.fleet, seed=cell.run_seed)`` run for all
+        ``cycles`` (no passage stop; simulate's default engine)."""
+        if not self.has_risk:
+            return None
+        kw = {"levels": self.risk_levels(), "max_seconds": None, "seed": self.run_seed,
+              "cycles": self.cycles, "burn_in": self.burn_in, "launch": self.launch}
+        for key, param in RISK_KEYS.items():
+            if key != "risk_levels" and self.values[key] is not None:
+                kw[param] = self.values[key]
+        return kw
+
     def identity(self) -> dict:
         """What is simulated, exactly (floats as hex): hashed into the sweep's identity.
         Keys seeded "identity" (``fast_forward``) join it only away from their
@@ -261,6 +292,7 @@ def _resolve_cell(index: int, v: dict, folder=".") -> Cell:
                   "or 0 for none")
     if v["burn_in"] >= v["cycles"]:
         raise Bad(f"burn_in = {v['burn_in']} must be below cycles = {v['cycles']}")
+    _check_risk(v, n, fleet)
     sig = fleet.jitter
 
     def same(a):
@@ -285,6 +317,39 @@ def _resolve_cell(index: int, v: dict, folder=".") -> Cell:
     values = {k.name: derived[k.name] if k.name in derived else v.get(k.name) for k in KEYS}
     values["run_seed"] = cell_seed(fleet, **values)
     return Cell(index=index, fleet=fleet, values=values)
+
+
+def _check_risk(v: dict, n: int, fleet: Fleet) -> None:
+    """The rules between the risk_* keys (and with N, burn_in, the fleet), or raise Bad."""
+    given = [k for k in RISK_KEYS if k != "risk_levels" and v.get(k) != KEY[k].default]
+    if not v["risk_levels"]:
+        if given:
+            raise Bad(f"{', '.join(given)} without risk_levels: give risk_levels (the levels "
+                      f"k of the storm risk, e.g. risk_levels = [4, 'N/2']), or leave "
+                      f"{'them' if len(given) > 1 else 'it'} out")
+        return
+    for x in v["risk_levels"]:
+        try:
+            tail_level(x, n)
+        except SpecError as exc:
+            raise Bad(f"risk_levels: {exc}") from None
+    method = v["risk_method"]
+    if method == "splitting":
+        try:
+            check_splittable(fleet)
+        except SpecError as exc:
+            raise Bad(f"risk_method = 'splitting': {exc}; use risk_method = 'plain' or "
+                      "'auto' (plain Monte Carlo for such fleets)") from None
+    elif v["risk_fleets"] is None:
+        raise Bad(f"risk_levels given without risk_fleets: a sweep's storm risk runs a fixed "
+                  f"effort; give risk_fleets (plain Monte Carlo fleets per cell, e.g. "
+                  f"risk_fleets = 256) and, for risk_method = {method!r}, risk_replicates "
+                  f"(splitting replicates, default {RISK_DEFAULTS['replicates']})")
+    flux = v["risk_flux_cycles"] or RISK_DEFAULTS["flux_cycles"]
+    if method != "plain" and fleet.is_anonymous and v["burn_in"] >= flux:
+        raise Bad(f"burn_in = {v['burn_in']} must be below risk_flux_cycles = {flux} (each "
+                  "splitting replicate's flux run is measured after the burn-in): raise "
+                  "risk_flux_cycles, or use risk_method = 'plain'")
 
 
 # -- the sweep -------------------------------------------------------------------
@@ -370,6 +435,10 @@ def read_sweep(text: str, source: str = "<sweep>") -> Outline:
 
     fixed_in, grid_in = doc.get("fixed", {}), doc.get("grid", {})
     fixed, grid = {}, {}
+    for key in [*fixed_in, *grid_in, *opts]:
+        if key in REFUSED_KEYS:
+            table = "fixed" if key in fixed_in else "grid" if key in grid_in else "sweep"
+            fail(f"[{table}] {key}: refused: {REFUSED_KEYS[key]}")
     for key, val in fixed_in.items():
         if key not in PARAMS:
             fail(f"[fixed] {key} = {fmt_toml(val)}: {unknown_key(key, PARAMS)}")

@@ -36,14 +36,18 @@ from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
 
+from ._format import fmt_toml
 from ._files import DirLock, atomic_path, fault, fsync_dir, tmp_path_of
-from ._parts import (BAD_UNIT_ERRORS, is_unit_file, parts_dir, read_manifest, read_unit,
-                     unit_name, write_manifest, write_unit)
+from ._parts import (BAD_UNIT_ERRORS, is_risk_file, is_unit_file, parts_dir, read_manifest,
+                     read_risk, read_unit, risk_name, unit_name, write_manifest, write_risk,
+                     write_unit)
 from ._version import __version__
 from .errors import ResourceError, SweepError
 from .layout import FORMAT_VERSION, write_result
 from .results import Results, open_results, read_identity
+from ._keys import RISK_KEYS
 from .spec import Sweep, parse_sweep
+from .cellrisk import RiskPart
 from .work import FleetRanges
 
 __all__ = ["HDF5Store", "MemoryStore", "OpenState", "Store"]
@@ -51,11 +55,24 @@ __all__ = ["HDF5Store", "MemoryStore", "OpenState", "Store"]
 
 @dataclass
 class OpenState:
-    """What a store holds for a sweep when opened: done fleet ranges per cell."""
+    """What a store holds for a sweep when opened: done fleet ranges per cell,
+    and the cells whose storm risk (risk_levels) is done."""
 
     done: FleetRanges
     complete: bool
     version: str
+    risk_done: frozenset = frozenset()
+
+
+def _all_risk(sweep: Sweep) -> frozenset:
+    return frozenset(c.index for c in sweep.cells if c.has_risk)
+
+
+def _check_risk_done(sweep: Sweep, risk: dict) -> None:
+    """RuntimeError unless every cell asking for its storm risk has it (at assembly)."""
+    missing = sorted(_all_risk(sweep) - set(risk))
+    if missing:
+        raise RuntimeError(f"cells {missing[:5]}: storm risk missing at assembly")
 
 
 class Store:
@@ -89,6 +106,7 @@ class MemoryStore(Store):
         self.location = "<memory>"
         self.sweep: Sweep | None = None
         self.parts: dict[int, list] = {}
+        self.risk: dict[int, RiskPart] = {}
         self.done = FleetRanges()
         self.complete = False
 
@@ -98,13 +116,19 @@ class MemoryStore(Store):
                              f"{self.sweep.n_cells} cells) than {sweep.source} ({sweep.name!r}, "
                              f"{sweep.n_cells} cells); use a new store or overwrite=True")
         if overwrite or self.sweep is None or self.sweep.hash != sweep.hash:
-            self.parts, self.done, self.complete = {}, FleetRanges(), False
+            self.parts, self.risk, self.done, self.complete = {}, {}, FleetRanges(), False
         self.sweep = sweep
         if self.complete:
-            return OpenState(FleetRanges.full(sweep), True, __version__)
-        return OpenState(FleetRanges(self.done.as_dict()), False, __version__)
+            return OpenState(FleetRanges.full(sweep), True, __version__, _all_risk(sweep))
+        return OpenState(FleetRanges(self.done.as_dict()), False, __version__,
+                         frozenset(self.risk))
 
     def commit(self, parts: list) -> None:
+        if parts and isinstance(parts[0], RiskPart):
+            if parts[0].cell in self.risk:
+                raise RuntimeError(f"cell {parts[0].cell}: storm risk committed twice")
+            self.risk[parts[0].cell] = parts[0]
+            return
         for part in parts:
             if self.done.overlaps(part.cell, part.start, part.stop):
                 raise RuntimeError(f"cell {part.cell}: fleets {part.start}..{part.stop} "
@@ -115,6 +139,7 @@ class MemoryStore(Store):
 
     def finish(self) -> None:
         self.done.check_tiling(self.sweep)
+        _check_risk_done(self.sweep, self.risk)
         self.complete = True
 
     def results(self) -> Results:
@@ -122,7 +147,8 @@ class MemoryStore(Store):
             raise SweepError("this memory store holds no sweep yet")
         return Results.from_parts(self.sweep, lambda i: sorted(self.parts.get(i, []),
                                                                   key=lambda p: p.start),
-                                  complete=self.complete, location=self.location)
+                                  complete=self.complete, location=self.location,
+                                  risk_of=self.risk.get)
 
 
 def _other_sweep(meta: dict, sweep: Sweep) -> str:
@@ -147,7 +173,8 @@ def _one_key_differs(other_toml, sweep: Sweep) -> str:
         return ""
 
     def key(sw, drop):
-        ids = [{k: v for k, v in c.identity().items() if k != drop} for c in sw.cells]
+        drop = {drop} if isinstance(drop, str) else set(drop)
+        ids = [{k: v for k, v in c.identity().items() if k not in drop} for c in sw.cells]
         return sw.occupancy, json.dumps(ids, sort_keys=True)
 
     fmt = (lambda v: str(v[0]) if len(v) == 1 else str(v))
@@ -166,6 +193,17 @@ def _one_key_differs(other_toml, sweep: Sweep) -> str:
                 "to rounding, not bit for bit, so one output cannot mix them (its numbers would "
                 f"depend on where it was resumed): run with fast_forward = {toml(other)} to "
                 "resume that output, or write this one to another output")
+    risk = [k for k in RISK_KEYS if any(a.values[k] != b.values[k]
+                                        for a, b in zip(other.cells, sweep.cells))]
+    if risk and other.n_cells == sweep.n_cells and key(other, risk) == key(sweep, risk):
+        def vals(sw, k):
+            return fmt(sorted({fmt_toml(list(v) if isinstance(v, tuple) else v)
+                               for v in (c.values[k] for c in sw.cells)}))
+        shown = "; ".join(f"{k} = {vals(other, k)} there, {vals(sweep, k)} here" for k in risk)
+        return (f"; only the storm risk differs ({shown}). Each cell's storm risk is computed "
+                "once, with its fixed effort, and stored whole: one output cannot hold two "
+                "settings. Run with the stored setting to resume that output, or write this one "
+                "to another output (its fleets will be the same numbers)")
     return ""
 
 
@@ -187,6 +225,7 @@ class HDF5Store(Store):
         self._lock = DirLock(self.parts, f"running a sweep into {self.path}")
         self._done = FleetRanges()
         self._index: dict[int, list] = {}     # cell -> [(start, unit file)]
+        self._risk: dict[int, Path] = {}      # cell -> its storm-risk file
         self.removed_invalid = 0
 
     # -- opening ---------------------------------------------------------------
@@ -246,7 +285,8 @@ class HDF5Store(Store):
         except BaseException:
             self._release(remove_if_empty=True)
             raise
-        return OpenState(FleetRanges(self._done.as_dict()), False, __version__)
+        return OpenState(FleetRanges(self._done.as_dict()), False, __version__,
+                         frozenset(self._risk))
 
     def _finished_state(self, sweep: Sweep) -> OpenState:
         path, parts = self.path, self.parts
@@ -265,7 +305,8 @@ class HDF5Store(Store):
                 shutil.rmtree(parts, ignore_errors=True)
                 self._release()
         self.sweep = sweep
-        return OpenState(FleetRanges.full(sweep), True, str(ident.get("stormsim_version")))
+        return OpenState(FleetRanges.full(sweep), True, str(ident.get("stormsim_version")),
+                         _all_risk(sweep))
 
     def _check_parts(self, sweep: Sweep) -> None:
         """Refuse parts (we hold their lock) whose units cannot be resumed by this
@@ -309,12 +350,19 @@ class HDF5Store(Store):
         it. An OSError (disk, NFS, permissions) or MemoryError says nothing
         about the file: it propagates, and the unit stays for the next run."""
         done = FleetRanges()
-        self._index = {}
+        self._index, self._risk = {}, {}
         for p in sorted(self.parts.iterdir()):
             if ".tmp" in p.name:
                 p.unlink(missing_ok=True)
                 continue
             if not p.name.endswith(".npz"):
+                continue
+            if is_risk_file(p):
+                try:
+                    self._risk[read_risk(p, self.sweep).cell] = p
+                except BAD_UNIT_ERRORS:  # a bad file is redone, never trusted
+                    p.unlink(missing_ok=True)
+                    self.removed_invalid += 1
                 continue
             try:
                 parts = read_unit(p, self.sweep)
@@ -331,6 +379,9 @@ class HDF5Store(Store):
 
     # -- writing ---------------------------------------------------------------
     def commit(self, parts: list) -> None:
+        if parts and isinstance(parts[0], RiskPart):
+            self._commit_risk(parts[0])
+            return
         for part in parts:
             if self._done.overlaps(part.cell, part.start, part.stop):
                 raise RuntimeError(f"cell {part.cell}: fleets {part.start}..{part.stop} "
@@ -346,6 +397,17 @@ class HDF5Store(Store):
             self._done.add(part.cell, part.start, part.stop)
             self._index.setdefault(part.cell, []).append((part.start, path))
 
+    def _commit_risk(self, part: RiskPart) -> None:
+        if part.cell in self._risk:
+            raise RuntimeError(f"cell {part.cell}: storm risk committed twice")
+        try:
+            path = write_risk(self.parts, part)
+        except OSError as exc:      # full disk, quota, I/O: what is kept stays kept
+            tmp_path_of(self.parts / risk_name(part.cell)).unlink(missing_ok=True)
+            raise ResourceError(self._write_failed(exc, f"a storm risk into {self.parts}")) \
+                from None
+        self._risk[part.cell] = path
+
     def finish(self) -> None:
         """Assemble PATH from the units (atomically), then drop the parts.
 
@@ -353,9 +415,10 @@ class HDF5Store(Store):
         the parts stay, and a ResourceError says what to do: the same command
         resumes with only this assembly left."""
         self._done.check_tiling(self.sweep)
+        _check_risk_done(self.sweep, self._risk)
         try:
             with atomic_path(self.path) as tmp:
-                write_h5(tmp, self.sweep, self._cell_parts)
+                write_h5(tmp, self.sweep, self._cell_parts, self._cell_risk)
         except (OSError, RuntimeError) as exc:    # (h5py: RuntimeError when a close fails)
             tmp_path_of(self.path).unlink(missing_ok=True)
             raise ResourceError(self._write_failed(exc, str(self.path))) from None
@@ -382,6 +445,10 @@ class HDF5Store(Store):
         for path in sorted({p for _, p in self._index.get(cell, [])}):
             yield from read_unit(path, self.sweep, only_cell=cell)
 
+    def _cell_risk(self, cell: int):
+        path = self._risk.get(cell)
+        return None if path is None else read_risk(path, self.sweep)
+
     def close(self) -> None:
         self._release(remove_if_empty=True)
 
@@ -389,7 +456,8 @@ class HDF5Store(Store):
         return open_results(self.path)
 
 
-def write_h5(path: Path, sweep: Sweep, parts_of) -> None:
+def write_h5(path: Path, sweep: Sweep, parts_of, risk_of=None) -> None:
     """Write a finished result (docs/FORMAT.md; stormsim.layout), cell by cell:
-    ``parts_of(i)`` yields the Parts that tile cell i."""
-    write_result(path, sweep, parts_of)
+    ``parts_of(i)`` yields the Parts that tile cell i, ``risk_of(i)`` its
+    storm risk (a RiskPart, or None)."""
+    write_result(path, sweep, parts_of, risk_of=risk_of)

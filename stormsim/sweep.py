@@ -27,6 +27,7 @@ from .executors import executor_from
 from .progress import Progress
 from .spec import Sweep, load_sweep
 from .store import HDF5Store, Store
+from .cellrisk import RiskPart
 from .work import Planner, WorkEstimate, run_unit
 
 __all__ = ["SweepOutcome", "run_sweep"]
@@ -112,7 +113,9 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
                                 sweep.n_cells, sweep.total_fleets, sweep.total_fleets,
                                 fleets_before=sweep.total_fleets, version=state.version)
         out = SweepOutcome("complete", store.location, sweep.n_cells,
-                           sum(done.count(c.index) == c.fleets for c in sweep.cells),
+                           sum(done.count(c.index) == c.fleets
+                               and (not c.has_risk or c.index in state.risk_done)
+                               for c in sweep.cells),
                            sweep.total_fleets, fleets_before, fleets_before=fleets_before,
                            version=__version__)
         t0 = time.perf_counter()
@@ -121,8 +124,20 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
 
         work = WorkEstimate(sweep, done)
 
+        risk_done = set(state.risk_done)
+
+        def cell_done(i: int) -> bool:
+            c = sweep.cells[i]
+            return done.count(i) == c.fleets and (not c.has_risk or i in risk_done)
+
         def keep(parts):
             store.commit(parts)
+            if parts and isinstance(parts[0], RiskPart):
+                risk_done.add(parts[0].cell)
+                out.cells_done += cell_done(parts[0].cell)
+                prog.update(0, 0, out.cells_done, events=parts[0].events,
+                            events_left=work.events_left)
+                return
             for part in parts:
                 n = part.stop - part.start
                 done.add(part.cell, part.start, part.stop)
@@ -130,14 +145,15 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
                 out.fleets_done += n
                 out.fleets_run += n
                 out.fleet_cycles += part.fleet_cycles
-                if done.count(part.cell) == sweep.cells[part.cell].fleets:
+                if done.count(part.cell) == sweep.cells[part.cell].fleets \
+                        and cell_done(part.cell):
                     out.cells_done += 1
                 prog.update(n, part.fleet_cycles, out.cells_done,
                             events=int(part.arrays["events"].sum()),
                             events_left=work.events_left)
 
         planner = Planner(sweep, done, target_seconds=ex.target_seconds,
-                          threads=ex.task_threads)
+                          threads=ex.task_threads, risk_done=state.risk_done)
 
         try:
             if planner.remaining:             # else only the assembly is left to do

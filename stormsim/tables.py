@@ -11,7 +11,8 @@ import numpy as np
 
 from ._format import fmt_value
 
-__all__ = ["cells_table", "inspect_table", "outline_table", "render", "sweep_figures"]
+__all__ = ["cells_table", "inspect_table", "outline_table", "render", "risk_table_text",
+           "sweep_figures"]
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -111,6 +112,39 @@ def _fmt_duration(d: float, lo: float, hi: float) -> str:
     if math.isnan(lo) or math.isnan(hi):
         return f"{d:.4g} no CI"
     return f"{d:.4g} [{lo:.4g}, {hi:.4g}]"
+
+
+def risk_table_text(res) -> str | None:
+    """The storm risk of the cells that have one (risk_levels): one row per cell
+    and level, P(n_w >= k), storms per second and per day, each with its 95 %
+    interval and method, and the effort spent. None when no cell has one."""
+    from .units import SECONDS_PER_DAY
+
+    head = ["cell", *res.grid_keys, "k", "method", "P(n_w>=k) [95% CI]", "P method",
+            "storms/s [95% CI]", "storms/day [95% CI]", "rate method", "effort"]
+    head = list(dict.fromkeys(head))
+    rows = []
+    for c in res:
+        r = c.risk
+        if r is None:
+            continue
+        effort = (f"{int(r['risk_fleets'])} fleets"
+                  + (f", {int(r['risk_replicates'])} replicates x {int(r['risk_trials'])}"
+                     if int(r["risk_replicates"]) else ""))
+        for j, k in enumerate(r["levels"].tolist()):
+            pm, rm = str(r["risk_p_ge_method"][j]), str(r["risk_storms_method"][j])
+            p = (f"0 (<{r['risk_p_ge_hi'][j]:.2e})" if pm in ("zero-bound", "monotone-bound")
+                 else _fmt_tail(r["risk_p_ge"][j], r["risk_p_ge_lo"][j], r["risk_p_ge_hi"][j], pm))
+            rate = [float(r[f"risk_storms_per_s{e}"][j]) * f for f in (1.0, SECONDS_PER_DAY)
+                    for e in ("", "_lo", "_hi")]
+            per_s = ("not reached, no bound" if rm == "not-reached" else
+                     _fmt_storms(*rate[:3], rm))
+            per_day = ("-" if rm == "not-reached" else _fmt_storms(*rate[3:], rm))
+            rows.append([str(c.index), *(fmt_value(c.params[g]) for g in res.grid_keys),
+                         str(k), str(r["risk_method"][j]), p, pm, per_s, per_day, rm, effort])
+    if not rows:
+        return None
+    return "\n".join(render(head, rows))
 
 
 def inspect_table(res, tail, unit: str, storms: bool = False) -> str:

@@ -2,6 +2,8 @@
 
     Sweep --Planner--> Unit (pieces: fleets [a, b) of a cell; small cells packed)
           --run_unit--> [Part, ...] (the result arrays of each piece)
+    Sweep --Planner--> RiskUnit (a cell's storm risk, risk_levels; one per cell)
+          --run_unit--> [RiskPart] (stormsim.cellrisk)
 
 Unit boundaries never change a result: fleet j of a cell depends only on
 (the cell's run seed, j), and sums over fleets are exact integers
@@ -12,14 +14,14 @@ files, the HDF5 result and the reader all follow that table.
 """
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
-from .executors import threadsafe_layer
+from .cellrisk import RiskPart, RiskUnit, make_risk_unit, run_risk
+from .executors import layer_guard
 from .model import Fleet
 from .spec import Sweep
 from .tails import block_sums_exact
@@ -315,29 +317,23 @@ class Part:
                    fleet_cycles=fc, blocks=blocks)
 
 
-_layer_lock = threading.Lock()
-_layer_safe: bool | None = None
-
-
 def _simulate_threadsafe(fleet, **kw):
     """simulate(), serialized if numba's layer is not thread-safe (a threaded
     Dask worker, or the local thread pool, could run two at once)."""
-    global _layer_safe
     from .engine import simulate
 
-    if _layer_safe is None:
-        _layer_safe = threadsafe_layer()
-    if _layer_safe:
-        return simulate(fleet, **kw)
-    with _layer_lock:  # pragma: no cover - depends on the machine's numba
+    with layer_guard():
         return simulate(fleet, **kw)
 
 
 def run_unit(unit: Unit) -> list:
     """Run one unit: a pure function of the unit (seeds, fleet ranges, parameters).
 
-    Returns one :class:`Part` per piece, in order.
+    Returns one :class:`Part` per piece, in order; for a :class:`RiskUnit`,
+    ``[RiskPart]``.
     """
+    if isinstance(unit, RiskUnit):
+        return [run_risk(unit)]
     out = []
     for p in unit.pieces:
         t0 = time.perf_counter()
@@ -435,7 +431,8 @@ class Planner:
 
     def __init__(self, sweep: Sweep, done: FleetRanges, target_seconds: float = 0.25,
                  assumed_rate: float = 1e6, growth: float = 4.0, max_fleets: int = 4096,
-                 max_bytes: int = 32 << 20, max_pieces: int = 64, threads: int | None = None):
+                 max_bytes: int = 32 << 20, max_pieces: int = 64, threads: int | None = None,
+                 risk_done=frozenset()):
         self.sweep = sweep
         self.target = float(target_seconds)
         self.assumed_rate = float(assumed_rate)
@@ -449,12 +446,16 @@ class Planner:
             for a, b in done.gaps(c.index, c.fleets):
                 self.queue.append([c.index, a, b])
         self.queue.reverse()                  # pop() from the end = cell order
+        # each cell's storm risk (risk_levels), first: the longest tasks start early
+        self.risk_queue = [c.index for c in reversed(sweep.cells)
+                           if c.has_risk and c.index not in risk_done]
         self.per_fleet: dict[int, float] = {}  # cell -> measured seconds per fleet
         self.last: dict[int, int] = {}         # cell -> size of its last piece
 
     @property
     def remaining(self) -> int:
-        return sum(b - a for _, a, b in self.queue)
+        """Fleets not yet handed out, plus storm-risk tasks (0: nothing left to run)."""
+        return sum(b - a for _, a, b in self.queue) + len(self.risk_queue)
 
     def _seconds_per_fleet(self, cell: int) -> float:
         if cell in self.per_fleet:
@@ -468,7 +469,9 @@ class Planner:
         return 64 + sum(np.dtype(a.dtype).itemsize * int(np.prod(a.width(n)))
                         for a in RESULT_ARRAYS)
 
-    def next(self) -> Unit | None:
+    def next(self) -> Unit | RiskUnit | None:
+        if self.risk_queue:
+            return make_risk_unit(self.sweep, self.risk_queue.pop(), self.threads)
         pieces, budget, room = [], self.target, self.max_bytes
         while self.queue and len(pieces) < self.max_pieces:
             item = self.queue[-1]
@@ -498,6 +501,8 @@ class Planner:
 
     def feedback(self, parts) -> None:
         for part in parts:
+            if isinstance(part, RiskPart):
+                continue
             rate = part.seconds / (part.stop - part.start)
             old = self.per_fleet.get(part.cell)
             self.per_fleet[part.cell] = rate if old is None else 0.5 * (old + rate)

@@ -1,5 +1,6 @@
 """HDF5 files compared bit for bit, for the sweep tests."""
 import h5py
+import numpy as np
 
 
 def datasets(path):
@@ -8,8 +9,10 @@ def datasets(path):
 
     def visit(name, obj):
         if isinstance(obj, h5py.Dataset):
-            data = (tuple(obj.asstr()[()].tolist()) if h5py.check_string_dtype(obj.dtype)
-                    else obj[()].tobytes())
+            if h5py.check_string_dtype(obj.dtype):      # (a 0-d one reads as a str)
+                data = tuple(np.asarray(obj.asstr()[()], dtype=object).ravel().tolist())
+            else:
+                data = obj[()].tobytes()
             out[name] = (obj.dtype.str, obj.shape, data)
         out[name + "/@"] = sorted((k, str(v)) for k, v in obj.attrs.items())
 

@@ -19,6 +19,7 @@ FLOORS = [
     "risk",                                                    # storm_risk: simulate until precise
     "progress", "executors",                                   # where and how visibly units run
     "_checks", "_grid", "_jobtable", "_keys", "spec",          # the sweep file -> cells
+    "cellrisk",                                                # a cell's storm risk: its unit
     "work",                                                    # units, parts, exact sums
     "_files", "_parts",                                        # files that survive a kill
     "layout",                                                  # the HDF5 result layout

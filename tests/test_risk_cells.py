@@ -19,7 +19,7 @@ def _cell(n=10):
     return stormsim.Fleet.identical(n, load=0.6, jitter=0.01)
 
 
-FIXED = dict(max_seconds=None, max_fleets=32, batch_fleets=16, replicates=2, cycles=150,
+FIXED = dict(max_seconds=None, max_fleets=32, replicates=3, cycles=150,
              burn_in=20, flux_cycles=300, trials=40, seed=5)
 
 
@@ -28,7 +28,7 @@ def test_fixed_effort_is_a_function_of_seed_and_effort_not_threads():
     b = stormsim.storm_risk(_cell(), [2, 8], threads=1, **FIXED)
     assert a.fleets == 32 and a.batches == 2
     assert list(a.level_method) == ["plain", "splitting"]      # k = 8 of 10: not resolved
-    assert a.split.replicates == 2 and a.stopped == "replicates"
+    assert a.split.replicates == 3 and a.stopped == "replicates"
     for name in RISK_FIELDS:
         assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
     assert list(a.p_method) == list(b.p_method) and list(a.rate_method) == list(b.rate_method)
@@ -49,3 +49,225 @@ def test_fixed_effort_errors_name_the_parameter():
         stormsim.storm_risk(_cell(), [2], max_seconds=5, replicates=4)
     with pytest.raises(SpecError, match="replicates = 0"):
         stormsim.storm_risk(_cell(), [2], max_seconds=None, max_fleets=16, replicates=0)
+    with pytest.raises(SpecError, match=r"replicates = 2: must be >= 3 \(the interval"):
+        stormsim.storm_risk(_cell(), [2], max_seconds=None, max_fleets=16, replicates=2)
+
+
+# ---------------------------------------------------------------------------
+# The sweep cell option (risk_levels, risk_fleets, ...)
+# ---------------------------------------------------------------------------
+
+#: Two cells, N = 6 and 10: at N = 10, k = N is beyond 32 fleets of 150
+#: cycles, so "auto" splits it (3 replicates); the rest stays plain.
+RISK_SWEEP = """
+[sweep]
+name = "risk cells"
+[fixed]
+T = 1.0
+load = 0.6
+jitter = 0.01
+cycles = 150
+burn_in = 20
+fleets = 8
+seed = 3
+risk_levels = [2, "N"]
+risk_fleets = 32
+risk_replicates = 3
+risk_trials = 40
+risk_flux_cycles = 300
+[grid]
+N = [6, 10]
+"""
+
+
+def _sweep(text=RISK_SWEEP, source="risk.toml"):
+    from stormsim.spec import parse_sweep
+
+    return parse_sweep(text, source)
+
+
+@pytest.fixture(scope="module")
+def risk_result(tmp_path_factory):
+    from stormsim.sweep import run_sweep
+
+    out = tmp_path_factory.mktemp("risk") / "risk.h5"
+    assert run_sweep(_sweep(), out, progress="none").status == "complete"
+    return out
+
+
+def test_a_sweep_cell_s_risk_is_a_direct_storm_risk_call_bit_for_bit(risk_result):
+    """The documented call, spelled out (not through Cell.risk_kwargs)."""
+    res = stormsim.open_results(risk_result)
+    sw = _sweep()
+    methods = []
+    for c, cell in zip(res, sw.cells):
+        n = cell.n_jobs
+        direct = stormsim.storm_risk(cell.fleet, [2, n], max_seconds=None, max_fleets=32,
+                                     replicates=3, trials=40, flux_cycles=300,
+                                     seed=cell.run_seed, cycles=150, burn_in=20,
+                                     launch="random")
+        r = c.risk
+        assert list(r["levels"]) == [2, n]
+        for a, b in (("risk_p_ge", "p"), ("risk_p_ge_lo", "p_lo"), ("risk_p_ge_hi", "p_hi"),
+                     ("risk_storms_per_s", "rate"), ("risk_storms_per_s_lo", "rate_lo"),
+                     ("risk_storms_per_s_hi", "rate_hi"), ("risk_storm_duration", "duration"),
+                     ("risk_p_ge_rel_error", "p_rel_error"), ("risk_hits", "hits")):
+            assert np.array_equal(r[a], getattr(direct, b), equal_nan=True), (c.index, a)
+        assert list(r["risk_p_ge_method"]) == list(direct.p_method)
+        assert list(r["risk_storms_method"]) == list(direct.rate_method)
+        assert list(r["risk_method"]) == list(direct.level_method)
+        assert int(r["risk_fleets"]) == direct.fleets == 32
+        assert int(r["risk_replicates"]) == (direct.split.replicates if direct.split else 0)
+        assert int(r["risk_seed"]) == cell.run_seed
+        methods += list(r["risk_method"])
+    assert "splitting" in methods and "plain" in methods      # both paths are exercised
+    # every number has its interval, or a bound
+    for c in res:
+        r = c.risk
+        assert np.all((r["risk_p_ge_lo"] <= r["risk_p_ge"]) & (r["risk_p_ge"] <= r["risk_p_ge_hi"]))
+        assert np.all(np.isfinite(r["risk_p_ge_hi"]))
+
+
+def test_risk_is_the_same_in_memory_on_one_thread_and_after_a_resume(tmp_path, risk_result):
+    import threading
+
+    from h5compare import datasets
+    from stormsim.executors import LocalExecutor
+    from stormsim.store import MemoryStore
+    from stormsim.sweep import run_sweep
+
+    ref = datasets(risk_result)
+    one = tmp_path / "one.h5"
+    run_sweep(_sweep(), one, executor=LocalExecutor(workers=1), progress="none")
+    assert datasets(one) == ref
+    # a resume after a stop: the first unit (a cell's storm risk) is kept, the rest runs
+    stop = threading.Event()
+    out = tmp_path / "resumed.h5"
+
+    class StopAfterFirst(LocalExecutor):
+        def poll(self, timeout):
+            got = super().poll(timeout)
+            if got:
+                stop.set()
+            return got
+
+    first = run_sweep(_sweep(), out, executor=StopAfterFirst(workers=1), stop=stop,
+                      progress="none")
+    assert first.status == "interrupted" and not out.exists()
+    part = stormsim.open_results(out)                    # unfinished: read from the parts
+    assert not part.complete and any(c.risk is not None for c in part)
+    assert run_sweep(_sweep(), out, progress="none").status == "complete"
+    assert datasets(out) == ref
+    mem = MemoryStore()
+    run_sweep(_sweep(), mem, progress="none")
+    for a, b in zip(mem.results(), stormsim.open_results(risk_result)):
+        for name in a.risk:
+            assert np.array_equal(a.risk[name], b.risk[name]), name
+
+
+def test_risk_views_round_trip(risk_result):
+    """xarray (grid and cell), pandas and the file opened by xarray itself agree."""
+    xr = pytest.importorskip("xarray")
+    res = stormsim.open_results(risk_result)
+    cells = list(res)
+    df = res.to_dataframe()
+    ds = res.to_xarray()
+    flat = res.to_xarray(grid=False)
+    raw = xr.open_dataset(risk_result, engine="h5netcdf")
+    grid = xr.open_dataset(risk_result, engine="h5netcdf", group="grid")
+    for c in cells:
+        n = int(res.params["N"][c.index])
+        for j, k in enumerate(c.risk["levels"].tolist()):
+            p = c.risk["risk_p_ge"][j]
+            assert df.loc[c.index, f"risk_p_ge_{k}"] == p
+            assert df.loc[c.index, f"risk_method_ge_{k}"] == c.risk["risk_method"][j]
+            assert df.loc[c.index, f"risk_storms_per_day_ge_{k}_hi"] == \
+                c.risk["risk_storms_per_s_hi"][j] * 86400.0         # the second is the unit
+            assert float(ds["risk_p_ge"].sel(N=n, k=k)) == p
+            assert float(flat["risk_p_ge"].sel(cell=c.index, k=k)) == p
+            assert float(raw["risk_p_ge"].values[c.index, k - 1]) == p
+            assert float(grid["risk_p_ge"].sel(N=n, k=k)) == p
+            assert str(raw["risk_method"].values[c.index, k - 1]) == c.risk["risk_method"][j]
+        asked = set(c.risk["levels"].tolist())
+        for k in range(1, n + 1):                              # levels not asked: empty
+            if k not in asked:
+                assert np.isnan(raw["risk_p_ge"].values[c.index, k - 1])
+                assert str(raw["risk_method"].values[c.index, k - 1]) == ""
+    assert ds["risk_storms_per_s"].attrs["units"] == "1/s"
+    assert "risk_p_ge_3" not in df.columns                     # no cell asked k = 3
+
+
+def test_sweeps_without_risk_keep_their_identity_and_have_no_risk_datasets(tmp_path):
+    import h5py
+
+    from stormsim.sweep import run_sweep
+
+    plain = "\n".join(x for x in RISK_SWEEP.splitlines() if not x.startswith("risk_"))
+    at_default = plain.replace("[fixed]", '[fixed]\nrisk_levels = []\nrisk_method = "auto"')
+    assert _sweep(plain).hash == _sweep(at_default).hash
+    assert [c.run_seed for c in _sweep(plain).cells] == [c.run_seed for c in _sweep().cells]
+    assert _sweep(plain).hash != _sweep().hash            # the option is in the identity
+    out = tmp_path / "plain.h5"
+    run_sweep(_sweep(plain), out, progress="none")
+    with h5py.File(out) as f:
+        assert not [k for k in f if k.startswith("risk")] and "risk_k" not in f["cells/000000"]
+    assert all(c.risk is None for c in stormsim.open_results(out))
+
+
+@pytest.mark.parametrize("change,message", [
+    ("risk_fleets = 32", r"risk_fleets = 32 there, 64 here"),
+    ("risk_levels = [2, \"N\"]", r"risk_levels = \[2, \"N\"\] there, \[2\] here"),
+])
+def test_resuming_with_another_risk_option_is_refused_naming_the_key(tmp_path, change, message):
+    from stormsim.errors import SweepError
+    from stormsim.sweep import run_sweep
+
+    out = tmp_path / "out.h5"
+    run_sweep(_sweep(), out, progress="none")
+    other = RISK_SWEEP.replace(change, {"risk_fleets = 32": "risk_fleets = 64",
+                                        "risk_levels = [2, \"N\"]": "risk_levels = [2]"}[change])
+    with pytest.raises(SweepError, match=message):
+        run_sweep(_sweep(other), out, progress="none")
+
+
+@pytest.mark.parametrize("line,message", [
+    ("risk_max_seconds = 60", r"\[fixed\] risk_max_seconds: refused: a sweep's storm risk has "
+     r"a fixed effort, never a time budget.*risk_fleets"),
+    ("max_seconds = 60", r"max_seconds: refused"),
+    ("risk_levels = [0]", r"risk_levels = \[0\]: tail level 0: k must be an integer >= 1"),
+    ("risk_levels = [2, 2]", r"lists 2 twice"),
+    ("risk_levels = [2.5]", r"must be a list of levels k"),
+    ("risk_levels = [7]", r"cell 0 \(N = 6\): risk_levels: tail level 7 is k = 7, above N = 6"),
+    ("risk_replicates = 2", r"risk_replicates = 2: must be an integer >= 3"),
+    ("risk_method = 'fast'", r"risk_method = \"fast\": must be one of 'auto', 'plain', "
+     r"'splitting'"),
+])
+def test_bad_risk_keys_say_key_value_and_rule(line, message):
+    from stormsim.errors import SweepError
+
+    key = line.split("=")[0].strip()
+    text = "\n".join(x for x in RISK_SWEEP.splitlines() if not x.startswith(key + " "))
+    text = text.replace("[fixed]", "[fixed]\n" + line)
+    with pytest.raises(SweepError, match=message):
+        _sweep(text)
+
+
+def test_risk_rules_between_keys():
+    from stormsim.errors import SweepError
+
+    base = RISK_SWEEP
+    with pytest.raises(SweepError, match=r"risk_fleets, risk_replicates, risk_trials, "
+                       r"risk_flux_cycles without risk_levels: give risk_levels"):
+        _sweep(base.replace('risk_levels = [2, "N"]\n', ""))
+    with pytest.raises(SweepError, match=r"risk_levels given without risk_fleets: a sweep's "
+                       r"storm risk runs a fixed effort"):
+        _sweep(base.replace("risk_fleets = 32\n", ""))
+    _sweep(base.replace("risk_fleets = 32\n", 'risk_method = "splitting"\n'))   # no plain part
+    with pytest.raises(SweepError, match=r"burn_in = 20 must be below risk_flux_cycles = 10"):
+        _sweep(base.replace("risk_flux_cycles = 300", "risk_flux_cycles = 10"))
+    _sweep(base.replace("risk_flux_cycles = 300", "risk_flux_cycles = 10")
+           .replace("[fixed]", '[fixed]\nrisk_method = "plain"'))              # never splits
+    asyn = base.replace("[fixed]", '[fixed]\ncheckpoint = "async"\nrisk_method = "splitting"')
+    with pytest.raises(SweepError, match=r"risk_method = 'splitting': storm_split runs the base "
+                       r"model only.*use risk_method = 'plain' or 'auto'"):
+        _sweep(asyn)
