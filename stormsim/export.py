@@ -76,7 +76,7 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
     """
     xr = _need("xarray")
     from ._keys import PARAM_ATTRS
-    from .layout import grid_axes
+    from .layout import grid_attrs, grid_axes
 
     n = res.n_cells
     table = summary_table(res, n, level)
@@ -128,7 +128,9 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
     for name, var in ds.data_vars.items():
         extra = var.shape[1:]
         out[name] = (dims + var.dims[1:], var.values.reshape(shape + extra), var.attrs)
-    gc = {key: (key, vals, ds[key].attrs) for key, vals in axes.items()}
+    gc = {key: (key, vals, ds[key].attrs if key in ds.coords else
+                {k: v for k, v in zip(("units", "long_name"), grid_attrs(key)) if v})
+          for key, vals in axes.items()}
     gc["k"] = ds["k"]
     for key in cols:
         if key not in axes:

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from ._keys import PARAM_ATTRS
+from ._keys import KEY, PARAM_ATTRS
 from ._version import __version__
 from .storms import STORM_METHODS
 from .summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
@@ -46,7 +46,7 @@ from .cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
 from .work import RESULT_ARRAYS, add_exact, exact_to_float
 
 __all__ = ["FLEET_ARRAYS", "FORMAT", "FORMAT_VERSION", "cell_group", "check_version",
-           "grid_axes", "read_cell", "write_result"]
+           "grid_attrs", "grid_axes", "read_cell", "write_result"]
 
 FORMAT = "stormsim.sweep"
 FORMAT_VERSION = 2
@@ -138,6 +138,14 @@ def _column(group, key, col):
     return group.create_dataset(key, data=col)
 
 
+def grid_attrs(key: str) -> tuple:
+    """(units, long name) of a grid key's coordinate: its column's, or, for a key
+    without a column, its doc (the values as given, as JSON text)."""
+    if key in PARAM_ATTRS:
+        return PARAM_ATTRS[key]
+    return None, f"{key}: {KEY[key].doc} (as given, JSON)"
+
+
 def grid_axes(grid: dict, columns: dict, n_cells: int) -> tuple[tuple, dict]:
     """(shape, {key: coordinate values}) of the grid (cells in nested-loop order,
     the last key fastest): a key's coordinate is its parameter column along its
@@ -151,6 +159,9 @@ def grid_axes(grid: dict, columns: dict, n_cells: int) -> tuple[tuple, dict]:
     for j, k in enumerate(keys):
         at = [int(np.ravel_multi_index(tuple(i if a == j else 0 for a in range(len(keys))),
                                        shape)) for i in range(shape[j])] if keys else []
+        if k not in columns:              # a key without a column (fast_forward, risk_*)
+            coords[k] = np.array([json.dumps(v) for v in grid[k]]).astype(str)
+            continue
         col = np.asarray(columns[k])[at]
         if col.dtype.kind == "U" or (col.dtype.kind in "iub") or (
                 col.dtype.kind == "f" and not np.any(np.isnan(col))):
@@ -373,7 +384,7 @@ def _write_table(f, sweep, cols: dict, table: dict) -> None:
     for key, vals in coords.items():
         ds = _column(g, key, vals)
         ds.make_scale(key)
-        units, long_name = PARAM_ATTRS[key]
+        units, long_name = grid_attrs(key)
         _attrs(ds, units if ds.dtype.kind in "iuf" else None, long_name)
         dims.append(ds)
     g["k"] = k_dim

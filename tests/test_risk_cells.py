@@ -271,3 +271,49 @@ def test_risk_rules_between_keys():
     with pytest.raises(SweepError, match=r"risk_method = 'splitting': storm_split runs the base "
                        r"model only.*use risk_method = 'plain' or 'auto'"):
         _sweep(asyn)
+
+
+def test_the_report_shows_the_storm_risk(tmp_path, risk_result, capsys):
+    from stormsim.report import main
+
+    assert main(str(risk_result), str(tmp_path / "rep")) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Storm risk" in text and "storms/day [95% CI]" in text
+    res = stormsim.open_results(risk_result)
+    c = res.cell(1)
+    j = list(c.risk["levels"]).index(10)
+    assert c.risk["risk_method"][j] == "splitting"
+    assert f"{c.risk['risk_p_ge'][j]:.3e} [{c.risk['risk_p_ge_lo'][j]:.3e}, " in text
+    assert "32 fleets, 3 replicates x 40" in text
+
+
+def test_a_grid_over_risk_levels_and_an_async_cell_stay_plain(tmp_path):
+    """risk_levels in [grid] (each value a list); "auto" on an async fleet: plain only."""
+    from stormsim.sweep import run_sweep
+
+    text = RISK_SWEEP.replace('risk_levels = [2, "N"]\n', "").replace(
+        "N = [6, 10]", 'N = [6]\ncheckpoint = ["blocking", "async"]\nrisk_levels = [[2], ["N/2", 3]]')
+    sw = _sweep(text)
+    assert sw.n_cells == 4 and list(sw.cells[1].risk_levels()) == [3]   # N/2 = 3, once
+    out = run_sweep(sw, tmp_path / "g.h5", progress="none")
+    assert out.status == "complete" and out.cells_done == 4
+    res = stormsim.open_results(tmp_path / "g.h5")
+    for c, cell in zip(res, sw.cells):
+        assert list(c.risk["levels"]) == list(cell.risk_levels())
+        if cell.values["checkpoint"] == "async":
+            assert set(c.risk["risk_method"]) == {"plain"} and int(c.risk["risk_replicates"]) == 0
+    ds = res.to_xarray()                        # a key without a column: its values as JSON
+    assert ds["risk_p_ge"].dims == ("N", "checkpoint", "risk_levels", "k")
+    p = ds["risk_p_ge"].sel(N=6, checkpoint="async", risk_levels='["N/2", 3]', k=3)
+    assert float(p) == res.cell(3).risk["risk_p_ge"][0]
+
+
+@pytest.mark.slow  # a LocalCluster of processes
+def test_risk_on_dask_matches_the_local_run(tmp_path, risk_result):
+    pytest.importorskip("distributed")
+    from h5compare import datasets
+    from stormsim.sweep import run_sweep
+
+    out = run_sweep(_sweep(), tmp_path / "dask.h5", executor="local:2", progress="none")
+    assert out.status == "complete" and out.cells_done == 2
+    assert datasets(tmp_path / "dask.h5") == datasets(risk_result)
