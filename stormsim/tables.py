@@ -65,6 +65,12 @@ def cells_table(sweep) -> str:
                          sum(float(c.fleets) * c.cycles for c in sweep.cells), sum(events),
                          sum(e * seconds_per_event(c.n_jobs) for e, c in zip(events, sweep.cells)))
     lines = [f"{head}; identity {sweep.hash[:16]}"]
+    risky = [c for c in sweep.cells if c.has_risk]
+    if risky:
+        fleets = sum(c.values["risk_fleets"] or 0 for c in risky)
+        lines.append(f"plus the storm risk of {len(risky)} cells (risk_levels): {fleets} plain "
+                     "fleets in all, then splitting replicates for the levels they leave "
+                     "unresolved; a fixed effort, not in the estimates above or below")
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], _cell_rows(keys, sweep.cells)))
 
 

@@ -317,3 +317,27 @@ def test_risk_on_dask_matches_the_local_run(tmp_path, risk_result):
     out = run_sweep(_sweep(), tmp_path / "dask.h5", executor="local:2", progress="none")
     assert out.status == "complete" and out.cells_done == 2
     assert datasets(tmp_path / "dask.h5") == datasets(risk_result)
+
+
+def test_dry_run_says_the_storm_risk_is_extra(capsys):
+    from stormsim.tables import cells_table
+
+    text = cells_table(_sweep())
+    assert "plus the storm risk of 2 cells (risk_levels): 64 plain fleets in all" in text
+
+
+def test_a_grid_key_without_a_column_selects_by_its_values_as_given(tmp_path):
+    """fast_forward in [grid] (no parameter column, like the risk keys): /grid and
+    to_xarray take the values as given (JSON text) as its coordinate."""
+    xr = pytest.importorskip("xarray")
+    from stormsim.sweep import run_sweep
+
+    text = "\n".join(x for x in RISK_SWEEP.splitlines() if not x.startswith("risk_"))
+    text = text.replace("N = [6, 10]", "N = [6]\nfast_forward = [false, true]")
+    out = tmp_path / "ff.h5"
+    run_sweep(_sweep(text), out, progress="none")
+    ds = stormsim.open_results(out).to_xarray()
+    g = xr.open_dataset(out, engine="h5netcdf", group="grid")
+    assert list(ds["fast_forward"].values) == ["false", "true"]
+    assert float(ds["p_ge"].sel(N=6, fast_forward="true", k=2)) == \
+        float(g["p_ge"].sel(N=6, fast_forward="true", k=2))
