@@ -226,12 +226,14 @@ same formula at the cell's load (independent jobs)."""
                "jobs" + ("" if ok else " (except where the tables say NO)") + ". Below brute "
                "force the storm rate of fair-shared fleets lies orders of magnitude above the "
                "binomial baseline. Caveat: at the deepest levels the replicate estimates are "
-               "heavy-tailed (the phase configuration mixes slowly, the score looks one cycle "
-               "ahead): the typical run lies below the mean, so the figure's deepest points "
-               "(crosses) are more likely low than high and their intervals can be too "
-               "narrow. Measured at N = 32, L = 0.6, k = 24: three 32-replicate runs gave "
-               "P = 2.7-4.9e-13 (benchmarks/splitting.py), a 600 s storm_risk run of 1664 "
-               "replicates 5.5e-12 [2.8e-12, 1.1e-11] (benchmarks/splitting.py --demo).")
+               "heavy-tailed (the phase configuration mixes slowly, over more cycles than the "
+               "score's look-ahead): the typical run lies below the mean, so the figure's "
+               "deepest points (crosses, where one replicate holds more than half the sum: "
+               "the table's top replicate share) are more likely low than high and their "
+               "intervals can be too narrow. A longer run at N = 32, L = 0.6, k = 24 "
+               "(benchmarks/splitting.py --demo, 600 s wall, 296 replicates) gave P = 1.25e-11 "
+               "[8.6e-12, 1.8e-11], RE 0.19; at k = 25, P = 2.1e-12 [1.1e-12, 4.0e-12], RE 0.33, "
+               "carried by a few replicates.")
     C.append_results(args, "E3s", "storm rates below brute force: forward flux sampling",
                      definition, body, verdict, [f1], t0,
                      seeds=f"root seed {args.seed}; cell seeds seed + N, + 7 N, + 11 N",
