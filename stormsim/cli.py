@@ -240,8 +240,22 @@ def _risk(args: argparse.Namespace) -> int:
         raise SpecError(f"--cell {args.cell}: {args.file} has cells 0..{sweep.n_cells - 1} "
                         "(list them with: stormsim sweep FILE --dry-run)")
     c = sweep.cells[args.cell]
-    levels = sorted({tail_level(lv, c.n_jobs) for lv in _tail_levels(args.levels)})
     kw = c.simulate_kwargs()
+    if args.as_sweep:
+        given = [f"--{name.replace('_', '-')}" for name in _RISK_OPTIONS
+                 if getattr(args, name) is not None]
+        if given:
+            raise SpecError(f"--as-sweep takes the cell's own risk_* keys; {', '.join(given)} "
+                            "would change them: drop --as-sweep or those options")
+        if not c.has_risk:
+            raise SpecError(f"--as-sweep: cell {args.cell} of {args.file} has no storm risk "
+                            "(no risk_levels key): give --levels instead")
+    else:
+        defaults = dict(levels="2,N/4,N/2", rel_error=0.1, max_seconds=60.0, method="auto",
+                        trials=100)
+        for name, value in defaults.items():
+            if getattr(args, name) is None:
+                setattr(args, name, value)
 
     def progress(r):
         if not args.quiet:
@@ -250,10 +264,14 @@ def _risk(args: argparse.Namespace) -> int:
                   f"{int(r.resolved.sum())}/{r.levels.size} levels resolved",
                   file=sys.stderr, flush=True)
 
-    r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
-                   seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
-                   launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
-                   method=args.method, trials=args.trials)
+    if args.as_sweep:      # the numbers `stormsim sweep` stores for this cell, bit for bit
+        r = storm_risk(c.fleet, progress=progress, **c.risk_kwargs())
+    else:
+        levels = sorted({tail_level(lv, c.n_jobs) for lv in _tail_levels(args.levels)})
+        r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
+                       seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
+                       launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
+                       method=args.method, trials=args.trials)
     if args.format == "json":
         print(json.dumps({"file": args.file, "cell": args.cell, **r.to_dict()}, indent=1,
                          default=str))
@@ -261,6 +279,10 @@ def _risk(args: argparse.Namespace) -> int:
         print(f"{args.file}, cell {args.cell} (N = {c.n_jobs}, seed {kw['seed']}):")
         print(r)
     return 0
+
+
+#: ``stormsim risk`` options that --as-sweep takes from the cell's risk_* keys instead.
+_RISK_OPTIONS = ("levels", "rel_error", "max_seconds", "max_fleets", "method", "trials")
 
 
 def _tail_levels(text: str):
@@ -407,18 +429,21 @@ def main(argv: list[str] | None = None) -> int:
                           "(stormsim.storm_risk; the cell's cycles, burn_in, launch and seed).")
     risk.add_argument("file", help="a sweep file (TOML)")
     risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
-    risk.add_argument("--levels", default="2,N/4,N/2",
+    risk.add_argument("--as-sweep", action="store_true",
+                      help="the cell's own storm risk (its risk_* keys, a fixed effort): the "
+                           "numbers `stormsim sweep` stores for it, bit for bit")
+    risk.add_argument("--levels", default=None,
                       help="levels k: integers, 'N' or 'N/q' (default: 2,N/4,N/2)")
-    risk.add_argument("--rel-error", type=float, default=0.1,
+    risk.add_argument("--rel-error", type=float, default=None,
                       help="target relative standard error (default 0.1)")
-    risk.add_argument("--max-seconds", type=float, default=60.0,
+    risk.add_argument("--max-seconds", type=float, default=None,
                       help="wall-time budget in seconds (default 60)")
     risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
-    risk.add_argument("--method", choices=("auto", "plain", "splitting"), default="auto",
+    risk.add_argument("--method", choices=("auto", "plain", "splitting"), default=None,
                       help="auto: plain Monte Carlo, then forward flux sampling for the levels "
                            "it cannot reach in the budget (base model only; async or weighted "
                            "fleets: plain); plain; splitting (every level)")
-    risk.add_argument("--trials", type=int, default=100,
+    risk.add_argument("--trials", type=int, default=None,
                       help="splitting: clones per stage and replicate (default 100)")
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")

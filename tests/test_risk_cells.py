@@ -341,3 +341,30 @@ def test_a_grid_key_without_a_column_selects_by_its_values_as_given(tmp_path):
     assert list(ds["fast_forward"].values) == ["false", "true"]
     assert float(ds["p_ge"].sel(N=6, fast_forward="true", k=2)) == \
         float(g["p_ge"].sel(N=6, fast_forward="true", k=2))
+
+
+def test_cli_risk_as_sweep_prints_the_cell_s_stored_numbers(tmp_path, risk_result, capsys):
+    """``stormsim risk FILE --cell i --as-sweep`` runs the cell's own fixed effort: the
+    numbers the sweep stored, bit for bit (JSON floats round-trip exactly)."""
+    import json
+
+    from stormsim.cli import main
+
+    spec = tmp_path / "risk.toml"
+    spec.write_text(RISK_SWEEP)
+    assert main(["risk", str(spec), "--cell", "1", "--as-sweep", "--format", "json", "-q"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    stored = stormsim.open_results(risk_result).cell(1).risk
+    assert got["levels"] == [int(k) for k in stored["levels"]]
+    for a, b in (("risk_p_ge", "p"), ("risk_p_ge_hi", "p_hi"), ("risk_storms_per_s", "rate")):
+        want = [None if np.isnan(x) else float(x) for x in stored[a]]
+        assert got[b] == want, a
+    assert got["level_method"] == list(stored["risk_method"])
+    # it takes the cell's keys or the options, not both; a cell without risk keys is refused
+    assert main(["risk", str(spec), "--as-sweep", "--levels", "2", "-q"]) == 2
+    assert "--as-sweep takes the cell's own risk_* keys; --levels" in capsys.readouterr().err
+    plain = tmp_path / "plain.toml"
+    plain.write_text(RISK_SWEEP.replace('risk_levels = [2, "N"]', "").split("risk_fleets")[0]
+                     + "[grid]\nN = [6, 10]\n")
+    assert main(["risk", str(plain), "--as-sweep", "-q"]) == 2
+    assert "has no storm risk (no risk_levels key)" in capsys.readouterr().err
