@@ -105,7 +105,14 @@ Cost: the score is a walk over the predicted future at every write's end:
 O(N) for the committed future (an event costs ~7-13x ``simulate``'s, N =
 16-64), O(H N) for the look-ahead (a replicate at N = 32 costs ~7x horizon
 0's with 100 clones, an event ~10x); the gain at deep levels dwarfs it
-(benchmarks/splitting.py).
+(benchmarks/splitting.py). Both walks stop as soon as the score's class
+(below L_0, between, at or above the next interface) is decided: n_w rises
+only at firings, so once n_w + (firings left) cannot reach the next bound
+the rest of the walk is skipped (the same classes, so bit-identical
+results; tests/test_splitting.py checks the classes against a plain-Python
+walk). For the look-ahead this saved 7-29 % of a stage's CPU at N = 32
+(interfaces 12 / 18 / 22: 7 / 11 / 29 %, one thread, min of 10 runs at load
+~5.8), more the deeper the stage, where most of the CPU goes.
 """
 from __future__ import annotations
 
