@@ -99,7 +99,19 @@ same RE (0.14 / 0.16 / 0.26): no gain per CPU second. Clones
 and replicates: with the look-ahead, 100 x 64 beat 200 x 32 at equal CPU
 (RE^2 x CPU 1.2-2x lower); with horizon 0 at N = 16 the split between clones
 and replicates (25-200 clones) and a shorter flux run changed RE^2 x CPU by
-less than its own run-to-run spread.
+less than its own run-to-run spread. Pruning (Russian roulette: a trial of the
+stage at interface L whose score falls below L - m goes on with probability
+q and weight 1 / q, else stops as a failure; unbiased, with the banks drawn
+by weight): at N = 32 a deep stage's failing trials spend ~93-95 % of its
+events on the way back to the basin after falling 3 below their interface,
+and those that come back give only ~5 % of its successes (interfaces 20,
+21), yet m = 1-3, q = 0.1-0.2 (32 x 100 against 96-128 x 100 at about equal
+CPU, k = 21-25) cut the cost per replicate 3.5-4.3x and raised its variance
+about as much (RE^2 x CPU at k = 25: 12.8 unpruned, 14-29 pruned, at k = 24
+9.5 against 8-15): the few trials that dip and recover are the ones that go
+deep. Flux runs of 8 fleets per replicate (entries pooled) instead of one:
+the deep stages' success fractions stayed 2-3.5x over-dispersed, so the
+over-dispersion is not the flux fleet's phase configuration.
 
 Cost: the score is a walk over the predicted future at every write's end:
 O(N) for the committed future (an event costs ~7-13x ``simulate``'s, N =
