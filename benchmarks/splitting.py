@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -89,6 +90,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.demo:
         fleet = stormsim.Fleet.identical(32, load=0.6, jitter=0.01)
+        print(f"load average at the start: {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
         t0 = time.perf_counter()
         r = stormsim.storm_risk(fleet, [args.level], rel_error=0.1, max_seconds=600, seed=1,
                                 horizon=args.horizon,
@@ -99,7 +101,8 @@ def main(argv=None) -> int:
         print(r)
         print(f"demo: k = {args.level}, P = {r.p[0]:.3g}, RE {r.p_rel_error[0]:.3f} (P), "
               f"{r.rate_rel_error[0]:.3f} (nu_k), {r.wall_seconds:.0f} s wall, "
-              f"{r.cpu_seconds:.0f} CPU s, stopped: {r.stopped}")
+              f"{r.cpu_seconds:.0f} CPU s, stopped: {r.stopped}, load average at the end "
+              f"{os.getloadavg()[0]:.2f} (2 cores)")
         return 0
     if args.quick:
         args.repeats, args.mc_seconds, args.replicates = 1, 10.0, 16

@@ -1370,7 +1370,7 @@ def _sorted_insert(key, idx, head, size, mask, x, i):
 
 @njit(cache=CACHE, nogil=True)
 def ffs_lookahead_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw, rc,
-                      hi, horizon, lw, lwi, lc, lci):
+                      hi, horizon, lw, lwi, lc, lci, lo=-1):
     """A longer look-ahead score: the largest n_w of the mean future over
     ``horizon`` more cycles.
 
@@ -1383,6 +1383,14 @@ def ffs_lookahead_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T,
     write window leave it together), which the committed future (one firing
     per computer) cannot. Returns once it reaches ``hi``. lw, lwi, lc, lci:
     scratch rings of the queues' capacity (mask + 1).
+
+    Only its class matters to the caller (< lo, in [lo, hi), >= hi; lo = -1:
+    no lower bound): n_w rises by one at each firing and by nothing else, so
+    once n_w + (firings left) is below the next bound the best so far has
+    not reached (lo if best < lo, else hi), no later instant can change the
+    class and the walk returns its best so far: a value of the full walk's
+    class, so the same decisions and bit-identical results, without the
+    last (bound - n_w) firings of every walk that does not reach hi.
     """
     N = rw.shape[0] - 1
     nw = nwh
@@ -1403,6 +1411,8 @@ def ffs_lookahead_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T,
     budget = nch + horizon * N
     fired = 0
     while fired < budget and nw + nc > 0:
+        if nw + (budget - fired) < (lo if best < lo else hi):
+            return best
         r_c = rc[N - nw]
         if nc == 0 or (nw > 0 and (lw[hw] - qw) * r_c <= (lc[hc] - qc) * rw[nw]):
             dt = (lw[hw] - qw) / rw[nw]
@@ -1436,7 +1446,7 @@ def _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw,
         return ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, d, rw,
                                  rc, lo, hi, buf)
     return ffs_lookahead_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw,
-                             rc, hi, horizon, lw, lwi, lc, lci)
+                             rc, hi, horizon, lw, lwi, lc, lci, lo)
 
 
 @njit(cache=CACHE, nogil=True)

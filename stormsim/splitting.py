@@ -83,29 +83,41 @@ the skew goes (median / mean 0.93-0.96). Against brute force (RESULTS.md
 E3s) with horizon 2, 100 clones: N = 16, 64 replicates, k = 9..14 (P down to
 4.8e-8): |z| <= 1.6; N = 32, 48 replicates, k = 14..19 (P down to 4.2e-8):
 |z| <= 0.62, no longer ~1 se low at every level. ``benchmarks.splitting
---demo`` (k = 24 of N = 32, 600 s wall on the shared 2 cores): P = 1.25e-11
-[8.6e-12, 1.8e-11], RE 0.19 (nu_k: 0.17), 296 replicates (horizon 0: RE
-0.35 / 0.20); k = 25, the level nearest P = 1e-12: P = 2.1e-12 [1.1e-12,
-4.0e-12], RE 0.33 (nu_k: 0.40), 424 replicates: still heavy-tailed there
-(RE 0.24 at 300 s, then one large replicate); 10 % at 1e-12 in 10 minutes
-is not reached. Tried and dropped: a fractional
-score (the gap from a level-m cluster's last write end to the next firing,
-over a write's duration) with interfaces at halves or quarters: 2-9x worse
-RE^2 x CPU at N = 16 (the half steps pass at 0.8, the integer steps still
-at 0.45); the basin kept on the committed score with look-ahead interfaces:
-no gain (the basin's own exits must be chosen by the look-ahead). A longer
-look-ahead (horizon 4, 200 x 32, 1.7x the CPU of horizon 2) gave about the
-same RE (0.14 / 0.16 / 0.26): no gain per CPU second. Clones
-and replicates: with the look-ahead, 100 x 64 beat 200 x 32 at equal CPU
-(RE^2 x CPU 1.2-2x lower); with horizon 0 at N = 16 the split between clones
-and replicates (25-200 clones) and a shorter flux run changed RE^2 x CPU by
-less than its own run-to-run spread.
+--demo`` (N = 32, 600 s wall on the shared 2 cores): k = 24: P = 1.25e-11,
+RE 0.19, 296 replicates; k = 25 (P nearest 1e-12): P = 2.1e-12, RE 0.33,
+424 replicates (one large replicate); with the walks' early exit (below),
+at load 5.5-6.7 (332 CPU s): P = 2.09e-12 [1.30e-12, 3.36e-12], RE 0.24
+(nu_k: 0.22), 208 replicates, RE^2 x CPU 19 s: 10 % needs ~1900 CPU s, not
+10 minutes. At k = 25 (32 replicates) the top six stages hold 88 % of the
+sum of the stages' relative variances (the top three 66 %), neighbours'
+log success fractions correlate 0.4-0.6, the largest replicate held 69 %.
+Tried and dropped: a fractional score (the gap from a level-m cluster's
+last write end to the next firing, over a write's duration) at halves or
+quarters: 2-9x worse RE^2 x CPU at N = 16; the basin kept on the committed
+score: no gain; horizon 4 (1.7x the CPU of 2): the same RE. Clones x
+replicates: with the look-ahead 100 x 64 beat 200 x 32 (RE^2 x CPU 1.2-2x
+lower), 50 x 64 did not beat 100 x 32 (k = 21-25, 2 seeds); with horizon 0
+the split (25-200 clones) and a shorter flux run were within the spread.
+Pruning (Russian roulette: a trial of the stage at L whose score falls
+below L - m goes on with probability q, weight 1 / q; banks drawn by
+weight): a deep stage's failing trials spend 93-95 % of its events below L
+- 3 and bring only ~5 % of its successes back, yet m = 1-3, q = 0.1-0.2 (at
+about equal CPU) cut the cost per replicate 3.5-4.3x and raised its
+variance about as much (RE^2 x CPU at k = 25: 12.8 unpruned, 14-29 pruned;
+k = 24: 9.5, 8-15): the trials that dip and recover are the ones that go
+deep. Flux runs of 8 fleets per replicate: the deep stages stayed 2-3.5x
+over-dispersed (not the flux fleet's phase configuration).
 
 Cost: the score is a walk over the predicted future at every write's end:
 O(N) for the committed future (an event costs ~7-13x ``simulate``'s, N =
 16-64), O(H N) for the look-ahead (a replicate at N = 32 costs ~7x horizon
 0's with 100 clones, an event ~10x); the gain at deep levels dwarfs it
-(benchmarks/splitting.py).
+(benchmarks/splitting.py). Both walks stop once the score's class (< L_0,
+between, >= the next interface) is decided: n_w rises only at firings, so
+once n_w + (firings left) cannot reach the next bound the rest is skipped
+(same classes, bit-identical results; tested against a plain-Python walk):
+7 / 11 / 29 % less CPU in the stages at interfaces 12 / 18 / 22 of N = 32
+(one thread, min of 10 runs, load ~5.8), where the deep stages cost most.
 """
 from __future__ import annotations
 

@@ -248,3 +248,91 @@ def test_risk_command_splits_on_request(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["level_method"] == ["splitting", "splitting"]
     assert doc["split"]["trials"] == 200 and doc["split"]["replicates"] >= 4
+
+
+# ---------------------------------------------------------------------------
+# The look-ahead score's early exit
+# ---------------------------------------------------------------------------
+
+def _mean_future_max(rem, ph, T, d, rw, rc, horizon):
+    """The mean future's largest n_w in plain Python, on absolute clocks (its
+    own code path, no early exit): writers' remaining work, computers'
+    remaining compute time; writers first on a tie, as in the kernel."""
+    n = T.size
+    writers = [[rem[i], i] for i in range(n) if ph[i] == 1]
+    computers = [[rem[i], i] for i in range(n) if ph[i] == 0]
+    best = len(writers)
+    budget, fired = len(computers) + horizon * n, 0
+    while fired < budget and writers + computers:
+        nw = len(writers)
+        r_w, r_c = (rw[nw] if nw else 0.0), rc[n - nw]
+        tw = min(w[0] for w in writers) / r_w if writers else np.inf
+        tc = min(c[0] for c in computers) / r_c if computers else np.inf
+        dt = min(tw, tc)
+        for w in writers:
+            w[0] -= r_w * dt
+        for c in computers:
+            c[0] -= r_c * dt
+        if tw <= tc:
+            w = min(writers)
+            writers.remove(w)
+            computers.append([T[w[1]], w[1]])
+        else:
+            c = min(computers)
+            computers.remove(c)
+            writers.append([d[c[1]], c[1]])
+            fired += 1
+            best = max(best, len(writers))
+    return best
+
+
+def _rings(rem, ph):
+    """The kernel's sorted ring queues (capacity a power of two) of a state."""
+    n = rem.size
+    cap = 1 << (n - 1).bit_length()
+    out = []
+    for phase in (1, 0):
+        jobs = [i for i in np.argsort(rem, kind="mergesort") if ph[i] == phase]
+        key, idx = np.zeros(cap), np.zeros(cap, dtype=np.int64)
+        key[:len(jobs)], idx[:len(jobs)] = rem[jobs], jobs
+        out += [key, idx, len(jobs)]
+    return out, cap
+
+
+def test_lookahead_early_exit_keeps_the_class_of_the_full_walk():
+    """``ffs_lookahead_max`` stops once n_w + (firings left) cannot reach the
+    next bound; its class (< lo, [lo, hi), >= hi) must be the full mean
+    future's, computed here by a plain-Python walk, on real entry states of
+    the paper cell (from a flux run's reservoir)."""
+    # the hand case: the peak (5) comes at the budget's last firing (horizon 0:
+    # the two computers' firings), where an exit one firing early would miss it
+    T5 = np.full(5, 7.5)
+    d5, rw5, rc5, wkey5, widx5, ckey5, _, cidx5 = _hand_case()
+    scratch5 = (np.empty(8), np.empty(8, dtype=np.int64), np.empty(8),
+                np.empty(8, dtype=np.int64))
+    for lo, hi in [(-1, 5), (4, 5), (5, 6)]:
+        s5 = _kernel.ffs_lookahead_max(wkey5, widx5, 0, 3, ckey5, cidx5, 0, 2, 7, 0.0, 0.0, T5,
+                                       d5, rw5, rc5, hi, 0, *scratch5, lo)
+        assert (s5 >= 5) if hi == 5 else (lo <= s5 < hi), (lo, hi, s5)
+    f = _paper_cell()
+    k0, k1 = root_key(7)
+    _, _, res_rem, res_ph, _, entries, _, _ = _flux(f, k0, k1, 0, 1, 4, 20, 620, 64, "random",
+                                                    DEFAULT_HORIZON)
+    T_, d_, _, rw, rc = (np.ascontiguousarray(f.T), np.ascontiguousarray(f.d), None,
+                         f.writer_rate, f.computer_rate)
+    assert entries[0] >= 64
+    seen = set()
+    for row in range(64):
+        rem, ph = res_rem[0, row], res_ph[0, row]
+        (wkey, widx, nwh, ckey, cidx, nch), cap = _rings(rem, ph)
+        full = _mean_future_max(rem, ph, T_, d_, rw, rc, DEFAULT_HORIZON)
+        for lo, hi in [(4, 7), (4, 6), (3, 5), (2, 4), (5, 8), (6, 10), (-1, 17)]:
+            scratch = (np.empty(cap), np.empty(cap, dtype=np.int64), np.empty(cap),
+                       np.empty(cap, dtype=np.int64))
+            s = _kernel.ffs_lookahead_max(wkey, widx, 0, nwh, ckey, cidx, 0, nch, cap - 1, 0.0,
+                                          0.0, T_, d_, rw, rc, hi, DEFAULT_HORIZON, *scratch,
+                                          lo)
+            cls = [full < lo, lo <= full < hi, full >= hi]
+            assert [s < lo, lo <= s < hi, s >= hi] == cls, (row, lo, hi)
+            seen.add(cls.index(True))
+    assert seen == {0, 1, 2}           # every class occurs: the comparison means something
