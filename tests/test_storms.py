@@ -105,11 +105,11 @@ def test_split_levels_give_their_storm_duration_with_an_interval():
 
 def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
     """k = N = 64 in a 2-second budget: no replicate gets there (it would take
-    ~55 stages of 50 clones in a row; the best of them stop near stage 30). P
+    ~55 stages of 10 clones in a row; the best of them stop near stage 25). P
     is bounded by the interval of the deepest lower level asked; the rate
     says it has none."""
     f = stormsim.Fleet.identical(64, load=0.6, jitter=0.01)
-    r = stormsim.storm_risk(f, [8, 64], method="splitting", trials=50, max_seconds=2, seed=3)
+    r = stormsim.storm_risk(f, [8, 64], method="splitting", trials=10, max_seconds=2, seed=3)
     assert r.p[0] > 0 and list(r.p_method) == ["splitting", "monotone-bound"]
     assert r.p[1] == 0 and r.p_hi[1] == r.p_hi[0]
     assert r.rate_method[1] == "not-reached" and math.isnan(r.rate[1])
