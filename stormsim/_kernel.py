@@ -498,7 +498,7 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
     return ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events
 
 
-def _make_run_fleet(FAST):
+def _make_run_fleet(FAST, LONE=True):
     """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
 
     One source, two compiled functions: FAST is a closure constant and every
@@ -508,6 +508,11 @@ def _make_run_fleet(FAST):
     fast-forward must cost the plain event loop nothing), and
     ``run_fleet_ff`` has it. numba's cache keys a closure by its constants,
     so both are cached.
+
+    LONE (the default) takes an instant at which one job alone changes phase
+    (almost every instant where sigma > 0 or launches differ) by a short
+    path; ``LONE=False`` sends every instant through the general path, which
+    tests compare it with, bit for bit (tests/test_event_loop.py).
     """
 
     # error_model "numpy": no zero-division checks in the loop. Every divisor
@@ -598,6 +603,7 @@ def _make_run_fleet(FAST):
             margin = max(margin, FF_MARGIN * (T[i] + d[i]))
         finished = False
         advance = False  # the instant at t = 0 comes before any advance
+        lone = 0  # 1: this instant is one write's end alone, 2: one firing alone
         nw = 0
         while True:
             while True:
@@ -622,51 +628,93 @@ def _make_run_fleet(FAST):
                         dt = (wkey[wh] - pw) / r_w
                         pw = wkey[wh]
                         pc += r_c * dt
+                        # The head's remaining amount is now exactly 0.0: it ends
+                        # now. A lone event iff no other job is within the tie
+                        # rule's widest tolerance on either clock.
+                        if LONE:
+                            if (nwh == 1 or _q_second(wkey, wh, nwh, mask, ring_w) - pw > tol_d) and (
+                                    nch == 0 or ckey[ch] - pc > tol_T):
+                                lone = 1
                     else:
                         dt = (ckey[ch] - pc) / r_c
                         pc = ckey[ch]
                         pw += r_w * dt
+                        if LONE:
+                            if (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c) - pc > tol_T) and (
+                                    nwh == 0 or wkey[wh] - pw > tol_d):
+                                lone = 2
                     if measuring:
                         occupancy[nw] += dt
                     t += dt
                 advance = True
-                # Every job whose remaining amount is (within the tie rule) zero
-                # changes phase now, before the rates are recomputed. Pop all
-                # candidates first, so that jobs entering a heap now are not seen.
                 nw_prev = nwh  # writers before this instant (for up-crossings)
-                n_w_pop = 0
-                while nwh > 0 and wkey[wh] - pw <= tol_d:
-                    popped[n_w_pop] = widx[wh]
-                    popkey[n_w_pop] = wkey[wh]
-                    n_w_pop += 1
-                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
-                n_pop = n_w_pop
-                while nch > 0 and ckey[ch] - pc <= tol_T:
-                    popped[n_pop] = cidx[ch]
-                    popkey[n_pop] = ckey[ch]
-                    n_pop += 1
-                    ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
                 n_fire = 0
-                for b in range(n_w_pop):  # writes that end now
-                    i = popped[b]
-                    if popkey[b] - pw > TIE_RTOL * d[i]:
-                        nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
-                        continue
+                # A lone instant takes the short path; it does what the general
+                # path (the ``else`` below) does then, the same operations on the
+                # same operands in the same order, so the same bits: (i) the
+                # head just reached has key - clock exactly 0.0 (the clock was
+                # set to its key), so it is a candidate and passes its own tie
+                # test (0.0 <= TIE_RTOL * d_i, or * T_i); (ii) fl(key - clock)
+                # is monotone in key, so the general path's pop loops take no
+                # other job iff the same queue's second key and the other
+                # queue's head are beyond the widest tolerance (tol_d, tol_T),
+                # which is the test above; (iii) with one candidate its loops
+                # run once, on that job, as written out here.
+                if lone == 1:
+                    # One write ends, alone.
+                    lone = 0
+                    i = widx[wh]
+                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
                     events += 1
-                    writing[i] += t - since[i]  # reset when the measured window opens
+                    writing[i] += t - since[i]
                     w = wnext[i]
                     if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
-                        tofire[n_fire] = i
-                        n_fire += 1
+                        tofire[0] = i
+                        n_fire = 1
                     else:
                         nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
-                for b in range(n_w_pop, n_pop):  # computers that fire now
-                    i = popped[b]
-                    if popkey[b] - pc > TIE_RTOL * T[i]:
-                        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
-                        continue
-                    tofire[n_fire] = i
-                    n_fire += 1
+                elif lone == 2:
+                    # One job fires, alone (its key - pc is 0.0).
+                    lone = 0
+                    tofire[0] = cidx[ch]
+                    n_fire = 1
+                    ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                else:
+                    # Every job whose remaining amount is (within the tie rule) zero
+                    # changes phase now, before the rates are recomputed. Pop all
+                    # candidates first, so that jobs entering a heap now are not seen.
+                    n_w_pop = 0
+                    while nwh > 0 and wkey[wh] - pw <= tol_d:
+                        popped[n_w_pop] = widx[wh]
+                        popkey[n_w_pop] = wkey[wh]
+                        n_w_pop += 1
+                        wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+                    n_pop = n_w_pop
+                    while nch > 0 and ckey[ch] - pc <= tol_T:
+                        popped[n_pop] = cidx[ch]
+                        popkey[n_pop] = ckey[ch]
+                        n_pop += 1
+                        ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                    for b in range(n_w_pop):  # writes that end now
+                        i = popped[b]
+                        if popkey[b] - pw > TIE_RTOL * d[i]:
+                            nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                            continue
+                        events += 1
+                        writing[i] += t - since[i]  # reset when the measured window opens
+                        w = wnext[i]
+                        if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                            tofire[n_fire] = i
+                            n_fire += 1
+                        else:
+                            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+                    for b in range(n_w_pop, n_pop):  # computers that fire now
+                        i = popped[b]
+                        if popkey[b] - pc > TIE_RTOL * T[i]:
+                            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
+                            continue
+                        tofire[n_fire] = i
+                        n_fire += 1
                 for b in range(n_fire):
                     i = tofire[b]
                     k = count[i]
