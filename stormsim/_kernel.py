@@ -619,9 +619,19 @@ def _make_run_fleet(FAST, LONE=True):
             tol_d = max(tol_d, TIE_RTOL * d[i])
             tol_T = max(tol_T, TIE_RTOL * T[i])
         # In increasing order: each push is then O(1) on either queue kind (a ring
-        # filled in job order would cost O(N^2) for a random launch).
-        for i in np.argsort(first):
-            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, first[i], i)
+        # filled in job order would cost O(N^2) for a random launch). Sorted by
+        # a heap in the writer queue's arrays (empty until the first firing),
+        # not np.argsort, whose sort numba compiles for ~2.5 s of a cold start.
+        # Jobs with equal keys may enter in another order than argsort's;
+        # no result depends on that order (tied jobs change phase at one
+        # instant, and each job's outcome is its own).
+        for i in range(N):
+            nwh = _heap_push(wkey, widx, nwh, first[i], i)
+        while nwh > 0:
+            k = wkey[0]
+            i = widx[0]
+            nwh = _heap_pop(wkey, widx, nwh)
+            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, k, i)
         for n in range(N + 1):
             occupancy[n] = 0.0
             upcross[n] = 0
