@@ -664,10 +664,12 @@ def _make_run_fleet(FAST, LONE=True):
             margin = max(margin, FF_MARGIN * (T[i] + d[i]))
         finished = False
         advance = False  # the instant at t = 0 comes before any advance
-        # In the loop every array index is cast to np.uintp: numba then omits
-        # its negative-index wrap-around (three instructions and a register
-        # per access, ~1/8 of an event's time on workload (a)). Every index
-        # here is >= 0 by construction (job numbers, counts, masked slots).
+        # On the hot paths (the next event, lone instants, firings, queues)
+        # array indices are cast to np.uintp: numba then omits its
+        # negative-index wrap-around (three instructions and a register per
+        # access, ~1/8 of an event's time on workload (a)). Every index is
+        # >= 0 by construction (job numbers, counts, masked slots). Not on
+        # the rare paths: each cast costs compile time.
         lone = 0  # 1: this instant is one write's end alone, 2: one firing alone
         nw = 0
         while True:
@@ -760,36 +762,36 @@ def _make_run_fleet(FAST, LONE=True):
                     # changes phase now, before the rates are recomputed. Pop all
                     # candidates first, so that jobs entering a heap now are not seen.
                     n_w_pop = 0
-                    while nwh > 0 and wkey[np.uintp(wh)] - pw <= tol_d:
-                        popped[np.uintp(n_w_pop)] = widx[np.uintp(wh)]
-                        popkey[np.uintp(n_w_pop)] = wkey[np.uintp(wh)]
+                    while nwh > 0 and wkey[wh] - pw <= tol_d:
+                        popped[n_w_pop] = widx[wh]
+                        popkey[n_w_pop] = wkey[wh]
                         n_w_pop += 1
                         wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
                     n_pop = n_w_pop
-                    while nch > 0 and ckey[np.uintp(ch)] - pc <= tol_T:
-                        popped[np.uintp(n_pop)] = cidx[np.uintp(ch)]
-                        popkey[np.uintp(n_pop)] = ckey[np.uintp(ch)]
+                    while nch > 0 and ckey[ch] - pc <= tol_T:
+                        popped[n_pop] = cidx[ch]
+                        popkey[n_pop] = ckey[ch]
                         n_pop += 1
                         ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
                     for b in range(n_w_pop):  # writes that end now
-                        i = popped[np.uintp(b)]
-                        if popkey[np.uintp(b)] - pw > TIE_RTOL * d[np.uintp(i)]:
-                            nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[np.uintp(b)], i)
+                        i = popped[b]
+                        if popkey[b] - pw > TIE_RTOL * d[i]:
+                            nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
                             continue
                         events += 1
-                        writing[np.uintp(i)] += t - since[np.uintp(i)]  # reset when the measured window opens
-                        w = wnext[np.uintp(i)]
-                        if w <= TIE_RTOL * T[np.uintp(i)]:  # a zero compute interval: fire again at once
-                            tofire[np.uintp(n_fire)] = i
+                        writing[i] += t - since[i]  # reset when the measured window opens
+                        w = wnext[i]
+                        if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                            tofire[n_fire] = i
                             n_fire += 1
                         else:
                             nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
                     for b in range(n_w_pop, n_pop):  # computers that fire now
-                        i = popped[np.uintp(b)]
-                        if popkey[np.uintp(b)] - pc > TIE_RTOL * T[np.uintp(i)]:
-                            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[np.uintp(b)], i)
+                        i = popped[b]
+                        if popkey[b] - pc > TIE_RTOL * T[i]:
+                            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
                             continue
-                        tofire[np.uintp(n_fire)] = i
+                        tofire[n_fire] = i
                         n_fire += 1
                 for b in range(n_fire):
                     i = tofire[np.uintp(b)]
@@ -834,12 +836,12 @@ def _make_run_fleet(FAST, LONE=True):
                 if not measuring and n_burn == N:
                     measuring = True
                     for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
-                        upcross[np.uintp(b)] += 1
+                        upcross[b] += 1
                     # Open the window: writing time counts from now.
                     for b in range(N):
-                        writing[np.uintp(b)] = 0.0
+                        writing[b] = 0.0
                     for b in range(nwh):
-                        since[widx[np.uintp((wh + b) & mask)]] = t
+                        since[widx[(wh + b) & mask]] = t
                 if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
                     p_time = t
                     p_cycle = fired_total // N
