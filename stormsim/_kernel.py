@@ -45,6 +45,8 @@ count, the batch, nor the order of events in the instant.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -179,8 +181,8 @@ def stream_normal(base, k):
     """k-th standard normal of a stream, a pure function of (base, k).
 
     Ziggurat (Marsaglia & Tsang 2000, ZIGNOR form): one stream output gives
-    the layer (low 7 bits) and a signed uniform (top 53 bits); 98.8% of draws
-    end there. Normal k reads outputs (k << 12) + 1, + 2, ... so each draw has
+    the layer (low 7 bits) and a signed uniform (top 53 bits); 97.2% of draws
+    (the mean of _ZIG_RATIO) end there. Normal k reads outputs (k << 12) + 1, + 2, ... so each draw has
     its own block of counters; output 0 is the launch phase.
     """
     n = (np.int64(k) << _ZIG_STRIDE) + 1
@@ -207,6 +209,44 @@ def stream_normal(base, k):
         n += 1
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _exact_inverse(r):
+    """1 / r if that is exact and x * (1 / r) is x / r for every x, else 0.0.
+
+    So iff r > 0 is a power of two whose inverse is a normal number: 1 / r
+    is then exact, and x * (1 / r) and x / r are both the correctly rounded
+    value of the same real number x / r (IEEE 754), the same bits.
+    """
+    if not (r > 0.0) or r == np.inf:
+        return 0.0
+    m, e = math.frexp(r)
+    inv = 1.0 / r
+    if m == 0.5 and inv * r == 1.0 and 2.2250738585072014e-308 <= inv <= 8.98846567431158e307:
+        return inv
+    return 0.0
+
+
+#: Normals drawn per job at once by the event loop (``_normal_block``).
+_NB = 8
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _normal_block(base, k, out, o):
+    """out[o + b] = normal k + b of the stream (``stream_normal``) for b < _NB
+    where that draw ends at its first stream output (97.2% of draws), else NaN.
+
+    The same operations as ``stream_normal``'s first step, on each of _NB
+    counters at once (no branch between them: the CPU overlaps them, the
+    compiler may vectorize them), so an accepted value is the same bits; a
+    NaN sends the caller to ``stream_normal`` for the draw.
+    """
+    for b in range(_NB):
+        h = mix64(base + np.uint64(((np.int64(k) + b) << _ZIG_STRIDE) + 1) * _GOLDEN)
+        i = h & _ZIG_MASK
+        u = 2.0 * (np.float64(h >> _S11) * _TWO_M53) - 1.0
+        out[o + b] = u * _ZIG_X[i] if abs(u) < _ZIG_RATIO[i] else np.nan
+
+
 @njit(cache=CACHE, nogil=True, parallel=True)
 def random_theta(key0, key1, fleet0, out):
     """Fill out (F, N) with iid uniform launch phases: uniform 0 of each stream."""
@@ -218,17 +258,21 @@ def random_theta(key0, key1, fleet0, out):
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def _heap_push(key, idx, size, k, j):
-    """Insert (k, j) into the binary min-heap key[:size]; return the new size."""
+    """Insert (k, j) into the binary min-heap key[:size]; return the new size.
+
+    (Indices cast to np.uintp, here and in the queue functions below: no
+    negative-index wrap-around, see ``run_fleet``.)
+    """
     pos = size
     while pos > 0:
         parent = (pos - 1) >> 1
-        if key[parent] <= k:
+        if key[np.uintp(parent)] <= k:
             break
-        key[pos] = key[parent]
-        idx[pos] = idx[parent]
+        key[np.uintp(pos)] = key[np.uintp(parent)]
+        idx[np.uintp(pos)] = idx[np.uintp(parent)]
         pos = parent
-    key[pos] = k
-    idx[pos] = j
+    key[np.uintp(pos)] = k
+    idx[np.uintp(pos)] = j
     return size + 1
 
 
@@ -236,22 +280,22 @@ def _heap_push(key, idx, size, k, j):
 def _heap_pop(key, idx, size):
     """Remove the top of the binary min-heap key[:size]; return the new size."""
     size -= 1
-    k = key[size]
-    j = idx[size]
+    k = key[np.uintp(size)]
+    j = idx[np.uintp(size)]
     pos = 0
     while True:
         child = 2 * pos + 1
         if child >= size:
             break
-        if child + 1 < size and key[child + 1] < key[child]:
+        if child + 1 < size and key[np.uintp(child + 1)] < key[np.uintp(child)]:
             child += 1
-        if key[child] >= k:
+        if key[np.uintp(child)] >= k:
             break
-        key[pos] = key[child]
-        idx[pos] = idx[child]
+        key[np.uintp(pos)] = key[np.uintp(child)]
+        idx[np.uintp(pos)] = idx[np.uintp(child)]
         pos = child
-    key[pos] = k
-    idx[pos] = j
+    key[np.uintp(pos)] = k
+    idx[np.uintp(pos)] = j
     return size
 
 
@@ -268,15 +312,15 @@ def _q_push(key, idx, head, size, mask, ring, k, j):
         pos = head + size
         while pos > head:
             p = (pos - 1) & mask
-            if key[p] <= k:
+            if key[np.uintp(p)] <= k:
                 break
             q = pos & mask
-            key[q] = key[p]
-            idx[q] = idx[p]
+            key[np.uintp(q)] = key[np.uintp(p)]
+            idx[np.uintp(q)] = idx[np.uintp(p)]
             pos -= 1
         q = pos & mask
-        key[q] = k
-        idx[q] = j
+        key[np.uintp(q)] = k
+        idx[np.uintp(q)] = j
         return size + 1
     return _heap_push(key, idx, size, k, j)
 
@@ -293,7 +337,7 @@ def _q_pop(key, idx, head, size, mask, ring):
 def _q_second(key, head, size, mask, ring):
     """The second-smallest key of a queue of size >= 2."""
     if ring:
-        return key[(head + 1) & mask]
+        return key[np.uintp((head + 1) & mask)]
     if size > 2 and key[2] < key[1]:
         return key[2]
     return key[1]
@@ -498,7 +542,7 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
     return ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events
 
 
-def _make_run_fleet(FAST):
+def _make_run_fleet(FAST, LONE=True):
     """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
 
     One source, two compiled functions: FAST is a closure constant and every
@@ -508,6 +552,11 @@ def _make_run_fleet(FAST):
     fast-forward must cost the plain event loop nothing), and
     ``run_fleet_ff`` has it. numba's cache keys a closure by its constants,
     so both are cached.
+
+    LONE (the default) takes an instant at which one job alone changes phase
+    (almost every instant where sigma > 0 or launches differ) by a short
+    path; ``LONE=False`` sends every instant through the general path, which
+    tests compare it with, bit for bit (tests/test_event_loop.py).
     """
 
     # error_model "numpy": no zero-division checks in the loop. Every divisor
@@ -550,6 +599,13 @@ def _make_run_fleet(FAST):
         base = np.empty(N, dtype=np.uint64)
         since = np.zeros(N)  # wall time at which each job's current write started
         wnext = np.empty(N)  # the compute interval after each writer's write, drawn at its firing
+        inv_w = np.empty(N + 1)  # 1 / r where that is exact (r a power of two), else 0.0
+        inv_c = np.empty(N + 1)
+        for n in range(N + 1):
+            inv_w[n] = _exact_inverse(rw[n])
+            inv_c[n] = _exact_inverse(rc[n])
+        nbuf = np.empty(N * _NB)  # job i's normals nbk[i] .. nbk[i] + _NB - 1 (``_normal_block``)
+        nbk = np.full(N, -_NB, dtype=np.int64)
 
         tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
         tol_T = 0.0  # it are candidates, each then checked against its own
@@ -563,9 +619,19 @@ def _make_run_fleet(FAST):
             tol_d = max(tol_d, TIE_RTOL * d[i])
             tol_T = max(tol_T, TIE_RTOL * T[i])
         # In increasing order: each push is then O(1) on either queue kind (a ring
-        # filled in job order would cost O(N^2) for a random launch).
-        for i in np.argsort(first):
-            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, first[i], i)
+        # filled in job order would cost O(N^2) for a random launch). Sorted by
+        # a heap in the writer queue's arrays (empty until the first firing),
+        # not np.argsort, whose sort numba compiles for ~2.5 s of a cold start.
+        # Jobs with equal keys may enter in another order than argsort's;
+        # no result depends on that order (tied jobs change phase at one
+        # instant, and each job's outcome is its own).
+        for i in range(N):
+            nwh = _heap_push(wkey, widx, nwh, first[i], i)
+        while nwh > 0:
+            k = wkey[0]
+            i = widx[0]
+            nwh = _heap_pop(wkey, widx, nwh)
+            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, k, i)
         for n in range(N + 1):
             occupancy[n] = 0.0
             upcross[n] = 0
@@ -598,6 +664,13 @@ def _make_run_fleet(FAST):
             margin = max(margin, FF_MARGIN * (T[i] + d[i]))
         finished = False
         advance = False  # the instant at t = 0 comes before any advance
+        # On the hot paths (the next event, lone instants, firings, queues)
+        # array indices are cast to np.uintp: numba then omits its
+        # negative-index wrap-around (three instructions and a register per
+        # access, ~1/8 of an event's time on workload (a)). Every index is
+        # >= 0 by construction (job numbers, counts, masked slots). Not on
+        # the rare paths: each cast costs compile time.
+        lone = 0  # 1: this instant is one write's end alone, 2: one firing alone
         nw = 0
         while True:
             while True:
@@ -608,91 +681,155 @@ def _make_run_fleet(FAST):
                         # precision. A constant shift keeps every queue ordered.
                         instants = 0
                         for b in range(nwh):
-                            wkey[(wh + b) & mask] -= pw
+                            wkey[np.uintp((wh + b) & mask)] -= pw
                         for b in range(nch):
-                            ckey[(ch + b) & mask] -= pc
+                            ckey[np.uintp((ch + b) & mask)] -= pc
                         pw = 0.0
                         pc = 0.0
 
                     # Next event: the head of either queue, whichever is reached
                     # first (remaining / rate compared as cross products: one division).
-                    r_w = rw[nw]
-                    r_c = rc[N - nw]
-                    if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
-                        dt = (wkey[wh] - pw) / r_w
-                        pw = wkey[wh]
+                    r_w = rw[np.uintp(nw)]
+                    r_c = rc[np.uintp(N - nw)]
+                    if nch == 0 or (nwh > 0 and (wkey[np.uintp(wh)] - pw) * r_c
+                                    <= (ckey[np.uintp(ch)] - pc) * r_w):
+                        # x / r as x * (1 / r) where 1 / r is exact (r a power
+                        # of two, ``inv_w``): both are the correctly rounded
+                        # x / r, the same bits, without the division's latency
+                        # on the clocks' chain.
+                        if inv_w[np.uintp(nw)] != 0.0:
+                            dt = (wkey[np.uintp(wh)] - pw) * inv_w[np.uintp(nw)]
+                        else:
+                            dt = (wkey[np.uintp(wh)] - pw) / r_w
+                        pw = wkey[np.uintp(wh)]
                         pc += r_c * dt
+                        # The head's remaining amount is now exactly 0.0: it ends
+                        # now. A lone event iff no other job is within the tie
+                        # rule's widest tolerance on either clock.
+                        if LONE:
+                            if (nwh == 1 or _q_second(wkey, wh, nwh, mask, ring_w) - pw > tol_d) and (
+                                    nch == 0 or ckey[np.uintp(ch)] - pc > tol_T):
+                                lone = 1
                     else:
-                        dt = (ckey[ch] - pc) / r_c
-                        pc = ckey[ch]
+                        if inv_c[np.uintp(N - nw)] != 0.0:
+                            dt = (ckey[np.uintp(ch)] - pc) * inv_c[np.uintp(N - nw)]
+                        else:
+                            dt = (ckey[np.uintp(ch)] - pc) / r_c
+                        pc = ckey[np.uintp(ch)]
                         pw += r_w * dt
+                        if LONE:
+                            if (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c) - pc > tol_T) and (
+                                    nwh == 0 or wkey[np.uintp(wh)] - pw > tol_d):
+                                lone = 2
                     if measuring:
-                        occupancy[nw] += dt
+                        occupancy[np.uintp(nw)] += dt
                     t += dt
                 advance = True
-                # Every job whose remaining amount is (within the tie rule) zero
-                # changes phase now, before the rates are recomputed. Pop all
-                # candidates first, so that jobs entering a heap now are not seen.
                 nw_prev = nwh  # writers before this instant (for up-crossings)
-                n_w_pop = 0
-                while nwh > 0 and wkey[wh] - pw <= tol_d:
-                    popped[n_w_pop] = widx[wh]
-                    popkey[n_w_pop] = wkey[wh]
-                    n_w_pop += 1
-                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
-                n_pop = n_w_pop
-                while nch > 0 and ckey[ch] - pc <= tol_T:
-                    popped[n_pop] = cidx[ch]
-                    popkey[n_pop] = ckey[ch]
-                    n_pop += 1
-                    ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
                 n_fire = 0
-                for b in range(n_w_pop):  # writes that end now
-                    i = popped[b]
-                    if popkey[b] - pw > TIE_RTOL * d[i]:
-                        nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
-                        continue
+                # A lone instant takes the short path; it does what the general
+                # path (the ``else`` below) does then, the same operations on the
+                # same operands in the same order, so the same bits: (i) the
+                # head just reached has key - clock exactly 0.0 (the clock was
+                # set to its key), so it is a candidate and passes its own tie
+                # test (0.0 <= TIE_RTOL * d_i, or * T_i); (ii) fl(key - clock)
+                # is monotone in key, so the general path's pop loops take no
+                # other job iff the same queue's second key and the other
+                # queue's head are beyond the widest tolerance (tol_d, tol_T),
+                # which is the test above; (iii) with one candidate its loops
+                # run once, on that job, as written out here.
+                if lone == 1:
+                    # One write ends, alone.
+                    lone = 0
+                    i = widx[np.uintp(wh)]
+                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
                     events += 1
-                    writing[i] += t - since[i]  # reset when the measured window opens
-                    w = wnext[i]
-                    if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
-                        tofire[n_fire] = i
-                        n_fire += 1
+                    writing[np.uintp(i)] += t - since[np.uintp(i)]
+                    w = wnext[np.uintp(i)]
+                    if w <= TIE_RTOL * T[np.uintp(i)]:  # a zero compute interval: fire again at once
+                        tofire[0] = i
+                        n_fire = 1
                     else:
                         nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
-                for b in range(n_w_pop, n_pop):  # computers that fire now
-                    i = popped[b]
-                    if popkey[b] - pc > TIE_RTOL * T[i]:
-                        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
-                        continue
-                    tofire[n_fire] = i
-                    n_fire += 1
+                elif lone == 2:
+                    # One job fires, alone (its key - pc is 0.0).
+                    lone = 0
+                    tofire[0] = cidx[np.uintp(ch)]
+                    n_fire = 1
+                    ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                else:
+                    # Every job whose remaining amount is (within the tie rule) zero
+                    # changes phase now, before the rates are recomputed. Pop all
+                    # candidates first, so that jobs entering a heap now are not seen.
+                    n_w_pop = 0
+                    while nwh > 0 and wkey[wh] - pw <= tol_d:
+                        popped[n_w_pop] = widx[wh]
+                        popkey[n_w_pop] = wkey[wh]
+                        n_w_pop += 1
+                        wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+                    n_pop = n_w_pop
+                    while nch > 0 and ckey[ch] - pc <= tol_T:
+                        popped[n_pop] = cidx[ch]
+                        popkey[n_pop] = ckey[ch]
+                        n_pop += 1
+                        ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                    for b in range(n_w_pop):  # writes that end now
+                        i = popped[b]
+                        if popkey[b] - pw > TIE_RTOL * d[i]:
+                            nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                            continue
+                        events += 1
+                        writing[i] += t - since[i]  # reset when the measured window opens
+                        w = wnext[i]
+                        if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                            tofire[n_fire] = i
+                            n_fire += 1
+                        else:
+                            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+                    for b in range(n_w_pop, n_pop):  # computers that fire now
+                        i = popped[b]
+                        if popkey[b] - pc > TIE_RTOL * T[i]:
+                            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
+                            continue
+                        tofire[n_fire] = i
+                        n_fire += 1
                 for b in range(n_fire):
-                    i = tofire[b]
-                    k = count[i]
+                    i = tofire[np.uintp(b)]
+                    k = count[np.uintp(i)]
                     if record and k < cycles:
                         firings[i, k] = t
-                    count[i] = k + 1
+                    count[np.uintp(i)] = k + 1
                     if k + 1 == cycles:
                         n_done += 1
                     if k + 1 == burn_in:
                         n_burn += 1
-                    since[i] = t
-                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[i], i)
+                    since[np.uintp(i)] = t
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[np.uintp(i)], i)
                     # Its next compute interval (normal k of its stream), drawn now,
                     # off the write end's critical path: the same value then.
-                    w = T[i]
-                    if sigma[i] > 0.0:
-                        w += sigma[i] * stream_normal(base[i], k)
+                    w = T[np.uintp(i)]
+                    if sigma[np.uintp(i)] > 0.0:
+                        # From the job's block of _NB normals (k - nbk[i] in
+                        # 0.._NB-1), refilled when k leaves it; NaN: not
+                        # ended at the first output, drawn here.
+                        o = k - nbk[np.uintp(i)]
+                        if o >= _NB or o < 0:
+                            nbk[np.uintp(i)] = k
+                            _normal_block(base[np.uintp(i)], k, nbuf, i * _NB)
+                            o = 0
+                        z = nbuf[np.uintp(i * _NB + o)]
+                        if z != z:
+                            z = stream_normal(base[np.uintp(i)], k)
+                        w += sigma[np.uintp(i)] * z
                         if w < 0.0:
                             w = 0.0
-                    wnext[i] = w
+                    wnext[np.uintp(i)] = w
                     # Writes that end now were applied first, so level nwh is crossed
                     # at this instant iff it is above the writers before it. (Counted
                     # here, per firing, not per instant: a branch per instant on
                     # "did n_w rise" mispredicts and cost ~8% per event.)
                     if measuring and nwh > nw_prev:
-                        upcross[nwh] += 1
+                        upcross[np.uintp(nwh)] += 1
                     events += 1
                 fired_total += n_fire
                 nw = nwh

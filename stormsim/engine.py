@@ -59,6 +59,15 @@ def next_batch(events_done: int, fleets_done: int) -> int:
 #: slices): tracemalloc saw ~10 KiB above the arrays counted below.
 CALL_OVERHEAD = 64 * 1024
 
+#: A kernel's work space per job and thread, allocated per fleet, at most:
+#: the anonymous kernel (``run_fleet``) has four queues of up to 2N entries
+#: (64 B), eight arrays of N (64 B), a block of _NB = 8 normals per job (64 B),
+#: two rate tables of N + 1 and the launch order (2 x 8 (N + 1) + 16 N B):
+#: <= 224 N + 16 B; the general one (``run_fleet_general``) six queues of up
+#: to 2N (96 B), sixteen arrays of N (128 B), two of bools and four tables of
+#: N + 1: <= 258 N + 32 B. 296 B per job bounds both for every N >= 1.
+KERNEL_BYTES_PER_JOB = 296
+
 
 def memory_needed(n_jobs: int, fleets: int, cycles: int, record_firings: bool = False,
                   batch_size: int | None = None, threads: int = 1) -> int:
@@ -68,14 +77,13 @@ def memory_needed(n_jobs: int, fleets: int, cycles: int, record_firings: bool = 
     fleets x N, seven per-fleet arrays, and firings fleets x N x cycles when
     recorded (8 B each); one batch's launch phases (batch x N); the per-job
     kernel inputs (at most eight arrays of N) and the rate tables; and each
-    thread's kernel work space (four queues of up to 2N entries and five
-    arrays of N: 104 B per job).
+    thread's kernel work space (``KERNEL_BYTES_PER_JOB``).
     """
     n, F = int(n_jobs), int(fleets)
     batch = min(F, batch_size or MAX_BATCH)
     cells = (2 * F * (n + 1) + F * n + 7 * F + (F * n * int(cycles) if record_firings else 0)
              + batch * n + 8 * n + 2 * (n + 1))
-    return 8 * cells + 104 * n * int(threads) + CALL_OVERHEAD
+    return 8 * cells + KERNEL_BYTES_PER_JOB * n * int(threads) + CALL_OVERHEAD
 
 
 @dataclass(frozen=True)

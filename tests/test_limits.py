@@ -9,7 +9,7 @@ import numba
 import pytest
 
 import stormsim
-from stormsim.engine import CALL_OVERHEAD, memory_needed
+from stormsim.engine import CALL_OVERHEAD, KERNEL_BYTES_PER_JOB, memory_needed
 from stormsim.model import FLEET_BYTES_PER_JOB, SpecError, format_bytes, memory_limit
 
 #: A refusal computes a product and raises: it must not allocate first (the
@@ -83,7 +83,7 @@ def test_the_estimate_bounds_what_simulate_allocates(n, fleets, cycles, record):
         tracemalloc.stop()
     need = memory_needed(n, fleets, cycles, record, None, threads)
     assert peak <= need
-    assert need - 104 * n * threads <= ESTIMATE_SLACK * peak + CALL_OVERHEAD
+    assert need - KERNEL_BYTES_PER_JOB * n * threads <= ESTIMATE_SLACK * peak + CALL_OVERHEAD
 
 
 def test_the_fleet_estimate_bounds_what_fleet_identical_allocates():
