@@ -39,8 +39,11 @@ SECTIONS = ("throughput", "breakdown", "scaling", "passage", "reference", "compi
 #: (1000x SimPy, 40x NumPy at 1.5 M fleet-cycles/s) could not be met together.
 TARGETS = {
     "a_vs_reference": 1.25,         # (a) over the reference kernel, 1 and 2 threads
-    "ff_vs_event_loop": 3.0,        # f, f256-16, f256-256: fast-forward over the event loop
-    "ff_vs_reference_a": 3.2,       # the same, over the reference kernel's (a) rate
+    # f, f256-16, f256-256 with the fast-forward: >= 3x the event loop *as the issue found
+    # it*, which ran at 0.86-0.88x the reference kernel; a fixed yardstick of that is the
+    # reference kernel's (a) rate, so the goal is 3.2x that. The ratio over today's event
+    # loop (which has since got faster itself) is reported as a measured figure.
+    "ff_vs_reference_a": 3.2,
     "fleet_cycles_per_s_per_thread": 1.5e6,   # (a), on a quiet core
     "ns_per_event": 20.0,
     "speedup_2_threads": 1.8,
@@ -388,8 +391,7 @@ def evaluate(out) -> list[dict]:
                 what, thr = f"(a) / reference kernel (a), {t} thread(s), by {how}", \
                     TARGETS["a_vs_reference"]
             elif ":ff/loop" in name and t == 1:
-                what, thr = f"{name.split(':')[0]}: fast-forward / event loop, 1 thread", \
-                    TARGETS["ff_vs_event_loop"]
+                what = f"{name.split(':')[0]}: fast-forward / event loop, 1 thread"
             elif "+ff/reference" in name and t == 1:
                 what, thr = f"{name.split('+')[0]} with fast-forward / reference kernel (a), " \
                     "1 thread", TARGETS["ff_vs_reference_a"]
@@ -402,7 +404,9 @@ def evaluate(out) -> list[dict]:
                 note += f"; load average up to {lv:.2f}"
                 if lv > (os.cpu_count() or 1) + 0.25:
                     note = "BUSY: " + note
-            add(what, r["median"], thr, r["median"] >= thr, "x", note)
+            if thr is None:
+                note += "; a measured figure (the goal is the row over the reference kernel)"
+            add(what, r["median"], thr, None if thr is None else r["median"] >= thr, "x", note)
     timing = out.get("peers", {}).get("timing", {})
     if a1:
         for name in ("simpy", "numpy", "simgrid"):
