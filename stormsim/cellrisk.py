@@ -58,7 +58,7 @@ _F, _I, _B = np.float64, np.int64, np.int8
 #: where k is not asked), the readers and the exports follow this table.
 RISK_ARRAYS: tuple[RiskArray, ...] = (
     RiskArray("risk_p_ge", "p", _F, "1", "storm risk: P(n_w >= k), the share of time with at "
-              "least k jobs writing (see risk_p_ge_method, risk_method)", "risk_p_ge_{k}"),
+              "least k jobs writing (see risk_p_ge_method, risk_level_method)", "risk_p_ge_{k}"),
     RiskArray("risk_p_ge_lo", "p_lo", _F, "1", "lower end of the 95% interval of risk_p_ge",
               "risk_p_ge_{k}_lo"),
     RiskArray("risk_p_ge_hi", "p_hi", _F, "1", "upper end of the 95% interval of risk_p_ge "
@@ -88,9 +88,9 @@ RISK_ARRAYS: tuple[RiskArray, ...] = (
               "of risk_storm_duration", "risk_storm_duration_ge_{k}_lo"),
     RiskArray("risk_storm_duration_hi", "duration_hi", _F, "s", "upper end of the 95% interval "
               "of risk_storm_duration", "risk_storm_duration_ge_{k}_hi"),
-    RiskArray("risk_method", "level_method", str, None, "the estimator of level k: plain "
+    RiskArray("risk_level_method", "level_method", str, None, "the estimator of level k: plain "
               "(Monte Carlo over independent fleets) or splitting (forward flux sampling, "
-              "interval over independent replicates)", "risk_method_ge_{k}"),
+              "interval over independent replicates)", "risk_level_method_ge_{k}"),
     RiskArray("risk_resolved", "resolved", _B, "1", "1: both relative errors <= "
               "risk_rel_error_target (plain: with >= MIN_HITS fleets at k), else 0",
               "risk_resolved_ge_{k}"),
@@ -108,14 +108,14 @@ RISK_SCALARS: tuple[RiskArray, ...] = (
               "run seed)", "risk_seed"),
     RiskArray("risk_rel_error_target", lambda r: r.rel_error_target, _F, "1", "the storm "
               "risk's target relative error (risk_rel_error)", "risk_rel_error_target"),
-    RiskArray("risk_fleets", lambda r: r.fleets, _I, "1", "plain Monte Carlo fleets the storm "
-              "risk ran (whole batches)", "risk_fleets"),
+    RiskArray("risk_fleets_run", lambda r: r.fleets, _I, "1", "plain Monte Carlo fleets the storm "
+              "risk ran (whole batches)", "risk_fleets_run"),
     RiskArray("risk_batch_fleets", lambda r: r.batch_fleets, _I, "1", "fleets per plain "
               "Monte Carlo batch of the storm risk", "risk_batch_fleets"),
-    RiskArray("risk_replicates", _split_attr("replicates"), _I, "1", "splitting replicates "
-              "the storm risk ran (0: no level split)", "risk_replicates"),
-    RiskArray("risk_trials", _split_attr("trials"), _I, "1", "splitting clones per stage (0: "
-              "no level split)", "risk_trials"),
+    RiskArray("risk_replicates_run", _split_attr("replicates"), _I, "1", "splitting replicates "
+              "the storm risk ran (0: no level split)", "risk_replicates_run"),
+    RiskArray("risk_trials_run", _split_attr("trials"), _I, "1", "splitting clones per stage (0: "
+              "no level split)", "risk_trials_run"),
     RiskArray("risk_events", lambda r: r.events, _I, "1", "events the storm risk integrated "
               "(plain and splitting)", "risk_events"),
     RiskArray("risk_stopped", lambda r: r.stopped, str, None, "why the storm risk stopped: "

@@ -251,8 +251,10 @@ def _risk(args: argparse.Namespace) -> int:
             raise SpecError(f"--as-sweep: cell {args.cell} of {args.file} has no storm risk "
                             "(no risk_levels key): give --levels instead")
     else:
-        defaults = dict(levels="2,N/4,N/2", rel_error=0.1, max_seconds=60.0, method="auto",
-                        trials=100)
+        from ._keys import RISK_DEFAULTS      # storm_risk's own, from its signature
+
+        defaults = {"levels": _RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
+                                                ("rel_error", "max_seconds", "method", "trials")}}
         for name, value in defaults.items():
             if getattr(args, name) is None:
                 setattr(args, name, value)
@@ -281,6 +283,8 @@ def _risk(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
+_RISK_LEVELS = "2,N/4,N/2"
 #: ``stormsim risk`` options that --as-sweep takes from the cell's risk_* keys instead.
 _RISK_OPTIONS = ("levels", "rel_error", "max_seconds", "max_fleets", "method", "trials")
 
@@ -433,11 +437,11 @@ def main(argv: list[str] | None = None) -> int:
                       help="the cell's own storm risk (its risk_* keys, a fixed effort): the "
                            "numbers `stormsim sweep` stores for it, bit for bit")
     risk.add_argument("--levels", default=None,
-                      help="levels k: integers, 'N' or 'N/q' (default: 2,N/4,N/2)")
+                      help=f"levels k: integers, 'N' or 'N/q' (default: {_RISK_LEVELS})")
     risk.add_argument("--rel-error", type=float, default=None,
-                      help="target relative standard error (default 0.1)")
+                      help="target relative standard error (default: storm_risk's, 0.1)")
     risk.add_argument("--max-seconds", type=float, default=None,
-                      help="wall-time budget in seconds (default 60)")
+                      help="wall-time budget in seconds (default: storm_risk's, 60)")
     risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
     risk.add_argument("--method", choices=("auto", "plain", "splitting"), default=None,
                       help="auto: plain Monte Carlo, then forward flux sampling for the levels "

@@ -11,7 +11,7 @@ was made (stormsim.tails), ``p_ge_4_independent`` the independent-jobs law;
 ``median``, ``median_lo``, ``median_hi`` the Kaplan-Meier median first passage
 in fleet cycles (``median_time...`` in seconds). A sweep with storm risk
 (``risk_levels``) adds its numbers (stormsim.cellrisk: ``risk_p_ge_4``,
-``risk_storms_per_s_ge_4_lo``, ``risk_storms_per_day_ge_4``, ``risk_method_ge_4``,
+``risk_storms_per_s_ge_4_lo``, ``risk_storms_per_day_ge_4``, ``risk_level_method_ge_4``,
 ..., and per cell ``risk_fleets``, ``risk_replicates``, ...).
 """
 from __future__ import annotations

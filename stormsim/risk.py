@@ -51,6 +51,7 @@ No timing enters: a function of (seed, inputs, max_fleets, replicates).
 """
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from dataclasses import dataclass, field
@@ -77,9 +78,8 @@ MIN_BATCHES = 2
 #: decides whether the unresolved levels go to splitting.
 PLAIN_SHARE = 0.25
 METHODS = ("auto", "plain", "splitting")
-#: Splitting replicates of a fixed effort (``max_seconds=None``) when
-#: ``replicates`` is not given: storm_split's own default.
-FIXED_REPLICATES = 32
+#: A fixed effort's splitting replicates when not given: storm_split's default (its signature).
+FIXED_REPLICATES = inspect.signature(storm_split).parameters["replicates"].default
 
 
 @dataclass

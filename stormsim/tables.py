@@ -134,9 +134,9 @@ def risk_table_text(res) -> str | None:
         r = c.risk
         if r is None:
             continue
-        effort = (f"{int(r['risk_fleets'])} fleets"
-                  + (f", {int(r['risk_replicates'])} replicates x {int(r['risk_trials'])}"
-                     if int(r["risk_replicates"]) else ""))
+        effort = (f"{int(r['risk_fleets_run'])} fleets"
+                  + (f", {int(r['risk_replicates_run'])} replicates x {int(r['risk_trials_run'])}"
+                     if int(r["risk_replicates_run"]) else ""))
         for j, k in enumerate(r["levels"].tolist()):
             pm, rm = str(r["risk_p_ge_method"][j]), str(r["risk_storms_method"][j])
             p = (f"0 (<{r['risk_p_ge_hi'][j]:.2e})" if pm in ("zero-bound", "monotone-bound")
@@ -147,7 +147,7 @@ def risk_table_text(res) -> str | None:
                      _fmt_storms(*rate[:3], rm))
             per_day = ("-" if rm == "not-reached" else _fmt_storms(*rate[3:], rm))
             rows.append([str(c.index), *(fmt_value(c.params[g]) for g in res.grid_keys),
-                         str(k), str(r["risk_method"][j]), p, pm, per_s, per_day, rm, effort])
+                         str(k), str(r["risk_level_method"][j]), p, pm, per_s, per_day, rm, effort])
     if not rows:
         return None
     return "\n".join(render(head, rows))

@@ -115,11 +115,11 @@ def test_a_sweep_cell_s_risk_is_a_direct_storm_risk_call_bit_for_bit(risk_result
             assert np.array_equal(r[a], getattr(direct, b), equal_nan=True), (c.index, a)
         assert list(r["risk_p_ge_method"]) == list(direct.p_method)
         assert list(r["risk_storms_method"]) == list(direct.rate_method)
-        assert list(r["risk_method"]) == list(direct.level_method)
-        assert int(r["risk_fleets"]) == direct.fleets == 32
-        assert int(r["risk_replicates"]) == (direct.split.replicates if direct.split else 0)
+        assert list(r["risk_level_method"]) == list(direct.level_method)
+        assert int(r["risk_fleets_run"]) == direct.fleets == 32
+        assert int(r["risk_replicates_run"]) == (direct.split.replicates if direct.split else 0)
         assert int(r["risk_seed"]) == cell.run_seed
-        methods += list(r["risk_method"])
+        methods += list(r["risk_level_method"])
     assert "splitting" in methods and "plain" in methods      # both paths are exercised
     # every number has its interval, or a bound
     for c in res:
@@ -180,19 +180,19 @@ def test_risk_views_round_trip(risk_result):
         for j, k in enumerate(c.risk["levels"].tolist()):
             p = c.risk["risk_p_ge"][j]
             assert df.loc[c.index, f"risk_p_ge_{k}"] == p
-            assert df.loc[c.index, f"risk_method_ge_{k}"] == c.risk["risk_method"][j]
+            assert df.loc[c.index, f"risk_level_method_ge_{k}"] == c.risk["risk_level_method"][j]
             assert df.loc[c.index, f"risk_storms_per_day_ge_{k}_hi"] == \
                 c.risk["risk_storms_per_s_hi"][j] * 86400.0         # the second is the unit
             assert float(ds["risk_p_ge"].sel(N=n, k=k)) == p
             assert float(flat["risk_p_ge"].sel(cell=c.index, k=k)) == p
             assert float(raw["risk_p_ge"].values[c.index, k - 1]) == p
             assert float(grid["risk_p_ge"].sel(N=n, k=k)) == p
-            assert str(raw["risk_method"].values[c.index, k - 1]) == c.risk["risk_method"][j]
+            assert str(raw["risk_level_method"].values[c.index, k - 1]) == c.risk["risk_level_method"][j]
         asked = set(c.risk["levels"].tolist())
         for k in range(1, n + 1):                              # levels not asked: empty
             if k not in asked:
                 assert np.isnan(raw["risk_p_ge"].values[c.index, k - 1])
-                assert str(raw["risk_method"].values[c.index, k - 1]) == ""
+                assert str(raw["risk_level_method"].values[c.index, k - 1]) == ""
     assert ds["risk_storms_per_s"].attrs["units"] == "1/s"
     assert "risk_p_ge_3" not in df.columns                     # no cell asked k = 3
 
@@ -282,7 +282,7 @@ def test_the_report_shows_the_storm_risk(tmp_path, risk_result, capsys):
     res = stormsim.open_results(risk_result)
     c = res.cell(1)
     j = list(c.risk["levels"]).index(10)
-    assert c.risk["risk_method"][j] == "splitting"
+    assert c.risk["risk_level_method"][j] == "splitting"
     assert f"{c.risk['risk_p_ge'][j]:.3e} [{c.risk['risk_p_ge_lo'][j]:.3e}, " in text
     assert "32 fleets, 3 replicates x 40" in text
 
@@ -301,7 +301,7 @@ def test_a_grid_over_risk_levels_and_an_async_cell_stay_plain(tmp_path):
     for c, cell in zip(res, sw.cells):
         assert list(c.risk["levels"]) == list(cell.risk_levels())
         if cell.values["checkpoint"] == "async":
-            assert set(c.risk["risk_method"]) == {"plain"} and int(c.risk["risk_replicates"]) == 0
+            assert set(c.risk["risk_level_method"]) == {"plain"} and int(c.risk["risk_replicates_run"]) == 0
     ds = res.to_xarray()                        # a key without a column: its values as JSON
     assert ds["risk_p_ge"].dims == ("N", "checkpoint", "risk_levels", "k")
     p = ds["risk_p_ge"].sel(N=6, checkpoint="async", risk_levels='["N/2", 3]', k=3)
@@ -359,7 +359,7 @@ def test_cli_risk_as_sweep_prints_the_cell_s_stored_numbers(tmp_path, risk_resul
     for a, b in (("risk_p_ge", "p"), ("risk_p_ge_hi", "p_hi"), ("risk_storms_per_s", "rate")):
         want = [None if np.isnan(x) else float(x) for x in stored[a]]
         assert got[b] == want, a
-    assert got["level_method"] == list(stored["risk_method"])
+    assert got["level_method"] == list(stored["risk_level_method"])
     # it takes the cell's keys or the options, not both; a cell without risk keys is refused
     assert main(["risk", str(spec), "--as-sweep", "--levels", "2", "-q"]) == 2
     assert "--as-sweep takes the cell's own risk_* keys; --levels" in capsys.readouterr().err
@@ -368,3 +368,23 @@ def test_cli_risk_as_sweep_prints_the_cell_s_stored_numbers(tmp_path, risk_resul
                      + "[grid]\nN = [6, 10]\n")
     assert main(["risk", str(plain), "--as-sweep", "-q"]) == 2
     assert "has no storm risk (no risk_levels key)" in capsys.readouterr().err
+
+
+def test_no_stored_risk_name_is_a_key_and_a_grid_over_the_effort_assembles(tmp_path):
+    """A stored name equal to a key's would collide with /grid/<key> and the xarray
+    coordinates of a grid over it (h5py 'name already exists'): none may."""
+    from stormsim._keys import KEY
+    from stormsim.cellrisk import RISK_ARRAYS, RISK_SCALARS
+    from stormsim.sweep import run_sweep
+
+    names = {a.name for a in RISK_ARRAYS + RISK_SCALARS}
+    assert not names & set(KEY), names & set(KEY)
+    text = (RISK_SWEEP.replace("risk_fleets = 32\n", "").replace("risk_replicates = 3\n", "")
+            .replace("[grid]\nN = [6, 10]", "N = 6\n[grid]\nrisk_fleets = [16, 32]\n"
+                     "risk_replicates = [3, 4]"))
+    out = tmp_path / "g.h5"
+    assert run_sweep(_sweep(text), out, progress="none").status == "complete"
+    res = stormsim.open_results(out)
+    ds = res.to_xarray()
+    assert sorted(int(x) for x in ds["risk_fleets"].values) == [16, 32]
+    assert sorted(int(c.risk["risk_fleets_run"]) for c in res) == [16, 16, 32, 32]
