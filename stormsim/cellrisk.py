@@ -25,7 +25,7 @@ from .model import Fleet
 from .risk import storm_risk
 from .spec import Sweep
 
-__all__ = ["PER_DAY", "RISK_ARRAY", "RISK_ARRAYS", "RISK_SCALARS", "RiskArray", "RiskPart",
+__all__ = ["PER_DAY", "RISK_ARRAYS", "RISK_SCALARS", "RiskArray", "RiskPart",
            "RiskUnit", "asked_levels", "make_risk_unit", "per_day", "risk_fill", "risk_part", "risk_table",
            "run_risk"]
 
@@ -122,7 +122,6 @@ RISK_SCALARS: tuple[RiskArray, ...] = (
               "rel_error (every level resolved), max_fleets (plain effort spent), replicates "
               "(splitting effort spent)", "risk_stopped"),
 )
-RISK_ARRAY: dict[str, RiskArray] = {a.name: a for a in RISK_ARRAYS + RISK_SCALARS}
 
 
 def risk_fill(a: RiskArray):
