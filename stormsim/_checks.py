@@ -12,8 +12,8 @@ from .errors import SpecError
 from .model import FLEET_BYTES_PER_JOB, canonical_throughput, check_memory
 from .tails import check_tail_level
 
-__all__ = ["Bad", "boolean", "int_at_least", "is_int", "is_num", "one_of", "passage_level",
-           "per_job", "positive", "positive_or_inf", "tail_level_list", "throughput"]
+__all__ = ["Bad", "boolean", "int_at_least", "int_or_one_of", "is_int", "is_num", "one_of",
+           "passage_level", "per_job", "positive", "positive_or_inf", "tail_level_list", "throughput"]
 
 
 class Bad(Exception):
@@ -101,6 +101,17 @@ def one_of(*choices):
         if v not in choices:
             raise Bad("must be one of " + ", ".join(repr(x) for x in choices))
         return v
+    return check
+
+
+def int_or_one_of(lo: int, *choices):
+    """An integer >= lo, or one of the (text) choices."""
+    def check(v):
+        if v in choices:
+            return v
+        if not is_int(v) or v < lo:
+            raise Bad(f"must be an integer >= {lo} or one of " + ", ".join(map(repr, choices)))
+        return int(v)
     return check
 
 

@@ -31,17 +31,16 @@ see 1 / target^2 storms at the bound's rate (a lower bound: storms cluster,
 which only adds variance).
 
 Choosing the method (``method="auto"``): plain Monte Carlo runs first, with
-PLAIN_SHARE of the budget (less once every unresolved level would cost it
-more than the whole budget left). The levels it resolved stay plain. If the rest
-would cost plain Monte Carlo more than the remaining budget (its own
-estimate above), they go to forward flux sampling (stormsim.splitting), in
-rounds of replicates until they reach ``rel_error`` or the budget is spent;
-otherwise plain Monte Carlo continues. So splitting is never chosen where
-plain Monte Carlo suffices (shallow tails, where splitting loses). Splitting
-runs the base model only: asynchronous or weighted fleets (MODEL.md E1, E2)
-use plain Monte Carlo whatever ``method`` says, except that
-``method="splitting"`` on them is an error. ``level_method`` names the
-method of each level.
+PLAIN_SHARE of the budget (less once every unresolved level would cost it more
+than the whole budget left). The levels it resolved stay plain. If the rest
+would cost plain Monte Carlo more than the remaining budget (its own estimate
+above), they go to forward flux sampling (stormsim.splitting), in rounds of
+replicates until they reach ``rel_error`` or the budget is spent; otherwise
+plain Monte Carlo continues. So splitting is never chosen where plain Monte
+Carlo suffices (shallow tails, where splitting loses). Splitting runs the base
+model only: asynchronous or weighted fleets (MODEL.md E1, E2) use plain Monte
+Carlo whatever ``method`` says, except that ``method="splitting"`` on them is
+an error. ``level_method`` names the method of each level.
 
 A fixed effort (``max_seconds=None``; sweeps): plain Monte Carlo runs until
 every level is resolved or ``max_fleets`` fleets (whole batches) are done;
@@ -62,8 +61,8 @@ import numpy as np
 from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
-from .splitting import (DEFAULT_HORIZON, MIN_REPLICATES, TOP_SHARE_WARN, check_splittable,
-                        storm_split, storm_split_until)
+from .splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, MIN_REPLICATES, TOP_SHARE_WARN,
+                        check_splittable, storm_split, storm_split_until)
 from .storms import ratio_of_means, storm_estimate
 from .tails import LEVEL, tail_estimate
 
@@ -307,7 +306,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                min_hits: int = MIN_HITS, threads: int | None = None,
                progress=None, method: str = "auto", trials: int = 100,
                flux_cycles: int = 2000, horizon: int = DEFAULT_HORIZON,
-               replicates: int | None = None) -> StormRisk:
+               replicates: int | None = None, basin: int | str = DEFAULT_BASIN) -> StormRisk:
     """P(n_w >= k) and the storm rate nu_k for each level k, to ``rel_error``.
 
     Parameters
@@ -333,8 +332,9 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     method : "auto" (plain Monte Carlo, then splitting for the levels it
         cannot reach in the budget; see the module docstring), "plain", or
         "splitting" (every level by stormsim.splitting; base model only)
-    trials, flux_cycles, horizon : splitting's clones per stage, flux-run
-        length and score look-ahead (stormsim.splitting.storm_split); its
+    trials, flux_cycles, horizon, basin : splitting's clones per stage,
+        flux-run length, score look-ahead and basin edge (a level, or its rule
+        "raised" or "most-entries"; stormsim.splitting.storm_split); its
         burn-in is ``burn_in``
     replicates : with ``max_seconds=None``, the splitting replicates, >=
         splitting.MIN_REPLICATES (default FIXED_REPLICATES); with a time budget it must be None
@@ -456,12 +456,12 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     if fixed:
         sp = storm_split(fleet, ks[todo], trials=trials, replicates=replicates,
                          flux_cycles=flux_cycles, burn_in=burn_in, seed=int(seed),
-                         launch=launch, threads=threads, horizon=horizon)
+                         launch=launch, threads=threads, horizon=horizon, basin=basin)
     else:
         sp = storm_split_until(fleet, ks[todo], target, budget - (time.perf_counter() - t0),
                                seed=int(seed), trials=trials, flux_cycles=flux_cycles,
                                burn_in=burn_in, launch=launch, threads=threads,
-                               progress=split_progress, horizon=horizon)
+                               progress=split_progress, horizon=horizon, basin=basin)
     done = bool(np.all(sp.rate_rel_error <= target) and np.all(sp.p_rel_error <= target))
     out = _with_split(risk, ks, todo, sp, target, t0, c0, state["events"],
                       "rel_error" if done and (risk is None or risk.resolved[~todo].all())

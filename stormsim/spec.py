@@ -345,6 +345,11 @@ def _check_risk(v: dict, n: int, fleet: Fleet) -> None:
                   f"effort; give risk_fleets (plain Monte Carlo fleets per cell, e.g. "
                   f"risk_fleets = 256) and, for risk_method = {method!r}, risk_replicates "
                   f"(splitting replicates, default {RISK_DEFAULTS['replicates']})")
+    top = max(tail_level(x, n) for x in v["risk_levels"])
+    if isinstance(v["risk_basin"], int) and method != "plain" and v["risk_basin"] > top:
+        raise Bad(f"risk_basin = {v['risk_basin']} is above the deepest risk level {top}: the "
+                  "basin's edge L_0 must be a level in 1..max(risk_levels); lower it, or use "
+                  "'raised' or 'most-entries'")
     flux = v["risk_flux_cycles"] or RISK_DEFAULTS["flux_cycles"]
     if method != "plain" and fleet.is_anonymous and v["burn_in"] >= flux:
         raise Bad(f"burn_in = {v['burn_in']} must be below risk_flux_cycles = {flux} (each "

@@ -63,61 +63,34 @@ never from clones (clones of one excursion are correlated): the mean of the
 replicate estimates, its standard error over replicates, a 95 % interval
 m * exp(+-t_{R-1} se / m) (delta method on the log scale).
 
-What limits the variance (measured, N = 16 and 32, L = 0.6, sigma = 0.01 T,
-fair): the spread between replicates, not the clones' binomial noise. With
-the committed-future score (horizon 0) a replicate's deep stages succeed or
-fail together: the stage success fractions vary 3-6x more than binomially
-and are correlated across stages (N = 16, k = 11, 256 replicates), so the
-replicate estimates are right-skewed (N = 16, k = 9, 128 replicates:
-median / mean 0.67, the top 5 replicates 17 % of the sum; at N = 32, k = 24,
-one replicate in 192 held 94 % of the sum). The score looks one firing per
-computer ahead, and at sigma = 0.01 T a cluster grows over several cycles:
-which entries lead deep is decided after the score has looked. The mean
-look-ahead over 2 cycles sees that growth, for the basin as well as the
-interfaces: at equal CPU (~100 s, N = 32, P at k = 20 / 22 / 24) horizon 0
-(200 clones x 192 replicates) gave RE 0.25 / 0.42 / 0.94, top share
-0.25 / 0.30 / 0.94, median / mean 0.20 / 0.03 / 0; horizon 2 (100 x 64) RE
-0.11 / 0.15 / 0.23, top share 0.08 / 0.08 / 0.17, median / mean
-0.79 / 0.56 / 0.25 (RE^2 x CPU 4x / 6.5x / 13x lower); at N = 16, k = 9-11
-the skew goes (median / mean 0.93-0.96). Against brute force (RESULTS.md
-E3s) with horizon 2, 100 clones: N = 16, 64 replicates, k = 9..14 (P down to
-4.8e-8): |z| <= 1.6; N = 32, 48 replicates, k = 14..19 (P down to 4.2e-8):
-|z| <= 0.62, no longer ~1 se low at every level. ``benchmarks.splitting
---demo`` (N = 32, 600 s wall on the shared 2 cores): k = 24: P = 1.25e-11,
-RE 0.19, 296 replicates; k = 25 (P nearest 1e-12): P = 2.1e-12, RE 0.33,
-424 replicates (one large replicate); with the walks' early exit (below),
-at load 5.5-6.7 (332 CPU s): P = 2.09e-12 [1.30e-12, 3.36e-12], RE 0.24
-(nu_k: 0.22), 208 replicates, RE^2 x CPU 19 s: 10 % needs ~1900 CPU s, not
-10 minutes. At k = 25 (32 replicates) the top six stages hold 88 % of the
-sum of the stages' relative variances (the top three 66 %), neighbours'
-log success fractions correlate 0.4-0.6, the largest replicate held 69 %.
-Tried and dropped: a fractional score (the gap from a level-m cluster's
-last write end to the next firing, over a write's duration) at halves or
-quarters: 2-9x worse RE^2 x CPU at N = 16; the basin kept on the committed
-score: no gain; horizon 4 (1.7x the CPU of 2): the same RE. Clones x
-replicates: with the look-ahead 100 x 64 beat 200 x 32 (RE^2 x CPU 1.2-2x
-lower), 50 x 64 did not beat 100 x 32 (k = 21-25, 2 seeds); with horizon 0
-the split (25-200 clones) and a shorter flux run were within the spread.
-Pruning (Russian roulette: a trial of the stage at L whose score falls
-below L - m goes on with probability q, weight 1 / q; banks drawn by
-weight): a deep stage's failing trials spend 93-95 % of its events below L
-- 3 and bring only ~5 % of its successes back, yet m = 1-3, q = 0.1-0.2 (at
-about equal CPU) cut the cost per replicate 3.5-4.3x and raised its
-variance about as much (RE^2 x CPU at k = 25: 12.8 unpruned, 14-29 pruned;
-k = 24: 9.5, 8-15): the trials that dip and recover are the ones that go
-deep. Flux runs of 8 fleets per replicate: the deep stages stayed 2-3.5x
-over-dispersed (not the flux fleet's phase configuration).
+What limits the variance (measured at N = 16 and 32, L = 0.6, sigma = 0.01 T,
+fair; the runs, figures and what was tried and dropped are in
+docs/SPLITTING.md): the spread between replicates, not the clones' binomial
+noise. At the top interfaces the states that reach L differ widely in their
+chance of reaching L + 1 (at N = 32, L = 24: from 0 to 1, median 0.05,
+sd 6x the binomial's), which the integer score cannot tell apart, so a
+replicate's deep stages succeed or fail together and the replicate estimates
+are heavy-tailed (``top_share``). The mean look-ahead (horizon 2) cut the
+work-normalised variance RE^2 x CPU 4-13x against the committed future at
+k = 20-24 of N = 32.
+
+The basin (``basin``): the default rule "raised" places L_0 at the highest
+level a flux run still enters >= MIN_ENTRIES times (from the pilots); the
+rule "most-entries" (the default before, and still in sweeps, whose numbers
+stay bit-identical) at the level entered most often. A low L_0 makes every
+failing trial run all the way back to a quiet state: at N = 32 "most-entries"
+gives L_0 = 6 (619 entries per flux run), where a deep stage's 100 trials
+cost ~1500 events each; at L_0 = 10 (~85 entries) a replicate costs 0.38x
+the CPU and RE^2 x CPU at k = 25 fell from 15-32 (L_0 = 6, 8; 32-64
+replicates) to 5-23 (see docs/SPLITTING.md).
 
 Cost: the score is a walk over the predicted future at every write's end:
-O(N) for the committed future (an event costs ~7-13x ``simulate``'s, N =
-16-64), O(H N) for the look-ahead (a replicate at N = 32 costs ~7x horizon
-0's with 100 clones, an event ~10x); the gain at deep levels dwarfs it
-(benchmarks/splitting.py). Both walks stop once the score's class (< L_0,
-between, >= the next interface) is decided: n_w rises only at firings, so
-once n_w + (firings left) cannot reach the next bound the rest is skipped
-(same classes, bit-identical results; tested against a plain-Python walk):
-7 / 11 / 29 % less CPU in the stages at interfaces 12 / 18 / 22 of N = 32
-(one thread, min of 10 runs, load ~5.8), where the deep stages cost most.
+O(N) for the committed future, O(H N) for the look-ahead (an event of a
+trial costs ~50x ``simulate``'s at N = 32). Both walks stop once the score's
+class (< L_0, between, >= the next interface) is decided: n_w rises only at
+firings, so once n_w + (firings left) cannot reach the next bound the rest
+is skipped (same classes, bit-identical results; tested against a
+plain-Python walk).
 """
 from __future__ import annotations
 
@@ -136,12 +109,17 @@ from .model import Fleet
 from .tails import LEVEL
 
 __all__ = ["SplitEstimate", "storm_split", "storm_split_until", "choose_basin", "merge",
-           "DEFAULT_HORIZON"]
+           "DEFAULT_HORIZON", "DEFAULT_BASIN", "BASIN_RULES"]
 
-#: Expected basin entries per flux run below which a level is too rare to be
-#: the basin's edge L_0: the first stage starts from those entries, and fewer
-#: than this many make Phi_0's replicate spread, not the stages, the limit.
-MIN_ENTRIES = 200
+#: Rule "raised": the basin's edge L_0 is the highest level a flux run (of
+#: ``flux_cycles``) is expected to enter at least this many times, judged from
+#: the pilots. The first stage starts from those entries; at N = 32 (L = 0.6,
+#: sigma = 0.01 T) L_0 = 10 (~85 entries) beat L_0 = 6 and 8 (most entries)
+#: and 12 (~21: one replicate held 91 % in one run) in RE^2 x CPU at k = 20-25.
+MIN_ENTRIES = 50
+#: How the basin is placed when ``basin`` is not an integer (see choose_basin).
+BASIN_RULES = ("raised", "most-entries")
+DEFAULT_BASIN = "raised"
 #: Replicates below which no relative error is reported (a spread needs units).
 MIN_REPLICATES = 3
 #: A level whose largest replicate holds more than this share of the
@@ -288,23 +266,37 @@ def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch, ho
 
 
 def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
-                 burn_in: int = 100, launch="random", horizon: int = DEFAULT_HORIZON) -> int:
-    """L_0: the level L in 1..max(levels) whose basin {S < L} a flux run leaves
-    most often (ties: the higher), from two short pilot flux runs per L
+                 burn_in: int = 100, launch="random", horizon: int = DEFAULT_HORIZON,
+                 rule: str = DEFAULT_BASIN) -> int:
+    """L_0, from two short pilot flux runs per level L in 1..max(levels)
     (fleets PILOT_FLEET.., a function of the seed alone).
 
-    Below it S (a look-ahead of about a cycle) rarely drops under L, so the
-    fleet rarely returns to the basin; above it the entries are rare. The
-    most entries give Phi_0 and the first stage their most varied starts.
+    rule "raised" (the default): the highest L at which a flux run of
+    ``flux_cycles`` would enter {S >= L} at least MIN_ENTRIES times (the
+    pilots' entries scaled to its length), else the "most-entries" level.
+    rule "most-entries": the L whose basin {S < L} a flux run leaves most
+    often (ties: the higher); below it the fleet rarely returns to the
+    basin, above it the entries are rare. A higher L_0 stops failing trials
+    sooner (they need not return to a quiet fleet) at the price of fewer,
+    less varied first-stage starts; see the module docstring.
     """
+    if rule not in BASIN_RULES:
+        raise SpecError(f"basin = {rule!r}: must be an integer level or one of "
+                        f"{', '.join(map(repr, BASIN_RULES))}")
     key0, key1 = root_key(int(seed))
     pilot = max(100, (flux_cycles - burn_in) // 8)
-    best, best_n = 1, -1
+    scale = (flux_cycles - burn_in) / (2.0 * pilot)     # 2 pilot fleets -> one flux run
+    best, best_n, raised = 1, -1, None
     for L in range(1, int(np.max(levels)) + 1):
         *_, entries, _, _ = _flux(fleet, key0, key1, PILOT_FLEET, 2, L, burn_in,
                                   burn_in + pilot, 1, launch, horizon)
-        if int(entries.sum()) >= best_n:
-            best, best_n = L, int(entries.sum())
+        n = int(entries.sum())
+        if n >= best_n:
+            best, best_n = L, n
+        if n * scale >= MIN_ENTRIES:
+            raised = L
+    if rule == "raised" and raised is not None and raised > best:
+        return raised
     return best
 
 
@@ -319,7 +311,7 @@ def _log_interval(m, se, R, level):
 
 def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32,
                 flux_cycles: int = 2000, burn_in: int = 100, seed: int = 0,
-                basin: int | None = None, reservoir: int = 4096, launch="random",
+                basin: int | str = DEFAULT_BASIN, reservoir: int = 4096, launch="random",
                 rep0: int = 0, threads: int | None = None,
                 max_events: int = _kernel.FFS_MAX_EVENTS,
                 horizon: int = DEFAULT_HORIZON) -> SplitEstimate:
@@ -340,7 +332,9 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
         the module docstring); it also places the basin
     flux_cycles, burn_in : each replicate's flux run: one fleet, measured
         from its burn_in-th to its flux_cycles-th cycle
-    seed : int >= 0; basin : L_0 (default ``choose_basin``)
+    seed : int >= 0
+    basin : L_0, an integer, or the rule that places it from the seed
+        (``choose_basin``): "raised" (the default) or "most-entries"
     reservoir : entry states kept per flux run (uniformly, of all entries)
     rep0 : index of the first replicate (replicates rep0.. are the same
         whatever the split into calls)
@@ -363,8 +357,8 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
         raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0")
-    if basin is None:
-        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon)
+    if isinstance(basin, str):
+        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon, basin)
     if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= ks[-1]:
         raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {ks[-1]}")
     basin = int(basin)
@@ -485,7 +479,7 @@ def _summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon):
 
 def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float, *,
                       round_replicates: int = 8, max_replicates: int = 4096,
-                      progress=None, seed: int = 0, basin: int | None = None,
+                      progress=None, seed: int = 0, basin: int | str = DEFAULT_BASIN,
                       **kw) -> SplitEstimate:
     """``storm_split`` in rounds of ``round_replicates`` replicates until every
     level's rate and P(n_w >= k) reach ``rel_error`` (after MIN_REPLICATES)
@@ -497,9 +491,9 @@ def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float
     check_splittable(fleet)
     burn_in = kw.get("burn_in", 100)
     flux_cycles = kw.get("flux_cycles", 2000)
-    if basin is None:
+    if isinstance(basin, str):
         basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"),
-                             kw.get("horizon", DEFAULT_HORIZON))
+                             kw.get("horizon", DEFAULT_HORIZON), basin)
     t0, c0 = time.perf_counter(), time.process_time()
     parts = []
     while True:

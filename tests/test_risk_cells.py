@@ -105,7 +105,7 @@ def test_a_sweep_cell_s_risk_is_a_direct_storm_risk_call_bit_for_bit(risk_result
         direct = stormsim.storm_risk(cell.fleet, [2, n], max_seconds=None, max_fleets=32,
                                      replicates=3, trials=40, flux_cycles=300,
                                      seed=cell.run_seed, cycles=150, burn_in=20,
-                                     launch="random")
+                                     launch="random", basin="most-entries")
         r = c.risk
         assert list(r["levels"]) == [2, n]
         for a, b in (("risk_p_ge", "p"), ("risk_p_ge_lo", "p_lo"), ("risk_p_ge_hi", "p_hi"),
@@ -230,6 +230,38 @@ def test_resuming_with_another_risk_option_is_refused_naming_the_key(tmp_path, c
         run_sweep(_sweep(other), out, progress="none")
 
 
+#: A splitting cell where the two basin rules differ (N = 16: L_0 = 5 most
+#: entries, 8 raised), and its P(n_w >= 8) and nu_8 as stored at 1a8d09c,
+#: before risk_basin existed (hex: bit for bit).
+BASIN_CELL = (RISK_SWEEP.replace('risk_levels = [2, "N"]', 'risk_levels = ["N/2"]\n'
+                                 'risk_method = "splitting"')
+              .replace("risk_trials = 40\n", "risk_trials = 20\n")
+              .replace("risk_flux_cycles = 300\n", "").replace("N = [6, 10]", "N = [16]"))
+BASIN_CELL_AT_1A8D09C = ("0x1.e532b0abb57dfp-11", "0x1.e0b75612dd4ccp-6")
+
+
+def test_a_sweep_without_risk_basin_keeps_the_numbers_made_before_it():
+    """storm_risk's default basin is "raised"; a sweep's stays "most-entries"
+    (the rule before), so existing sweeps' numbers and hashes do not move."""
+    old = _sweep(BASIN_CELL)
+    cell = old.cells[0]
+    assert cell.risk_kwargs()["basin"] == "most-entries"
+    r = stormsim.storm_risk(cell.fleet, **cell.risk_kwargs())
+    assert (r.p[0].hex(), r.rate[0].hex()) == BASIN_CELL_AT_1A8D09C
+    assert r.split.interfaces[0] == 5
+    same = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_basin = "most-entries"'))
+    assert same.cells[0].run_seed == cell.run_seed and same.hash == old.hash
+    raised = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_basin = "raised"'))
+    assert raised.hash != old.hash                 # a new sweep: no mixed resume
+    kw = raised.cells[0].risk_kwargs()
+    assert kw["basin"] == "raised"
+    new = stormsim.storm_risk(raised.cells[0].fleet, **kw)
+    assert new.split.interfaces[0] == 8 and new.p[0] != r.p[0]
+    fixed = _sweep(BASIN_CELL.replace("[fixed]", "[fixed]\nrisk_basin = 6"))
+    assert stormsim.storm_risk(fixed.cells[0].fleet,
+                               **fixed.cells[0].risk_kwargs()).split.interfaces[0] == 6
+
+
 @pytest.mark.parametrize("line,message", [
     ("risk_max_seconds = 60", r"\[fixed\] risk_max_seconds: refused: a sweep's storm risk has "
      r"a fixed effort, never a time budget.*risk_fleets"),
@@ -239,6 +271,9 @@ def test_resuming_with_another_risk_option_is_refused_naming_the_key(tmp_path, c
     ("risk_levels = [2.5]", r"must be a list of levels k"),
     ("risk_levels = [7]", r"cell 0 \(N = 6\): risk_levels: tail level 7 is k = 7, above N = 6"),
     ("risk_replicates = 2", r"risk_replicates = 2: must be an integer >= 3"),
+    ("risk_basin = 'low'", r"risk_basin = \"low\": must be an integer >= 1 or one of "
+     r"'raised', 'most-entries'"),
+    ("risk_basin = 11", r"risk_basin = 11 is above the deepest risk level 6"),
     ("risk_method = 'fast'", r"risk_method = \"fast\": must be one of 'auto', 'plain', "
      r"'splitting'"),
 ])

@@ -15,7 +15,8 @@ import stormsim
 from stormsim import _kernel
 from stormsim.engine import root_key
 from stormsim.errors import SpecError
-from stormsim.splitting import DEFAULT_HORIZON, _flux, choose_basin, storm_split
+from stormsim.splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, MIN_ENTRIES, PILOT_FLEET, _flux,
+                                choose_basin, storm_split)
 from stormsim.storms import storm_estimate
 from stormsim.tails import tail_estimate
 
@@ -107,17 +108,20 @@ def test_lookahead_score_is_at_least_the_writers_and_sees_the_next_cycle():
     assert look(late, 2, 1) == 3
 
 
-@pytest.mark.parametrize("horizon, trials, replicates",
-                         [(0, 1000, 10), (DEFAULT_HORIZON, 200, 16)])
-def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, trials, replicates):
+@pytest.mark.parametrize("horizon, basin, trials, replicates",
+                         [(0, DEFAULT_BASIN, 1000, 10), (DEFAULT_HORIZON, DEFAULT_BASIN, 400, 24),
+                          (DEFAULT_HORIZON, "most-entries", 200, 16)])
+def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, basin, trials, replicates):
     """Both scores: the committed future (horizon 0) and the mean
-    look-ahead (the default horizon, which also places the basin)."""
+    look-ahead (the default horizon, which also places the basin); both
+    basin rules (the raised basin, L_0 = 5 here against 3, costs a replicate
+    ~0.3x the CPU, so it gets more clones and replicates)."""
     ks = np.arange(2, 11)
     q = D / (T + D)
     p_true = binom.sf(ks - 1, N, q)
     nu_true = N / (T + D) * binom.pmf(ks - 1, N - 1, q)
     s = storm_split(_independent(), ks, trials=trials, replicates=replicates, flux_cycles=1400,
-                    burn_in=BURN_IND, seed=5, horizon=horizon)
+                    burn_in=BURN_IND, seed=5, horizon=horizon, basin=basin)
     assert s.horizon == horizon
     assert p_true[-1] < 1e-10                      # the deepest level is far below brute force
     assert np.all((s.top_share >= 1 / replicates - 1e-12) & (s.top_share <= 1))  # a share
@@ -181,6 +185,27 @@ def test_basin_is_chosen_from_the_seed_alone():
     f = _paper_cell()
     b = choose_basin(f, [10], seed=1)
     assert 2 <= b <= 10 and b == choose_basin(f, [10], seed=1)
+
+
+def test_basin_rules_place_the_edge_where_they_say():
+    """"most-entries": the level the pilots enter most often; "raised" (the
+    default): the highest level a flux run of flux_cycles would enter >=
+    MIN_ENTRIES times, from the same pilots (2 fleets of (flux_cycles -
+    burn_in) / 8 cycles), so never below "most-entries"."""
+    f = _paper_cell()
+    cycles, burn = 2000, 100
+    pilot = (cycles - burn) // 8
+    key0, key1 = root_key(1)
+    entries = {L: int(_flux(f, key0, key1, PILOT_FLEET, 2, L, burn, burn + pilot, 1, "random",
+                            DEFAULT_HORIZON)[5].sum()) for L in range(1, 11)}
+    most = choose_basin(f, [10], seed=1, rule="most-entries")
+    raised = choose_basin(f, [10], seed=1)
+    assert entries[most] == max(entries.values())
+    per_run = {L: n * (cycles - burn) / (2 * pilot) for L, n in entries.items()}
+    assert per_run[raised] >= MIN_ENTRIES and raised > most     # N = 16: 8 against 5
+    assert all(per_run[L] < MIN_ENTRIES for L in range(raised + 1, 11))
+    with pytest.raises(SpecError, match="basin = 'low'.*raised"):
+        choose_basin(f, [10], rule="low")
 
 
 def test_refuses_what_it_does_not_model():
