@@ -419,7 +419,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="first-passage median in fleet cycles (default) or seconds")
     ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
                      help="a table to read (default), or one row per cell as CSV or JSON, "
-                          "with every interval's ends and method")
+                          "with every interval's ends and method (and, with risk_levels, the "
+                          "storm risk at each level asked: risk_p_ge_K, ..., "
+                          "risk_storms_per_day_ge_K, ...)")
     ins.add_argument("--storms", action="store_true",
                      help="also the storm rate (storms per second, MODEL.md E3) and the mean "
                           "storm duration at each --tail level, with 95%% intervals")

@@ -203,8 +203,12 @@ class Results:
         return self._cell(int(i))
 
     def summary(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle",
-                level: float = 0.95) -> dict[str, np.ndarray]:
+                level: float = 0.95, cells=None) -> dict[str, np.ndarray]:
         """Per-cell summary arrays (n_cells,), as ``stormsim inspect`` prints them.
+
+        ``cells``: the cells to summarize (default: every cell, read now); a
+        view that needs more of each cell (e.g. its storm risk) passes a
+        generator over ``self`` that keeps it, so each cell is read once.
 
         Keys: fleets, fleets_done, passed, censored, median, median_lo,
         median_hi (Kaplan-Meier, censoring included; NaN without a passage
@@ -248,7 +252,7 @@ class Results:
                     out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
             out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
             out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
-        for c in self:
+        for c in (self if cells is None else cells):
             i = c.index
             out["fleets_done"][i] = c.fleets_done
             if c.passage_level:

@@ -388,3 +388,66 @@ def test_no_stored_risk_name_is_a_key_and_a_grid_over_the_effort_assembles(tmp_p
     ds = res.to_xarray()
     assert sorted(int(x) for x in ds["risk_fleets"].values) == [16, 32]
     assert sorted(int(c.risk["risk_fleets_run"]) for c in res) == [16, 16, 32, 32]
+
+
+def test_inspect_csv_and_json_have_the_storm_risk_columns_of_the_dataframe(risk_result,
+                                                                           capsys):
+    """`stormsim inspect --format csv/json`: the DataFrame's storm-risk columns
+    (same names, same numbers), at every level some cell asked; a cell that did
+    not ask a level holds the table's fill there (NaN: empty / null)."""
+    import csv
+    import io
+    import json
+
+    from stormsim.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS
+    from stormsim.cli import main
+
+    pytest.importorskip("pandas")
+    df = stormsim.open_results(risk_result).to_dataframe()
+    names = [a.column for a in RISK_SCALARS]
+    for k in (2, 6, 10):                               # the levels asked: [2, N] at N = 6, 10
+        names += [a.column.format(k=k) for a in RISK_ARRAYS]
+        names += [n.replace("_per_day", f"_per_day_ge_{k}", 1) for n in PER_DAY]
+    assert set(names) <= set(df.columns)
+    assert main(["inspect", str(risk_result), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(["inspect", str(risk_result), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [c for c in doc["columns"] if c.startswith("risk_")] == names
+    assert [c for c in rows[0] if c.startswith("risk_")] == names
+    for i, (cell, row) in enumerate(zip(doc["cells"], rows)):
+        for name in names:
+            want = df.loc[i, name]
+            if isinstance(want, str):
+                assert cell[name] == row[name] == want, (i, name)
+            elif isinstance(want, (int, np.integer)):      # counts, seeds; -1: not asked
+                assert cell[name] == int(row[name]) == want, (i, name)
+            elif np.isnan(want):                       # not asked by this cell
+                assert cell[name] is None and row[name] == "", (i, name)
+            else:                                      # JSON and CSV floats round-trip
+                assert cell[name] == float(row[name]) == want, (i, name)
+    assert doc["cells"][0]["risk_p_ge_6"] == float(df.loc[0, "risk_p_ge_6"])   # k = N = 6
+    assert doc["cells"][0]["risk_p_ge_10"] is None                             # k = 10 > 6
+
+
+def test_each_view_reads_each_cell_once(risk_result):
+    """The views need each cell's summary and its storm risk: one pass over the
+    cells (a second one read every cell's arrays again)."""
+    from stormsim.export import inspect_csv, inspect_json
+
+    pytest.importorskip("xarray")
+    res = stormsim.open_results(risk_result)
+    reads = []
+    every_cell = res._iter
+
+    def counted():
+        for c in every_cell():
+            reads.append(c.index)
+            yield c
+
+    res._iter = counted
+    for view in (res.to_dataframe, res.to_xarray, lambda: inspect_csv(res, ("N",)),
+                 lambda: inspect_json(res, ("N",))):
+        reads.clear()
+        view()
+        assert reads == list(range(res.n_cells)), view
