@@ -175,11 +175,17 @@ def _estimate(sweep, output: str, executor) -> tuple[float, str]:
         where = f"on {workers} worker thread{'s' if workers != 1 else ''}"
     work = WorkEstimate(sweep, done)
     seconds = work.seconds_left(workers)
+    risky = sum(c.has_risk for c in sweep.cells)
     if seconds == 0:
-        return 0.0, "estimated time: nothing left to run"
+        return 0.0, ("estimated time: nothing left to run" if not risky else
+                     "estimated time: no fleets left to run (a storm risk not done yet is not "
+                     "estimated)")
     how = "at most" if work.bound else "about"
     note = (" (fleets that stop at their passage are charged their cycle cap until "
             "measured)" if work.bound else "")
+    if risky:
+        note += (f"; the storm risk of {risky} cell{'s' if risky != 1 else ''} (risk_levels) "
+                 "is not in it")
     return seconds, (f"estimated time: {how} {fmt_duration(seconds)} {where}, "
                      f"{work.events_left():.3g} events at the benchmarked cost per event"
                      f"{note}")

@@ -67,11 +67,48 @@ def cells_table(sweep) -> str:
     lines = [f"{head}; identity {sweep.hash[:16]}"]
     risky = [c for c in sweep.cells if c.has_risk]
     if risky:
-        fleets = sum(c.values["risk_fleets"] or 0 for c in risky)
-        lines.append(f"plus the storm risk of {len(risky)} cells (risk_levels): {fleets} plain "
-                     "fleets in all, then splitting replicates for the levels they leave "
-                     "unresolved; a fixed effort, not in the estimates above or below")
+        lines.append(_risk_line(risky))
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], _cell_rows(keys, sweep.cells)))
+
+
+def _risk_line(risky: list) -> str:
+    """The dry run's storm-risk line: the plain Monte Carlo part as storm_risk runs
+    it (risk_fleets rounded up to whole batches, risk.fixed_batch; none with
+    risk_method = 'splitting'), costed like the fleets; the splitting part
+    (risk_replicates per cell that may split) counted, not costed."""
+    from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
+    from .risk import FIXED_REPLICATES, fixed_batch
+
+    fleets, events, seconds, after, every, reps = 0, 0.0, 0.0, 0, 0, set()
+    for c in risky:
+        kw = c.risk_kwargs()
+        method = kw.get("method", "auto")
+        if method != "splitting":
+            batch = fixed_batch(c.n_jobs, c.cycles, kw["max_fleets"])
+            n = batch * -(-kw["max_fleets"] // batch)
+            e = EVENTS_PER_JOB_CYCLE * float(c.n_jobs) * n * c.cycles
+            fleets, events = fleets + n, events + e
+            seconds += e * seconds_per_event(c.n_jobs)
+        if method == "splitting" or (method == "auto" and c.fleet.is_anonymous):
+            after += method == "auto"
+            every += method == "splitting"
+            reps.add(kw.get("replicates", FIXED_REPLICATES))
+    text = f"plus the storm risk of {len(risky)} cells (risk_levels), a fixed effort: "
+    if fleets:
+        text += (f"at most {fleets} plain fleets in all (risk_fleets rounded up to whole "
+                 f"batches; fewer if every level resolves first): {events:.3g} events, ~"
+                 f"{_duration(seconds)} on one core at the benchmarked cost per event")
+    else:
+        text += "no plain fleets (risk_method = 'splitting')"
+    if reps:
+        cells = (lambda n: f"{n} cell{'s' if n != 1 else ''}")
+        where = [f"for the levels plain Monte Carlo leaves unresolved in {cells(after)}"] \
+            * bool(after) + [f"for every level in {cells(every)} (risk_method = "
+                             "'splitting')"] * bool(every)
+        text += (f"; then {'/'.join(str(x) for x in sorted(reps))} splitting replicates "
+                 f"{' and '.join(where)}, not costed here (their cost depends on how deep the "
+                 "levels are)")
+    return text + ". None of it is in the estimates above or below"
 
 
 def outline_table(outline, first: list, last: list, limit: int) -> str:

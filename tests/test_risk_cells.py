@@ -4,6 +4,8 @@ The sweep cases are small (N = 8..12, a few hundred cycles, 2-4 splitting
 replicates): they check that numbers flow and stay put, not the estimator's
 accuracy (tests/test_splitting.py does that).
 """
+import io
+
 import numpy as np
 import pytest
 
@@ -323,7 +325,59 @@ def test_dry_run_says_the_storm_risk_is_extra(capsys):
     from stormsim.tables import cells_table
 
     text = cells_table(_sweep())
-    assert "plus the storm risk of 2 cells (risk_levels): 64 plain fleets in all" in text
+    assert ("plus the storm risk of 2 cells (risk_levels), a fixed effort: at most 64 plain "
+            "fleets in all (risk_fleets rounded up to whole batches") in text
+    assert text.splitlines()[1].endswith("None of it is in the estimates above or below")
+
+
+#: One cell per risk_method, risk_fleets = 33: storm_risk runs MIN_BATCHES = 2
+#: equal batches of 17 (risk.fixed_batch: 33 rounded up to whole batches), so
+#: 34 plain fleets in "auto" and "plain" and none in "splitting"; k = N = 6 is
+#: out of reach of 34 fleets of 150 cycles, so every batch runs.
+METHODS_SWEEP = (RISK_SWEEP.replace("risk_fleets = 32", "risk_fleets = 33")
+                 .replace("[grid]\nN = [6, 10]",
+                          'N = 6\n[grid]\nrisk_method = ["auto", "plain", "splitting"]'))
+
+
+def test_dry_run_and_progress_count_the_storm_risk_as_it_runs(tmp_path):
+    """The dry run's plain fleets are those storm_risk runs (batch rounding, none
+    with risk_method = 'splitting'; before: the sum of risk_fleets, 99), it
+    names the cells that split; the progress counts the risk tasks and says
+    the ETA leaves them out."""
+    import io
+
+    from stormsim.sweep import run_sweep
+    from stormsim.tables import cells_table
+
+    sw = _sweep(METHODS_SWEEP)
+    line = cells_table(sw).splitlines()[1]
+    assert line.startswith("plus the storm risk of 3 cells (risk_levels), a fixed effort: at "
+                           "most 68 plain fleets in all (risk_fleets rounded up to whole "
+                           "batches; fewer if every level resolves first): "), line
+    assert ("; then 3 splitting replicates for the levels plain Monte Carlo leaves unresolved "
+            "in 1 cell and for every level in 1 cell (risk_method = 'splitting'), not costed "
+            "here") in line, line
+    log = io.StringIO()
+    assert run_sweep(sw, tmp_path / "m.h5", progress="lines", stream=log).status == "complete"
+    ran = [int(c.risk["risk_fleets_run"]) for c in stormsim.open_results(tmp_path / "m.h5")]
+    assert ran == [34, 34, 0]                          # what the dry run said: 68 in all
+    lines = log.getvalue().splitlines()
+    assert "and the storm risk of 3 cells (not in the ETA); running on" in lines[0], lines
+    assert "storm risk 3/3 cells" in lines[-1] and "ETA 0:00:00" in lines[-1], lines
+
+
+def test_the_eta_says_it_leaves_the_storm_risk_out():
+    from stormsim.progress import Progress
+
+    clock = type("Clock", (), {"t": 0.0, "__call__": lambda self: self.t})()
+    p = Progress("lines", total_cells=2, total_fleets=10, stream=io.StringIO(), clock=clock,
+                 interval=1e9, total_risk=2)
+    p.update(0, 0, 0, events=10, risk=True)
+    assert "storm risk 1/2 cells" in p.line() and "ETA ? (fleets only)" in p.line()
+    p.update(10, 100, 1, events=10)                    # every fleet done, one risk left
+    assert p.eta() == float("inf") and "ETA ? (fleets only)" in p.line()   # not 0:00:00
+    p.update(0, 0, 2, events=10, risk=True)
+    assert p.eta() == 0.0 and p.line().endswith("ETA 0:00:00")
 
 
 def test_a_grid_key_without_a_column_selects_by_its_values_as_given(tmp_path):
