@@ -254,6 +254,19 @@ def test_bad_risk_keys_say_key_value_and_rule(line, message):
         _sweep(text)
 
 
+@pytest.mark.parametrize("value", ['"60"', "60"])
+def test_a_time_budget_in_the_sweep_table_gets_the_refusal_not_unknown_key(value):
+    """[sweep] max_seconds: before, refused as an unknown key of [sweep] (the
+    refusal that says why and what to give instead could never show)."""
+    from stormsim.errors import SweepError
+
+    text = RISK_SWEEP.replace('name = "risk cells"', f'name = "risk cells"\nmax_seconds = {value}')
+    with pytest.raises(SweepError, match=r"\[sweep\] max_seconds: refused: a sweep's storm risk "
+                       r"has a fixed effort, never a time budget.*Give risk_fleets.*"
+                       r"stormsim risk FILE --cell I --max-seconds S"):
+        _sweep(text)
+
+
 def test_risk_rules_between_keys():
     from stormsim.errors import SweepError
 
