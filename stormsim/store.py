@@ -503,8 +503,8 @@ class HDF5Store(Store):
         return open_results(self.path)
 
 
-def write_h5(path: Path, sweep: Sweep, parts_of, risk_of=None) -> None:
+def write_h5(path: Path, sweep: Sweep, parts_of, risk_of) -> None:
     """Write a finished result (docs/FORMAT.md; stormsim.layout), cell by cell:
     ``parts_of(i)`` yields the Parts that tile cell i, ``risk_of(i)`` its
-    storm risk (a RiskPart, or None)."""
+    storm risk (a RiskPart; asked only of the cells with risk_levels)."""
     write_result(path, sweep, parts_of, risk_of=risk_of)

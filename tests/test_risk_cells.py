@@ -518,3 +518,31 @@ def test_each_view_reads_each_cell_once(risk_result):
         reads.clear()
         view()
         assert reads == list(range(res.n_cells)), view
+
+
+def test_a_result_cannot_be_written_without_the_storm_risk_its_cells_ask_for(tmp_path):
+    """write_result's risk_of is required: before, it defaulted to None, and a
+    caller that forgot it got a bare TypeError ('NoneType' object is not
+    callable) after the file was created; a risk_of with no risk for a cell
+    got an AttributeError."""
+    from stormsim.layout import write_result
+    from stormsim.store import MemoryStore
+    from stormsim.sweep import run_sweep
+
+    sw, mem = _sweep(), MemoryStore()
+    run_sweep(sw, mem, progress="none")
+    parts_of = mem.parts.__getitem__
+    out = tmp_path / "r.h5"
+    with pytest.raises(TypeError, match="risk_of"):
+        write_result(out, sw, parts_of)                 # forgetting it is impossible
+    with pytest.raises(ValueError, match=r"write_result: cells \[0, 1\] ask for their storm "
+                       r"risk \(risk_levels\), but risk_of is None: give risk_of\(i\)"):
+        write_result(out, sw, parts_of, risk_of=None)
+    assert not out.exists()
+    with pytest.raises(ValueError, match=r"write_result: cell 1 asks for its storm risk "
+                       r"\(risk_levels\), but risk_of\(1\) gave None"):
+        write_result(out, sw, parts_of, risk_of={0: mem.risk[0]}.get)
+    with pytest.raises(ValueError, match=r"but risk_of\(1\) gave cell 0's storm risk"):
+        write_result(out, sw, parts_of, risk_of=lambda i: mem.risk[0])
+    write_result(out, sw, parts_of, risk_of=mem.risk.get)          # the right call works
+    assert [int(c.risk["risk_fleets_run"]) for c in stormsim.open_results(out)] == [32, 32]
