@@ -307,7 +307,7 @@ def _inspect(args: argparse.Namespace) -> int:
         check_tail_level(lv)                 # the syntax, before anything is read
     res = open_results(args.file)
     if args.format == "text":
-        print(res.table(tail=levels, unit=args.unit, storms=args.storms))
+        print(res.table(tail=levels, unit=args.unit, storms=args.storms, risk=True))
     else:
         from . import export
 

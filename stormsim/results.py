@@ -278,9 +278,11 @@ class Results:
                     out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
         return out
 
-    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False) -> str:
-        """The text table of ``stormsim inspect`` (``storms``: with storm rates and durations)."""
-        return inspect_table(self, tail, unit, storms=storms)
+    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
+              risk: bool = False) -> str:
+        """The text table of ``stormsim inspect`` (``storms``: with storm rates and
+        durations; ``risk``: then the cells' storm risk, stormsim.tables.risk_table_text)."""
+        return inspect_table(self, tail, unit, storms=storms, risk=risk)
 
     def to_xarray(self, grid: bool = True, level: float = 0.95):
         """The per-cell table as an xarray.Dataset, on the grid's dimensions

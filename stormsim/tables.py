@@ -157,17 +157,19 @@ def _fmt_duration(d: float, lo: float, hi: float) -> str:
     return f"{d:.4g} [{lo:.4g}, {hi:.4g}]"
 
 
-def risk_table_text(res) -> str | None:
+def risk_table_text(res, cells=None) -> str | None:
     """The storm risk of the cells that have one (risk_levels): one row per cell
     and level, P(n_w >= k), storms per second and per day, each with its 95 %
-    interval and method, and the effort spent. None when no cell has one."""
+    interval and method, and the effort spent. None when no cell has one.
+    ``cells``: the cells (anything with index, params and risk; default: read
+    every cell of ``res``)."""
     from .units import SECONDS_PER_DAY
 
     head = ["cell", *res.grid_keys, "k", "method", "P(n_w>=k) [95% CI]", "P method",
             "storms/s [95% CI]", "storms/day [95% CI]", "rate method", "effort"]
     head = list(dict.fromkeys(head))
     rows = []
-    for c in res:
+    for c in (res if cells is None else cells):
         r = c.risk
         if r is None:
             continue
@@ -190,10 +192,23 @@ def risk_table_text(res) -> str | None:
     return "\n".join(render(head, rows))
 
 
-def inspect_table(res, tail, unit: str, storms: bool = False) -> str:
+def _keeping_risk(res, kept: list):
+    """Each cell of ``res``, read once; of those with a storm risk, its index,
+    params and risk kept (not its arrays) in ``kept``."""
+    from types import SimpleNamespace
+
+    for c in res:
+        if c.risk is not None:
+            kept.append(SimpleNamespace(index=c.index, params=c.params, risk=c.risk))
+        yield c
+
+
+def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False) -> str:
     """The text table of ``stormsim inspect`` for a Results (``storms``: also
-    the storm rate and mean storm duration at each tail level)."""
-    s = res.summary(tail=tail, unit=unit)
+    the storm rate and mean storm duration at each tail level; ``risk``: then
+    the storm risk of the cells that have one, risk_table_text)."""
+    risky: list = []
+    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risky) if risk else None)
     P = res.params
     n = res.n_cells
     lines = []
@@ -294,4 +309,12 @@ def inspect_table(res, tail, unit: str, storms: bool = False) -> str:
     if not tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --tail)")
+    text = risk_table_text(res, risky) if risky else None
+    if text is not None:
+        lines += ["", "Storm risk (risk_levels), per cell and level k asked:", "", text, "",
+                  "From stormsim.storm_risk with the fixed effort shown; method: plain (Monte "
+                  "Carlo over independent fleets) or splitting (forward flux sampling, its "
+                  "interval over independent replicates); storms/day = storms/s x 86400; "
+                  "'0 (<b)': not reached, b a one-sided 95% upper bound. Every column: "
+                  "--format csv/json (risk_p_ge_K, ...)."]
     return "\n".join(lines)

@@ -546,3 +546,31 @@ def test_a_result_cannot_be_written_without_the_storm_risk_its_cells_ask_for(tmp
         write_result(out, sw, parts_of, risk_of=lambda i: mem.risk[0])
     write_result(out, sw, parts_of, risk_of=mem.risk.get)          # the right call works
     assert [int(c.risk["risk_fleets_run"]) for c in stormsim.open_results(out)] == [32, 32]
+
+
+def test_inspect_shows_the_storm_risk_reading_each_cell_once(risk_result, capsys):
+    """`stormsim inspect FILE` (text): before, no storm risk at all (only the
+    report and the data views had it). One row per cell and level asked."""
+    from stormsim.cli import main
+
+    assert main(["inspect", str(risk_result)]) == 0
+    out = capsys.readouterr().out
+    assert "Storm risk (risk_levels), per cell and level k asked:" in out
+    res = stormsim.open_results(risk_result)
+    rows = [line.split() for line in out.split("Storm risk (risk_levels)")[1].splitlines()]
+    for c in res:
+        n = int(c.params["N"])
+        for k, method in zip(c.risk["levels"].tolist(), c.risk["risk_level_method"]):
+            assert [str(c.index), str(n), str(k), str(method)] in [r[:4] for r in rows], (c.index, k)
+    reads = []
+    every_cell = res._iter
+
+    def counted():
+        for c in every_cell():
+            reads.append(c.index)
+            yield c
+
+    res._iter = counted
+    assert "Storm risk (risk_levels)" in res.table(risk=True)
+    assert reads == list(range(res.n_cells))
+    assert "Storm risk" not in res.table()             # the report adds its own section
