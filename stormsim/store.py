@@ -429,7 +429,8 @@ class HDF5Store(Store):
         same command resumes with only this assembly left (or the fleets of a
         unit found bad, and this assembly):
 
-        - the disk refuses (full, quota, I/O error): ResourceError, free space;
+        - the disk refuses (full, quota, I/O error), or memory runs out:
+          ResourceError, free space (or memory);
         - a unit turns out bad while assembling (unreadable since the scan, or
           contents the scan could not check): it is removed, ResourceError
           says its fleets are redone by the same command;
@@ -447,7 +448,8 @@ class HDF5Store(Store):
                 f"could not assemble {self.path}: its finished unit {bad.path.name} turned "
                 f"out bad ({bad.why}) and was removed; {self._kept()}; run the same command "
                 "to redo that unit's fleets and finish") from None
-        except (OSError, RuntimeError) as exc:    # (h5py: RuntimeError when a close fails)
+        except (OSError, RuntimeError, MemoryError) as exc:   # the environment refuses
+            # (h5py: RuntimeError when a close fails)
             tmp_path_of(self.path).unlink(missing_ok=True)
             raise ResourceError(self._write_failed(exc, str(self.path))) from None
         except Exception as exc:    # a bug: keep everything, say so, show its traceback
@@ -477,7 +479,9 @@ class HDF5Store(Store):
                 not in str(exc) else "disk quota exceeded"
             return (f"{what} while writing {writing}; {kept}; free space and run the same "
                     "command to resume")
-        why = (os.strerror(code) if isinstance(code, int) else str(exc).splitlines()[0])
+        why = (os.strerror(code) if isinstance(code, int) else
+               (str(exc).splitlines() or ["out of memory" if isinstance(exc, MemoryError)
+                                          else type(exc).__name__])[0])
         return (f"could not write {writing} ({why}); {kept}; fix that and run the same "
                 "command to resume")
 

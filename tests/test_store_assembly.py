@@ -134,3 +134,22 @@ def test_any_other_assembly_failure_keeps_every_unit_and_says_so(tmp_path, sweep
     out = run_sweep(sweep, tmp_path / "out.h5", progress="none")
     assert out.status == "complete" and out.fleets_run == 0
     assert datasets(tmp_path / "out.h5") == reference
+
+
+@pytest.mark.parametrize("exc, why", [(MemoryError(), "out of memory"),
+                                      (OSError(), "OSError")])
+def test_running_out_of_memory_or_a_bare_os_error_is_the_environment_s(
+        tmp_path, sweep, reference, exc, why):
+    """MemoryError says nothing about stormsim (before: reported as a bug), and
+    an exception without a message made the message itself fail (IndexError)."""
+    _units_in_parts(tmp_path, sweep)
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    with inject_fault("atomic:before-replace", exc), pytest.raises(ResourceError, match=(
+            rf"could not write {tmp_path / 'out.h5'} \({why}\); 8 units of work are kept in "
+            r".*out\.h5\.parts; fix that and run the same command to resume")):
+        store.finish()
+    store.close()
+    assert _left(tmp_path) == ["out.h5.parts"]
+    assert run_sweep(sweep, tmp_path / "out.h5", progress="none").fleets_run == 0
+    assert datasets(tmp_path / "out.h5") == reference
