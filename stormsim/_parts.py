@@ -21,6 +21,7 @@ import numpy as np
 
 from ._files import atomic_path, fault, write_atomic
 from .spec import Sweep
+from .tails import block_ranges
 from .cellrisk import RISK_ARRAYS, RISK_SCALARS, RiskPart
 from .work import RESULT_ARRAYS, Part
 
@@ -139,6 +140,10 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
                                                for x in rows)
                         if not rows or any(len(x) != n_jobs + 2 for x in rows):
                             raise ValueError(f"{r.name}_blocks has the wrong shape")
+                        if [x[0] for x in blocks[r.name]] != _blocks_touched(
+                                sweep.cells[cell].fleets, a, b):
+                            raise ValueError(f"{r.name}_blocks are not the blocks of fleets "
+                                             f"{a}..{b}")
                         arrays[r.name] = None
                         continue
                 value = z[f"{j}_{r.name}"]
@@ -150,6 +155,12 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
                             seconds=float(p.get("seconds", 0.0)),
                             fleet_cycles=int(p.get("fleet_cycles", 0))))
     return out
+
+
+def _blocks_touched(fleets: int, a: int, b: int) -> list[int]:
+    """The blocks (stormsim.tails.block_ranges) that fleets [a, b) of a cell touch, in order."""
+    starts, stops = block_ranges(fleets)
+    return np.flatnonzero((starts < b) & (stops > a)).tolist()
 
 
 def write_risk(directory: Path, part: RiskPart) -> Path:

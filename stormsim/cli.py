@@ -175,11 +175,17 @@ def _estimate(sweep, output: str, executor) -> tuple[float, str]:
         where = f"on {workers} worker thread{'s' if workers != 1 else ''}"
     work = WorkEstimate(sweep, done)
     seconds = work.seconds_left(workers)
+    risky = sum(c.has_risk for c in sweep.cells)
     if seconds == 0:
-        return 0.0, "estimated time: nothing left to run"
+        return 0.0, ("estimated time: nothing left to run" if not risky else
+                     "estimated time: no fleets left to run (a storm risk not done yet is not "
+                     "estimated)")
     how = "at most" if work.bound else "about"
     note = (" (fleets that stop at their passage are charged their cycle cap until "
             "measured)" if work.bound else "")
+    if risky:
+        note += (f"; the storm risk of {risky} cell{'s' if risky != 1 else ''} (risk_levels) "
+                 "is not in it")
     return seconds, (f"estimated time: {how} {fmt_duration(seconds)} {where}, "
                      f"{work.events_left():.3g} events at the benchmarked cost per event"
                      f"{note}")
@@ -301,7 +307,7 @@ def _inspect(args: argparse.Namespace) -> int:
         check_tail_level(lv)                 # the syntax, before anything is read
     res = open_results(args.file)
     if args.format == "text":
-        print(res.table(tail=levels, unit=args.unit, storms=args.storms))
+        print(res.table(tail=levels, unit=args.unit, storms=args.storms, risk=True))
     else:
         from . import export
 
@@ -419,7 +425,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="first-passage median in fleet cycles (default) or seconds")
     ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
                      help="a table to read (default), or one row per cell as CSV or JSON, "
-                          "with every interval's ends and method")
+                          "with every interval's ends and method (and, with risk_levels, the "
+                          "storm risk at each level asked: risk_p_ge_K, ..., "
+                          "risk_storms_per_day_ge_K, ...)")
     ins.add_argument("--storms", action="store_true",
                      help="also the storm rate (storms per second, MODEL.md E3) and the mean "
                           "storm duration at each --tail level, with 95%% intervals")

@@ -12,7 +12,8 @@ was made (stormsim.tails), ``p_ge_4_independent`` the independent-jobs law;
 in fleet cycles (``median_time...`` in seconds). A sweep with storm risk
 (``risk_levels``) adds its numbers (stormsim.cellrisk: ``risk_p_ge_4``,
 ``risk_storms_per_s_ge_4_lo``, ``risk_storms_per_day_ge_4``, ``risk_level_method_ge_4``,
-..., and per cell ``risk_fleets``, ``risk_replicates``, ...).
+..., and per cell ``risk_fleets_run``, ``risk_replicates_run``, ...): in
+the DataFrame, and at every level some cell asked in CSV and JSON.
 """
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
     from .layout import grid_attrs, grid_axes
 
     n = res.n_cells
-    table = summary_table(res, n, level)
+    risks = [None] * n
+    table = summary_table(_keeping_risk(res, risks), n, level)
     k = table["k"]
 
     def attrs(units, long_name):
@@ -104,7 +106,7 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
                               "flag_values": np.array(sorted(_STORM_METHOD_NAMES), np.int8)})
     data["independent_law"] = (("cell",), table["independent_law"],
                                {"long_name": "law of the independent baseline"})
-    risk = _risk(res, k.size)
+    risk = _risk(risks, k.size)
     if risk is not None:
         for a in RISK_ARRAYS:
             data[a.name] = (("cell", "k"), risk[a.name], attrs(a.units, a.doc))
@@ -139,14 +141,37 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
     return xr.Dataset(out, coords=gc, attrs=meta)
 
 
-def _risk(res, kmax: int) -> dict | None:
-    """The storm-risk table (stormsim.cellrisk.risk_table, with per-day rates and
-    ``asked``: the levels any cell asked), or None when no cell has a storm risk."""
-    risks = [c.risk for c in res]
+def _keeping_risk(res, risks: list):
+    """Each cell of ``res``, read once, keeping its storm risk in ``risks[i]``:
+    the views need the cells' summaries and their risks, and a second pass
+    would read every cell (all its arrays) again."""
+    for c in res:
+        risks[c.index] = c.risk
+        yield c
+
+
+def _risk(risks: list, kmax: int) -> dict | None:
+    """The storm-risk table of the cells' risks (stormsim.cellrisk.risk_table, with
+    per-day rates and ``asked``: the levels any cell asked), or None when no
+    cell has a storm risk."""
     if all(r is None for r in risks):
         return None
     table = risk_table(risks, kmax)
     return {**table, **per_day(table), "asked": asked_levels(risks)}
+
+
+def _risk_columns(risk: dict, levels) -> dict:
+    """The storm-risk columns of the table views (pandas, CSV, JSON), in order:
+    each RISK_SCALARS' column, then per level k its RISK_ARRAYS' columns
+    (``risk_p_ge_{k}``, ...) and the per-day rates (``risk_storms_per_day_ge_{k}``,
+    ``_lo``, ``_hi``): name -> array (cells,)."""
+    cols = {a.column: risk[a.name] for a in RISK_SCALARS}
+    for kk in levels:
+        for a in RISK_ARRAYS:
+            cols[a.column.format(k=kk)] = risk[a.name][:, kk - 1]
+        for name in PER_DAY:
+            cols[name.replace("_per_day", f"_per_day_ge_{kk}", 1)] = risk[name][:, kk - 1]
+    return cols
 
 
 def _levels(res, k) -> list[int]:
@@ -161,7 +186,8 @@ def to_dataframe(res, k=None, level: float = 0.95):
     ``p_ge_K_hi``, ``p_ge_K_method`` and ``p_ge_K_independent`` (NaN where
     k > the cell's N)."""
     pd = _need("pandas")
-    table = summary_table(res, res.n_cells, level)
+    risks = [None] * res.n_cells
+    table = summary_table(_keeping_risk(res, risks), res.n_cells, level)
     cols = {key: np.asarray(v) for key, v in res.params.items()}
     for name in SCALARS:
         cols[name] = table[name]
@@ -180,16 +206,9 @@ def to_dataframe(res, k=None, level: float = 0.95):
         cols[level_column("storms_method", kk)] = [
             _STORM_METHOD_NAMES.get(int(c), "no such level") for c in codes]
     cols["independent_law"] = table["independent_law"]
-    risk = _risk(res, kmax)
+    risk = _risk(risks, kmax)
     if risk is not None:           # the levels some cell asked, among those shown
-        for a in RISK_SCALARS:
-            cols[a.column] = risk[a.name]
-        for kk in (x for x in _levels(res, k) if x in risk["asked"]):
-            for a in RISK_ARRAYS:
-                cols[a.column.format(k=kk)] = risk[a.name][:, kk - 1]
-            for name in PER_DAY:
-                cols[f"{name.replace('_per_day', '_per_day_ge_' + str(kk), 1)}"] = \
-                    risk[name][:, kk - 1]
+        cols.update(_risk_columns(risk, [x for x in _levels(res, k) if x in risk["asked"]]))
     df = pd.DataFrame(cols, index=pd.RangeIndex(res.n_cells, name="cell"))
     df.attrs.update(sweep_name=res.name, interval_level=level)
     return df
@@ -201,7 +220,8 @@ def _label(lv) -> str:
 
 
 def _rows(res, tail, unit: str, storms: bool = False) -> tuple[list[str], list[dict]]:
-    s = res.summary(tail=tail, unit=unit)
+    risks = [None] * res.n_cells
+    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risks))
     P = res.params
     names = ["cell"] + list(res.grid_keys) + ["N", "fleets", "fleets_done", "passed",
                                               "censored", "median", "median_lo", "median_hi"]
@@ -237,8 +257,15 @@ def _rows(res, tail, unit: str, storms: bool = False) -> tuple[list[str], list[d
                 for stem in ("storms_per_s", "storm_duration"):
                     for end, key in (("", ""), ("_lo", ":lo"), ("_hi", ":hi")):
                         r[f"{stem}_ge_{lab}{end}"] = s[f"{stem}(n_w>={lv}){key}"][i]
-        rows.append({k: _plain(r[k]) for k in names})
-    return names, rows
+        rows.append(r)
+    kmax = int(np.max(P["N"])) if res.n_cells else 0
+    risk = _risk(risks, kmax)
+    if risk is not None:           # every level some cell asked (absolute k, not --tail's)
+        extra = _risk_columns(risk, risk["asked"])
+        names += list(extra)
+        for i, r in enumerate(rows):
+            r.update({name: col[i] for name, col in extra.items()})
+    return names, [{k: _plain(r[k]) for k in names} for r in rows]
 
 
 def _plain(v):

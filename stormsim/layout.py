@@ -172,12 +172,19 @@ def grid_axes(grid: dict, columns: dict, n_cells: int) -> tuple[tuple, dict]:
     return shape, coords
 
 
-def write_result(path, sweep, parts_of, level: float = LEVEL, risk_of=None) -> None:
+def write_result(path, sweep, parts_of, *, risk_of, level: float = LEVEL) -> None:
     """Write a finished result (layout version 2), cell by cell: ``parts_of(i)``
     yields the Parts that tile cell i; one piece in memory at a time;
-    ``risk_of(i)``: cell i's storm risk (a RiskPart) where it asks for one."""
+    ``risk_of(i)``: cell i's storm risk (a RiskPart) where it asks for one
+    (``risk_of`` is required; None only for a sweep without storm risk: a
+    result is never written without the storm risk its cells ask for)."""
     import h5py
 
+    risky = [c.index for c in sweep.cells if c.has_risk]
+    if risk_of is None and risky:
+        raise ValueError(f"write_result: cells {risky[:5]}{' ...' if len(risky) > 5 else ''} "
+                         "ask for their storm risk (risk_levels), but risk_of is None: give "
+                         f"risk_of(i) -> cell i's RiskPart; {path} was not written")
     f = h5py.File(path, "w")
     try:
         _fill(f, sweep, parts_of, level, risk_of)
@@ -209,7 +216,7 @@ def _abandon(f, path) -> None:
             continue
 
 
-def _fill(f, sweep, parts_of, level: float, risk_of=None) -> None:
+def _fill(f, sweep, parts_of, level: float, risk_of) -> None:
     """The contents of a result (layout version 2) into the open file ``f``."""
     cols = sweep.columns()
     a = f.attrs
@@ -233,12 +240,22 @@ def _fill(f, sweep, parts_of, level: float, risk_of=None) -> None:
     rows, risks = [], []
     for c in sweep.cells:
         rows.append(_write_cell(cells, c, sweep.occupancy, parts_of(c.index), level))
-        risks.append(_write_risk(cells[cell_group(c.index)], risk_of(c.index))
+        risks.append(_write_risk(cells[cell_group(c.index)], _risk_of(risk_of, c))
                      if c.has_risk else None)
     table = table_of_rows(rows)
     if any(r is not None for r in risks):
         table["risk"] = risk_table(risks, table["k"].size)
     _write_table(f, sweep, cols, table)
+
+
+def _risk_of(risk_of, c):
+    """Cell c's storm risk from ``risk_of``, which must have one for it."""
+    part = risk_of(c.index)
+    if part is None or part.cell != c.index:
+        raise ValueError(f"write_result: cell {c.index} asks for its storm risk (risk_levels), "
+                         f"but risk_of({c.index}) gave "
+                         + ("None" if part is None else f"cell {part.cell}'s storm risk"))
+    return part
 
 
 def _string_or_number(group, name, data):

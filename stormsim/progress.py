@@ -39,11 +39,18 @@ class Progress:
     second, measured from the first finished unit of this run on (a compile
     before it, or work done by an earlier, interrupted run, is not speed).
     ``clock`` (default time.monotonic) is where time comes from.
+
+    The cells' storm risks (``total_risk`` tasks, ``risk_done`` of them done
+    before; ``update(risk=True)`` for each one finished) are counted and
+    shown, but not in the ETA, which says so (their cost is not estimated):
+    while one is left, the ETA is that of the fleets ("fleets only"), or '?'
+    once the fleets are done.
     """
 
     def __init__(self, mode: str = "auto", *, total_cells: int, total_fleets: int,
                  cells_done: int = 0, fleets_done: int = 0, stream=None,
-                 interval: float = 5.0, clock=time.monotonic):
+                 interval: float = 5.0, clock=time.monotonic, total_risk: int = 0,
+                 risk_done: int = 0):
         if mode not in MODES:
             raise ValueError(f"progress = {mode!r}: must be one of {', '.join(MODES)}")
         self.stream = sys.stderr if stream is None else stream
@@ -74,6 +81,7 @@ class Progress:
         self.clock = clock
         self.total_cells, self.total_fleets = total_cells, total_fleets
         self.cells_done, self.fleets_done = cells_done, fleets_done
+        self.total_risk, self.risk_done = total_risk, risk_done
         self.fleets_before = fleets_done
         self.fleet_cycles = 0
         self.t0 = clock()
@@ -94,13 +102,15 @@ class Progress:
         if self.mode == "none":
             return
         before = (f", {self.fleets_before} already done" if self.fleets_before else "")
+        risk = (f", and the storm risk of {self.total_risk} cells (not in the ETA)"
+                if self.total_risk else "")
         self._print(f"stormsim sweep: {self.total_cells} cells, {self.total_fleets} fleets"
-                    f"{before}; running on {where}{estimate}")
+                    f"{before}{risk}; running on {where}{estimate}")
 
     def eta(self) -> float:
         """Seconds left (0 when done; inf while the rate is not measured yet)."""
         if self.fleets_done >= self.total_fleets:
-            return 0.0
+            return 0.0 if self.risk_done >= self.total_risk else float("inf")
         if self.t_first is None or self._events_left is None:
             return float("inf")
         now = self.clock()
@@ -115,17 +125,25 @@ class Progress:
         dt = max(self.clock() - self.t0, 1e-9)
         return f"{fmt_rate(self.fleet_cycles / dt)} fleet-cycles/s"
 
+    def _eta(self) -> str:
+        """'ETA 0:01:05', or 'ETA 0:01:05 (fleets only)' while a storm risk is left."""
+        left = self.risk_done < self.total_risk
+        return f"ETA {fmt_clock(self.eta())}{' (fleets only)' if left else ''}"
+
     def line(self) -> str:
         dt = max(self.clock() - self.t0, 1e-9)
         pct = 100.0 * self.fleets_done / max(self.total_fleets, 1)
+        risk = (f", storm risk {self.risk_done}/{self.total_risk} cells"
+                if self.total_risk else "")
         return (f"stormsim sweep: {self.cells_done}/{self.total_cells} cells, "
-                f"{self.fleets_done}/{self.total_fleets} fleets ({pct:.1f}%), "
-                f"{self._speed()}, elapsed {fmt_clock(dt)}, ETA {fmt_clock(self.eta())}")
+                f"{self.fleets_done}/{self.total_fleets} fleets ({pct:.1f}%){risk}, "
+                f"{self._speed()}, elapsed {fmt_clock(dt)}, {self._eta()}")
 
     def update(self, fleets: int, fleet_cycles: int, cells_done: int, *, events: int = 0,
-               events_left=None) -> None:
-        """A unit's part is done: its fleets, fleet-cycles and events;
-        ``events_left()`` estimates the events still left in the sweep."""
+               events_left=None, risk: bool = False) -> None:
+        """A unit's part is done: its fleets, fleet-cycles and events (``risk``:
+        a cell's storm risk); ``events_left()`` estimates the fleets' events
+        still left in the sweep."""
         now = self.clock()
         if self.t_first is None:
             self.t_first = now
@@ -136,9 +154,12 @@ class Progress:
         self.fleets_done += fleets
         self.fleet_cycles += fleet_cycles
         self.cells_done = cells_done
+        self.risk_done += bool(risk)
         if self.mode == "bar":
             self.bar.set_description_str(f"cells {cells_done}/{self.total_cells}", refresh=False)
-            self.bar.set_postfix_str(f"{self._speed()}, ETA {fmt_clock(self.eta())}",
+            risk_text = (f"storm risk {self.risk_done}/{self.total_risk}, "
+                         if self.total_risk else "")
+            self.bar.set_postfix_str(f"{risk_text}{self._speed()}, {self._eta()}",
                                      refresh=False)
             self.bar.update(fleets)
         elif self.mode == "lines":

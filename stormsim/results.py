@@ -203,8 +203,12 @@ class Results:
         return self._cell(int(i))
 
     def summary(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle",
-                level: float = 0.95) -> dict[str, np.ndarray]:
+                level: float = 0.95, cells=None) -> dict[str, np.ndarray]:
         """Per-cell summary arrays (n_cells,), as ``stormsim inspect`` prints them.
+
+        ``cells``: the cells to summarize (default: every cell, read now); a
+        view that needs more of each cell (e.g. its storm risk) passes a
+        generator over ``self`` that keeps it, so each cell is read once.
 
         Keys: fleets, fleets_done, passed, censored, median, median_lo,
         median_hi (Kaplan-Meier, censoring included; NaN without a passage
@@ -248,7 +252,7 @@ class Results:
                     out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
             out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
             out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
-        for c in self:
+        for c in (self if cells is None else cells):
             i = c.index
             out["fleets_done"][i] = c.fleets_done
             if c.passage_level:
@@ -274,9 +278,11 @@ class Results:
                     out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
         return out
 
-    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False) -> str:
-        """The text table of ``stormsim inspect`` (``storms``: with storm rates and durations)."""
-        return inspect_table(self, tail, unit, storms=storms)
+    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
+              risk: bool = False) -> str:
+        """The text table of ``stormsim inspect`` (``storms``: with storm rates and
+        durations; ``risk``: then the cells' storm risk, stormsim.tables.risk_table_text)."""
+        return inspect_table(self, tail, unit, storms=storms, risk=risk)
 
     def to_xarray(self, grid: bool = True, level: float = 0.95):
         """The per-cell table as an xarray.Dataset, on the grid's dimensions

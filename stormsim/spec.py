@@ -428,6 +428,11 @@ def read_sweep(text: str, source: str = "<sweep>") -> Outline:
         if not isinstance(val, dict):
             fail(f"{key} = {fmt_toml(val)}: must be a table [{key}]")
     opts = doc.get("sweep", {})
+    fixed_in, grid_in = doc.get("fixed", {}), doc.get("grid", {})
+    for key in [*fixed_in, *grid_in, *opts]:    # first: a refused key is not merely unknown
+        if key in REFUSED_KEYS:
+            table = "fixed" if key in fixed_in else "grid" if key in grid_in else "sweep"
+            fail(f"[{table}] {key}: refused: {REFUSED_KEYS[key]}")
     for key, val in opts.items():
         if key not in SWEEP_KEYS:
             fail(f"[sweep] {key} = {fmt_toml(val)}: {unknown_key(key, SWEEP_KEYS)}")
@@ -438,12 +443,7 @@ def read_sweep(text: str, source: str = "<sweep>") -> Outline:
         fail(f"[sweep] occupancy = {fmt_toml(occupancy)}: must be {SWEEP_KEYS['occupancy']}")
     name = opts.get("name") or (Path(source).stem if source != "<sweep>" else "sweep")
 
-    fixed_in, grid_in = doc.get("fixed", {}), doc.get("grid", {})
     fixed, grid = {}, {}
-    for key in [*fixed_in, *grid_in, *opts]:
-        if key in REFUSED_KEYS:
-            table = "fixed" if key in fixed_in else "grid" if key in grid_in else "sweep"
-            fail(f"[{table}] {key}: refused: {REFUSED_KEYS[key]}")
     for key, val in fixed_in.items():
         if key not in PARAMS:
             fail(f"[fixed] {key} = {fmt_toml(val)}: {unknown_key(key, PARAMS)}")

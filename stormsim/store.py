@@ -50,7 +50,7 @@ from .spec import Sweep, parse_sweep
 from .cellrisk import RiskPart
 from .work import FleetRanges
 
-__all__ = ["HDF5Store", "MemoryStore", "OpenState", "Store"]
+__all__ = ["AssemblyError", "HDF5Store", "MemoryStore", "OpenState", "Store"]
 
 
 @dataclass
@@ -62,6 +62,20 @@ class OpenState:
     complete: bool
     version: str
     risk_done: frozenset = frozenset()
+
+
+class AssemblyError(RuntimeError):
+    """Assembling a finished sweep's output failed for a reason that is neither
+    the disk's nor a bad unit's: a bug. The units are kept (see HDF5Store.finish)."""
+
+
+class _BadUnit(Exception):
+    """A unit file that fails its checks while the output is assembled."""
+
+    def __init__(self, path: Path, exc: BaseException):
+        super().__init__(str(path))
+        self.path = path
+        self.why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _all_risk(sweep: Sweep) -> frozenset:
@@ -411,25 +425,53 @@ class HDF5Store(Store):
     def finish(self) -> None:
         """Assemble PATH from the units (atomically), then drop the parts.
 
-        When the disk refuses (full, quota, I/O error), PATH.tmp is removed,
-        the parts stay, and a ResourceError says what to do: the same command
-        resumes with only this assembly left."""
+        Whatever fails, PATH.tmp is removed and every good unit stays, so the
+        same command resumes with only this assembly left (or the fleets of a
+        unit found bad, and this assembly):
+
+        - the disk refuses (full, quota, I/O error), or memory runs out:
+          ResourceError, free space (or memory);
+        - a unit turns out bad while assembling (unreadable since the scan, or
+          contents the scan could not check): it is removed, ResourceError
+          says its fleets are redone by the same command;
+        - anything else (a bug): AssemblyError names the output and the kept
+          units, the original exception chained (its traceback is shown)."""
         self._done.check_tiling(self.sweep)
         _check_risk_done(self.sweep, self._risk)
         try:
             with atomic_path(self.path) as tmp:
                 write_h5(tmp, self.sweep, self._cell_parts, self._cell_risk)
-        except (OSError, RuntimeError) as exc:    # (h5py: RuntimeError when a close fails)
+        except _BadUnit as bad:
+            tmp_path_of(self.path).unlink(missing_ok=True)
+            bad.path.unlink(missing_ok=True)
+            raise ResourceError(
+                f"could not assemble {self.path}: its finished unit {bad.path.name} turned "
+                f"out bad ({bad.why}) and was removed; {self._kept()}; run the same command "
+                "to redo that unit's fleets and finish") from None
+        except (OSError, RuntimeError, MemoryError) as exc:   # the environment refuses
+            # (h5py: RuntimeError when a close fails)
             tmp_path_of(self.path).unlink(missing_ok=True)
             raise ResourceError(self._write_failed(exc, str(self.path))) from None
+        except Exception as exc:    # a bug: keep everything, say so, show its traceback
+            tmp_path_of(self.path).unlink(missing_ok=True)
+            raise AssemblyError(
+                f"could not assemble {self.path} ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); nothing is lost: "
+                f"{self._kept()}, and the same command retries only this assembly. If it "
+                "fails the same way, this is a bug in stormsim: please report it with this "
+                "traceback") from exc
         fault("store:before-parts-removed")
         shutil.rmtree(self.parts, ignore_errors=True)
 
+    def _kept(self) -> str:
+        """'N units of work are kept in PARTS'."""
+        units = sum(1 for p in self.parts.iterdir() if is_unit_file(p))
+        return (f"{units} unit{'s' if units != 1 else ''} of work "
+                f"{'are' if units != 1 else 'is'} kept in {self.parts}")
+
     def _write_failed(self, exc: BaseException, writing: str) -> str:
         """'no space left on device while writing OUTPUT; N units of work are kept ...'."""
-        units = sum(1 for p in self.parts.iterdir() if is_unit_file(p))
-        kept = (f"{units} unit{'s' if units != 1 else ''} of work "
-                f"{'are' if units != 1 else 'is'} kept in {self.parts}")
+        kept = self._kept()
         code = getattr(exc, "errno", None)
         if code in (errno.ENOSPC, errno.EDQUOT) or "errno = 28," in str(exc) \
                 or "errno = 122," in str(exc):
@@ -437,17 +479,26 @@ class HDF5Store(Store):
                 not in str(exc) else "disk quota exceeded"
             return (f"{what} while writing {writing}; {kept}; free space and run the same "
                     "command to resume")
-        why = (os.strerror(code) if isinstance(code, int) else str(exc).splitlines()[0])
+        why = (os.strerror(code) if isinstance(code, int) else
+               (str(exc).splitlines() or ["out of memory" if isinstance(exc, MemoryError)
+                                          else type(exc).__name__])[0])
         return (f"could not write {writing} ({why}); {kept}; fix that and run the same "
                 "command to resume")
 
     def _cell_parts(self, cell: int):
         for path in sorted({p for _, p in self._index.get(cell, [])}):
-            yield from read_unit(path, self.sweep, only_cell=cell)
+            try:
+                parts = read_unit(path, self.sweep, only_cell=cell)
+            except BAD_UNIT_ERRORS as exc:      # changed since the scan: never trusted
+                raise _BadUnit(path, exc) from exc
+            yield from parts
 
     def _cell_risk(self, cell: int):
         path = self._risk.get(cell)
-        return None if path is None else read_risk(path, self.sweep)
+        try:
+            return None if path is None else read_risk(path, self.sweep)
+        except BAD_UNIT_ERRORS as exc:
+            raise _BadUnit(path, exc) from exc
 
     def close(self) -> None:
         self._release(remove_if_empty=True)
@@ -456,8 +507,8 @@ class HDF5Store(Store):
         return open_results(self.path)
 
 
-def write_h5(path: Path, sweep: Sweep, parts_of, risk_of=None) -> None:
+def write_h5(path: Path, sweep: Sweep, parts_of, risk_of) -> None:
     """Write a finished result (docs/FORMAT.md; stormsim.layout), cell by cell:
     ``parts_of(i)`` yields the Parts that tile cell i, ``risk_of(i)`` its
-    storm risk (a RiskPart, or None)."""
+    storm risk (a RiskPart; asked only of the cells with risk_levels)."""
     write_result(path, sweep, parts_of, risk_of=risk_of)

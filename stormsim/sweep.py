@@ -120,7 +120,9 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
                            version=__version__)
         t0 = time.perf_counter()
         prog = Progress(progress, total_cells=sweep.n_cells, total_fleets=sweep.total_fleets,
-                        cells_done=out.cells_done, fleets_done=fleets_before, stream=stream)
+                        cells_done=out.cells_done, fleets_done=fleets_before, stream=stream,
+                        total_risk=sum(c.has_risk for c in sweep.cells),
+                        risk_done=len(state.risk_done))
 
         work = WorkEstimate(sweep, done)
 
@@ -136,7 +138,7 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
                 risk_done.add(parts[0].cell)
                 out.cells_done += cell_done(parts[0].cell)
                 prog.update(0, 0, out.cells_done, events=parts[0].events,
-                            events_left=work.events_left)
+                            events_left=work.events_left, risk=True)
                 return
             for part in parts:
                 n = part.stop - part.start

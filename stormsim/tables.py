@@ -67,11 +67,48 @@ def cells_table(sweep) -> str:
     lines = [f"{head}; identity {sweep.hash[:16]}"]
     risky = [c for c in sweep.cells if c.has_risk]
     if risky:
-        fleets = sum(c.values["risk_fleets"] or 0 for c in risky)
-        lines.append(f"plus the storm risk of {len(risky)} cells (risk_levels): {fleets} plain "
-                     "fleets in all, then splitting replicates for the levels they leave "
-                     "unresolved; a fixed effort, not in the estimates above or below")
+        lines.append(_risk_line(risky))
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], _cell_rows(keys, sweep.cells)))
+
+
+def _risk_line(risky: list) -> str:
+    """The dry run's storm-risk line: the plain Monte Carlo part as storm_risk runs
+    it (risk_fleets rounded up to whole batches, risk.fixed_batch; none with
+    risk_method = 'splitting'), costed like the fleets; the splitting part
+    (risk_replicates per cell that may split) counted, not costed."""
+    from .engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
+    from .risk import FIXED_REPLICATES, fixed_batch
+
+    fleets, events, seconds, after, every, reps = 0, 0.0, 0.0, 0, 0, set()
+    for c in risky:
+        kw = c.risk_kwargs()
+        method = kw.get("method", "auto")
+        if method != "splitting":
+            batch = fixed_batch(c.n_jobs, c.cycles, kw["max_fleets"])
+            n = batch * -(-kw["max_fleets"] // batch)
+            e = EVENTS_PER_JOB_CYCLE * float(c.n_jobs) * n * c.cycles
+            fleets, events = fleets + n, events + e
+            seconds += e * seconds_per_event(c.n_jobs)
+        if method == "splitting" or (method == "auto" and c.fleet.is_anonymous):
+            after += method == "auto"
+            every += method == "splitting"
+            reps.add(kw.get("replicates", FIXED_REPLICATES))
+    text = f"plus the storm risk of {len(risky)} cells (risk_levels), a fixed effort: "
+    if fleets:
+        text += (f"at most {fleets} plain fleets in all (risk_fleets rounded up to whole "
+                 f"batches; fewer if every level resolves first): {events:.3g} events, ~"
+                 f"{_duration(seconds)} on one core at the benchmarked cost per event")
+    else:
+        text += "no plain fleets (risk_method = 'splitting')"
+    if reps:
+        cells = (lambda n: f"{n} cell{'s' if n != 1 else ''}")
+        where = [f"for the levels plain Monte Carlo leaves unresolved in {cells(after)}"] \
+            * bool(after) + [f"for every level in {cells(every)} (risk_method = "
+                             "'splitting')"] * bool(every)
+        text += (f"; then {'/'.join(str(x) for x in sorted(reps))} splitting replicates "
+                 f"{' and '.join(where)}, not costed here (their cost depends on how deep the "
+                 "levels are)")
+    return text + ". None of it is in the estimates above or below"
 
 
 def outline_table(outline, first: list, last: list, limit: int) -> str:
@@ -120,17 +157,19 @@ def _fmt_duration(d: float, lo: float, hi: float) -> str:
     return f"{d:.4g} [{lo:.4g}, {hi:.4g}]"
 
 
-def risk_table_text(res) -> str | None:
+def risk_table_text(res, cells=None) -> str | None:
     """The storm risk of the cells that have one (risk_levels): one row per cell
     and level, P(n_w >= k), storms per second and per day, each with its 95 %
-    interval and method, and the effort spent. None when no cell has one."""
+    interval and method, and the effort spent. None when no cell has one.
+    ``cells``: the cells (anything with index, params and risk; default: read
+    every cell of ``res``)."""
     from .units import SECONDS_PER_DAY
 
     head = ["cell", *res.grid_keys, "k", "method", "P(n_w>=k) [95% CI]", "P method",
             "storms/s [95% CI]", "storms/day [95% CI]", "rate method", "effort"]
     head = list(dict.fromkeys(head))
     rows = []
-    for c in res:
+    for c in (res if cells is None else cells):
         r = c.risk
         if r is None:
             continue
@@ -153,10 +192,23 @@ def risk_table_text(res) -> str | None:
     return "\n".join(render(head, rows))
 
 
-def inspect_table(res, tail, unit: str, storms: bool = False) -> str:
+def _keeping_risk(res, kept: list):
+    """Each cell of ``res``, read once; of those with a storm risk, its index,
+    params and risk kept (not its arrays) in ``kept``."""
+    from types import SimpleNamespace
+
+    for c in res:
+        if c.risk is not None:
+            kept.append(SimpleNamespace(index=c.index, params=c.params, risk=c.risk))
+        yield c
+
+
+def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False) -> str:
     """The text table of ``stormsim inspect`` for a Results (``storms``: also
-    the storm rate and mean storm duration at each tail level)."""
-    s = res.summary(tail=tail, unit=unit)
+    the storm rate and mean storm duration at each tail level; ``risk``: then
+    the storm risk of the cells that have one, risk_table_text)."""
+    risky: list = []
+    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risky) if risk else None)
     P = res.params
     n = res.n_cells
     lines = []
@@ -257,4 +309,12 @@ def inspect_table(res, tail, unit: str, storms: bool = False) -> str:
     if not tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --tail)")
+    text = risk_table_text(res, risky) if risky else None
+    if text is not None:
+        lines += ["", "Storm risk (risk_levels), per cell and level k asked:", "", text, "",
+                  "From stormsim.storm_risk with the fixed effort shown; method: plain (Monte "
+                  "Carlo over independent fleets) or splitting (forward flux sampling, its "
+                  "interval over independent replicates); storms/day = storms/s x 86400; "
+                  "'0 (<b)': not reached, b a one-sided 95% upper bound. Every column: "
+                  "--format csv/json (risk_p_ge_K, ...)."]
     return "\n".join(lines)

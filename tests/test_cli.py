@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import stormsim
+from procs import env
 from stormsim.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
 
 SWEEP = """
 [sweep]
@@ -38,10 +38,6 @@ stop_at_passage = false
 N = [8, 16]
 m_over_sigma = [4, 400]
 """
-
-
-def _env():
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 @pytest.fixture
@@ -89,7 +85,7 @@ def test_live_bar_on_a_terminal(tmp_path):
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 110, 0, 0))   # 24 x 110
     p = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "o.h5"],
-                         cwd=tmp_path, env=_env(), stdin=slave, stdout=slave, stderr=slave)
+                         cwd=tmp_path, env=env(), stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     chunks = []
     while True:
@@ -255,7 +251,7 @@ def test_public_api():
 def test_inspect_into_a_closed_pipe_is_quiet(finished):
     """`stormsim inspect x.h5 | head -1`: the reader leaves; no traceback, no error."""
     p = subprocess.Popen([sys.executable, "-m", "stormsim", "inspect", str(finished)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
     p.stdout.close()  # before the table is written (the import alone takes ~0.3 s)
     err = p.stderr.read().decode()
     p.stderr.close()
@@ -345,7 +341,7 @@ def test_a_read_only_output_directory_names_the_problem(tmp_path):
               f"{shlex.quote(sys.executable)} -m stormsim sweep {tmp_path / 'sweep.toml'} "
               f"-o {ro / 'out.h5'} -q")
     p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
-                       env=_env(), timeout=120)
+                       env=env(), timeout=120)
     assert p.returncode == 3, p.stderr
     assert (f"output {ro / 'out.h5'}: cannot create out.h5.parts in {ro} (Read-only file "
             "system): choose an output in a writable directory") in p.stderr, p.stderr

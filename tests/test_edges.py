@@ -16,18 +16,14 @@ import pytest
 
 from h5compare import datasets
 from namespace import needs_namespace
+from procs import env
 from stormsim.spec import parse_sweep
 from stormsim.sweep import run_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _env():
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 def _stormsim(cwd, *args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "stormsim", *args], cwd=cwd, env=_env(),
+    return subprocess.run([sys.executable, "-m", "stormsim", *args], cwd=cwd, env=env(),
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -85,7 +81,7 @@ rc=0; {sweep} > {r}/2.out 2> {r}/2.err || rc=$?; echo $rc > {r}/2.rc
 ls -A {w} > {r}/2.ls; ls -A {w}/out.h5.parts > {r}/2.parts
 cp {w}/out.h5 {r}/out.h5
 """
-    p = subprocess.run(["unshare", "-m", "sh", "-ec", script], env=_env(), capture_output=True,
+    p = subprocess.run(["unshare", "-m", "sh", "-ec", script], env=env(), capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     got = {f.name: f.read_text() for f in res.iterdir() if f.suffix != ".h5"}
@@ -141,7 +137,7 @@ def _timed(cwd, *args):
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
     try:
-        p = subprocess.run([sys.executable, "-c", _TIMED, *args], cwd=cwd, env=_env(),
+        p = subprocess.run([sys.executable, "-c", _TIMED, *args], cwd=cwd, env=env(),
                            capture_output=True, text=True, timeout=HANG_S,
                            preexec_fn=limit_memory)
     except subprocess.TimeoutExpired:
@@ -294,7 +290,7 @@ def test_a_refused_run_leaves_the_lock_file_alone(tmp_path):
     (tmp_path / "a.toml").write_text(LONG)
     (tmp_path / "b.toml").write_text(LONG.replace("fleets = 2000", "fleets = 2001"))
     a = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "a.toml", "-o", "out.h5",
-                          "-q"], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
+                          "-q"], cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     _wait_for_units(tmp_path / "out.h5.parts", a)
     a.send_signal(signal.SIGTERM)

@@ -4,6 +4,8 @@ The sweep cases are small (N = 8..12, a few hundred cycles, 2-4 splitting
 replicates): they check that numbers flow and stay put, not the estimator's
 accuracy (tests/test_splitting.py does that).
 """
+import io
+
 import numpy as np
 import pytest
 
@@ -287,6 +289,19 @@ def test_bad_risk_keys_say_key_value_and_rule(line, message):
         _sweep(text)
 
 
+@pytest.mark.parametrize("value", ['"60"', "60"])
+def test_a_time_budget_in_the_sweep_table_gets_the_refusal_not_unknown_key(value):
+    """[sweep] max_seconds: before, refused as an unknown key of [sweep] (the
+    refusal that says why and what to give instead could never show)."""
+    from stormsim.errors import SweepError
+
+    text = RISK_SWEEP.replace('name = "risk cells"', f'name = "risk cells"\nmax_seconds = {value}')
+    with pytest.raises(SweepError, match=r"\[sweep\] max_seconds: refused: a sweep's storm risk "
+                       r"has a fixed effort, never a time budget.*Give risk_fleets.*"
+                       r"stormsim risk FILE --cell I --max-seconds S"):
+        _sweep(text)
+
+
 def test_risk_rules_between_keys():
     from stormsim.errors import SweepError
 
@@ -358,7 +373,59 @@ def test_dry_run_says_the_storm_risk_is_extra(capsys):
     from stormsim.tables import cells_table
 
     text = cells_table(_sweep())
-    assert "plus the storm risk of 2 cells (risk_levels): 64 plain fleets in all" in text
+    assert ("plus the storm risk of 2 cells (risk_levels), a fixed effort: at most 64 plain "
+            "fleets in all (risk_fleets rounded up to whole batches") in text
+    assert text.splitlines()[1].endswith("None of it is in the estimates above or below")
+
+
+#: One cell per risk_method, risk_fleets = 33: storm_risk runs MIN_BATCHES = 2
+#: equal batches of 17 (risk.fixed_batch: 33 rounded up to whole batches), so
+#: 34 plain fleets in "auto" and "plain" and none in "splitting"; k = N = 6 is
+#: out of reach of 34 fleets of 150 cycles, so every batch runs.
+METHODS_SWEEP = (RISK_SWEEP.replace("risk_fleets = 32", "risk_fleets = 33")
+                 .replace("[grid]\nN = [6, 10]",
+                          'N = 6\n[grid]\nrisk_method = ["auto", "plain", "splitting"]'))
+
+
+def test_dry_run_and_progress_count_the_storm_risk_as_it_runs(tmp_path):
+    """The dry run's plain fleets are those storm_risk runs (batch rounding, none
+    with risk_method = 'splitting'; before: the sum of risk_fleets, 99), it
+    names the cells that split; the progress counts the risk tasks and says
+    the ETA leaves them out."""
+    import io
+
+    from stormsim.sweep import run_sweep
+    from stormsim.tables import cells_table
+
+    sw = _sweep(METHODS_SWEEP)
+    line = cells_table(sw).splitlines()[1]
+    assert line.startswith("plus the storm risk of 3 cells (risk_levels), a fixed effort: at "
+                           "most 68 plain fleets in all (risk_fleets rounded up to whole "
+                           "batches; fewer if every level resolves first): "), line
+    assert ("; then 3 splitting replicates for the levels plain Monte Carlo leaves unresolved "
+            "in 1 cell and for every level in 1 cell (risk_method = 'splitting'), not costed "
+            "here") in line, line
+    log = io.StringIO()
+    assert run_sweep(sw, tmp_path / "m.h5", progress="lines", stream=log).status == "complete"
+    ran = [int(c.risk["risk_fleets_run"]) for c in stormsim.open_results(tmp_path / "m.h5")]
+    assert ran == [34, 34, 0]                          # what the dry run said: 68 in all
+    lines = log.getvalue().splitlines()
+    assert "and the storm risk of 3 cells (not in the ETA); running on" in lines[0], lines
+    assert "storm risk 3/3 cells" in lines[-1] and "ETA 0:00:00" in lines[-1], lines
+
+
+def test_the_eta_says_it_leaves_the_storm_risk_out():
+    from stormsim.progress import Progress
+
+    clock = type("Clock", (), {"t": 0.0, "__call__": lambda self: self.t})()
+    p = Progress("lines", total_cells=2, total_fleets=10, stream=io.StringIO(), clock=clock,
+                 interval=1e9, total_risk=2)
+    p.update(0, 0, 0, events=10, risk=True)
+    assert "storm risk 1/2 cells" in p.line() and "ETA ? (fleets only)" in p.line()
+    p.update(10, 100, 1, events=10)                    # every fleet done, one risk left
+    assert p.eta() == float("inf") and "ETA ? (fleets only)" in p.line()   # not 0:00:00
+    p.update(0, 0, 2, events=10, risk=True)
+    assert p.eta() == 0.0 and p.line().endswith("ETA 0:00:00")
 
 
 def test_a_grid_key_without_a_column_selects_by_its_values_as_given(tmp_path):
@@ -423,3 +490,122 @@ def test_no_stored_risk_name_is_a_key_and_a_grid_over_the_effort_assembles(tmp_p
     ds = res.to_xarray()
     assert sorted(int(x) for x in ds["risk_fleets"].values) == [16, 32]
     assert sorted(int(c.risk["risk_fleets_run"]) for c in res) == [16, 16, 32, 32]
+
+
+def test_inspect_csv_and_json_have_the_storm_risk_columns_of_the_dataframe(risk_result,
+                                                                           capsys):
+    """`stormsim inspect --format csv/json`: the DataFrame's storm-risk columns
+    (same names, same numbers), at every level some cell asked; a cell that did
+    not ask a level holds the table's fill there (NaN: empty / null)."""
+    import csv
+    import io
+    import json
+
+    from stormsim.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS
+    from stormsim.cli import main
+
+    pytest.importorskip("pandas")
+    df = stormsim.open_results(risk_result).to_dataframe()
+    names = [a.column for a in RISK_SCALARS]
+    for k in (2, 6, 10):                               # the levels asked: [2, N] at N = 6, 10
+        names += [a.column.format(k=k) for a in RISK_ARRAYS]
+        names += [n.replace("_per_day", f"_per_day_ge_{k}", 1) for n in PER_DAY]
+    assert set(names) <= set(df.columns)
+    assert main(["inspect", str(risk_result), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(["inspect", str(risk_result), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [c for c in doc["columns"] if c.startswith("risk_")] == names
+    assert [c for c in rows[0] if c.startswith("risk_")] == names
+    for i, (cell, row) in enumerate(zip(doc["cells"], rows)):
+        for name in names:
+            want = df.loc[i, name]
+            if isinstance(want, str):
+                assert cell[name] == row[name] == want, (i, name)
+            elif isinstance(want, (int, np.integer)):      # counts, seeds; -1: not asked
+                assert cell[name] == int(row[name]) == want, (i, name)
+            elif np.isnan(want):                       # not asked by this cell
+                assert cell[name] is None and row[name] == "", (i, name)
+            else:                                      # JSON and CSV floats round-trip
+                assert cell[name] == float(row[name]) == want, (i, name)
+    assert doc["cells"][0]["risk_p_ge_6"] == float(df.loc[0, "risk_p_ge_6"])   # k = N = 6
+    assert doc["cells"][0]["risk_p_ge_10"] is None                             # k = 10 > 6
+
+
+def test_each_view_reads_each_cell_once(risk_result):
+    """The views need each cell's summary and its storm risk: one pass over the
+    cells (a second one read every cell's arrays again)."""
+    from stormsim.export import inspect_csv, inspect_json
+
+    pytest.importorskip("xarray")
+    res = stormsim.open_results(risk_result)
+    reads = []
+    every_cell = res._iter
+
+    def counted():
+        for c in every_cell():
+            reads.append(c.index)
+            yield c
+
+    res._iter = counted
+    for view in (res.to_dataframe, res.to_xarray, lambda: inspect_csv(res, ("N",)),
+                 lambda: inspect_json(res, ("N",))):
+        reads.clear()
+        view()
+        assert reads == list(range(res.n_cells)), view
+
+
+def test_a_result_cannot_be_written_without_the_storm_risk_its_cells_ask_for(tmp_path):
+    """write_result's risk_of is required: before, it defaulted to None, and a
+    caller that forgot it got a bare TypeError ('NoneType' object is not
+    callable) after the file was created; a risk_of with no risk for a cell
+    got an AttributeError."""
+    from stormsim.layout import write_result
+    from stormsim.store import MemoryStore
+    from stormsim.sweep import run_sweep
+
+    sw, mem = _sweep(), MemoryStore()
+    run_sweep(sw, mem, progress="none")
+    parts_of = mem.parts.__getitem__
+    out = tmp_path / "r.h5"
+    with pytest.raises(TypeError, match="risk_of"):
+        write_result(out, sw, parts_of)                 # forgetting it is impossible
+    with pytest.raises(ValueError, match=r"write_result: cells \[0, 1\] ask for their storm "
+                       r"risk \(risk_levels\), but risk_of is None: give risk_of\(i\)"):
+        write_result(out, sw, parts_of, risk_of=None)
+    assert not out.exists()
+    with pytest.raises(ValueError, match=r"write_result: cell 1 asks for its storm risk "
+                       r"\(risk_levels\), but risk_of\(1\) gave None"):
+        write_result(out, sw, parts_of, risk_of={0: mem.risk[0]}.get)
+    with pytest.raises(ValueError, match=r"but risk_of\(1\) gave cell 0's storm risk"):
+        write_result(out, sw, parts_of, risk_of=lambda i: mem.risk[0])
+    write_result(out, sw, parts_of, risk_of=mem.risk.get)          # the right call works
+    assert [int(c.risk["risk_fleets_run"]) for c in stormsim.open_results(out)] == [32, 32]
+
+
+def test_inspect_shows_the_storm_risk_reading_each_cell_once(risk_result, capsys):
+    """`stormsim inspect FILE` (text): before, no storm risk at all (only the
+    report and the data views had it). One row per cell and level asked."""
+    from stormsim.cli import main
+
+    assert main(["inspect", str(risk_result)]) == 0
+    out = capsys.readouterr().out
+    assert "Storm risk (risk_levels), per cell and level k asked:" in out
+    res = stormsim.open_results(risk_result)
+    rows = [line.split() for line in out.split("Storm risk (risk_levels)")[1].splitlines()]
+    for c in res:
+        n = int(c.params["N"])
+        for k, method in zip(c.risk["levels"].tolist(), c.risk["risk_level_method"]):
+            assert [str(c.index), str(n), str(k), str(method)] in [r[:4] for r in rows], (c.index, k)
+    reads = []
+    every_cell = res._iter
+
+    def counted():
+        for c in every_cell():
+            reads.append(c.index)
+            yield c
+
+    res._iter = counted
+    assert "Storm risk (risk_levels)" in res.table(risk=True)
+    assert reads == list(range(res.n_cells))
+    assert "Storm risk" not in res.table()             # the report adds its own section

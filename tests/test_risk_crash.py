@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,10 +16,9 @@ from stormsim.spec import parse_sweep
 from stormsim.sweep import run_sweep
 
 from h5compare import datasets
+from procs import count_parts, env, kill_at, wait_for_a_new_part
 
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[1]
 
 #: Four cells, each a storm risk (one task: 48 plain fleets, then 3 splitting
 #: replicates at the top level) and 600 fleets in units: about 10 s of work on
@@ -48,15 +46,6 @@ KILLS = 8
 TIMEOUT_S = 600.0
 
 
-def _env():
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-
-
-def _files(d: Path, pattern: str) -> int:
-    p = d / "out.h5.parts"
-    return len(list(p.glob(pattern))) if p.is_dir() else 0
-
-
 def test_sigkill_during_risk_tasks_then_resume_is_bit_identical(tmp_path):
     ref = tmp_path / "ref.h5"
     run_sweep(parse_sweep(SWEEP, "sweep.toml"), ref, progress="none")
@@ -67,20 +56,13 @@ def test_sigkill_during_risk_tasks_then_resume_is_bit_identical(tmp_path):
     while True:
         assert time.monotonic() - t0 < TIMEOUT_S, log
         proc = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o",
-                                 "out.h5", "--quiet"], cwd=tmp_path, env=_env(),
+                                 "out.h5", "--quiet"], cwd=tmp_path, env=env(),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if kills < KILLS:
-            before = _files(tmp_path, "*.npz")
-            while _files(tmp_path, "*.npz") <= before and proc.poll() is None:
-                time.sleep(0.005)
-            deadline = time.monotonic() + rng.uniform(0.0, 0.25)
-            while time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.002)
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGKILL)
-                kills += 1
+            wait_for_a_new_part(proc, tmp_path)
+            kills += kill_at(proc, time.monotonic() + rng.uniform(0.0, 0.25))
         out, err = proc.communicate()
-        kept = _files(tmp_path, "r*.npz")
+        kept = count_parts(tmp_path, "r*.npz")
         assert kept >= risks_seen or (tmp_path / "out.h5").exists(), (log, err)
         risks_seen = kept
         log.append((proc.returncode, kept))

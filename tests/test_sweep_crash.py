@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import h5py
 import pytest
@@ -19,11 +18,10 @@ from stormsim.spec import parse_sweep
 from stormsim.sweep import run_sweep
 
 from h5compare import datasets
+from procs import count_parts, env, kill_at, wait_for_a_new_part
 
 # every test here runs sweeps as subprocesses and kills them
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[1]
 
 #: About 6 s of kernel time on 2 cores, in units of ~0.25 s: long enough for
 #: kills to land before, between and inside units, and during assembly.
@@ -60,13 +58,9 @@ KILL_TEST_TIMEOUT_S = 900.0
 STOP_WITHIN_S = 1.0
 
 
-def _env():
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-
-
 def _start(tmp_path, *extra):
     return subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "sweep.toml",
-                             "-o", "out.h5", *extra], cwd=tmp_path, env=_env(),
+                             "-o", "out.h5", *extra], cwd=tmp_path, env=env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -103,20 +97,12 @@ def _kill_at_a_random_moment(proc, tmp_path, rng, units_left: bool) -> tuple[flo
             time.sleep(0.0005)
         deadline, where = time.monotonic() + rng.uniform(0.0, ASSEMBLY_WINDOW_S), "assembly"
     else:
-        before = _count_parts(tmp_path)
-        while _count_parts(tmp_path) <= before and proc.poll() is None:
-            time.sleep(0.005)
+        wait_for_a_new_part(proc, tmp_path)
         deadline, where = time.monotonic() + rng.uniform(0.0, 0.5), "units"
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return None
-        time.sleep(0.001)
-    if proc.poll() is not None:
+    if not kill_at(proc, deadline):
         return None
     if where == "assembly":     # what it was doing: writing OUTPUT.tmp, or past the rename
         where = "assembly (tmp)" if tmp.exists() else "assembly (renamed)"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
     return round(time.monotonic() - t0, 3), where
 
 
@@ -176,22 +162,17 @@ def test_sigkill_at_random_moments_then_resume_is_bit_identical(tmp_path, refere
           f"{assembly_kills} in the assembly, {time.monotonic() - t_start:.0f} s: {log}")
     # running the same command on the finished sweep does nothing, and says so
     again = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o",
-                            "out.h5"], cwd=tmp_path, env=_env(), capture_output=True, text=True)
+                            "out.h5"], cwd=tmp_path, env=env(), capture_output=True, text=True)
     assert again.returncode == 0
     assert "out.h5 is already complete" in again.stdout and "nothing to do" in again.stdout
 
 
 def _wait_for_parts(tmp_path, proc, n=2, timeout=30.0):
     t0 = time.monotonic()
-    while _count_parts(tmp_path) < n:
+    while count_parts(tmp_path) < n:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() - t0 < timeout
         time.sleep(0.01)
-
-
-def _count_parts(tmp_path) -> int:
-    d = tmp_path / "out.h5.parts"
-    return len(list(d.glob("*.npz"))) if d.is_dir() else 0
 
 
 @pytest.mark.parametrize("sig,rc", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -211,7 +192,7 @@ def test_sigterm_and_sigint_stop_within_a_second_and_resume(tmp_path, reference,
     kept = _fleets_in_parts(tmp_path)
     assert kept > 0 and not (tmp_path / "out.h5").exists()
     done = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o",
-                           "out.h5"], cwd=tmp_path, env=_env(), capture_output=True, text=True)
+                           "out.h5"], cwd=tmp_path, env=env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert f"({kept} fleets were already done)" in done.stdout
     assert datasets(tmp_path / "out.h5") == reference

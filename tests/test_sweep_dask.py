@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,10 +16,10 @@ from stormsim.spec import parse_sweep
 from stormsim.sweep import run_sweep
 
 from h5compare import datasets
+from procs import env
 
 distributed = pytest.importorskip("distributed")
 
-ROOT = Path(__file__).resolve().parents[1]
 
 SWEEP = """
 [sweep]
@@ -37,10 +36,6 @@ N = [4, 12]
 launch = ["random", "stagger"]
 load = [0.5]
 """
-
-
-def _env():
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +65,7 @@ def test_threaded_local_cluster_matches_the_local_run(tmp_path, local_result):
 def test_cli_dask_local_processes_matches_the_local_run(tmp_path, local_result):
     (tmp_path / "sweep.toml").write_text(SWEEP)
     p = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "out.h5",
-                        "--dask", "local:2", "--progress", "lines"], cwd=tmp_path, env=_env(),
+                        "--dask", "local:2", "--progress", "lines"], cwd=tmp_path, env=env(),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "running on a local Dask cluster, 2 workers, 2 threads" in p.stderr
@@ -85,7 +80,7 @@ def test_dask_is_not_imported_unless_asked(tmp_path):
             "rc |= stormsim.cli.main(['inspect', 'x.h5'])\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
             "assert rc == 0 and not bad, (rc, bad)\n")
-    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(),
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env(),
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
 
@@ -152,7 +147,7 @@ def test_ctrl_c_to_the_process_group_stops_a_dask_sweep_within_a_second(tmp_path
     of the group, the client and its LocalCluster workers alike."""
     (tmp_path / "sweep.toml").write_text(LONG)
     p = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "o.h5",
-                          "--dask", "local:2"], cwd=tmp_path, env=_env(), start_new_session=True,
+                          "--dask", "local:2"], cwd=tmp_path, env=env(), start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     parts = tmp_path / "o.h5.parts"
     t0 = time.monotonic()
@@ -208,7 +203,7 @@ def test_a_finished_local_cluster_closes_silently(tmp_path):
     assert bad == []
     (tmp_path / "sweep.toml").write_text(small)
     p = subprocess.run([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "o.h5",
-                        "--dask", "local:2", "-q"], cwd=tmp_path, env=_env(),
+                        "--dask", "local:2", "-q"], cwd=tmp_path, env=env(),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stderr == "", p.stderr
 
@@ -330,7 +325,7 @@ def test_the_command_line_survives_killed_workers_quietly(tmp_path):
     (tmp_path / "sweep.toml").write_text(text)
     run_sweep(parse_sweep(text, "sweep.toml"), tmp_path / "local.h5", progress="none")
     p = subprocess.Popen([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "o.h5",
-                          "--dask", "local:2", "--progress", "none"], cwd=tmp_path, env=_env(),
+                          "--dask", "local:2", "--progress", "none"], cwd=tmp_path, env=env(),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     parts, killed, seen = tmp_path / "o.h5.parts", [], 0
     t0 = time.monotonic()
