@@ -6,6 +6,11 @@
     replicate's share, and at k = 25 the top five replicates and the median
     (a heavy tail shows as a median far below the mean). ``--basin`` is a
     level or a rule ("raised", "most-entries").
+``python -m benchmarks.splitting_study validate --n 32 --replicates 64 --seed 2``
+    ``storm_split`` with its defaults (the basin rule "raised") at every level
+    of RESULTS.md's E3s table for that N, against the table's brute-force
+    P(n_w >= k) and nu_k (their 95 % intervals read back as se = width /
+    3.92): z per level, and the worst |z| (agreement: <= 3, as in E3s).
 ``python -m benchmarks.splitting_study committor --top 25 --replicates 24 --seed 11``
     the states that reach interface top - 1 (S >= top - 1) in one pass of
     the stages from L_0 = 10, then ``--probes`` trials from each of up to 120
@@ -15,6 +20,8 @@
 from __future__ import annotations
 
 import argparse
+import re
+from pathlib import Path
 
 import numpy as np
 
@@ -43,6 +50,40 @@ def effort(a) -> None:
     rp = np.sort(s.rep_p[:, -1])[::-1]
     print(f"  k = 25 replicates (x 1e-12): top five {np.round(rp[:5] * 1e12, 2).tolist()}, "
           f"median {np.median(rp) * 1e12:.2f}, mean {rp.mean() * 1e12:.2f}")
+
+
+def _brute_force(n):
+    """RESULTS.md E3s rows for N = n: k -> ((P, se), (nu, se)) of brute force."""
+    text = (Path(__file__).resolve().parents[1] / "RESULTS.md").read_text()
+    text = text[text.index("## Claim E3s"):]
+    num = r"([0-9.e+-]+) \[([0-9.e+-]+), ([0-9.e+-]+)\]"
+    out = {}
+    for m in re.finditer(rf"^\| {n} \| (\d+) \| {num} \| [^|]+\| [^|]+\| {num} \|",
+                         text, re.M):
+        g = [float(x) for x in m.groups()[1:]]
+        out[int(m.group(1))] = ((g[0], (g[2] - g[1]) / 3.92), (g[3], (g[5] - g[4]) / 3.92))
+    if not out:
+        raise SystemExit(f"RESULTS.md has no E3s brute-force rows for N = {n}")
+    return out
+
+
+def validate(a) -> None:
+    bf = _brute_force(a.n)
+    ks = sorted(bf)
+    s = storm_split(stormsim.Fleet.identical(a.n, load=0.6, jitter=0.01), ks,
+                    replicates=a.replicates, seed=a.seed)
+    print(f"N = {a.n}: storm_split defaults (basin {s.interfaces[0]}), {s.trials} clones x "
+          f"{s.replicates} replicates, {s.cpu_seconds:.0f} CPU s, against E3s brute force")
+    worst = 0.0
+    for j, k in enumerate(ks):
+        (p, sp), (nu, snu) = bf[k]
+        zp = (s.p[j] - p) / np.hypot(sp, s.p[j] * s.p_rel_error[j])
+        zn = (s.rate[j] - nu) / np.hypot(snu, s.rate[j] * s.rate_rel_error[j])
+        worst = max(worst, abs(zp), abs(zn))
+        print(f"  k = {k:2d}: P {s.p[j]:.3e} (brute force {p:.3e}) z {zp:+.2f}   "
+              f"nu {s.rate[j]:.3e} ({nu:.3e}) z {zn:+.2f}")
+    print(f"worst |z| = {worst:.2f} over {len(ks)} levels ({'agrees' if worst <= 3 else 'DIFFERS'}"
+          " at 3 se)")
 
 
 def _stage(args, bank, L0, hi, stage, R, M, n, key0, key1, horizon):
@@ -98,6 +139,11 @@ def main(argv=None) -> int:
     e.add_argument("--flux-cycles", type=int, default=2000)
     e.add_argument("--seed", type=int, default=1)
     e.set_defaults(func=effort)
+    v = sub.add_parser("validate")
+    v.add_argument("--n", type=int, default=32)
+    v.add_argument("--replicates", type=int, default=64)
+    v.add_argument("--seed", type=int, default=2)
+    v.set_defaults(func=validate)
     c = sub.add_parser("committor")
     c.add_argument("--top", type=int, default=25)
     c.add_argument("--replicates", type=int, default=24)
