@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _checks as ck, _jobtable
 from .risk import METHODS as RISK_METHODS, storm_risk
-from .splitting import BASIN_RULES, MIN_REPLICATES
+from .splitting import BASIN_RULES, MIN_ENTRIES, MIN_REPLICATES
 
 __all__ = ["ABSENT", "COLUMNS", "DEFAULTS", "KEY", "KEYS", "OCCUPANCY_MODES", "PARAMS", "PARAM_ATTRS",
            "REFUSED_KEYS", "REQUIRED", "RISK_DEFAULTS", "RISK_KEYS", "SEED_DOMAIN", "SEED_ROLES",
@@ -200,9 +200,9 @@ KEYS: tuple[Key, ...] = (
     # A sweep's default basin is the rule of the sweeps made before "raised" existed, so
     # that their numbers stay bit-identical (storm_risk's own default is "raised").
     Key("risk_basin", "the splitting basin's edge L_0: an integer level, 'raised' (the highest "
-        "level a flux run enters >= 50 times: faster deep levels; storm_risk's default) or "
-        "'most-entries' (the level entered most often; the sweeps' default, as before "
-        "'raised' existed)", ck.int_or_one_of(1, *BASIN_RULES), "most-entries",
+        f"level a flux run enters >= {MIN_ENTRIES} times: faster deep levels; storm_risk's "
+        "default) or 'most-entries' (the level entered most often; the sweeps' default, as "
+        "before 'raised' existed)", ck.int_or_one_of(1, *BASIN_RULES), "most-entries",
         aliases=("basin",), seed="identity"),
     Key("seed", "an integer >= 0; each cell's run seed derives from it and the cell's parameters",
         ck.int_at_least(0, below=2**63), 0, _i8, seed="always",

@@ -260,7 +260,8 @@ def _risk(args: argparse.Namespace) -> int:
         from ._keys import RISK_DEFAULTS      # storm_risk's own, from its signature
 
         defaults = {"levels": _RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
-                                                ("rel_error", "max_seconds", "method", "trials")}}
+                                                ("rel_error", "max_seconds", "method", "trials",
+                                                 "basin")}}
         for name, value in defaults.items():
             if getattr(args, name) is None:
                 setattr(args, name, value)
@@ -279,7 +280,8 @@ def _risk(args: argparse.Namespace) -> int:
         r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
                        seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
                        launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
-                       method=args.method, trials=args.trials)
+                       method=args.method, trials=args.trials,
+                       basin=int(args.basin) if str(args.basin).isdigit() else args.basin)
     if args.format == "json":
         print(json.dumps({"file": args.file, "cell": args.cell, **r.to_dict()}, indent=1,
                          default=str))
@@ -292,7 +294,7 @@ def _risk(args: argparse.Namespace) -> int:
 #: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
 _RISK_LEVELS = "2,N/4,N/2"
 #: ``stormsim risk`` options that --as-sweep takes from the cell's risk_* keys instead.
-_RISK_OPTIONS = ("levels", "rel_error", "max_seconds", "max_fleets", "method", "trials")
+_RISK_OPTIONS = ("levels", "rel_error", "max_seconds", "max_fleets", "method", "trials", "basin")
 
 
 def _tail_levels(text: str):
@@ -443,7 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
     risk.add_argument("--as-sweep", action="store_true",
                       help="the cell's own storm risk (its risk_* keys, a fixed effort): the "
-                           "numbers `stormsim sweep` stores for it, bit for bit")
+                           "numbers `stormsim sweep` stores for it, bit for bit (without it: "
+                           "storm_risk's defaults, e.g. basin raised, and a time budget)")
     risk.add_argument("--levels", default=None,
                       help=f"levels k: integers, 'N' or 'N/q' (default: {_RISK_LEVELS})")
     risk.add_argument("--rel-error", type=float, default=None,
@@ -457,6 +460,10 @@ def main(argv: list[str] | None = None) -> int:
                            "fleets: plain); plain; splitting (every level)")
     risk.add_argument("--trials", type=int, default=None,
                       help="splitting: clones per stage and replicate (default 100)")
+    risk.add_argument("--basin", default=None,
+                      help="splitting: the basin's edge, a level or a rule: raised (the "
+                           "default) or most-entries (a sweep cell's default risk_basin, so "
+                           "without --as-sweep the deep levels can differ from the sweep's)")
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     risk.set_defaults(func=_risk)

@@ -71,8 +71,7 @@ __all__ = ["StormRisk", "fixed_batch", "storm_risk"]
 #: Fleets that must reach a level before its relative error counts: the delta
 #: method's se of a ratio rests on the units that saw the event (tails.py).
 MIN_HITS = 10
-#: Batches run before any level may stop the run (a spread needs units).
-MIN_BATCHES = 2
+MIN_BATCHES = 2     #: batches run before any level may stop the run (a spread needs units)
 #: The share of max_seconds plain Monte Carlo gets before ``method="auto"``
 #: decides whether the unresolved levels go to splitting.
 PLAIN_SHARE = 0.25
@@ -319,8 +318,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         batches run). None: a fixed effort instead (``max_fleets`` and
         ``replicates``; see the module docstring), timing-independent
     seed : int >= 0; fleet j is fleet j of ``simulate(fleet, seed=seed)``
-    cycles, burn_in, launch : per fleet, as in ``simulate`` (the measured
-        window is after ``burn_in`` cycles)
+    cycles, burn_in, launch : per fleet, as in ``simulate`` (measured after
+        ``burn_in`` cycles, splitting's flux runs too)
     batch_fleets : fleets per batch (default: ``engine.default_batch``, about
         half a second of work; with max_seconds=None, ``fixed_batch``: at
         least MIN_BATCHES batches adding up to max_fleets; fixed by the
@@ -333,9 +332,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         cannot reach in the budget; see the module docstring), "plain", or
         "splitting" (every level by stormsim.splitting; base model only)
     trials, flux_cycles, horizon, basin : splitting's clones per stage,
-        flux-run length, score look-ahead and basin edge (a level, or its rule
-        "raised" or "most-entries"; stormsim.splitting.storm_split); its
-        burn-in is ``burn_in``
+        flux-run length, score look-ahead and basin edge (a level, at most the
+        deepest level split, or a rule: "raised", "most-entries"; storm_split)
     replicates : with ``max_seconds=None``, the splitting replicates, >=
         splitting.MIN_REPLICATES (default FIXED_REPLICATES); with a time budget it must be None
         (replicates then run in rounds until rel_error or the budget)
@@ -453,6 +451,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         if progress is not None:
             progress(_with_split(risk, ks, todo, sp, target, t0, c0, state["events"], "running"))
 
+    if not (basin is None or isinstance(basin, str)):   # a level: at most the deepest split
+        basin = min(basin, int(ks[todo].max()))
     if fixed:
         sp = storm_split(fleet, ks[todo], trials=trials, replicates=replicates,
                          flux_cycles=flux_cycles, burn_in=burn_in, seed=int(seed),

@@ -78,11 +78,8 @@ The basin (``basin``): the default rule "raised" places L_0 at the highest
 level a flux run still enters >= MIN_ENTRIES times (from the pilots); the
 rule "most-entries" (the default before, and still in sweeps, whose numbers
 stay bit-identical) at the level entered most often. A low L_0 makes every
-failing trial run all the way back to a quiet state: at N = 32 "most-entries"
-gives L_0 = 6 (619 entries per flux run), where a deep stage's 100 trials
-cost ~1500 events each; at L_0 = 10 (~85 entries) a replicate costs 0.38x
-the CPU and RE^2 x CPU at k = 25 fell from 15-32 (L_0 = 6, 8; 32-64
-replicates) to 5-23 (see docs/SPLITTING.md).
+failing trial run all the way back to a quiet fleet; a higher one stops it
+sooner (measured in docs/SPLITTING.md).
 
 Cost: the score is a walk over the predicted future at every write's end:
 O(N) for the committed future, O(H N) for the look-ahead (an event of a
@@ -113,9 +110,9 @@ __all__ = ["SplitEstimate", "storm_split", "storm_split_until", "choose_basin", 
 
 #: Rule "raised": the basin's edge L_0 is the highest level a flux run (of
 #: ``flux_cycles``) is expected to enter at least this many times, judged from
-#: the pilots. The first stage starts from those entries; at N = 32 (L = 0.6,
-#: sigma = 0.01 T) L_0 = 10 (~85 entries) beat L_0 = 6 and 8 (most entries)
-#: and 12 (~21: one replicate held 91 % in one run) in RE^2 x CPU at k = 20-25.
+#: the pilots. The first stage starts from those entries. A judgement, not a
+#: tuned optimum: at N = 32 it gives L_0 = 9-11, where a replicate costs
+#: 2-2.7x less than at the most-entries level 6 (docs/SPLITTING.md).
 MIN_ENTRIES = 50
 #: How the basin is placed when ``basin`` is not an integer (see choose_basin).
 BASIN_RULES = ("raised", "most-entries")
@@ -334,7 +331,7 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
         from its burn_in-th to its flux_cycles-th cycle
     seed : int >= 0
     basin : L_0, an integer, or the rule that places it from the seed
-        (``choose_basin``): "raised" (the default) or "most-entries"
+        (``choose_basin``): "raised" (the default; None too) or "most-entries"
     reservoir : entry states kept per flux run (uniformly, of all entries)
     rep0 : index of the first replicate (replicates rep0.. are the same
         whatever the split into calls)
@@ -357,10 +354,12 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
         raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0")
-    if isinstance(basin, str):
-        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon, basin)
+    if basin is None or isinstance(basin, str):
+        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon,
+                             DEFAULT_BASIN if basin is None else basin)
     if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= ks[-1]:
-        raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {ks[-1]}")
+        raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {ks[-1]} "
+                        f"or a rule, one of {', '.join(map(repr, BASIN_RULES))}")
     basin = int(basin)
     if threads is not None:
         import numba
@@ -491,9 +490,9 @@ def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float
     check_splittable(fleet)
     burn_in = kw.get("burn_in", 100)
     flux_cycles = kw.get("flux_cycles", 2000)
-    if isinstance(basin, str):
+    if basin is None or isinstance(basin, str):
         basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"),
-                             kw.get("horizon", DEFAULT_HORIZON), basin)
+                             kw.get("horizon", DEFAULT_HORIZON), basin or DEFAULT_BASIN)
     t0, c0 = time.perf_counter(), time.process_time()
     parts = []
     while True:

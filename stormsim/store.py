@@ -69,6 +69,11 @@ class AssemblyError(RuntimeError):
     the disk's nor a bad unit's: a bug. The units are kept (see HDF5Store.finish)."""
 
 
+def _redo(path: Path) -> str:
+    """What the same command redoes for a removed part."""
+    return "that cell's storm risk" if is_risk_file(path) else "that unit's fleets"
+
+
 class _BadUnit(Exception):
     """A unit file that fails its checks while the output is assembled."""
 
@@ -447,7 +452,7 @@ class HDF5Store(Store):
             raise ResourceError(
                 f"could not assemble {self.path}: its finished unit {bad.path.name} turned "
                 f"out bad ({bad.why}) and was removed; {self._kept()}; run the same command "
-                "to redo that unit's fleets and finish") from None
+                f"to redo {_redo(bad.path)} and finish") from None
         except (OSError, RuntimeError, MemoryError) as exc:   # the environment refuses
             # (h5py: RuntimeError when a close fails)
             tmp_path_of(self.path).unlink(missing_ok=True)

@@ -240,6 +240,10 @@ BASIN_CELL = (RISK_SWEEP.replace('risk_levels = [2, "N"]', 'risk_levels = ["N/2"
               .replace("risk_trials = 40\n", "risk_trials = 20\n")
               .replace("risk_flux_cycles = 300\n", "").replace("N = [6, 10]", "N = [16]"))
 BASIN_CELL_AT_1A8D09C = ("0x1.e532b0abb57dfp-11", "0x1.e0b75612dd4ccp-6")
+#: The same with risk_basin = "raised" as made at 6d53e62, where the key came
+#: in: a retuned rule (MIN_ENTRIES, the pilots) would change them, and a sweep
+#: resumed across it would mix two rules under one hash.
+BASIN_CELL_RAISED_AT_6D53E62 = ("0x1.a10abbf5b31ffp-11", "0x1.d4a645b50352bp-7")
 
 
 def test_a_sweep_without_risk_basin_keeps_the_numbers_made_before_it():
@@ -258,10 +262,24 @@ def test_a_sweep_without_risk_basin_keeps_the_numbers_made_before_it():
     kw = raised.cells[0].risk_kwargs()
     assert kw["basin"] == "raised"
     new = stormsim.storm_risk(raised.cells[0].fleet, **kw)
-    assert new.split.interfaces[0] == 8 and new.p[0] != r.p[0]
+    assert new.split.interfaces[0] == 8
+    assert (new.p[0].hex(), new.rate[0].hex()) == BASIN_CELL_RAISED_AT_6D53E62
     fixed = _sweep(BASIN_CELL.replace("[fixed]", "[fixed]\nrisk_basin = 6"))
     assert stormsim.storm_risk(fixed.cells[0].fleet,
                                **fixed.cells[0].risk_kwargs()).split.interfaces[0] == 6
+
+
+def test_an_integer_basin_above_the_levels_left_to_split_is_lowered():
+    """With "auto", splitting gets only the levels plain Monte Carlo left; a
+    basin level above them is lowered to the deepest of them (never a cell
+    that fails on every resume)."""
+    kw = {**FIXED, "max_fleets": 16}
+    r = stormsim.storm_risk(_cell(), [2, 6], basin=9, **kw)
+    assert list(r.level_method) == ["plain", "splitting"] and r.split.interfaces[0] == 6
+    direct = stormsim.storm_risk(_cell(), [2, 6], basin=6, **kw)
+    assert np.array_equal(r.p, direct.p) and np.array_equal(r.rate, direct.rate)
+    assert stormsim.storm_risk(_cell(), [2, 6], basin=None, **kw).split.interfaces[0] == \
+        stormsim.storm_risk(_cell(), [2, 6], **kw).split.interfaces[0]   # None: the default
 
 
 @pytest.mark.parametrize("line,message", [

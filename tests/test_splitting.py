@@ -133,18 +133,21 @@ def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, basin, trials
         assert s.p_lo[j] < s.p[j] < s.p_hi[j] and s.rate_lo[j] < s.rate[j] < s.rate_hi[j]
 
 
-@pytest.mark.parametrize("horizon, trials, replicates",
-                         [(0, 1000, 8), (DEFAULT_HORIZON, 100, 16)])
-def test_agrees_with_brute_force_on_the_paper_cell(horizon, trials, replicates):
+@pytest.mark.parametrize("horizon, basin, trials, replicates",
+                         [(0, DEFAULT_BASIN, 1000, 8), (DEFAULT_HORIZON, DEFAULT_BASIN, 100, 16),
+                          (DEFAULT_HORIZON, "most-entries", 100, 16)])
+def test_agrees_with_brute_force_on_the_paper_cell(horizon, basin, trials, replicates):
     """N = 16, L = 0.6, sigma = 0.01 T, fair, uncapped: splitting against
-    plain Monte Carlo at the levels plain Monte Carlo resolves in seconds."""
+    plain Monte Carlo at the levels plain Monte Carlo resolves in seconds
+    (k = 10: P ~ 9e-5), both basin rules, with splitting stages above L_0."""
     f = _paper_cell()
-    ks = [3, 5, 7, 8]
+    ks = [3, 5, 7, 8, 10]
     run = stormsim.simulate(f, fleets=1500, cycles=800, burn_in=80, seed=11)
     te = tail_estimate(run.occupancy)
     st = storm_estimate(run.upcrossings, run.occupancy)
     s = storm_split(f, ks, trials=trials, replicates=replicates, flux_cycles=2000, burn_in=100,
-                    seed=2, horizon=horizon)
+                    seed=2, horizon=horizon, basin=basin)
+    assert s.interfaces.size > 2 and not s.from_flux[-1]     # stages ran, not the flux alone
     for j, k in enumerate(ks):
         se_p = np.hypot(s.p[j] * s.p_rel_error[j], (te.hi[k] - te.lo[k]) / 4)
         se_r = np.hypot(s.rate[j] * s.rate_rel_error[j], st.rate[k] * st.rel_error[k])
