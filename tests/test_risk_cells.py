@@ -550,15 +550,9 @@ def test_inspect_csv_and_json_have_the_storm_risk_columns_of_the_dataframe(risk_
     assert doc["cells"][0]["risk_p_ge_10"] is None                             # k = 10 > 6
 
 
-def test_each_view_reads_each_cell_once(risk_result):
-    """The views need each cell's summary and its storm risk: one pass over the
-    cells (a second one read every cell's arrays again)."""
-    from stormsim.export import inspect_csv, inspect_json
-
-    pytest.importorskip("xarray")
-    res = stormsim.open_results(risk_result)
-    reads = []
-    every_cell = res._iter
+def _count_reads(res) -> list:
+    """The cells ``res`` reads from now on, in order (each read appends its index)."""
+    reads, every_cell = [], res._iter
 
     def counted():
         for c in every_cell():
@@ -566,6 +560,17 @@ def test_each_view_reads_each_cell_once(risk_result):
             yield c
 
     res._iter = counted
+    return reads
+
+
+def test_each_view_reads_each_cell_once(risk_result):
+    """The views need each cell's summary and its storm risk: one pass over the
+    cells (a second one read every cell's arrays again)."""
+    from stormsim.export import inspect_csv, inspect_json
+
+    pytest.importorskip("xarray")
+    res = stormsim.open_results(risk_result)
+    reads = _count_reads(res)
     for view in (res.to_dataframe, res.to_xarray, lambda: inspect_csv(res, ("N",)),
                  lambda: inspect_json(res, ("N",))):
         reads.clear()
@@ -615,15 +620,7 @@ def test_inspect_shows_the_storm_risk_reading_each_cell_once(risk_result, capsys
         n = int(c.params["N"])
         for k, method in zip(c.risk["levels"].tolist(), c.risk["risk_level_method"]):
             assert [str(c.index), str(n), str(k), str(method)] in [r[:4] for r in rows], (c.index, k)
-    reads = []
-    every_cell = res._iter
-
-    def counted():
-        for c in every_cell():
-            reads.append(c.index)
-            yield c
-
-    res._iter = counted
+    reads = _count_reads(res)
     assert "Storm risk (risk_levels)" in res.table(risk=True)
     assert reads == list(range(res.n_cells))
     assert "Storm risk" not in res.table()             # the report adds its own section
