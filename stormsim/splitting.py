@@ -67,8 +67,8 @@ What limits the variance (measured at N = 16 and 32, L = 0.6, sigma = 0.01 T,
 fair; the runs, figures and what was tried and dropped are in
 docs/SPLITTING.md): the spread between replicates, not the clones' binomial
 noise. At the top interfaces the states that reach L differ widely in their
-chance of reaching L + 1 (at N = 32, L = 24: from 0 to 1, median 0.05,
-sd 6x the binomial's), which the integer score cannot tell apart, so a
+chance of reaching L + 1 (at N = 32, L = 24: from 0 to 1, median 0.07,
+sd 5.7x the binomial's), which the integer score cannot tell apart, so a
 replicate's deep stages succeed or fail together and the replicate estimates
 are heavy-tailed (``top_share``). The mean look-ahead (horizon 2) cut the
 work-normalised variance RE^2 x CPU 4-13x against the committed future at
