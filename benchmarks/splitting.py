@@ -39,7 +39,7 @@ import numpy as np
 
 import stormsim
 from stormsim.risk import _collapse, _estimate
-from stormsim.splitting import DEFAULT_HORIZON, storm_split
+from stormsim.splitting import DEFAULT_HORIZON, TOP_SHARE_WARN, storm_split
 
 TARGETS = (1e-6, 1e-8, 1e-10, 1e-12)
 #: Storms plain Monte Carlo must have seen at a level before its measured
@@ -102,7 +102,11 @@ def main(argv=None) -> int:
         print(f"demo: k = {args.level}, P = {r.p[0]:.3g}, RE {r.p_rel_error[0]:.3f} (P), "
               f"{r.rate_rel_error[0]:.3f} (nu_k), {r.wall_seconds:.0f} s wall, "
               f"{r.cpu_seconds:.0f} CPU s, stopped: {r.stopped}, load average at the end "
-              f"{os.getloadavg()[0]:.2f} (2 cores)")
+              f"{os.getloadavg()[0]:.2f} (2 cores)"
+              + ("" if r.split is None else
+                 f"; {r.split.replicates} replicates, the largest holds "
+                 f"{r.split.top_share[-1]:.0%} of the sum (heavy tail above "
+                 f"{TOP_SHARE_WARN:.0%})"))
         return 0
     if args.quick:
         args.repeats, args.mc_seconds, args.replicates = 1, 10.0, 16
