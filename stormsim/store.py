@@ -83,6 +83,13 @@ class _BadUnit(Exception):
         self.why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+def _refused(exc: BaseException) -> bool:
+    """The environment refused (disk, memory, or h5py's plain RuntimeError when a
+    close fails), not a bug: RuntimeError's subclasses (RecursionError,
+    NotImplementedError, ...) come from code, not from the disk."""
+    return isinstance(exc, (OSError, MemoryError)) or type(exc) is RuntimeError
+
+
 def _all_risk(sweep: Sweep) -> frozenset:
     return frozenset(c.index for c in sweep.cells if c.has_risk)
 
@@ -453,20 +460,24 @@ class HDF5Store(Store):
                 f"could not assemble {self.path}: its finished unit {bad.path.name} turned "
                 f"out bad ({bad.why}) and was removed; {self._kept()}; run the same command "
                 f"to redo {_redo(bad.path)} and finish") from None
-        except (OSError, RuntimeError, MemoryError) as exc:   # the environment refuses
-            # (h5py: RuntimeError when a close fails)
+        except (OSError, RuntimeError, MemoryError) as exc:
             tmp_path_of(self.path).unlink(missing_ok=True)
+            if not _refused(exc):
+                raise self._assembly_error(exc) from exc
             raise ResourceError(self._write_failed(exc, str(self.path))) from None
         except Exception as exc:    # a bug: keep everything, say so, show its traceback
             tmp_path_of(self.path).unlink(missing_ok=True)
-            raise AssemblyError(
-                f"could not assemble {self.path} ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); nothing is lost: "
-                f"{self._kept()}, and the same command retries only this assembly. If it "
-                "fails the same way, this is a bug in stormsim: please report it with this "
-                "traceback") from exc
+            raise self._assembly_error(exc) from exc
         fault("store:before-parts-removed")
         shutil.rmtree(self.parts, ignore_errors=True)
+
+    def _assembly_error(self, exc: BaseException) -> AssemblyError:
+        return AssemblyError(
+            f"could not assemble {self.path} ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); nothing is lost: "
+            f"{self._kept()}, and the same command retries only this assembly. If it "
+            "fails the same way, this is a bug in stormsim: please report it with this "
+            "traceback")
 
     def _kept(self) -> str:
         """'N units of work are kept in PARTS'."""

@@ -137,7 +137,9 @@ def test_any_other_assembly_failure_keeps_every_unit_and_says_so(tmp_path, sweep
 
 
 @pytest.mark.parametrize("exc, why", [(MemoryError(), "out of memory"),
-                                      (OSError(), "OSError")])
+                                      (OSError(), "OSError"),
+                                      (RuntimeError("Can't decrement id ref count"),
+                                       "Can't decrement id ref count")])
 def test_running_out_of_memory_or_a_bare_os_error_is_the_environment_s(
         tmp_path, sweep, reference, exc, why):
     """MemoryError says nothing about stormsim (before: reported as a bug), and
@@ -150,6 +152,26 @@ def test_running_out_of_memory_or_a_bare_os_error_is_the_environment_s(
             r".*out\.h5\.parts; fix that and run the same command to resume")):
         store.finish()
     store.close()
+    assert _left(tmp_path) == ["out.h5.parts"]
+    assert run_sweep(sweep, tmp_path / "out.h5", progress="none").fleets_run == 0
+    assert datasets(tmp_path / "out.h5") == reference
+
+
+@pytest.mark.parametrize("exc", [RecursionError("maximum recursion depth exceeded"),
+                                 NotImplementedError("a layout not written yet")])
+def test_a_runtime_error_subclass_is_a_bug_not_the_disk(tmp_path, sweep, reference, exc):
+    """h5py raises a plain RuntimeError when a close fails (the environment); its
+    subclasses come from code: before, they read as the disk's fault (exit 3,
+    "fix that and run the same command") instead of a bug to report."""
+    _units_in_parts(tmp_path, sweep)
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    with inject_fault("atomic:before-replace", exc), pytest.raises(AssemblyError, match=(
+            rf"\({type(exc).__name__}: .*\); nothing is lost: 8 units of work are kept")) \
+            as info:
+        store.finish()
+    store.close()
+    assert info.value.__cause__ is exc
     assert _left(tmp_path) == ["out.h5.parts"]
     assert run_sweep(sweep, tmp_path / "out.h5", progress="none").fleets_run == 0
     assert datasets(tmp_path / "out.h5") == reference
