@@ -14,6 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: How often a wait for a new unit file looks (s), and how finely a kill is timed (s).
 POLL_FILES_S = 0.005
 POLL_KILL_S = 0.001
+#: The longest wait for one more unit file (s): a unit takes well under a second
+#: here, so a child that writes none in this long hangs; the wait then kills it
+#: and fails rather than hold the suite until CI's limit.
+WAIT_PART_S = 120.0
 
 
 def env() -> dict:
@@ -27,10 +31,17 @@ def count_parts(d: Path, pattern: str = "*.npz") -> int:
     return len(list(p.glob(pattern))) if p.is_dir() else 0
 
 
-def wait_for_a_new_part(proc, d: Path) -> None:
-    """Until one more unit file lands in ``d``/out.h5.parts, or ``proc`` ends."""
+def wait_for_a_new_part(proc, d: Path, timeout: float = WAIT_PART_S) -> None:
+    """Until one more unit file lands in ``d``/out.h5.parts, or ``proc`` ends;
+    after ``timeout`` s without either, kill ``proc`` and raise TimeoutError."""
     before = count_parts(d)
+    deadline = time.monotonic() + timeout
     while count_parts(d) <= before and proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise TimeoutError(f"no new unit file in {d / 'out.h5.parts'} within {timeout:g} s "
+                               f"and the child ({proc.args}) still ran: killed it")
         time.sleep(POLL_FILES_S)
 
 
