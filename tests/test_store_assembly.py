@@ -19,6 +19,7 @@ from stormsim.errors import ResourceError
 from stormsim.spec import parse_sweep
 from stormsim.store import AssemblyError, HDF5Store
 from stormsim.sweep import run_sweep
+from stormsim.cellrisk import make_risk_unit, run_risk
 from stormsim.work import make_unit, run_unit
 
 #: occupancy = "sum": the units hold per-block exact sums (the contents the
@@ -174,4 +175,40 @@ def test_a_runtime_error_subclass_is_a_bug_not_the_disk(tmp_path, sweep, referen
     assert info.value.__cause__ is exc
     assert _left(tmp_path) == ["out.h5.parts"]
     assert run_sweep(sweep, tmp_path / "out.h5", progress="none").fleets_run == 0
+    assert datasets(tmp_path / "out.h5") == reference
+
+
+RISK_SWEEP = SWEEP.replace("fleets = 23\n", "fleets = 23\nrisk_levels = [2]\n"
+                           "risk_method = \"plain\"\nrisk_fleets = 16\n")
+
+
+def test_a_storm_risk_part_corrupted_after_the_scan_is_removed_and_redone(tmp_path):
+    """As for a unit, but the message says the cell's storm risk is redone (not
+    "that unit's fleets"), and the same command redoes only that."""
+    sweep = parse_sweep(RISK_SWEEP, "risk.toml")
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    run_sweep(sweep, ref / "out.h5", progress="none")
+    reference = datasets(ref / "out.h5")
+    _units_in_parts(tmp_path, sweep)
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    for c in sweep.cells:
+        store.commit([run_risk(make_risk_unit(sweep, c.index))])
+    store.close()
+    risk = sorted((tmp_path / "out.h5.parts").glob("r*.npz"))
+    assert len(risk) == sweep.n_cells
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)                                  # the scan: every part is good
+    raw = bytearray(risk[0].read_bytes())              # then one goes bad (CRC)
+    raw[len(raw) // 2] ^= 0xFF
+    risk[0].write_bytes(bytes(raw))
+    with pytest.raises(ResourceError, match=(
+            rf"its finished unit {risk[0].name} turned out bad \(BadZipFile: .*\) and was "
+            r"removed; .* run the same command to redo that cell's storm risk and finish")):
+        store.finish()
+    store.close()
+    assert not risk[0].exists() and risk[1].exists()
+    out = run_sweep(sweep, tmp_path / "out.h5", progress="none")
+    assert out.status == "complete" and out.fleets_run == 0
     assert datasets(tmp_path / "out.h5") == reference
