@@ -21,8 +21,10 @@ from procs import count_parts, env, kill_at, wait_for_a_new_part
 pytestmark = pytest.mark.slow
 
 #: Four cells, each a storm risk (one task: 48 plain fleets, then 3 splitting
-#: replicates at the top level) and 600 fleets in units: about 10 s of work on
-#: the shared 2 cores, so kills land inside and between risk tasks and units.
+#: replicates at the top level) and 1800 fleets in units: the storm risks run
+#: first, then ~50 units, so kills land inside and between risk tasks and units.
+#: (With 600 fleets, a third as many units, a run killed after its first unit could finish
+#: every fleet before the kill: two kills, then a clean run, and the test failed.)
 SWEEP = """
 [sweep]
 name = "risk crash test"
@@ -31,7 +33,7 @@ T = 1.0
 jitter = 0.01
 cycles = 400
 burn_in = 40
-fleets = 600
+fleets = 1800
 risk_levels = [2, "N"]
 risk_fleets = 48
 risk_replicates = 3
@@ -65,12 +67,12 @@ def test_sigkill_during_risk_tasks_then_resume_is_bit_identical(tmp_path):
         kept = count_parts(tmp_path, "r*.npz")
         assert kept >= risks_seen or (tmp_path / "out.h5").exists(), (log, err)
         risks_seen = kept
-        log.append((proc.returncode, kept))
+        log.append((proc.returncode, kept, count_parts(tmp_path, "u*.npz")))
         if proc.returncode == 0:
             break
         assert proc.returncode == -signal.SIGKILL, (log, err)
     assert kills >= 3, log                      # the kills landed while work remained
-    assert any(0 < r < 4 for _, r in log), log  # some with storm risks kept, some to do
+    assert any(0 < r < 4 for _, r, *_ in log), log  # some with storm risks kept, some to do
     assert datasets(tmp_path / "out.h5") == reference, log
     assert not (tmp_path / "out.h5.parts").exists()
-    print(f"SIGKILL log (return code, storm-risk files kept): {log}")
+    print(f"SIGKILL log (return code, storm-risk files kept, unit files kept): {log}")
