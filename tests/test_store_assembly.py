@@ -67,14 +67,19 @@ def _left(tmp_path):
     return sorted(p.name for p in tmp_path.iterdir())
 
 
+def _corrupt(path):
+    """Flip the bits of the middle byte of a part file (its zip CRC no longer matches)."""
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+
+
 def test_a_unit_corrupted_after_the_scan_is_removed_and_the_same_command_resumes(
         tmp_path, sweep, reference):
     units = _units_in_parts(tmp_path, sweep)
     store = HDF5Store(tmp_path / "out.h5")
     store.open(sweep)                                  # the scan: every unit is good
-    raw = bytearray(units[1].read_bytes())             # then one goes bad (CRC)
-    raw[len(raw) // 2] ^= 0xFF
-    units[1].write_bytes(bytes(raw))
+    _corrupt(units[1])                                 # then one goes bad (CRC)
     with pytest.raises(ResourceError, match=(
             rf"could not assemble {tmp_path / 'out.h5'}: its finished unit {units[1].name} "
             r"turned out bad \(BadZipFile: .*\) and was removed; 7 units of work are kept in "
@@ -200,9 +205,7 @@ def test_a_storm_risk_part_corrupted_after_the_scan_is_removed_and_redone(tmp_pa
     assert len(risk) == sweep.n_cells
     store = HDF5Store(tmp_path / "out.h5")
     store.open(sweep)                                  # the scan: every part is good
-    raw = bytearray(risk[0].read_bytes())              # then one goes bad (CRC)
-    raw[len(raw) // 2] ^= 0xFF
-    risk[0].write_bytes(bytes(raw))
+    _corrupt(risk[0])                                  # then one goes bad (CRC)
     with pytest.raises(ResourceError, match=(
             rf"its finished unit {risk[0].name} turned out bad \(BadZipFile: .*\) and was "
             r"removed; .* run the same command to redo that cell's storm risk and finish")):
