@@ -460,14 +460,11 @@ class HDF5Store(Store):
                 f"could not assemble {self.path}: its finished unit {bad.path.name} turned "
                 f"out bad ({bad.why}) and was removed; {self._kept()}; run the same command "
                 f"to redo {_redo(bad.path)} and finish") from None
-        except (OSError, RuntimeError, MemoryError) as exc:
+        except Exception as exc:
             tmp_path_of(self.path).unlink(missing_ok=True)
-            if not _refused(exc):
-                raise self._assembly_error(exc) from exc
-            raise ResourceError(self._write_failed(exc, str(self.path))) from None
-        except Exception as exc:    # a bug: keep everything, say so, show its traceback
-            tmp_path_of(self.path).unlink(missing_ok=True)
-            raise self._assembly_error(exc) from exc
+            if _refused(exc):       # the environment: free space (or memory) and resume
+                raise ResourceError(self._write_failed(exc, str(self.path))) from None
+            raise self._assembly_error(exc) from exc   # a bug: keep everything, show where
         fault("store:before-parts-removed")
         shutil.rmtree(self.parts, ignore_errors=True)
 
