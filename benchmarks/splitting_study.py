@@ -96,7 +96,8 @@ def _stage(args, bank, L0, hi, stage, R, M, n, key0, key1, horizon):
     _kernel.ffs_stage(*args, rem, ph, cnt, lo, bank_n, key0, key1, np.int64(stage), np.int64(0),
                       np.int64(L0), np.int64(hi), np.int64(_kernel.FFS_MAX_EVENTS), out["occ"],
                       out["up"], out["rem"], out["ph"], out["cnt"], out["st"], out["ev"],
-                      np.int64(horizon))
+                      np.int64(horizon), False, np.int64(0), np.full(rem.shape[0], np.inf),
+                      np.zeros((R, M)))
     return out
 
 

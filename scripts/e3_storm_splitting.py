@@ -61,7 +61,7 @@ def validate(n, args, rows, table):
     ks = ks[storms[ks] >= MIN_STORMS]
     sp = stormsim.storm_split(fleet, ks, trials=args.trials, replicates=args.replicates,
                               seed=args.seed + n, horizon=args.horizon,
-                              basin=args.basin)
+                              basin=args.basin, score_every=args.score_every)
     worst, n_ok = 0.0, 0
     for j, k in enumerate(ks):
         se_bf_p = te.p[k] * (np.log(te.hi[k] / te.lo[k]) / 3.92)   # 95% log-scale half-width
@@ -94,7 +94,7 @@ def known_answer(args, rows, table):
     nu_true = n / (T + d) * binom.pmf(ks - 1, n - 1, q)
     sp = stormsim.storm_split(fleet, ks, trials=args.trials, replicates=args.replicates,
                               flux_cycles=1400, burn_in=400, seed=args.seed, horizon=args.horizon,
-                              basin=args.basin)
+                              basin=args.basin, score_every=args.score_every)
     zs = []
     for j, k in enumerate(ks):
         zp = (sp.p[j] / p_true[j] - 1) / sp.p_rel_error[j]
@@ -120,7 +120,7 @@ def curves(args):
             t0 = time.perf_counter()
             sp = stormsim.storm_split(fleet, ks, trials=args.trials,
                                       replicates=args.fig_replicates, seed=args.seed + 7 * n,
-                                      horizon=args.horizon, basin=args.basin)
+                                      horizon=args.horizon, basin=args.basin, score_every=args.score_every)
             te, st, storms, _ = brute(fleet, args.fig_bf_seconds, args.seed + 11 * n)
             d = load * T / n
             q = d / (T + d)
@@ -140,6 +140,9 @@ def main(argv=None) -> int:
     p.add_argument("--basin", default="most-entries", choices=("most-entries", "raised"),
                    help="storm_split's basin rule (default: most-entries, the rule of the "
                         "RESULTS.md entry; storm_split's own default is raised)")
+    p.add_argument("--score-every", default="write-end", choices=("write-end", "cycle"),
+                   help="when storm_split looks at its score (default: write-end, the rule of "
+                        "the RESULTS.md entry; storm_split's own default is cycle)")
     args = p.parse_args(argv)
     t0 = C.start(args)
     args.bf_seconds = args.bf_seconds or C.pick(args, 3.0, 90.0)

@@ -1589,13 +1589,24 @@ def _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw,
 @njit(cache=CACHE, nogil=True)
 def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, burn_in,
              cycles, max_events, occupancy, upcross, out_rem, out_ph, out_cnt, res_rem,
-             res_ph, res_cnt, res_key, horizon=0):
+             res_ph, res_cnt, res_key, horizon, sparse, near, due_io):
     """Continue one fleet from a state (rem, ph, cnt: (N,)) with its own streams.
 
     Job i's normals come from ``stream_base(k0, k1, stream, i)``, read at its
-    firing count as in ``run_fleet``. The score (``ffs_committed_max``) is
-    evaluated at every instant at which a write ends (only then can it
-    change: a firing was committed, a new draw is made at a write's end).
+    firing count as in ``run_fleet``. The score (``_ffs_score``) can change
+    only where a write ends (a new compute interval is drawn). sparse False:
+    it is looked at every such instant. sparse True: a *common* look (basin
+    and interface) comes only at the last instant before the first compute
+    interval drawn since the previous common look could end, at its drawn
+    end or at its mean T_i, whichever is first (``due``, on the compute
+    clock; due_io[0] carries it, relative, from a bank state and to the
+    state reached); until then the fleet follows the look-ahead walked at
+    that look exactly (the same firings, the same write ends), so n_w stays
+    below its score: time with n_w >= k still falls outside the basin. A
+    trial also looks at every write end while its last score was >= hi -
+    near, for the interface only (the basin is judged at common looks, so
+    the excursions, and the flux runs' entries, are those of one rule,
+    whatever the stage).
 
     plain False (a trial): occupancy (N+1,) and upcross (N+1,) accumulate
     the segment from the start to the stop (the stopping instant's
@@ -1665,6 +1676,7 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
     events = 0
     instants = 0
     status = 0
+    due = due_io[0]
     s = _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw, rc, lo,
                    hi, buf, horizon, lw, lwi, lc, lci)
     in_basin = s < lo
@@ -1705,8 +1717,10 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
                 if w <= TIE_RTOL * T[i]:
                     tofire[n_fire] = i
                     n_fire += 1
+                    due = pc
                 else:
                     nch = _q_push(ckey, cidx, ch, nch, mask, True, pc + w, i)
+                    due = min(due, pc + min(w, T[i]))
             for b in range(n_w_pop, n_pop):
                 i = popped[b]
                 if popkey[b] - pc > TIE_RTOL * T[i]:
@@ -1732,7 +1746,21 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
                 measuring = True
                 for b in range(nw_prev + 1, nw + 1):
                     upcross[b] += 1
-            if ended > 0:
+            r_w = rw[nw]
+            r_c = rc[N - nw]
+            to_write = nwh > 0 and (nch == 0 or (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w)
+            if sparse:
+                nxt = ckey[ch]
+                if to_write:
+                    nxt = pc + r_c * ((wkey[wh] - pw) / r_w)
+                common = due <= nxt + tol_T
+                extra = not plain and ended > 0 and s >= hi - near
+            else:
+                common = ended > 0
+                extra = False
+            if common or extra:
+                if common:
+                    due = np.inf
                 s = _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d,
                                rw, rc, lo, hi, buf, horizon, lw, lwi, lc, lci)
                 if plain:
@@ -1763,7 +1791,7 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
                     if s >= hi:
                         status = 1
                         break
-                    if s < lo:
+                    if common and s < lo:
                         status = 0
                         break
             if plain and n_done == N:
@@ -1778,11 +1806,10 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
                     wkey[(wh + b) & mask] -= pw
                 for b in range(nch):
                     ckey[(ch + b) & mask] -= pc
+                due -= pc
                 pw = 0.0
                 pc = 0.0
-            r_w = rw[nw]
-            r_c = rc[N - nw]
-            if nch == 0 or (nwh > 0 and (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w):
+            if to_write:
                 dt = (wkey[wh] - pw) / r_w
                 pw = wkey[wh]
                 pc += r_c * dt
@@ -1796,6 +1823,7 @@ def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, b
     if plain:
         return n_res, events, window
     if status == 1:
+        due_io[0] = due - pc
         for b in range(nch):
             q = (ch + b) & mask
             j = cidx[q]
@@ -1819,7 +1847,7 @@ def ffs_stage_key(key0, stage):
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def ffs_flux(T, d, sigma, rw, rc, theta, key0, key1, rep0, lo, burn_in, cycles, occupancy,
-             upcross, res_rem, res_ph, res_cnt, entries, events, window, horizon=0):
+             upcross, res_rem, res_ph, res_cnt, entries, events, window, horizon, sparse):
     """The flux runs of replicates rep0 + r, r < R: one fleet each from theta[r]
     (its streams those of fleet rep0 + r under (key0, key1), as in ``simulate``).
 
@@ -1838,7 +1866,8 @@ def ffs_flux(T, d, sigma, rw, rc, theta, key0, key1, rep0, lo, burn_in, cycles, 
         n, ev, w = ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, key0, key1, rep0 + r, lo, lo,
                             True, burn_in, cycles, 0, occupancy[r], upcross[r], dummy_r,
                             dummy_p, dummy_c, res_rem[r], res_ph[r], res_cnt[r],
-                            stream_base(rkey, key1, rep0 + r, 0), horizon)
+                            stream_base(rkey, key1, rep0 + r, 0), horizon, sparse, 0,
+                            np.full(1, np.inf))
         entries[r] = n
         events[r] = ev
         window[r] = w
@@ -1847,7 +1876,7 @@ def ffs_flux(T, d, sigma, rw, rc, theta, key0, key1, rep0, lo, burn_in, cycles, 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n, key0, key1,
               stage, rep0, lo, hi, max_events, occupancy, upcross, out_rem, out_ph, out_cnt,
-              status, events, horizon=0):
+              status, events, horizon, sparse, near, bank_due, out_due):
     """M trials per replicate of one stage, each from a state drawn uniformly
     from its replicate's bank rows bank_lo[r] .. bank_lo[r] + bank_n[r] - 1.
 
@@ -1871,10 +1900,11 @@ def ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
         sid = ((rep0 + r) << 32) + m
         u = stream_uniform(stream_base(skey, key1, sid, 0), 0)
         row = bank_lo[r] + min(np.int64(u * bank_n[r]), bank_n[r] - 1)
+        out_due[r, m] = bank_due[row]
         st, ev, _ = ffs_walk(T, d, sigma, rw, rc, bank_rem[row], bank_ph[row], bank_cnt[row],
                              skey, key1 ^ _FLEET_MUL, sid, lo, hi, False, 0, 0, max_events,
                              occupancy[r, m], upcross[r, m], out_rem[r, m], out_ph[r, m],
                              out_cnt[r, m], bank_rem[:1], bank_ph[:1], bank_cnt[:1],
-                             np.uint64(0), horizon)
+                             np.uint64(0), horizon, sparse, near, out_due[r, m:m + 1])
         status[r, m] = st
         events[r, m] = ev

@@ -261,7 +261,7 @@ def _risk(args: argparse.Namespace) -> int:
 
         defaults = {"levels": _RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
                                                 ("rel_error", "max_seconds", "method", "trials",
-                                                 "basin")}}
+                                                 "basin", "score_every")}}
         for name, value in defaults.items():
             if getattr(args, name) is None:
                 setattr(args, name, value)
@@ -281,7 +281,8 @@ def _risk(args: argparse.Namespace) -> int:
                        seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
                        launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
                        method=args.method, trials=args.trials,
-                       basin=int(args.basin) if str(args.basin).isdigit() else args.basin)
+                       basin=int(args.basin) if str(args.basin).isdigit() else args.basin,
+                       score_every=args.score_every)
     if args.format == "json":
         print(json.dumps({"file": args.file, "cell": args.cell, **r.to_dict()}, indent=1,
                          default=str))
@@ -294,7 +295,8 @@ def _risk(args: argparse.Namespace) -> int:
 #: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
 _RISK_LEVELS = "2,N/4,N/2"
 #: ``stormsim risk`` options that --as-sweep takes from the cell's risk_* keys instead.
-_RISK_OPTIONS = ("levels", "rel_error", "max_seconds", "max_fleets", "method", "trials", "basin")
+_RISK_OPTIONS = ("levels", "rel_error", "max_seconds", "max_fleets", "method", "trials", "basin",
+                 "score_every")
 
 
 def _tail_levels(text: str):
@@ -464,6 +466,10 @@ def main(argv: list[str] | None = None) -> int:
                       help="splitting: the basin's edge, a level or a rule: raised (the "
                            "default) or most-entries (a sweep cell's default risk_basin, so "
                            "without --as-sweep the deep levels can differ from the sweep's)")
+    risk.add_argument("--score-every", default=None,
+                      help="splitting: when the score is looked at: cycle (the default: once "
+                           "a cycle and near the next interface) or write-end (every write "
+                           "end: a sweep cell's default risk_score_every)")
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     risk.set_defaults(func=_risk)

@@ -6,16 +6,15 @@ its 95 % interval, from plain Monte Carlo over independent fleets, run in
 batches until every level reaches the relative error asked or the budget is
 spent.
 
-Reproducible by construction: batch b is fleets [b B, (b + 1) B) of the run
+Reproducible by construction: batch b is fleets [b B, (b + 1) B) of
 ``simulate(fleet, seed=seed, fleet_start=b B, ...)``, B fixed by the inputs
 (never by timing), so a run that stops earlier or later has seen a prefix of
-the same fleets, and the estimate from F fleets is a function of (seed,
-inputs, F) alone.
+the same fleets: the estimate from F fleets is a function of (seed, inputs, F).
 
 Statistics (all over independent fleets, the units):
 
-- P(n_w >= k): stormsim.tails (ratio estimator, delta method on the logit
-  scale; no fleet at k: the one-sided bound 1 - 0.05^(1/F));
+- P(n_w >= k): stormsim.tails (ratio estimator, delta method, logit scale;
+  no fleet at k: the one-sided bound 1 - 0.05^(1/F));
 - nu_k and the mean storm duration: stormsim.storms (ratio estimators,
   delta method on the log scale; no storm: the one-sided Poisson bound
   -ln(0.05) / measured time on nu_k);
@@ -24,11 +23,10 @@ Statistics (all over independent fleets, the units):
   P(n_w >= k) and its nu_k are at or below ``rel_error`` and at least
   ``min_hits`` fleets reached it (so that the se itself is trustworthy).
 
-For a level not resolved, the plain Monte Carlo cost to resolve it is
-estimated: the relative error falls as 1 / sqrt(fleets), so F (RE / target)^2
-fleets where some fleet reached k; where none did, at least enough fleets to
-see 1 / target^2 storms at the bound's rate (a lower bound: storms cluster,
-which only adds variance).
+A level not resolved would cost plain Monte Carlo F (RE / target)^2 fleets
+(RE falls as 1 / sqrt(fleets)) where some fleet reached k; where none did, at
+least the fleets to see 1 / target^2 storms at the bound's rate (a lower
+bound: storms cluster, which only adds variance).
 
 Choosing the method (``method="auto"``): plain Monte Carlo runs first, with
 PLAIN_SHARE of the budget (less once every unresolved level would cost it more
@@ -61,8 +59,8 @@ import numpy as np
 from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
-from .splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, MIN_REPLICATES, TOP_SHARE_WARN,
-                        check_splittable, storm_split, storm_split_until)
+from .splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, MIN_REPLICATES,
+                        TOP_SHARE_WARN, check_splittable, storm_split, storm_split_until)
 from .storms import ratio_of_means, storm_estimate
 from .tails import LEVEL, tail_estimate
 
@@ -96,15 +94,14 @@ class StormRisk:
         ``needed_is_lower_bound`` where no fleet reached the level
     fleets, fleet_cycles, events, cpu_seconds, wall_seconds, batches : effort
     stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets", or
-        "replicates" (a fixed effort's splitting replicates done, max_seconds=None)
+        "replicates" (a fixed effort's splitting replicates done)
     level_method : "plain" or "splitting" per level; split : the
         stormsim.splitting.SplitEstimate of the split levels (or None)
 
-    A split level that no replicate reached has p = 0 with p_method
-    "monotone-bound": p_hi is the upper end of the interval of the deepest
-    lower level asked (P(n_w >= k) falls with k), or 1; its rate is NaN with
-    rate_method "not-reached" (a storm rate has no such bound). Ask for
-    intermediate levels too for a tighter bound, or give more time.
+    A split level no replicate reached has p = 0, p_method "monotone-bound":
+    p_hi is the upper end of the interval of the deepest lower level asked
+    (P(n_w >= k) falls with k), or 1; its rate is NaN, rate_method
+    "not-reached" (no such bound). Ask for intermediate levels, or more time.
     """
 
     levels: np.ndarray
@@ -162,7 +159,7 @@ class StormRisk:
             sp = self.split
             out["split"] = {k: plain(getattr(sp, k)) for k in (
                 "levels", "interfaces", "trials", "replicates", "flux_cycles", "burn_in", "horizon",
-                "events", "truncated", "cpu_seconds", "wall_seconds", "work_relvar",
+                "score_every", "events", "truncated", "cpu_seconds", "wall_seconds", "work_relvar",
                 "mc_work_relvar", "gain", "top_share", "method")}
         return out
 
@@ -305,7 +302,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                min_hits: int = MIN_HITS, threads: int | None = None,
                progress=None, method: str = "auto", trials: int = 100,
                flux_cycles: int = 2000, horizon: int = DEFAULT_HORIZON,
-               replicates: int | None = None, basin: int | str = DEFAULT_BASIN) -> StormRisk:
+               replicates: int | None = None, basin: int | str = DEFAULT_BASIN,
+               score_every: str = DEFAULT_SCORE_EVERY) -> StormRisk:
     """P(n_w >= k) and the storm rate nu_k for each level k, to ``rel_error``.
 
     Parameters
@@ -331,9 +329,9 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     method : "auto" (plain Monte Carlo, then splitting for the levels it
         cannot reach in the budget; see the module docstring), "plain", or
         "splitting" (every level by stormsim.splitting; base model only)
-    trials, flux_cycles, horizon, basin : splitting's clones per stage,
-        flux-run length, score look-ahead and basin edge (a level, at most the
-        deepest level split, or a rule: "raised", "most-entries"; storm_split)
+    trials, flux_cycles, horizon, basin, score_every : storm_split's clones per
+        stage, flux run, look-ahead, basin edge (a level <= the deepest level
+        split, or "raised", "most-entries"), score looks ("cycle", "write-end")
     replicates : with ``max_seconds=None``, the splitting replicates, >=
         splitting.MIN_REPLICATES (default FIXED_REPLICATES); with a time budget it must be None
         (replicates then run in rounds until rel_error or the budget)
@@ -456,12 +454,14 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     if fixed:
         sp = storm_split(fleet, ks[todo], trials=trials, replicates=replicates,
                          flux_cycles=flux_cycles, burn_in=burn_in, seed=int(seed),
-                         launch=launch, threads=threads, horizon=horizon, basin=basin)
+                         launch=launch, threads=threads, horizon=horizon, basin=basin,
+                         score_every=score_every)
     else:
         sp = storm_split_until(fleet, ks[todo], target, budget - (time.perf_counter() - t0),
                                seed=int(seed), trials=trials, flux_cycles=flux_cycles,
                                burn_in=burn_in, launch=launch, threads=threads,
-                               progress=split_progress, horizon=horizon, basin=basin)
+                               progress=split_progress, horizon=horizon, basin=basin,
+                               score_every=score_every)
     done = bool(np.all(sp.rate_rel_error <= target) and np.all(sp.p_rel_error <= target))
     out = _with_split(risk, ks, todo, sp, target, t0, c0, state["events"],
                       "rel_error" if done and (risk is None or risk.resolved[~todo].all())

@@ -20,11 +20,25 @@ cycles, the same dynamics in which every compute interval started later
 lasts exactly its mean T_i (no new draw), stopped after (jobs computing now)
 + H N firings (``_kernel.ffs_lookahead_max``); with the fleet's own sharing
 it follows a cluster's growth (jobs firing inside a long shared write leave
-it together) over the next cycles. Either way S >= n_w, S is a function of
-the state alone, and it is evaluated at the end of every write (the one
-instant a new compute interval is drawn), so a state whose S has just
-reached an interface differs from its clones' futures at their very next
-draw; plain n_w would split clones that share the next cycle's firings.
+it together) over the next cycles. Either way S >= n_w and S is a function of
+the state alone; it can change only at the end of a write (the one instant a
+new compute interval is drawn), so a state whose S has just reached an
+interface differs from its clones' futures at their very next draw; plain
+n_w would split clones that share the next cycle's firings.
+
+When S is looked at (``score_every``): "write-end" at every write end.
+"cycle" (the default) once a cycle: at the last instant before the first
+compute interval drawn since the previous look could end (at its draw or at
+its mean, whichever is first). Until then the fleet follows exactly the
+future walked at that look (the same firings and write ends), so n_w <= S
+still holds between looks and the basin, the entries and the excursions are
+those of one rule, the same in flux runs and in every stage. A trial whose
+last look scored within NEAR_LEVELS of its next interface also looks at
+every write end, for that interface only, so it is seen reaching it as soon
+as "write-end" would see it; the look that decides the basin stays the
+cycle's (its due time travels with a state into the next stage's bank).
+Most of a deep stage's events are failing trials far below the next
+interface, which now cost one walk a cycle instead of one per write end.
 
 Interfaces: fixed integers L_0 < L_0 + 1 < ... < k_max (k_max the deepest
 level asked); the basin is A = {S < L_0}. "Reaching" L means S >= L at an
@@ -81,32 +95,31 @@ stay bit-identical) at the level entered most often. A low L_0 makes every
 failing trial run all the way back to a quiet fleet; a higher one stops it
 sooner (measured in docs/SPLITTING.md).
 
-Cost: the score is a walk over the predicted future at every write's end:
-O(N) for the committed future, O(H N) for the look-ahead (an event of a
-trial costs ~50x ``simulate``'s at N = 32). Both walks stop once the score's
-class (< L_0, between, >= the next interface) is decided: n_w rises only at
-firings, so once n_w + (firings left) cannot reach the next bound the rest
+Cost: the score is a walk over the predicted future at every look: O(N) for
+the committed future, O(H N) for the look-ahead (with "write-end", an event
+of a trial costs ~40x ``simulate``'s at N = 32; with "cycle" ~5x). Both walks
+stop once the score's class (< L_0, between, >= the next interface) is
+decided: n_w rises only at firings, so once n_w + (firings left) cannot reach the next bound the rest
 is skipped (same classes, bit-identical results; tested against a
 plain-Python walk).
 """
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass, field
 from numbers import Integral
 
 import numpy as np
 
 from . import _kernel
-from .engine import root_key, seconds_per_event
+from .engine import root_key
 from .errors import SpecError
 from .launch import resolve
 from .model import Fleet
-from .tails import LEVEL
+from .splitestimate import MIN_REPLICATES, TOP_SHARE_WARN, SplitEstimate, merge, summarise
 
 __all__ = ["SplitEstimate", "storm_split", "storm_split_until", "choose_basin", "merge",
-           "DEFAULT_HORIZON", "DEFAULT_BASIN", "BASIN_RULES"]
+           "DEFAULT_HORIZON", "DEFAULT_BASIN", "BASIN_RULES", "SCORE_EVERY", "DEFAULT_SCORE_EVERY",
+           "MIN_REPLICATES", "TOP_SHARE_WARN"]
 
 #: Rule "raised": the basin's edge L_0 is the highest level a flux run (of
 #: ``flux_cycles``) is expected to enter at least this many times, judged from
@@ -117,106 +130,40 @@ MIN_ENTRIES = 50
 #: How the basin is placed when ``basin`` is not an integer (see choose_basin).
 BASIN_RULES = ("raised", "most-entries")
 DEFAULT_BASIN = "raised"
-#: Replicates below which no relative error is reported (a spread needs units).
-MIN_REPLICATES = 3
-#: A level whose largest replicate holds more than this share of the
-#: replicates' sum is flagged (``top_share``): its estimate rests on one
-#: replicate (heavy tail; measured at N = 32, k = 24: 32-replicate runs gave
-#: 2.7-4.9e-13 where a 600 s run of 1664 replicates gave 5.5e-12).
-TOP_SHARE_WARN = 0.5
 #: The score's default look-ahead (cycles of the mean future, ``horizon``):
 #: 0 is the committed future alone. Measured at N = 32 (L = 0.6, sigma =
 #: 0.01 T, fair), equal CPU (~100 s), P at k = 20 / 22 / 24: horizon 0
 #: (200 x 192) RE 0.25 / 0.42 / 0.94, top share 0.25 / 0.30 / 0.94; horizon 2
 #: (200 x 32) RE 0.14 / 0.22 / 0.26, top share 0.14 / 0.16 / 0.19.
 DEFAULT_HORIZON = 2
+#: When the score is looked at (``score_every``, see the module docstring):
+#: "cycle" (the default) once a cycle, and at every write end while the last
+#: look was within NEAR_LEVELS of the next interface; "write-end" at every
+#: write end (the rule before "cycle" existed, and still the sweeps' default,
+#: so their numbers stay bit-identical).
+SCORE_EVERY = ("cycle", "write-end")
+DEFAULT_SCORE_EVERY = "cycle"
+#: "cycle": a trial whose last look scored >= (next interface - NEAR_LEVELS)
+#: looks at every write end, so it is seen reaching the interface as soon as
+#: "write-end" would see it (measured, docs/SPLITTING.md: 0 looks only once
+#: a cycle and is heavy-tailed, 4 costs 1.5x 2's CPU and gained nothing).
+NEAR_LEVELS = 2
 #: Fleet index of the pilot runs that place the basin (far from the
 #: replicates' own 0, 1, ...).
 PILOT_FLEET = 1 << 40
-
-
-@dataclass
-class SplitEstimate:
-    """What ``storm_split`` found. Level arrays are indexed like ``levels``.
-
-    rate, rate_lo, rate_hi, rate_rel_error : nu_k (storms per second)
-    p, p_lo, p_hi, p_rel_error : P(n_w >= k) (time fraction)
-    rep_rate, rep_p : (replicates, levels) each replicate's own estimate
-    from_flux : bool per level: below the basin edge, a plain estimate from
-        the flux runs (no splitting)
-    interfaces : L_0 .. k_max; p_stage (replicates, J) each stage's success
-        fraction; truncated : clones stopped by the event guard (0 expected)
-    work_relvar : RE^2 x CPU seconds of each level's rate (s)
-    mc_work_relvar : plain Monte Carlo's RE^2 x CPU s for the same rate, a
-        lower bound (Poisson counting of storms, 1 / (nu_k x simulated seconds
-        per CPU second of ``simulate``, engine.NS_PER_EVENT)); storms come in
-        clusters, which only adds to it
-    gain : mc_work_relvar / work_relvar (>= the true gain at equal work)
-    top_share : per level, the largest share one replicate holds of the sum of
-        the replicates' estimates (of P or nu_k, the larger). Near 1 / R the
-        replicates agree; above TOP_SHARE_WARN one replicate carries the
-        estimate: the replicate distribution is heavy-tailed there, the
-        typical run lies below the mean and the interval may be too narrow
-    """
-
-    levels: np.ndarray
-    seed: int
-    trials: int
-    replicates: int
-    flux_cycles: int
-    burn_in: int
-    interfaces: np.ndarray
-    rate: np.ndarray
-    rate_lo: np.ndarray
-    rate_hi: np.ndarray
-    rate_rel_error: np.ndarray
-    p: np.ndarray
-    p_lo: np.ndarray
-    p_hi: np.ndarray
-    p_rel_error: np.ndarray
-    rep_rate: np.ndarray
-    rep_p: np.ndarray
-    from_flux: np.ndarray
-    p_stage: np.ndarray
-    flux: np.ndarray
-    entries: np.ndarray
-    events: int
-    truncated: int
-    cpu_seconds: float
-    wall_seconds: float
-    work_relvar: np.ndarray
-    mc_work_relvar: np.ndarray
-    gain: np.ndarray
-    top_share: np.ndarray
-    level: float = LEVEL
-    horizon: int = DEFAULT_HORIZON
-    _sim_per_event: float = field(default=float("nan"), repr=False)
-    method: str = field(default=(
-        "forward flux sampling on the committed-future score with a mean look-ahead of "
-        "`horizon` cycles, fixed effort per stage; "
-        "95% interval over independent replicates (t, log scale)"), repr=False)
-
-    def __str__(self) -> str:
-        lines = [f"storm_split: {self.replicates} replicates x {self.trials} clones per stage, "
-                 f"look-ahead {self.horizon}, interfaces {self.interfaces.tolist()}, "
-                 f"{self.events:.4g} events, "
-                 f"{self.cpu_seconds:.3g} CPU s"]
-        for j, k in enumerate(self.levels.tolist()):
-            src = "flux run" if self.from_flux[j] else "splitting"
-            lines.append(f"  k={k:3d}  nu_k={self.rate[j]:.3e} [{self.rate_lo[j]:.3e}, "
-                         f"{self.rate_hi[j]:.3e}] RE {self.rate_rel_error[j]:.3f}   "
-                         f"P={self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}] "
-                         f"RE {self.p_rel_error[j]:.3f}  ({src}, gain >= {self.gain[j]:.3g})"
-                         + (f"  ONE REPLICATE HOLDS {self.top_share[j]:.0%}: heavy tail, the "
-                            "interval may be too narrow" if self.top_share[j] > TOP_SHARE_WARN
-                            else ""))
-        return "\n".join(lines)
 
 
 def _check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise SpecError(f"{name} = {value!r}: must be an integer >= 1")
     return int(value)
+
+
+def _check_score_every(score_every):
+    if score_every not in SCORE_EVERY:
+        raise SpecError(f"score_every = {score_every!r}: must be one of "
+                        f"{', '.join(map(repr, SCORE_EVERY))}")
+    return score_every
 
 
 def check_splittable(fleet: Fleet) -> None:
@@ -244,7 +191,8 @@ def _theta(fleet, launch, key0, key1, rep0, R):
     return np.broadcast_to(np.asarray(spec, dtype=np.float64).reshape(-1, n)[0], (R, n)).copy()
 
 
-def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch, horizon=0):
+def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch, horizon=0,
+          score_every="write-end"):
     T, d, sigma, rw, rc = _kernel_args(fleet)
     n = fleet.n_jobs
     occ = np.zeros((R, n + 1))
@@ -258,13 +206,13 @@ def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch, ho
     _kernel.ffs_flux(T, d, sigma, rw, rc, _theta(fleet, launch, key0, key1, rep0, R), key0,
                      key1, np.int64(rep0), np.int64(lo), np.int64(burn_in), np.int64(cycles),
                      occ, up, res_rem, res_ph, res_cnt, entries, events, window,
-                     np.int64(horizon))
+                     np.int64(horizon), score_every == "cycle")
     return occ, up, res_rem, res_ph, res_cnt, entries, events, window
 
 
 def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
                  burn_in: int = 100, launch="random", horizon: int = DEFAULT_HORIZON,
-                 rule: str = DEFAULT_BASIN) -> int:
+                 rule: str = DEFAULT_BASIN, score_every: str = DEFAULT_SCORE_EVERY) -> int:
     """L_0, from two short pilot flux runs per level L in 1..max(levels)
     (fleets PILOT_FLEET.., a function of the seed alone).
 
@@ -280,13 +228,14 @@ def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
     if rule not in BASIN_RULES:
         raise SpecError(f"basin = {rule!r}: must be an integer level or one of "
                         f"{', '.join(map(repr, BASIN_RULES))}")
+    _check_score_every(score_every)
     key0, key1 = root_key(int(seed))
     pilot = max(100, (flux_cycles - burn_in) // 8)
     scale = (flux_cycles - burn_in) / (2.0 * pilot)     # 2 pilot fleets -> one flux run
     best, best_n, raised = 1, -1, None
     for L in range(1, int(np.max(levels)) + 1):
         *_, entries, _, _ = _flux(fleet, key0, key1, PILOT_FLEET, 2, L, burn_in,
-                                  burn_in + pilot, 1, launch, horizon)
+                                  burn_in + pilot, 1, launch, horizon, score_every)
         n = int(entries.sum())
         if n >= best_n:
             best, best_n = L, n
@@ -297,21 +246,13 @@ def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
     return best
 
 
-def _log_interval(m, se, R, level):
-    from scipy.stats import t as student_t
-
-    q = float(student_t.ppf(0.5 + level / 2.0, max(R - 1, 1)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(m > 0, se / m, np.nan)
-    return m * np.exp(-q * rel), m * np.exp(q * rel), rel
-
-
 def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32,
                 flux_cycles: int = 2000, burn_in: int = 100, seed: int = 0,
                 basin: int | str = DEFAULT_BASIN, reservoir: int = 4096, launch="random",
                 rep0: int = 0, threads: int | None = None,
                 max_events: int = _kernel.FFS_MAX_EVENTS,
-                horizon: int = DEFAULT_HORIZON) -> SplitEstimate:
+                horizon: int = DEFAULT_HORIZON,
+                score_every: str = DEFAULT_SCORE_EVERY) -> SplitEstimate:
     """nu_k and P(n_w >= k) by forward flux sampling (see the module docstring).
 
     Parameters
@@ -336,6 +277,10 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
     rep0 : index of the first replicate (replicates rep0.. are the same
         whatever the split into calls)
     threads : numba threads (results do not depend on it)
+    score_every : when the score is looked at: "cycle" (the default: once a
+        cycle, and at every write end near the next interface; ~8x less CPU
+        per replicate at N = 32) or "write-end" (at every write end; the rule
+        before "cycle" existed, the sweeps' default); see the module docstring
     """
     check_splittable(fleet)
     n = fleet.n_jobs
@@ -349,6 +294,7 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
     if isinstance(horizon, bool) or not isinstance(horizon, Integral) or horizon < 0:
         raise SpecError(f"horizon = {horizon!r}: must be an integer >= 0 (cycles of look-ahead)")
     horizon = int(horizon)
+    _check_score_every(score_every)
     if isinstance(burn_in, bool) or not isinstance(burn_in, Integral) or not \
             0 <= burn_in < flux_cycles:
         raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")
@@ -356,7 +302,7 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0")
     if basin is None or isinstance(basin, str):
         basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon,
-                             DEFAULT_BASIN if basin is None else basin)
+                             DEFAULT_BASIN if basin is None else basin, score_every)
     if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= ks[-1]:
         raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {ks[-1]} "
                         f"or a rule, one of {', '.join(map(repr, BASIN_RULES))}")
@@ -369,28 +315,29 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         out = _run(fleet, ks, trials, replicates, flux_cycles, burn_in, int(seed), basin,
-                   reservoir, launch, int(rep0), int(max_events), horizon)
+                   reservoir, launch, int(rep0), int(max_events), horizon, score_every)
     finally:
         if threads is not None:
             numba.set_num_threads(saved)
     cpu = time.process_time() - c0
     wall = time.perf_counter() - t0
-    return _summarise(fleet, ks, out, trials, replicates, flux_cycles, burn_in, int(seed),
-                      cpu, wall, horizon)
+    return summarise(fleet, ks, out, trials, replicates, flux_cycles, burn_in, int(seed),
+                      cpu, wall, horizon, score_every)
 
 
 def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events,
-         horizon):
+         horizon, score_every):
     n = fleet.n_jobs
     key0, key1 = root_key(seed)
     T, d, sigma, rw, rc = _kernel_args(fleet)
     occ, up, res_rem, res_ph, res_cnt, entries, events, window = _flux(
-        fleet, key0, key1, rep0, R, L0, burn_in, cycles, reservoir, launch, horizon)
+        fleet, key0, key1, rep0, R, L0, burn_in, cycles, reservoir, launch, horizon, score_every)
     kept = np.minimum(entries, reservoir)
     bank_rem = np.concatenate([res_rem[r, :kept[r]] for r in range(R)])
     bank_ph = np.concatenate([res_ph[r, :kept[r]] for r in range(R)])
     bank_cnt = np.concatenate([res_cnt[r, :kept[r]] for r in range(R)])
     bank_n = kept.astype(np.int64)
+    bank_due = np.full(bank_rem.shape[0], np.inf)     # the flux run's entries: just looked
     interfaces = np.arange(L0, int(ks[-1]) + 1, dtype=np.int64)
     J = interfaces.size - 1
     weight = np.ones(R)                               # prod_{i<j} p_i per replicate
@@ -406,13 +353,15 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
     o_cnt = np.zeros((R, M, n), dtype=np.int64)
     status = np.zeros((R, M), dtype=np.int64)
     ev = np.zeros((R, M), dtype=np.int64)
+    o_due = np.zeros((R, M))
     for j in range(J + 1):
         hi = int(interfaces[j + 1]) if j < J else n + 1
         bank_lo = np.concatenate([[0], np.cumsum(bank_n)[:-1]]).astype(np.int64)
         _kernel.ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
                           key0, key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
                           np.int64(max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
-                          np.int64(horizon))
+                          np.int64(horizon), score_every == "cycle", np.int64(NEAR_LEVELS),
+                          bank_due, o_due)
         total_events += int(ev.sum())
         truncated += int((status < 0).sum())
         above = np.cumsum(s_occ[:, :, ::-1], axis=2)[:, :, ::-1]
@@ -429,10 +378,12 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
         bank_rem = np.ascontiguousarray(o_rem[ok])
         bank_ph = np.ascontiguousarray(o_ph[ok])
         bank_cnt = np.ascontiguousarray(o_cnt[ok])
+        bank_due = np.ascontiguousarray(o_due[ok])
         if bank_rem.shape[0] == 0:          # every replicate died out: deeper terms are 0
             bank_rem = np.zeros((1, n))
             bank_ph = np.zeros((1, n), dtype=np.int8)
             bank_cnt = np.zeros((1, n), dtype=np.int64)
+            bank_due = np.full(1, np.inf)
     flux = entries / window
     plain_up = up / window[:, None]
     plain_p = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1] / window[:, None]
@@ -444,40 +395,8 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
                 truncated=truncated, sim_per_event=sim_per_event)
 
 
-def _summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon):
-    def combine(x):
-        m = x.mean(axis=0)
-        se = x.std(axis=0, ddof=1) / math.sqrt(R) if R >= 2 else np.full(m.shape, np.nan)
-        lo, hi, rel = _log_interval(m, se, R, LEVEL)
-        if R < MIN_REPLICATES:
-            lo, hi, rel = (np.full(m.shape, np.nan),) * 3
-        return m, lo, hi, rel
-
-    rate, rate_lo, rate_hi, rate_re = combine(o["rep_rate"])
-    p, p_lo, p_hi, p_re = combine(o["rep_p"])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        top = np.fmax(o["rep_p"].max(axis=0) / o["rep_p"].sum(axis=0),
-                      o["rep_rate"].max(axis=0) / o["rep_rate"].sum(axis=0))
-    work = rate_re ** 2 * cpu
-    # plain MC: one storm per 1 / nu_k simulated seconds, a simulated second
-    # costing (events per simulated second) x (CPU s per event of simulate)
-    cpu_per_sim_s = seconds_per_event(fleet.n_jobs) / o["sim_per_event"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mc = cpu_per_sim_s / rate
-        gain = mc / work
-    return SplitEstimate(levels=ks, seed=seed, trials=M, replicates=R, flux_cycles=cycles,
-                         burn_in=burn_in, interfaces=o["interfaces"], rate=rate,
-                         rate_lo=rate_lo, rate_hi=rate_hi, rate_rel_error=rate_re, p=p,
-                         p_lo=p_lo, p_hi=p_hi, p_rel_error=p_re, rep_rate=o["rep_rate"],
-                         rep_p=o["rep_p"], from_flux=o["from_flux"], p_stage=o["p_stage"],
-                         flux=o["flux"], entries=o["entries"], events=o["events"],
-                         truncated=o["truncated"], cpu_seconds=cpu, wall_seconds=wall,
-                         work_relvar=work, mc_work_relvar=mc, gain=gain, top_share=top,
-                         horizon=horizon, _sim_per_event=o["sim_per_event"])
-
-
 def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float, *,
-                      round_replicates: int = 8, max_replicates: int = 4096,
+                      round_replicates: int = 8, max_replicates: int = 65536,
                       progress=None, seed: int = 0, basin: int | str = DEFAULT_BASIN,
                       **kw) -> SplitEstimate:
     """``storm_split`` in rounds of ``round_replicates`` replicates until every
@@ -492,7 +411,8 @@ def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float
     flux_cycles = kw.get("flux_cycles", 2000)
     if basin is None or isinstance(basin, str):
         basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"),
-                             kw.get("horizon", DEFAULT_HORIZON), basin or DEFAULT_BASIN)
+                             kw.get("horizon", DEFAULT_HORIZON), basin or DEFAULT_BASIN,
+                             kw.get("score_every", DEFAULT_SCORE_EVERY))
     t0, c0 = time.perf_counter(), time.process_time()
     parts = []
     while True:
@@ -508,21 +428,3 @@ def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float
         if done or est.replicates + round_replicates > max_replicates or \
                 est.wall_seconds + last > max_seconds:
             return est
-
-
-def merge(parts, fleet: Fleet, cpu: float | None = None, wall: float | None = None):
-    """One SplitEstimate of the replicates of several calls (same inputs, seed, basin)."""
-    first = parts[0]
-    o = dict(interfaces=first.interfaces,
-             rep_rate=np.concatenate([p.rep_rate for p in parts]),
-             rep_p=np.concatenate([p.rep_p for p in parts]), from_flux=first.from_flux,
-             p_stage=np.concatenate([p.p_stage for p in parts]),
-             flux=np.concatenate([p.flux for p in parts]),
-             entries=np.concatenate([p.entries for p in parts]),
-             events=sum(p.events for p in parts), truncated=sum(p.truncated for p in parts),
-             sim_per_event=first._sim_per_event)
-    R = o["rep_rate"].shape[0]
-    cpu = sum(p.cpu_seconds for p in parts) if cpu is None else cpu
-    wall = sum(p.wall_seconds for p in parts) if wall is None else wall
-    return _summarise(fleet, first.levels, o, first.trials, R, first.flux_cycles,
-                      first.burn_in, first.seed, cpu, wall, first.horizon)

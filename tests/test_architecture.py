@@ -15,7 +15,7 @@ FLOORS = [
     "units",                                                   # physical units -> the model's
     "model", "launch", "_kernel", "engine",                    # the engine
     "survival", "analysis", "tails", "storms", "summary", "physical",  # statistics of arrays
-    "splitting",                                               # forward flux sampling
+    "splitestimate", "splitting",                              # forward flux sampling
     "risk",                                                    # storm_risk: simulate until precise
     "progress", "executors",                                   # where and how visibly units run
     "_checks", "_grid", "_jobtable", "_keys", "spec",          # the sweep file -> cells

@@ -107,7 +107,8 @@ def test_a_sweep_cell_s_risk_is_a_direct_storm_risk_call_bit_for_bit(risk_result
         direct = stormsim.storm_risk(cell.fleet, [2, n], max_seconds=None, max_fleets=32,
                                      replicates=3, trials=40, flux_cycles=300,
                                      seed=cell.run_seed, cycles=150, burn_in=20,
-                                     launch="random", basin="most-entries")
+                                     launch="random", basin="most-entries",
+                                     score_every="write-end")
         r = c.risk
         assert list(r["levels"]) == [2, n]
         for a, b in (("risk_p_ge", "p"), ("risk_p_ge_lo", "p_lo"), ("risk_p_ge_hi", "p_hi"),
@@ -264,6 +265,11 @@ def test_a_sweep_without_risk_basin_keeps_the_numbers_made_before_it():
     new = stormsim.storm_risk(raised.cells[0].fleet, **kw)
     assert new.split.interfaces[0] == 8
     assert (new.p[0].hex(), new.rate[0].hex()) == BASIN_CELL_RAISED_AT_6D53E62
+    assert kw["score_every"] == "write-end"          # and the score's looks of before
+    cycle = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_score_every = "cycle"'))
+    assert cycle.hash != old.hash and cycle.cells[0].risk_kwargs()["score_every"] == "cycle"
+    assert _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_score_every = "write-end"')
+                  ).hash == old.hash
     fixed = _sweep(BASIN_CELL.replace("[fixed]", "[fixed]\nrisk_basin = 6"))
     assert stormsim.storm_risk(fixed.cells[0].fleet,
                                **fixed.cells[0].risk_kwargs()).split.interfaces[0] == 6
@@ -296,6 +302,8 @@ def test_an_integer_basin_above_the_levels_left_to_split_is_lowered():
     ("risk_basin = 11", r"risk_basin = 11 is above the deepest risk level 6"),
     ("risk_method = 'fast'", r"risk_method = \"fast\": must be one of 'auto', 'plain', "
      r"'splitting'"),
+    ("risk_score_every = 'often'", r"risk_score_every = \"often\": must be one of 'cycle', "
+     r"'write-end'"),
 ])
 def test_bad_risk_keys_say_key_value_and_rule(line, message):
     from stormsim.errors import SweepError

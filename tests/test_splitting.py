@@ -15,8 +15,8 @@ import stormsim
 from stormsim import _kernel
 from stormsim.engine import root_key
 from stormsim.errors import SpecError
-from stormsim.splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, MIN_ENTRIES, PILOT_FLEET, _flux,
-                                choose_basin, storm_split)
+from stormsim.splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, MIN_ENTRIES,
+                                PILOT_FLEET, _flux, choose_basin, storm_split)
 from stormsim.storms import storm_estimate
 from stormsim.tails import tail_estimate
 
@@ -40,12 +40,15 @@ def _paper_cell(n=N):
     return stormsim.Fleet.identical(n, load=0.6, jitter=0.01)
 
 
-def test_flux_run_is_the_simulated_fleet_bit_for_bit():
+@pytest.mark.parametrize("looks", ["cycle", "write-end"])
+def test_flux_run_is_the_simulated_fleet_bit_for_bit(looks):
     """A replicate's flux run is fleet r of simulate(seed=...): the same launch,
-    the same streams, the same arithmetic (ring queues), so the same numbers."""
+    the same streams, the same arithmetic (ring queues), so the same numbers
+    (looking at the score changes nothing in the fleet, only where its
+    excursions are seen to start and end)."""
     f = _paper_cell()
     k0, k1 = root_key(3)
-    occ, up, *_ = _flux(f, k0, k1, 5, 2, 4, 50, 300, 8, "random")
+    occ, up, *_ = _flux(f, k0, k1, 5, 2, 4, 50, 300, 8, "random", DEFAULT_HORIZON, looks)
     run = stormsim.simulate(f, fleets=2, fleet_start=5, cycles=300, burn_in=50, seed=3,
                             queues="ring")
     assert np.array_equal(run.occupancy, occ)
@@ -108,21 +111,25 @@ def test_lookahead_score_is_at_least_the_writers_and_sees_the_next_cycle():
     assert look(late, 2, 1) == 3
 
 
-@pytest.mark.parametrize("horizon, basin, trials, replicates",
-                         [(0, DEFAULT_BASIN, 1000, 10), (DEFAULT_HORIZON, DEFAULT_BASIN, 400, 24),
-                          (DEFAULT_HORIZON, "most-entries", 200, 16)])
-def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, basin, trials, replicates):
+@pytest.mark.parametrize("horizon, basin, trials, replicates, looks",
+                         [(0, DEFAULT_BASIN, 1000, 10, "cycle"),
+                          (DEFAULT_HORIZON, DEFAULT_BASIN, 400, 24, "cycle"),
+                          (DEFAULT_HORIZON, DEFAULT_BASIN, 400, 24, "write-end"),
+                          (DEFAULT_HORIZON, "most-entries", 200, 16, "cycle")])
+def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, basin, trials, replicates,
+                                                          looks):
     """Both scores: the committed future (horizon 0) and the mean
     look-ahead (the default horizon, which also places the basin); both
     basin rules (the raised basin, L_0 = 5 here against 3, costs a replicate
-    ~0.3x the CPU, so it gets more clones and replicates)."""
+    ~0.3x the CPU, so it gets more clones and replicates); both rules of when
+    the score is looked at (score_every)."""
     ks = np.arange(2, 11)
     q = D / (T + D)
     p_true = binom.sf(ks - 1, N, q)
     nu_true = N / (T + D) * binom.pmf(ks - 1, N - 1, q)
     s = storm_split(_independent(), ks, trials=trials, replicates=replicates, flux_cycles=1400,
-                    burn_in=BURN_IND, seed=5, horizon=horizon, basin=basin)
-    assert s.horizon == horizon
+                    burn_in=BURN_IND, seed=5, horizon=horizon, basin=basin, score_every=looks)
+    assert s.horizon == horizon and s.score_every == looks
     assert p_true[-1] < 1e-10                      # the deepest level is far below brute force
     assert np.all((s.top_share >= 1 / replicates - 1e-12) & (s.top_share <= 1))  # a share
     assert s.truncated == 0
@@ -133,20 +140,23 @@ def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, basin, trials
         assert s.p_lo[j] < s.p[j] < s.p_hi[j] and s.rate_lo[j] < s.rate[j] < s.rate_hi[j]
 
 
-@pytest.mark.parametrize("horizon, basin, trials, replicates",
-                         [(0, DEFAULT_BASIN, 1000, 8), (DEFAULT_HORIZON, DEFAULT_BASIN, 100, 16),
-                          (DEFAULT_HORIZON, "most-entries", 100, 16)])
-def test_agrees_with_brute_force_on_the_paper_cell(horizon, basin, trials, replicates):
+@pytest.mark.parametrize("horizon, basin, trials, replicates, looks",
+                         [(0, DEFAULT_BASIN, 1000, 8, "cycle"),
+                          (DEFAULT_HORIZON, DEFAULT_BASIN, 100, 16, "cycle"),
+                          (DEFAULT_HORIZON, DEFAULT_BASIN, 100, 16, "write-end"),
+                          (DEFAULT_HORIZON, "most-entries", 100, 16, "cycle")])
+def test_agrees_with_brute_force_on_the_paper_cell(horizon, basin, trials, replicates, looks):
     """N = 16, L = 0.6, sigma = 0.01 T, fair, uncapped: splitting against
     plain Monte Carlo at the levels plain Monte Carlo resolves in seconds
-    (k = 10: P ~ 9e-5), both basin rules, with splitting stages above L_0."""
+    (k = 10: P ~ 9e-5), both basin rules, both score_every rules, with
+    splitting stages above L_0."""
     f = _paper_cell()
     ks = [3, 5, 7, 8, 10]
     run = stormsim.simulate(f, fleets=1500, cycles=800, burn_in=80, seed=11)
     te = tail_estimate(run.occupancy)
     st = storm_estimate(run.upcrossings, run.occupancy)
     s = storm_split(f, ks, trials=trials, replicates=replicates, flux_cycles=2000, burn_in=100,
-                    seed=2, horizon=horizon, basin=basin)
+                    seed=2, horizon=horizon, basin=basin, score_every=looks)
     assert s.interfaces.size > 2 and not s.from_flux[-1]     # stages ran, not the flux alone
     for j, k in enumerate(ks):
         se_p = np.hypot(s.p[j] * s.p_rel_error[j], (te.hi[k] - te.lo[k]) / 4)
@@ -200,7 +210,7 @@ def test_basin_rules_place_the_edge_where_they_say():
     pilot = (cycles - burn) // 8
     key0, key1 = root_key(1)
     entries = {L: int(_flux(f, key0, key1, PILOT_FLEET, 2, L, burn, burn + pilot, 1, "random",
-                            DEFAULT_HORIZON)[5].sum()) for L in range(1, 11)}
+                            DEFAULT_HORIZON, DEFAULT_SCORE_EVERY)[5].sum()) for L in range(1, 11)}
     most = choose_basin(f, [10], seed=1, rule="most-entries")
     raised = choose_basin(f, [10], seed=1)
     assert entries[most] == max(entries.values())
@@ -226,6 +236,8 @@ def test_refuses_what_it_does_not_model():
         storm_split(_paper_cell(), [3], basin=5)
     with pytest.raises(SpecError, match="horizon = -1"):
         storm_split(_paper_cell(), [3], horizon=-1)
+    with pytest.raises(SpecError, match="score_every = 'often'.*'cycle', 'write-end'"):
+        storm_split(_paper_cell(), [3], score_every="often")
 
 
 # ---------------------------------------------------------------------------
@@ -366,3 +378,71 @@ def test_lookahead_early_exit_keeps_the_class_of_the_full_walk():
             assert [s < lo, lo <= s < hi, s >= hi] == cls, (row, lo, hi)
             seen.add(cls.index(True))
     assert seen == {0, 1, 2}           # every class occurs: the comparison means something
+
+
+def _real_max_between_looks(rem, ph, T, d, rw, rc, draws, late):
+    """The largest n_w of the real dynamics from a state just looked at, in
+    plain Python, each write that ends drawing the compute interval draws[i]:
+    until the last instant before the first compute interval drawn since could
+    end at its draw or at its mean T_i (score_every "cycle": the next look),
+    or (late) until just after the second such interval ends."""
+    n = T.size
+    writers = [[rem[i], i] for i in range(n) if ph[i] == 1]
+    computers = [[rem[i], i, False] for i in range(n) if ph[i] == 0]
+    best, clock, due, refired = len(writers), 0.0, np.inf, 0
+    while True:
+        nw = len(writers)
+        r_w, r_c = (rw[nw] if nw else 0.0), rc[n - nw]
+        tw = min(w[0] for w in writers) / r_w if writers else np.inf
+        tc = min(c[0] for c in computers) / r_c if computers else np.inf
+        dt = min(tw, tc)
+        if not late and clock + r_c * dt >= due:
+            return best
+        clock += r_c * dt
+        for w in writers:
+            w[0] -= r_w * dt
+        for c in computers:
+            c[0] -= r_c * dt
+        if tw <= tc:
+            w = min(writers)
+            writers.remove(w)
+            i = w[1]
+            computers.append([draws[i], i, True])
+            due = min(due, clock + min(draws[i], T[i]))
+        else:
+            c = min(computers)
+            computers.remove(c)
+            writers.append([d[c[1]], c[1]])
+            best = max(best, len(writers))
+            refired += c[2]
+            if late and refired == 2:
+                return best
+
+
+@pytest.mark.parametrize("share", [0.05, 0.7, 1.3])
+def test_between_two_looks_the_fleet_stays_below_the_score(share):
+    """score_every "cycle" rests on this: from a look until the last instant
+    before a compute interval drawn since could end (at its draw or its mean),
+    the fleet follows the mean future walked at the look, so n_w never exceeds
+    that score (and time with n_w >= k never falls in the basin). Checked on
+    real entry states of the paper cell with new compute intervals far shorter
+    than, near, and longer than the mean; and it has teeth: run on past the
+    second new firing, n_w does exceed the score (short intervals refire
+    inside the look-ahead's own write windows)."""
+    f = _paper_cell()
+    k0, k1 = root_key(7)
+    _, _, res_rem, res_ph, _, entries, _, _ = _flux(f, k0, k1, 0, 1, 4, 20, 620, 64, "random",
+                                                    DEFAULT_HORIZON)
+    T_, d_, rw, rc = np.ascontiguousarray(f.T), np.ascontiguousarray(f.d), f.writer_rate, \
+        f.computer_rate
+    assert entries[0] >= 64
+    rng = np.random.default_rng(3)
+    over = 0
+    for row in range(64):
+        rem, ph = res_rem[0, row], res_ph[0, row]
+        score = _mean_future_max(rem, ph, T_, d_, rw, rc, DEFAULT_HORIZON)
+        draws = T_ * share * rng.uniform(0.9, 1.1, T_.size)
+        assert _real_max_between_looks(rem, ph, T_, d_, rw, rc, draws, False) <= score, row
+        over += _real_max_between_looks(rem, ph, T_, d_, rw, rc, draws, True) > score
+    if share < 0.5:
+        assert over > 0
