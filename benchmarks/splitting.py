@@ -39,7 +39,8 @@ import numpy as np
 
 import stormsim
 from stormsim.risk import _collapse, _estimate
-from stormsim.splitting import DEFAULT_HORIZON, TOP_SHARE_WARN, storm_split
+from stormsim.splitting import (DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, SCORE_EVERY, TOP_SHARE_WARN,
+                                storm_split)
 
 TARGETS = (1e-6, 1e-8, 1e-10, 1e-12)
 #: Storms plain Monte Carlo must have seen at a level before its measured
@@ -79,7 +80,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mc-seconds", type=float, default=60.0,
                     help="CPU seconds of plain Monte Carlo (default 60)")
     ap.add_argument("--trials", type=int, default=100)
-    ap.add_argument("--replicates", type=int, default=32)
+    ap.add_argument("--replicates", type=int, default=256,
+                    help="per splitting run (256: the heavy tails need many; 32 before "
+                         "score_every 'cycle' made a replicate ~8x cheaper)")
     ap.add_argument("--horizon", type=int, default=DEFAULT_HORIZON,
                     help="the score's look-ahead in cycles (storm_split(horizon=...))")
     ap.add_argument("--json", default=None, help="write the figures here")
@@ -87,13 +90,17 @@ def main(argv=None) -> int:
                     help="time one storm_risk call to 10%% at the level near 1e-12")
     ap.add_argument("--level", type=int, default=25,
                     help="--demo: the level k (25: P ~ 1-2e-12 with the look-ahead score)")
+    ap.add_argument("--seed", type=int, default=1, help="--demo: storm_risk's seed")
+    ap.add_argument("--score-every", default=DEFAULT_SCORE_EVERY, choices=SCORE_EVERY,
+                    help="when splitting looks at its score (storm_split(score_every=...))")
     args = ap.parse_args(argv)
     if args.demo:
         fleet = stormsim.Fleet.identical(32, load=0.6, jitter=0.01)
         print(f"load average at the start: {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
         t0 = time.perf_counter()
-        r = stormsim.storm_risk(fleet, [args.level], rel_error=0.1, max_seconds=600, seed=1,
-                                horizon=args.horizon,
+        r = stormsim.storm_risk(fleet, [args.level], rel_error=0.1, max_seconds=600,
+                                seed=args.seed, horizon=args.horizon,
+                                score_every=args.score_every,
                                 progress=lambda r: print(
                                     f"  {time.perf_counter() - t0:6.0f} s: "
                                     f"{r.level_method[0]}, P = {r.p[0]:.3g}, RE {r.p_rel_error[0]:.3f}, "
@@ -118,7 +125,7 @@ def main(argv=None) -> int:
     runs = []
     for rep in range(args.repeats):
         s = storm_split(fleet, levels, trials=args.trials, replicates=args.replicates,
-                        seed=rep + 1, horizon=args.horizon)
+                        seed=rep + 1, horizon=args.horizon, score_every=args.score_every)
         runs.append(s)
         print(f"splitting run {rep + 1}: {s.cpu_seconds:.1f} CPU s, {s.wall_seconds:.1f} s wall, "
               f"interfaces {s.interfaces[0]}..{s.interfaces[-1]}", flush=True)

@@ -198,8 +198,8 @@ class StormRisk:
         if self.split is not None:
             sp = self.split
             lines.append(f"splitting levels: {sp.replicates} replicates x {sp.trials} clones per "
-                         f"stage, interfaces {sp.interfaces.tolist()}, {sp.cpu_seconds:.3g} CPU s; "
-                         + sp.method)
+                         f"stage, score every {sp.score_every}, interfaces {sp.interfaces.tolist()}, "
+                         f"{sp.cpu_seconds:.3g} CPU s; " + sp.method)
             heavy = sp.levels[sp.top_share > TOP_SHARE_WARN]
             if heavy.size:
                 lines.append(f"WARNING: at k = {', '.join(map(str, heavy.tolist()))} one splitting "
