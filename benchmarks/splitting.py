@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--replicates", type=int, default=256,
                     help="per splitting run (256: the heavy tails need many; 32 before "
-                         "score_every 'cycle' made a replicate ~8x cheaper)")
+                         "score_every 'cycle' made a replicate ~5x cheaper)")
     ap.add_argument("--horizon", type=int, default=DEFAULT_HORIZON,
                     help="the score's look-ahead in cycles (storm_split(horizon=...))")
     ap.add_argument("--json", default=None, help="write the figures here")

@@ -206,7 +206,7 @@ KEYS: tuple[Key, ...] = (
         aliases=("basin",), seed="identity"),
     # Likewise "write-end", the rule before "cycle" existed (storm_risk's own default).
     Key("risk_score_every", "when the splitting score is looked at: 'cycle' (once a cycle, and "
-        "at every write end near the next interface: ~8x less CPU per replicate; storm_risk's "
+        "at every write end near the next interface: ~5x less CPU per replicate; storm_risk's "
         "default) or 'write-end' (at every write end; the sweeps' default, as before 'cycle' "
         "existed)", ck.one_of(*SCORE_EVERY), "write-end", aliases=("score_every",),
         seed="identity"),

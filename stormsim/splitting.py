@@ -278,7 +278,7 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
         whatever the split into calls)
     threads : numba threads (results do not depend on it)
     score_every : when the score is looked at: "cycle" (the default: once a
-        cycle, and at every write end near the next interface; ~8x less CPU
+        cycle, and at every write end near the next interface; ~5x less CPU
         per replicate at N = 32) or "write-end" (at every write end; the rule
         before "cycle" existed, the sweeps' default); see the module docstring
     """
