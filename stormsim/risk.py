@@ -59,8 +59,8 @@ import numpy as np
 from .engine import default_batch, simulate
 from .errors import SpecError
 from .model import Fleet
-from .splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, MIN_REPLICATES,
-                        TOP_SHARE_WARN, check_splittable, storm_split, storm_split_until)
+from .splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, MIN_REPLICATES, TOP_SHARE_WARN,
+                        check_score_every, check_splittable, storm_split, storm_split_until)
 from .storms import ratio_of_means, storm_estimate
 from .tails import LEVEL, tail_estimate
 
@@ -361,8 +361,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                         "give none)")
     min_hits = _positive("min_hits", min_hits, integer=True)
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise SpecError(f"seed = {seed!r}: must be an integer >= 0 (results are a function "
-                        "of it)")
+        raise SpecError(f"seed = {seed!r}: must be an integer >= 0 (results are a function of it)")
+    check_score_every(score_every)
     if method not in METHODS:
         raise SpecError(f"method = {method!r}: must be one of {', '.join(METHODS)}")
     if method == "splitting":

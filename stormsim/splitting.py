@@ -159,7 +159,8 @@ def _check_positive_int(name, value):
     return int(value)
 
 
-def _check_score_every(score_every):
+def check_score_every(score_every) -> str:
+    """Refuse a ``score_every`` that is not one of SCORE_EVERY."""
     if score_every not in SCORE_EVERY:
         raise SpecError(f"score_every = {score_every!r}: must be one of "
                         f"{', '.join(map(repr, SCORE_EVERY))}")
@@ -228,7 +229,7 @@ def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
     if rule not in BASIN_RULES:
         raise SpecError(f"basin = {rule!r}: must be an integer level or one of "
                         f"{', '.join(map(repr, BASIN_RULES))}")
-    _check_score_every(score_every)
+    check_score_every(score_every)
     key0, key1 = root_key(int(seed))
     pilot = max(100, (flux_cycles - burn_in) // 8)
     scale = (flux_cycles - burn_in) / (2.0 * pilot)     # 2 pilot fleets -> one flux run
@@ -294,7 +295,7 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
     if isinstance(horizon, bool) or not isinstance(horizon, Integral) or horizon < 0:
         raise SpecError(f"horizon = {horizon!r}: must be an integer >= 0 (cycles of look-ahead)")
     horizon = int(horizon)
-    _check_score_every(score_every)
+    check_score_every(score_every)
     if isinstance(burn_in, bool) or not isinstance(burn_in, Integral) or not \
             0 <= burn_in < flux_cycles:
         raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")

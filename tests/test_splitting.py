@@ -276,6 +276,9 @@ def test_storm_risk_uses_plain_monte_carlo_for_async_fleets():
         stormsim.storm_risk(a, [8], method="splitting")
     with pytest.raises(SpecError, match="method = 'fancy'"):
         stormsim.storm_risk(a, [8], method="fancy")
+    # refused up front, even where plain Monte Carlo alone would run
+    with pytest.raises(SpecError, match="score_every = 'often'"):
+        stormsim.storm_risk(a, [8], score_every="often")
 
 
 def test_risk_command_splits_on_request(tmp_path, capsys):
