@@ -303,6 +303,22 @@ def test_risk_command_splits_on_request(tmp_path, capsys):
 # The look-ahead score's early exit
 # ---------------------------------------------------------------------------
 
+def _step(writers, computers, rw, rc, n):
+    """One step of the two-clock dynamics in plain Python: every [remaining,
+    job, ...] entry advanced to the next event; returns (dt, the compute rate
+    over it, whether the event is a write end: writers first on a tie)."""
+    nw = len(writers)
+    r_w, r_c = (rw[nw] if nw else 0.0), rc[n - nw]
+    tw = min(w[0] for w in writers) / r_w if writers else np.inf
+    tc = min(c[0] for c in computers) / r_c if computers else np.inf
+    dt = min(tw, tc)
+    for w in writers:
+        w[0] -= r_w * dt
+    for c in computers:
+        c[0] -= r_c * dt
+    return dt, r_c, tw <= tc
+
+
 def _mean_future_max(rem, ph, T, d, rw, rc, horizon):
     """The mean future's largest n_w in plain Python, on absolute clocks (its
     own code path, no early exit): writers' remaining work, computers'
@@ -313,16 +329,7 @@ def _mean_future_max(rem, ph, T, d, rw, rc, horizon):
     best = len(writers)
     budget, fired = len(computers) + horizon * n, 0
     while fired < budget and writers + computers:
-        nw = len(writers)
-        r_w, r_c = (rw[nw] if nw else 0.0), rc[n - nw]
-        tw = min(w[0] for w in writers) / r_w if writers else np.inf
-        tc = min(c[0] for c in computers) / r_c if computers else np.inf
-        dt = min(tw, tc)
-        for w in writers:
-            w[0] -= r_w * dt
-        for c in computers:
-            c[0] -= r_c * dt
-        if tw <= tc:
+        if _step(writers, computers, rw, rc, n)[2]:
             w = min(writers)
             writers.remove(w)
             computers.append([T[w[1]], w[1]])
@@ -398,19 +405,11 @@ def _real_max_between_looks(rem, ph, T, d, rw, rc, draws, late):
     computers = [[rem[i], i, False] for i in range(n) if ph[i] == 0]
     best, clock, due, refired = len(writers), 0.0, np.inf, 0
     while True:
-        nw = len(writers)
-        r_w, r_c = (rw[nw] if nw else 0.0), rc[n - nw]
-        tw = min(w[0] for w in writers) / r_w if writers else np.inf
-        tc = min(c[0] for c in computers) / r_c if computers else np.inf
-        dt = min(tw, tc)
+        dt, r_c, write_end = _step(writers, computers, rw, rc, n)
         if not late and clock + r_c * dt >= due:
-            return best
+            return best                  # (the step just taken is past the next look)
         clock += r_c * dt
-        for w in writers:
-            w[0] -= r_w * dt
-        for c in computers:
-            c[0] -= r_c * dt
-        if tw <= tc:
+        if write_end:
             w = min(writers)
             writers.remove(w)
             i = w[1]
