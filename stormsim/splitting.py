@@ -99,9 +99,9 @@ Cost: the score is a walk over the predicted future at every look: O(N) for
 the committed future, O(H N) for the look-ahead (with "write-end", an event
 of a trial costs ~40x ``simulate``'s at N = 32; with "cycle" ~5x). Both walks
 stop once the score's class (< L_0, between, >= the next interface) is
-decided: n_w rises only at firings, so once n_w + (firings left) cannot reach the next bound the rest
-is skipped (same classes, bit-identical results; tested against a
-plain-Python walk).
+decided: n_w rises only at firings, so once n_w + (firings left) cannot
+reach the next bound the rest is skipped (same classes, bit-identical
+results; tested against a plain-Python walk).
 """
 from __future__ import annotations
 
