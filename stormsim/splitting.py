@@ -167,6 +167,11 @@ def check_score_every(score_every) -> str:
     return score_every
 
 
+def _once_a_cycle(score_every) -> bool:
+    """The kernels' flag (``sparse``) for a score_every rule."""
+    return check_score_every(score_every) == "cycle"
+
+
 def check_splittable(fleet: Fleet) -> None:
     """Refuse fleets outside the splitting kernel's scope (the base model)."""
     if not isinstance(fleet, Fleet):
@@ -207,7 +212,7 @@ def _flux(fleet, key0, key1, rep0, R, lo, burn_in, cycles, reservoir, launch, ho
     _kernel.ffs_flux(T, d, sigma, rw, rc, _theta(fleet, launch, key0, key1, rep0, R), key0,
                      key1, np.int64(rep0), np.int64(lo), np.int64(burn_in), np.int64(cycles),
                      occ, up, res_rem, res_ph, res_cnt, entries, events, window,
-                     np.int64(horizon), score_every == "cycle")
+                     np.int64(horizon), _once_a_cycle(score_every))
     return occ, up, res_rem, res_ph, res_cnt, entries, events, window
 
 
@@ -323,7 +328,7 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
     cpu = time.process_time() - c0
     wall = time.perf_counter() - t0
     return summarise(fleet, ks, out, trials, replicates, flux_cycles, burn_in, int(seed),
-                      cpu, wall, horizon, score_every)
+                     cpu, wall, horizon, score_every)
 
 
 def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events,
@@ -361,7 +366,7 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
         _kernel.ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
                           key0, key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
                           np.int64(max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
-                          np.int64(horizon), score_every == "cycle", np.int64(NEAR_LEVELS),
+                          np.int64(horizon), _once_a_cycle(score_every), np.int64(NEAR_LEVELS),
                           bank_due, o_due)
         total_events += int(ev.sum())
         truncated += int((status < 0).sum())
