@@ -38,8 +38,8 @@ import time
 import numpy as np
 
 import stormsim
-from stormsim.risk import _collapse, _estimate
-from stormsim.splitting import (DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, SCORE_EVERY, TOP_SHARE_WARN,
+from stormsim.risk.stormrisk import _collapse, _estimate
+from stormsim.risk.splitting import (DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, SCORE_EVERY, TOP_SHARE_WARN,
                                 storm_split)
 
 TARGETS = (1e-6, 1e-8, 1e-10, 1e-12)

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 import stormsim
-from stormsim import _kernel
-from stormsim.engine import root_key
-from stormsim.splitting import _flux, _kernel_args, storm_split
+from stormsim.engine import _kernel
+from stormsim.engine.door import root_key
+from stormsim.risk.splitting import _flux, _kernel_args, storm_split
 
 LEVELS = (20, 22, 23, 24, 25)
 

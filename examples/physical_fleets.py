@@ -14,7 +14,8 @@ import argparse
 from pathlib import Path
 
 import stormsim
-from stormsim import physical, units
+from stormsim.stats import physical
+from stormsim.engine import units
 
 HERE = Path(__file__).resolve().parent
 DAY_CYCLES_30MIN = 48

@@ -228,7 +228,7 @@ def percentile_ci(samples, level: float = CI_LEVEL, axis: int = 0):
 def km_median(times, observed) -> float:
     """Kaplan-Meier median (stormsim.survival): the first event time with S <= 1/2;
     inf when more than half are censored."""
-    from stormsim.survival import median_survival
+    from stormsim.stats.survival import median_survival
 
     return float(median_survival(times, observed)[0])
 
@@ -404,7 +404,7 @@ def firing_map_jacobians(fleet, theta, k0: int, horizons, h: float, seed: int = 
     Returns dict K -> (det intervals (launches,), det phases (launches,),
     largest |eigenvalue| (launches,)).
     """
-    from stormsim.analysis import phases
+    from stormsim.stats.analysis import phases
 
     theta = np.atleast_2d(np.asarray(theta, dtype=float))
     L, n = theta.shape
@@ -441,7 +441,7 @@ def launch_phases(fleet, fleets: int, cycles: int, seed: int, chunk: int | None 
     """Phases (fleets, cycles - 1, N) at job 0's firings of ``fleets`` random launches
     (stormsim.simulate with record_firings; fleet j depends on (seed, j) only, so
     running in chunks of ``chunk`` fleets changes nothing but the memory used)."""
-    from stormsim.analysis import phases
+    from stormsim.stats.analysis import phases
 
     chunk = chunk or fleets
     out = []

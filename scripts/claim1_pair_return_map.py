@@ -20,7 +20,7 @@ import numpy as np
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.analysis import phase_gap
+from stormsim.stats.analysis import phase_gap
 from stormsim.plots import circular_increment
 
 INF = math.inf

@@ -19,7 +19,7 @@ from scipy import stats
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.analysis import phases
+from stormsim.stats.analysis import phases
 
 #: The paper's cells and its decades gained over the 800 cycles it plots.
 CELLS = [(4, 0.4), (4, 0.7), (8, 0.4), (8, 0.9), (16, 0.6)]

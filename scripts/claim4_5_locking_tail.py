@@ -26,7 +26,7 @@ from scipy.stats import binom
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.analysis import phases, writing_fraction
+from stormsim.stats.analysis import phases, writing_fraction
 
 ORDERS = (1, 2, 3, 4)
 NS = (4, 8, 16)

@@ -21,7 +21,7 @@ import numpy as np
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.analysis import phase_gap
+from stormsim.stats.analysis import phase_gap
 
 CONDITIONS = {
     "binding cap alone (ideal f, C = 1.3)": dict(throughput="ideal", cap=1.3),

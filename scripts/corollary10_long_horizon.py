@@ -62,7 +62,7 @@ def main(argv=None) -> int:
             run = stormsim.simulate(fleet, launch="random", fleets=m, cycles=cycles,
                                     seed=args.seed + 1000 * c, record_firings=True,
                                     fleet_start=lo)
-            from stormsim.analysis import phases
+            from stormsim.stats.analysis import phases
 
             mg, med, mn, centre = window_stats(phases(run.firings), args.windows)
             mgs.append(mg[:, ::max(1, cycles // 2000)])

@@ -22,7 +22,7 @@ import numpy as np
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.analysis import phase_gap
+from stormsim.stats.analysis import phase_gap
 from stormsim.plots import circular_increment
 
 EPS = (0.0, 0.05, 0.2, 0.5, 1.0)

@@ -22,9 +22,9 @@ from scipy.stats import binom
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.splitting import DEFAULT_HORIZON, TOP_SHARE_WARN
-from stormsim.storms import storm_estimate
-from stormsim.tails import tail_estimate
+from stormsim.risk.splitting import DEFAULT_HORIZON, TOP_SHARE_WARN
+from stormsim.stats.storms import storm_estimate
+from stormsim.stats.tails import tail_estimate
 
 #: A level counts as resolved by brute force with at least this many storms
 #: seen (below, its own interval is too rough to test anything).
@@ -164,7 +164,7 @@ def main(argv=None) -> int:
             c = cur[(n, load)]
             sp, st, ks = c["sp"], c["st"], c["ks"]
             # a line where the replicates agree enough (RE < 1, no replicate holding
-            # more than half the estimate: stormsim.splitting.TOP_SHARE_WARN), crosses
+            # more than half the estimate: stormsim.risk.splitting.TOP_SHARE_WARN), crosses
             # where one replicate carries it (heavy tail: more likely low than high)
             fine = (sp.rate > 0) & (sp.rate_rel_error < 1.0)
             keep = fine & (sp.top_share <= TOP_SHARE_WARN)

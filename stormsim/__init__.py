@@ -12,20 +12,20 @@ import os as _os
 # call, nothing at ~0.5 s per call. Set before libgomp starts; users may override.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from . import _numba_cache  # noqa: E402,F401  (must run before the kernels are imported)
+from .engine import _numba_cache  # noqa: E402,F401  (must run before the kernels are imported)
 from ._version import __version__
-from .engine import Run, simulate
+from .engine.run import Run, simulate
 from .errors import SpecError, SweepError
-from .executors import DaskExecutor, LocalExecutor
-from .launch import stagger_margin, stagger_spacing, stagger_theta
-from .model import Fleet, throughput_table
-from .results import Results, open_results
-from .risk import StormRisk, storm_risk
-from .splitting import SplitEstimate, storm_split
-from .spec import Sweep, load_sweep, parse_sweep
-from .store import HDF5Store, MemoryStore
-from .survival import kaplan_meier, median_survival
-from .sweep import run_sweep
+from .sweep.executors import DaskExecutor, LocalExecutor
+from .engine.launch import stagger_margin, stagger_spacing, stagger_theta
+from .engine.model import Fleet, throughput_table
+from .store.results import Results, open_results
+from .risk.stormrisk import StormRisk, storm_risk
+from .risk.splitting import SplitEstimate, storm_split
+from .sweep.spec import Sweep, load_sweep, parse_sweep
+from .store.stores import HDF5Store, MemoryStore
+from .stats.survival import kaplan_meier, median_survival
+from .driver import run_sweep
 
 __all__ = [
     "DaskExecutor",

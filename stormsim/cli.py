@@ -85,13 +85,13 @@ def _executor(args):
                         f"address (local:{args.workers}) or start them with the cluster")
     if args.workers < 1:
         raise SpecError(f"--workers {args.workers}: must be an integer >= 1")
-    from .executors import LocalExecutor
+    from .sweep.executors import LocalExecutor
 
     return LocalExecutor(workers=args.workers)
 
 
 def _run_sweep_command(args, sweep, output: str, executor) -> int:
-    from .sweep import run_sweep
+    from .driver import run_sweep
 
     stop, state = threading.Event(), {}
     previous = _install_stop_handlers(stop, state, args.quiet)
@@ -126,7 +126,7 @@ def _run_sweep_command(args, sweep, output: str, executor) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .spec import load_sweep
+    from .sweep.spec import load_sweep
 
     if args.output is not None and not args.output.strip():
         raise SpecError(f"-o/--output is empty ({args.output!r}): give the HDF5 file to write, "
@@ -154,9 +154,9 @@ LONG_SWEEP_SECONDS = 3600.0
 def _estimate(sweep, output: str, executor) -> tuple[float, str]:
     """(seconds, a sentence): the expected wall time of what is left to run."""
     from ._format import fmt_duration
-    from .executors import DaskExecutor, executor_from
-    from .results import open_results
-    from .work import FleetRanges, WorkEstimate
+    from .sweep.executors import DaskExecutor, executor_from
+    from .store.results import open_results
+    from .sweep.work import FleetRanges, WorkEstimate
 
     done = FleetRanges()
     if Path(output).exists() or Path(output + ".parts").is_dir():
@@ -216,9 +216,9 @@ DRY_RUN_SHOWN = 5
 
 
 def _dry_run(args, output: str) -> int:
-    from ._grid import MAX_CELLS
-    from .spec import load_outline, load_sweep, resolve_cell
-    from .tables import cells_table, outline_table
+    from .sweep.grid import MAX_CELLS
+    from .sweep.spec import load_outline, load_sweep, resolve_cell
+    from .store.tables import cells_table, outline_table
 
     outline = load_outline(args.file)        # the keys checked, no cell resolved yet
     n = outline.n_cells
@@ -237,9 +237,9 @@ def _dry_run(args, output: str) -> int:
 def _risk(args: argparse.Namespace) -> int:
     import json
 
-    from .results import tail_level
-    from .risk import storm_risk
-    from .spec import load_sweep
+    from .store.results import tail_level
+    from .risk.stormrisk import storm_risk
+    from .sweep.spec import load_sweep
 
     sweep = load_sweep(args.file)
     if not 0 <= args.cell < sweep.n_cells:
@@ -257,7 +257,7 @@ def _risk(args: argparse.Namespace) -> int:
             raise SpecError(f"--as-sweep: cell {args.cell} of {args.file} has no storm risk "
                             "(no risk_levels key): give --levels instead")
     else:
-        from ._keys import RISK_DEFAULTS      # storm_risk's own, from its signature
+        from .sweep.keys import RISK_DEFAULTS      # storm_risk's own, from its signature
 
         defaults = {"levels": _RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
                                                 ("rel_error", "max_seconds", "method", "trials",
@@ -304,7 +304,7 @@ def _tail_levels(text: str):
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .results import check_tail_level, open_results
+    from .store.results import check_tail_level, open_results
 
     levels = _tail_levels(args.tail)
     for lv in levels:
@@ -313,7 +313,7 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.format == "text":
         print(res.table(tail=levels, unit=args.unit, storms=args.storms, risk=True))
     else:
-        from . import export
+        from .store import export
 
         show = export.inspect_csv if args.format == "csv" else export.inspect_json
         sys.stdout.write(show(res, levels, args.unit, storms=args.storms).rstrip("\n") + "\n")
@@ -341,9 +341,9 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .results import open_results
-    from .spec import parse_sweep
-    from .sweep import run_sweep
+    from .store.results import open_results
+    from .sweep.spec import parse_sweep
+    from .driver import run_sweep
 
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
@@ -387,7 +387,7 @@ In Python: stormsim.open_results("{h5}") gives the same numbers as arrays.""")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .progress import MODES
+    from .sweep.progress import MODES
 
     parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

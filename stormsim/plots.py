@@ -357,7 +357,7 @@ def survival(times: Mapping[str, tuple], ax=None, title: str | None = None,
     band : shade each curve's pointwise 95 % log-log confidence band.
     The time axis is logarithmic: events at t <= 0 are drawn at the left edge.
     """
-    from .survival import kaplan_meier
+    from .stats.survival import kaplan_meier
 
     fig, ax = _ax(ax)
     colors = palette(len(times))

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ._format import fmt_value
-from .tables import risk_table_text
+from .store.tables import risk_table_text
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
 #: colours; beyond that cells are thinned to every k-th one (and the caption says so).
@@ -70,7 +70,7 @@ def _main_key(res) -> str | None:
 
 def _cell_summary(c) -> dict:
     """What the figures need from one cell; its per-fleet arrays are dropped after."""
-    from .survival import kaplan_meier, passage_times
+    from .stats.survival import kaplan_meier, passage_times
 
     cs = c.summary()
     p = c.params
@@ -337,7 +337,7 @@ def main(path: str, outdir: str) -> int:
     Returns 0. Raises ``stormsim.SweepError`` (a ValueError) when ``path`` is
     not a stormsim sweep result.
     """
-    from .results import open_results
+    from .store.results import open_results
 
     res = open_results(path)
     out = Path(outdir)

@@ -9,7 +9,7 @@ import signal
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 #: How often a wait for a new unit file looks (s), and how finely a kill is timed (s).
 POLL_FILES_S = 0.005

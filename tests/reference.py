@@ -53,7 +53,7 @@ def ziggurat_tables(layers=128, r=3.442619855899, v=9.91256303526217e-3):
 # The engine freezes its tables as exact literals (the last bits of exp and
 # log differ between maths libraries); the reference draws with that data and
 # a test checks it against ``ziggurat_tables`` to a few ulp.
-from stormsim._kernel import _ZIG_X as _FROZEN  # noqa: E402  (data, not code)
+from stormsim.engine._kernel import _ZIG_X as _FROZEN  # noqa: E402  (data, not code)
 
 ZIG_X, ZIG_R = [float(x) for x in _FROZEN], float(_FROZEN[1])
 

@@ -44,7 +44,7 @@ def test_default_batch_bounds_the_work_per_kernel_call():
     """A heuristic, held to its bounds (not its formula): a first kernel call
     does at most ~BATCH_EVENTS events when fleets run their cycles, and holds
     16..4096 fleets; next batches aim at BATCH_EVENTS from the events seen."""
-    from stormsim.engine import BATCH_EVENTS, EVENTS_PER_JOB_CYCLE, default_batch, next_batch
+    from stormsim.engine.cost import BATCH_EVENTS, EVENTS_PER_JOB_CYCLE, default_batch, next_batch
 
     for n, cycles in ((16, 800), (1024, 100000), (2, 10), (64, 3000), (1, 1)):
         b = default_batch(n, cycles)

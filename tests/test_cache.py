@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from namespace import needs_namespace, read_only, run_in_namespace, writable
+from conftest import ROOT
 
 CODE = (
     "import warnings; warnings.simplefilter('always')\n"
@@ -45,7 +46,6 @@ def test_unwritable_first_choice_falls_through(tmp_path):
     assert Path(xdg / "stormsim" / "numba").is_dir()
 
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow

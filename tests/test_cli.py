@@ -196,7 +196,7 @@ def test_inspect_an_unfinished_sweep(toml, capsys):
     sw = stormsim.load_sweep("sweep.toml")
     import threading
 
-    from stormsim.executors import LocalExecutor
+    from stormsim.sweep.executors import LocalExecutor
 
     class OneUnit(LocalExecutor):
         def poll(self, timeout):
@@ -295,8 +295,8 @@ def test_report_into_an_existing_file_names_the_problem(finished, tmp_path, caps
 def test_inspect_a_running_sweep_says_running_not_resume(toml, capsys):
     """While another process holds the output's lock, inspect says it runs
     (and by whom), instead of telling the user to resume it."""
-    from stormsim.store import HDF5Store
-    from stormsim.work import make_unit, run_unit
+    from stormsim.store.stores import HDF5Store
+    from stormsim.sweep.work import make_unit, run_unit
 
     sw = stormsim.load_sweep("sweep.toml")
     store = HDF5Store("out.h5")

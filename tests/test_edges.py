@@ -17,8 +17,8 @@ import pytest
 from h5compare import datasets
 from namespace import needs_namespace
 from procs import env
-from stormsim.spec import parse_sweep
-from stormsim.sweep import run_sweep
+from stormsim.sweep.spec import parse_sweep
+from stormsim.driver import run_sweep
 
 
 
@@ -168,7 +168,7 @@ def test_a_dry_run_of_a_large_sweep_answers_at_once_with_the_count_and_the_cost(
     assert "90000 cells, 900000 fleets, at most 9e+07 fleet-cycles" in p.stdout, p.stdout
     # the cost, in time: 90000 x 10 fleets x 100 cycles x 2 x 8 jobs = 1.44e9 events
     # the cost is each cell's events at the benchmarked cost per event of its N (= 8 here)
-    from stormsim.engine import seconds_per_event
+    from stormsim.engine.cost import seconds_per_event
     secs = 1.44e9 * seconds_per_event(8)
     assert (f"(1.44e+09 events: ~{secs:.2g} s on one core at the benchmarked cost per event)"
             in p.stdout), p.stdout
@@ -177,8 +177,8 @@ def test_a_dry_run_of_a_large_sweep_answers_at_once_with_the_count_and_the_cost(
 
 
 def test_the_cell_limit_is_exact_and_counted_before_any_cell_is_resolved():
-    from stormsim._grid import MAX_CELLS
-    from stormsim.spec import read_sweep
+    from stormsim.sweep.grid import MAX_CELLS
+    from stormsim.sweep.spec import read_sweep
     from stormsim.errors import SweepError
 
     assert MAX_CELLS == 100_000          # the documented figure (README, docs/FORMAT.md)
@@ -194,7 +194,7 @@ def test_the_cell_limit_is_exact_and_counted_before_any_cell_is_resolved():
 def test_the_outline_figures_are_the_sums_over_the_resolved_cells():
     """The dry run's figures come from the grid's product structure, without
     resolving a cell: they equal the sums over every resolved cell."""
-    from stormsim.spec import parse_sweep, read_sweep
+    from stormsim.sweep.spec import parse_sweep, read_sweep
 
     text = """
 [fixed]
@@ -228,7 +228,7 @@ def test_a_trillion_jobs_in_a_sweep_file_is_refused_with_the_figure(tmp_path, ca
         os.chdir(cwd)
     assert rc == 2 and took < DRY_RUN_WITHIN_S
     err = capsys.readouterr().err
-    from stormsim.model import FLEET_BYTES_PER_JOB, format_bytes
+    from stormsim.engine.cost import FLEET_BYTES_PER_JOB, format_bytes
     need = format_bytes(FLEET_BYTES_PER_JOB * 10**12)
     assert (f"big.toml: [fixed] N = 1000000000000: needs about {need} of memory, more than the "
             "limit of") in err, err

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import stormsim
-from stormsim import _kernel
-from stormsim.engine import root_key
+from stormsim.engine import _kernel
+from stormsim.engine.door import root_key
 
 general_path = _kernel._make_run_fleet(False, LONE=False)
 

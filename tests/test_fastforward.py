@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import stormsim
-from stormsim import SpecError, _kernel
+from stormsim import SpecError
+from stormsim.engine import _kernel
 
 #: Times, occupancies and writing times agree to 1e-9 relative (to a cycle
 #: for values near 0). The two paths differ by ~1e-16 of a cycle per firing,
@@ -221,7 +222,7 @@ def test_auto_fast_forwards_first_passages_only():
 #: functions loaded from its cache).
 _PROBE = """
 import re, numpy as np, stormsim
-from stormsim import _kernel
+from stormsim.engine import _kernel
 n, cycles = 4, 5
 T, d, sigma = np.ones(n), np.full(n, 0.1), np.full(n, 0.01)
 fleet = stormsim.Fleet(T=T, d=d, jitter=0.01)
@@ -274,7 +275,7 @@ def test_the_sweep_key_fast_forward():
     seeds) to the same passage cycles, times to RTOL (the fast-forward's
     rounding, above), and is another sweep (its hash); capped cells, where no
     fast-forward applies, give the same digits."""
-    from stormsim.spec import parse_sweep
+    from stormsim.sweep.spec import parse_sweep
 
     off = parse_sweep(FF_SWEEP)
     on = parse_sweep(FF_SWEEP.replace("[grid]", "fast_forward = true\n[grid]"))

@@ -9,8 +9,9 @@ import numba
 import pytest
 
 import stormsim
-from stormsim.engine import CALL_OVERHEAD, KERNEL_BYTES_PER_JOB, memory_needed
-from stormsim.model import FLEET_BYTES_PER_JOB, SpecError, format_bytes, memory_limit
+from stormsim.engine.cost import CALL_OVERHEAD, KERNEL_BYTES_PER_JOB, memory_needed
+from stormsim.engine.cost import FLEET_BYTES_PER_JOB, format_bytes, memory_limit
+from stormsim.errors import SpecError
 
 #: A refusal computes a product and raises: it must not allocate first (the
 #: issue saw 7.28 TiB attempted), so it answers at once. Generous for a loaded machine.

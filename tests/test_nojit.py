@@ -61,7 +61,7 @@ def test_pure_python_kernel_equals_compiled(tmp_path):
 
 FFS_CODE = """
 import warnings, numpy as np, stormsim
-from stormsim.splitting import storm_split
+from stormsim.risk.splitting import storm_split
 warnings.simplefilter("ignore")  # uint64 wrap-around warns in pure Python
 f = stormsim.Fleet.identical(5, T=1.0, load=0.6, jitter=0.01)
 out = []

@@ -8,13 +8,12 @@ a binding cap; simultaneous firings) before its speed means anything.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 # benchmarks/ is not installed with stormsim: import it from the checkout.
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

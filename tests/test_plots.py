@@ -12,7 +12,7 @@ pytest.importorskip("matplotlib")
 
 import stormsim  # noqa: E402
 from stormsim import plots  # noqa: E402
-from stormsim.analysis import phase_gap  # noqa: E402
+from stormsim.stats.analysis import phase_gap  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -121,8 +121,8 @@ passage_level = [0, 2]
 
 @pytest.fixture(scope="module")
 def sweep_result(tmp_path_factory):
-    from stormsim.spec import parse_sweep
-    from stormsim.sweep import run_sweep
+    from stormsim.sweep.spec import parse_sweep
+    from stormsim.driver import run_sweep
 
     d = tmp_path_factory.mktemp("sweep")
     sweep = parse_sweep(SWEEP, str(d / "s.toml"))

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from stormsim.cli import main
-from stormsim.engine import EVENTS_PER_JOB_CYCLE, seconds_per_event
-from stormsim.progress import MIN_RATE_SECONDS, Progress
-from stormsim.spec import parse_sweep
-from stormsim.work import FleetRanges, WorkEstimate, make_unit, run_unit
+from stormsim.engine.cost import EVENTS_PER_JOB_CYCLE, seconds_per_event
+from stormsim.sweep.progress import MIN_RATE_SECONDS, Progress
+from stormsim.sweep.spec import parse_sweep
+from stormsim.sweep.work import FleetRanges, WorkEstimate, make_unit, run_unit
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 class Clock:

@@ -4,16 +4,15 @@ from __future__ import annotations
 import re
 import runpy
 import shutil
-from pathlib import Path
 
 import pytest
 
 from stormsim.cli import main
+from conftest import ROOT
 
 # the README's examples, run as written (~50 s)
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stormsim
-from stormsim.engine import root_key
+from stormsim.engine.door import root_key
 
 from reference import simulate_reference
 
@@ -214,7 +214,7 @@ test_general_kernel_matches_reference_quick = settings(max_examples=40, **_EXAMP
 
 def test_reference_streams_match_kernel_streams():
     """The reference's re-implemented random streams are the kernel's, bit for bit."""
-    from stormsim import _kernel
+    from stormsim.engine import _kernel
 
     import reference
 
@@ -228,7 +228,7 @@ def test_reference_streams_match_kernel_streams():
 
 def test_frozen_ziggurat_tables_follow_their_recurrence():
     """The engine's literal tables are ZIGNOR's, to the last few bits of libm."""
-    from stormsim import _kernel
+    from stormsim.engine import _kernel
 
     import reference
 
@@ -268,7 +268,7 @@ def test_stream_normals_are_standard_normal():
     """The ziggurat's draws pass a KS test and hit the tail beyond r at its rate."""
     from scipy import stats
 
-    from stormsim import _kernel
+    from stormsim.engine import _kernel
 
     key0, key1 = root_key(1)
     draws = np.array([_kernel.stream_normal(np.uint64(_kernel.stream_base(key0, key1, f, 0)), k)

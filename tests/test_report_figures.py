@@ -14,9 +14,9 @@ pytest.importorskip("matplotlib")
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from stormsim import plots  # noqa: E402
-from stormsim.results import open_results  # noqa: E402
-from stormsim.spec import parse_sweep  # noqa: E402
-from stormsim.sweep import run_sweep  # noqa: E402
+from stormsim.store.results import open_results  # noqa: E402
+from stormsim.sweep.spec import parse_sweep  # noqa: E402
+from stormsim.driver import run_sweep  # noqa: E402
 
 STAGGER = """
 [sweep]

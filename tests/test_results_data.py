@@ -15,12 +15,12 @@ from scipy.stats import binom
 
 import stormsim
 from stormsim.cli import main
-from stormsim.results import open_results
-from stormsim.spec import parse_sweep
-from stormsim.store import HDF5Store, MemoryStore
-from stormsim.sweep import run_sweep
-from stormsim.work import exact_column_sums, make_unit, run_unit
-from stormsim.tails import (BLOCKS, block_ranges, block_sums_exact, poisson_binomial_sf,
+from stormsim.store.results import open_results
+from stormsim.sweep.spec import parse_sweep
+from stormsim.store.stores import HDF5Store, MemoryStore
+from stormsim.driver import run_sweep
+from stormsim.sweep.work import exact_column_sums, make_unit, run_unit
+from stormsim.stats.tails import (BLOCKS, block_ranges, block_sums_exact, poisson_binomial_sf,
                             tail_estimate)
 
 DATA = Path(__file__).parent / "data"
@@ -336,7 +336,7 @@ def _cell(T, occ_sum, **extra):
 
 
 def test_independent_baseline_is_poisson_binomial_for_unlike_jobs():
-    from stormsim.summary import cell_summary
+    from stormsim.stats.summary import cell_summary
 
     occ = [10.0, 6.0, 3.0, 1.0]
     # identical jobs: the binomial with the measured mean fraction

@@ -83,14 +83,14 @@ N = [6, 10]
 
 
 def _sweep(text=RISK_SWEEP, source="risk.toml"):
-    from stormsim.spec import parse_sweep
+    from stormsim.sweep.spec import parse_sweep
 
     return parse_sweep(text, source)
 
 
 @pytest.fixture(scope="module")
 def risk_result(tmp_path_factory):
-    from stormsim.sweep import run_sweep
+    from stormsim.driver import run_sweep
 
     out = tmp_path_factory.mktemp("risk") / "risk.h5"
     assert run_sweep(_sweep(), out, progress="none").status == "complete"
@@ -135,9 +135,9 @@ def test_risk_is_the_same_in_memory_on_one_thread_and_after_a_resume(tmp_path, r
     import threading
 
     from h5compare import datasets
-    from stormsim.executors import LocalExecutor
-    from stormsim.store import MemoryStore
-    from stormsim.sweep import run_sweep
+    from stormsim.sweep.executors import LocalExecutor
+    from stormsim.store.stores import MemoryStore
+    from stormsim.driver import run_sweep
 
     ref = datasets(risk_result)
     one = tmp_path / "one.h5"
@@ -203,7 +203,7 @@ def test_risk_views_round_trip(risk_result):
 def test_sweeps_without_risk_keep_their_identity_and_have_no_risk_datasets(tmp_path):
     import h5py
 
-    from stormsim.sweep import run_sweep
+    from stormsim.driver import run_sweep
 
     plain = "\n".join(x for x in RISK_SWEEP.splitlines() if not x.startswith("risk_"))
     at_default = plain.replace("[fixed]", '[fixed]\nrisk_levels = []\nrisk_method = "auto"')
@@ -223,7 +223,7 @@ def test_sweeps_without_risk_keep_their_identity_and_have_no_risk_datasets(tmp_p
 ])
 def test_resuming_with_another_risk_option_is_refused_naming_the_key(tmp_path, change, message):
     from stormsim.errors import SweepError
-    from stormsim.sweep import run_sweep
+    from stormsim.driver import run_sweep
 
     out = tmp_path / "out.h5"
     run_sweep(_sweep(), out, progress="none")
@@ -365,7 +365,7 @@ def test_the_report_shows_the_storm_risk(tmp_path, risk_result, capsys):
 
 def test_a_grid_over_risk_levels_and_an_async_cell_stay_plain(tmp_path):
     """risk_levels in [grid] (each value a list); "auto" on an async fleet: plain only."""
-    from stormsim.sweep import run_sweep
+    from stormsim.driver import run_sweep
 
     text = RISK_SWEEP.replace('risk_levels = [2, "N"]\n', "").replace(
         "N = [6, 10]", 'N = [6]\ncheckpoint = ["blocking", "async"]\nrisk_levels = [[2], ["N/2", 3]]')
@@ -388,7 +388,7 @@ def test_a_grid_over_risk_levels_and_an_async_cell_stay_plain(tmp_path):
 def test_risk_on_dask_matches_the_local_run(tmp_path, risk_result):
     pytest.importorskip("distributed")
     from h5compare import datasets
-    from stormsim.sweep import run_sweep
+    from stormsim.driver import run_sweep
 
     out = run_sweep(_sweep(), tmp_path / "dask.h5", executor="local:2", progress="none")
     assert out.status == "complete" and out.cells_done == 2
@@ -396,7 +396,7 @@ def test_risk_on_dask_matches_the_local_run(tmp_path, risk_result):
 
 
 def test_dry_run_says_the_storm_risk_is_extra(capsys):
-    from stormsim.tables import cells_table
+    from stormsim.store.tables import cells_table
 
     text = cells_table(_sweep())
     assert ("plus the storm risk of 2 cells (risk_levels), a fixed effort: at most 64 plain "
@@ -420,8 +420,8 @@ def test_dry_run_and_progress_count_the_storm_risk_as_it_runs(tmp_path):
     the ETA leaves them out."""
     import io
 
-    from stormsim.sweep import run_sweep
-    from stormsim.tables import cells_table
+    from stormsim.driver import run_sweep
+    from stormsim.store.tables import cells_table
 
     sw = _sweep(METHODS_SWEEP)
     line = cells_table(sw).splitlines()[1]
@@ -441,7 +441,7 @@ def test_dry_run_and_progress_count_the_storm_risk_as_it_runs(tmp_path):
 
 
 def test_the_eta_says_it_leaves_the_storm_risk_out():
-    from stormsim.progress import Progress
+    from stormsim.sweep.progress import Progress
 
     clock = type("Clock", (), {"t": 0.0, "__call__": lambda self: self.t})()
     p = Progress("lines", total_cells=2, total_fleets=10, stream=io.StringIO(), clock=clock,
@@ -458,7 +458,7 @@ def test_a_grid_key_without_a_column_selects_by_its_values_as_given(tmp_path):
     """fast_forward in [grid] (no parameter column, like the risk keys): /grid and
     to_xarray take the values as given (JSON text) as its coordinate."""
     xr = pytest.importorskip("xarray")
-    from stormsim.sweep import run_sweep
+    from stormsim.driver import run_sweep
 
     text = "\n".join(x for x in RISK_SWEEP.splitlines() if not x.startswith("risk_"))
     text = text.replace("N = [6, 10]", "N = [6]\nfast_forward = [false, true]")
@@ -501,9 +501,9 @@ def test_cli_risk_as_sweep_prints_the_cell_s_stored_numbers(tmp_path, risk_resul
 def test_no_stored_risk_name_is_a_key_and_a_grid_over_the_effort_assembles(tmp_path):
     """A stored name equal to a key's would collide with /grid/<key> and the xarray
     coordinates of a grid over it (h5py 'name already exists'): none may."""
-    from stormsim._keys import KEY
-    from stormsim.cellrisk import RISK_ARRAYS, RISK_SCALARS
-    from stormsim.sweep import run_sweep
+    from stormsim.sweep.keys import KEY
+    from stormsim.sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS
+    from stormsim.driver import run_sweep
 
     names = {a.name for a in RISK_ARRAYS + RISK_SCALARS}
     assert not names & set(KEY), names & set(KEY)
@@ -527,7 +527,7 @@ def test_inspect_csv_and_json_have_the_storm_risk_columns_of_the_dataframe(risk_
     import io
     import json
 
-    from stormsim.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS
+    from stormsim.sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS
     from stormsim.cli import main
 
     pytest.importorskip("pandas")
@@ -574,7 +574,7 @@ def _count_reads(res) -> list:
 def test_each_view_reads_each_cell_once(risk_result):
     """The views need each cell's summary and its storm risk: one pass over the
     cells (a second one read every cell's arrays again)."""
-    from stormsim.export import inspect_csv, inspect_json
+    from stormsim.store.export import inspect_csv, inspect_json
 
     pytest.importorskip("xarray")
     res = stormsim.open_results(risk_result)
@@ -591,9 +591,9 @@ def test_a_result_cannot_be_written_without_the_storm_risk_its_cells_ask_for(tmp
     caller that forgot it got a bare TypeError ('NoneType' object is not
     callable) after the file was created; a risk_of with no risk for a cell
     got an AttributeError."""
-    from stormsim.layout import write_result
-    from stormsim.store import MemoryStore
-    from stormsim.sweep import run_sweep
+    from stormsim.store.layout import write_result
+    from stormsim.store.stores import MemoryStore
+    from stormsim.driver import run_sweep
 
     sw, mem = _sweep(), MemoryStore()
     run_sweep(sw, mem, progress="none")

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from stormsim.spec import parse_sweep
-from stormsim.sweep import run_sweep
+from stormsim.sweep.spec import parse_sweep
+from stormsim.driver import run_sweep
 
 from h5compare import datasets
 from procs import count_parts, env, kill_at, wait_for_a_new_part

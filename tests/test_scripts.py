@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("matplotlib")
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 SCRIPTS = ROOT / "scripts"
 
 #: script -> (claims it appends, figures it writes, verdict that a quick run must give).

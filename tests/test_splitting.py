@@ -12,13 +12,13 @@ import pytest
 from scipy.stats import binom
 
 import stormsim
-from stormsim import _kernel
-from stormsim.engine import root_key
+from stormsim.engine import _kernel
+from stormsim.engine import door
 from stormsim.errors import SpecError
-from stormsim.splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, MIN_ENTRIES,
+from stormsim.risk.splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, MIN_ENTRIES,
                                 PILOT_FLEET, _flux, choose_basin, storm_split)
-from stormsim.storms import storm_estimate
-from stormsim.tails import tail_estimate
+from stormsim.stats.storms import storm_estimate
+from stormsim.stats.tails import tail_estimate
 
 #: An estimate is within Z_TOL standard errors (over replicates) of the truth:
 #: 3 se, since each test compares several correlated levels at once.
@@ -47,8 +47,7 @@ def test_flux_run_is_the_simulated_fleet_bit_for_bit(looks):
     (looking at the score changes nothing in the fleet, only where its
     excursions are seen to start and end)."""
     f = _paper_cell()
-    k0, k1 = root_key(3)
-    occ, up, *_ = _flux(f, k0, k1, 5, 2, 4, 50, 300, 8, "random", DEFAULT_HORIZON, looks)
+    occ, up, *_ = _flux(door.prepare(f, 3), 5, 2, 4, 50, 300, 8, "random", DEFAULT_HORIZON, looks)
     run = stormsim.simulate(f, fleets=2, fleet_start=5, cycles=300, burn_in=50, seed=3,
                             queues="ring")
     assert np.array_equal(run.occupancy, occ)
@@ -182,7 +181,7 @@ def test_results_are_a_function_of_seed_inputs_and_effort():
 def test_rounds_of_replicates_are_the_replicates_of_one_call():
     """storm_split_until (storm_risk's driver) adds rounds of replicates; its
     estimate from R replicates is storm_split's with replicates = R."""
-    from stormsim.splitting import storm_split_until
+    from stormsim.risk.splitting import storm_split_until
 
     f = _paper_cell(12)
     kw = dict(trials=100, flux_cycles=300, burn_in=30, seed=4, basin=3)
@@ -208,8 +207,8 @@ def test_basin_rules_place_the_edge_where_they_say():
     f = _paper_cell()
     cycles, burn = 2000, 100
     pilot = (cycles - burn) // 8
-    key0, key1 = root_key(1)
-    entries = {L: int(_flux(f, key0, key1, PILOT_FLEET, 2, L, burn, burn + pilot, 1, "random",
+    inputs = door.prepare(f, 1)
+    entries = {L: int(_flux(inputs, PILOT_FLEET, 2, L, burn, burn + pilot, 1, "random",
                             DEFAULT_HORIZON, DEFAULT_SCORE_EVERY)[5].sum()) for L in range(1, 11)}
     most = choose_basin(f, [10], seed=1, rule="most-entries")
     raised = choose_basin(f, [10], seed=1)
@@ -371,8 +370,7 @@ def test_lookahead_early_exit_keeps_the_class_of_the_full_walk():
                                        d5, rw5, rc5, hi, 0, *scratch5, lo)
         assert (s5 >= 5) if hi == 5 else (lo <= s5 < hi), (lo, hi, s5)
     f = _paper_cell()
-    k0, k1 = root_key(7)
-    _, _, res_rem, res_ph, _, entries, _, _ = _flux(f, k0, k1, 0, 1, 4, 20, 620, 64, "random",
+    _, _, res_rem, res_ph, _, entries, _, _ = _flux(door.prepare(f, 7), 0, 1, 4, 20, 620, 64, "random",
                                                     DEFAULT_HORIZON)
     T_, d_, _, rw, rc = (np.ascontiguousarray(f.T), np.ascontiguousarray(f.d), None,
                          f.writer_rate, f.computer_rate)
@@ -436,8 +434,7 @@ def test_between_two_looks_the_fleet_stays_below_the_score(share):
     second new firing, n_w does exceed the score (short intervals refire
     inside the look-ahead's own write windows)."""
     f = _paper_cell()
-    k0, k1 = root_key(7)
-    _, _, res_rem, res_ph, _, entries, _, _ = _flux(f, k0, k1, 0, 1, 4, 20, 620, 64, "random",
+    _, _, res_rem, res_ph, _, entries, _, _ = _flux(door.prepare(f, 7), 0, 1, 4, 20, 620, 64, "random",
                                                     DEFAULT_HORIZON)
     T_, d_, rw, rc = np.ascontiguousarray(f.T), np.ascontiguousarray(f.d), f.writer_rate, \
         f.computer_rate

@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stormsim
-from stormsim._files import inject_fault
+from stormsim.store.files import inject_fault
 from stormsim.errors import ResourceError, SweepError
-from stormsim.results import open_results
-from stormsim.spec import parse_sweep
-from stormsim.store import HDF5Store, MemoryStore
-from stormsim.work import FleetRanges, exact_column_sums, exact_to_float, make_unit, run_unit
+from stormsim.store.results import open_results
+from stormsim.sweep.spec import parse_sweep
+from stormsim.store.stores import HDF5Store, MemoryStore
+from stormsim.sweep.work import FleetRanges, exact_column_sums, exact_to_float, make_unit, run_unit
 
 SWEEP = """
 [sweep]
@@ -187,7 +187,7 @@ def test_sum_mode_keeps_only_the_exact_sum(kind):
 
 def test_units_packing_several_cells(kind, sweep):
     """Small cells packed into one unit (one file on disk) read back per cell."""
-    from stormsim.work import Planner
+    from stormsim.sweep.work import Planner
 
     store = kind.new()
     store.open(sweep)
@@ -471,7 +471,7 @@ def test_planner_units_tile_the_fleets_within_their_bounds(sweep, target):
     units tile every fleet once, in pieces of at most max_fleets, at most
     max_pieces to a unit and about max_bytes of results, and a cell's pieces
     grow at most ``growth`` times per unit once its speed is measured."""
-    from stormsim.work import Planner
+    from stormsim.sweep.work import Planner
 
     done = FleetRanges({1: [(3, 9)]})                   # a resumed sweep
     planner = Planner(sweep, done, target_seconds=target, max_fleets=7, max_pieces=3,

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from h5compare import datasets
-from stormsim._files import inject_fault
+from stormsim.store.files import inject_fault
 from stormsim.errors import ResourceError
-from stormsim.spec import parse_sweep
-from stormsim.store import AssemblyError, HDF5Store
-from stormsim.sweep import run_sweep
-from stormsim.cellrisk import make_risk_unit, run_risk
-from stormsim.work import make_unit, run_unit
+from stormsim.sweep.spec import parse_sweep
+from stormsim.store.stores import AssemblyError, HDF5Store
+from stormsim.driver import run_sweep
+from stormsim.sweep.cellrisk import make_risk_unit, run_risk
+from stormsim.sweep.work import make_unit, run_unit
 
 #: occupancy = "sum": the units hold per-block exact sums (the contents the
 #: scan did not check before); 2 cells x 23 fleets, cut unevenly.

@@ -18,11 +18,11 @@ from scipy.stats import binom
 
 import stormsim
 from stormsim.cli import main
-from stormsim.results import open_results
-from stormsim.spec import parse_sweep
-from stormsim.storms import ratio_of_means, storm_estimate
-from stormsim.sweep import run_sweep
-from stormsim.tails import tail_estimate
+from stormsim.store.results import open_results
+from stormsim.sweep.spec import parse_sweep
+from stormsim.stats.storms import ratio_of_means, storm_estimate
+from stormsim.driver import run_sweep
+from stormsim.stats.tails import tail_estimate
 
 #: An estimate is within Z_TOL of its standard errors of the exact value:
 #: 3 se, since each test compares many correlated levels at once (a 2-se

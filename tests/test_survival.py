@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from stormsim.survival import kaplan_meier, median_survival, passage_times, survival_at
+from stormsim.stats.survival import kaplan_meier, median_survival, passage_times, survival_at
 
 #: Exact rational values computed by hand, compared after float rounding of
 #: a handful of products and sums: a few ulps.

@@ -5,22 +5,21 @@ import hashlib
 import json
 import math
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import stormsim
 from stormsim.errors import ResourceError, SweepError
-from stormsim.executors import LocalExecutor
-from stormsim.results import open_results
-from stormsim.spec import SEED_DOMAIN, load_sweep, parse_sweep
-from stormsim.store import MemoryStore
-from stormsim.sweep import run_sweep
+from stormsim.sweep.executors import LocalExecutor
+from stormsim.store.results import open_results
+from stormsim.sweep.spec import SEED_DOMAIN, load_sweep, parse_sweep
+from stormsim.store.stores import MemoryStore
+from stormsim.driver import run_sweep
 
 from h5compare import datasets
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 BASE = """
 [sweep]
@@ -367,7 +366,7 @@ def test_the_bar_is_tqdm_auto():
     import io
 
     tqdm_auto = pytest.importorskip("tqdm.auto")
-    from stormsim.progress import Progress
+    from stormsim.sweep.progress import Progress
 
     p = Progress("bar", total_cells=1, total_fleets=3, stream=io.StringIO())
     assert isinstance(p.bar, tqdm_auto.tqdm)
@@ -378,7 +377,9 @@ def test_a_new_key_at_its_default_keeps_every_run_seed(monkeypatch):
     """The recipe of stormsim.spec's docstring: a key added later is seeded
     'unless-default', so at its default no run seed moves, and away from it
     the cell is another experiment."""
-    from stormsim import _checks, _keys, spec
+    from stormsim.sweep import checks as _checks
+    from stormsim.sweep import keys as _keys
+    from stormsim.sweep import spec
 
     before = parse_sweep(BASE)
     knob = _keys.Key("test_knob", "a key added later", _checks.positive, 1.0, np.float64,

@@ -13,9 +13,9 @@ import time
 import h5py
 import pytest
 
-from stormsim.results import open_results
-from stormsim.spec import parse_sweep
-from stormsim.sweep import run_sweep
+from stormsim.store.results import open_results
+from stormsim.sweep.spec import parse_sweep
+from stormsim.driver import run_sweep
 
 from h5compare import datasets
 from procs import count_parts, env, kill_at, wait_for_a_new_part

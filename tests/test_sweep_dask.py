@@ -12,8 +12,8 @@ import time
 import pytest
 
 from stormsim.errors import SweepError
-from stormsim.spec import parse_sweep
-from stormsim.sweep import run_sweep
+from stormsim.sweep.spec import parse_sweep
+from stormsim.driver import run_sweep
 
 from h5compare import datasets
 from procs import env
@@ -47,7 +47,7 @@ def local_result(tmp_path_factory):
 
 @pytest.mark.slow  # a Dask cluster
 def test_threaded_local_cluster_matches_the_local_run(tmp_path, local_result):
-    from stormsim.executors import DaskExecutor
+    from stormsim.sweep.executors import DaskExecutor
 
     sw = parse_sweep(SWEEP, "sweep.toml")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
@@ -97,7 +97,7 @@ def test_a_users_client_runs_several_sweeps(tmp_path):
     """A DaskExecutor given a user's Client keeps it across sweeps (closing
     one sweep used to forget the Client, and the next start() failed)."""
     from stormsim import MemoryStore
-    from stormsim.executors import DaskExecutor
+    from stormsim.sweep.executors import DaskExecutor
 
     small = SWEEP.replace("fleets = 60", "fleets = 4").replace("cycles = 400", "cycles = 20")
     a, b = parse_sweep(small, "a.toml"), parse_sweep(small.replace("0.5", "0.6"), "b.toml")
@@ -176,7 +176,7 @@ def test_a_finished_local_cluster_closes_silently(tmp_path):
     import logging
 
     from stormsim import MemoryStore
-    from stormsim.executors import DaskExecutor
+    from stormsim.sweep.executors import DaskExecutor
 
     small = SWEEP.replace("fleets = 60", "fleets = 4").replace("cycles = 400", "cycles = 20")
     records = []
@@ -239,7 +239,7 @@ def test_a_worker_killed_by_pid_mid_unit_loses_nothing(tmp_path):
     local run's, bit for bit."""
     import threading
 
-    from stormsim.executors import DaskExecutor
+    from stormsim.sweep.executors import DaskExecutor
 
     sw = parse_sweep(KILL_SWEEP, "sweep.toml")
     run_sweep(sw, tmp_path / "local.h5", progress="none")

@@ -1,18 +1,17 @@
 """Sweep keys of MODEL.md E1 / E2: checkpoint, snapshot, slowdown, on_busy, weights."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import stormsim
 from stormsim.errors import SweepError
-from stormsim.results import open_results
-from stormsim.spec import load_sweep, parse_sweep
-from stormsim.sweep import run_sweep
+from stormsim.store.results import open_results
+from stormsim.sweep.spec import load_sweep, parse_sweep
+from stormsim.driver import run_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 #: The sweep identities (sha256 over every cell's fleet, seeded keys, fleets
 #: and run seed) of both examples, as computed by main at 2ff4c88, before

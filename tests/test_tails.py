@@ -8,10 +8,10 @@ import pytest
 
 from stormsim.cli import main
 from stormsim.errors import SpecError
-from stormsim.results import tail_level
-from stormsim.spec import parse_sweep
-from stormsim.store import MemoryStore
-from stormsim.sweep import run_sweep
+from stormsim.store.results import tail_level
+from stormsim.sweep.spec import parse_sweep
+from stormsim.store.stores import MemoryStore
+from stormsim.driver import run_sweep
 
 TWO_N = """
 [sweep]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import stormsim
-from stormsim.analysis import phase_gap
+from stormsim.stats.analysis import phase_gap
 
 #: Pair neutrality holds exactly; what remains is rounding of firing times that
 #: grow to ~1e3 cycle lengths over 1000 cycles (eps * 1e3 ~ 2e-13 of a period),
@@ -210,7 +210,7 @@ def test_equal_lone_cycles_stay_neutral(throughput, cap):
 # -- MODEL.md extensions: E1 (async checkpoints), E2 (weights), E3 (storms) --
 
 from reference import normal, stream_base  # noqa: E402
-from stormsim.engine import root_key  # noqa: E402
+from stormsim.engine.door import root_key  # noqa: E402
 from test_reference import RTOL, assert_close, horizon  # noqa: E402
 
 #: A2's uncoupled schedule, rebuilt in plain Python, against the kernel's

@@ -2,21 +2,22 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import binomtest
 
 import stormsim
-from stormsim import SpecError, physical, units
-from stormsim.analysis import tail_probability
-from stormsim.survival import median_survival, passage_times
-from stormsim.tails import tail_estimate
+from stormsim import SpecError
+from stormsim.stats import physical
+from stormsim.engine import units
+from stormsim.stats.analysis import tail_probability
+from stormsim.stats.survival import median_survival, passage_times
+from stormsim.stats.tails import tail_estimate
+from conftest import ROOT
 
 pint = pytest.importorskip("pint")  # the [units] extra; in the test extra, so present in `make test`
 
-ROOT = Path(__file__).resolve().parents[1]
 
 #: Unit conversions are one or two float operations (a prefix factor, a
 #: division): exact to a few ulps.

@@ -71,14 +71,14 @@ FLEET = Fleet(**GOOD)
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(cycles=0), r"cycles = 0: must be >= 1"),
+    (dict(cycles=0), r"cycles = 0: must be an integer >= 1"),
     (dict(cycles=2.5), r"cycles = 2.5: must be an integer"),
-    (dict(fleets=0), r"fleets = 0: must be >= 1"),
-    (dict(passage_level=0), r"passage_level = 0: must be in 1..3"),
-    (dict(passage_level=4), r"passage_level = 4: must be in 1..3"),
-    (dict(burn_in=10, cycles=10), r"burn_in = 10: must be in 0..9"),
+    (dict(fleets=0), r"fleets = 0: must be an integer >= 1"),
+    (dict(passage_level=0), r"passage_level = 0: must be an integer in 1..3"),
+    (dict(passage_level=4), r"passage_level = 4: must be an integer in 1..3"),
+    (dict(burn_in=10, cycles=10), r"burn_in = 10: must be an integer in 0..9"),
     (dict(burn_in=-1), r"burn_in = -1"),
-    (dict(seed=-5), r"seed = -5: must be >= 0"),
+    (dict(seed=-5), r"seed = -5: must be an integer >= 0"),
     (dict(fleet_start=2**63 - 1), r"fleet_start \+ fleets = 9223372036854775809: fleet indices"),
     (dict(queues="tree"), r"queues = 'tree': must be one of auto, heap, ring"),
     (dict(kernel="fast"), r"kernel = 'fast': must be one of auto, anonymous, general"),

@@ -1,0 +1,200 @@
+"""Sweeps: run a sweep file's cells into a store, resuming whatever is done (the driver).
+
+Data flows one way::
+
+    sweep file --spec.parse_sweep--> Sweep (cells: Fleet + simulate kwargs + seed)
+               --work.Planner------> units: pieces (cell, fleets [a, b)); small cells packed
+               --executors---------> work.run_unit -> stormsim.simulate(..., fleet_start=a)
+               --store-------------> parts on disk -> one HDF5 file, assembled once
+
+This module only drives: it asks the planner for units, hands them to an
+executor, commits what comes back to the store, reports progress, and stops
+on request. The pieces live one floor down: stormsim.spec (the sweep file,
+cells and seeds), stormsim.work (units, parts, exact sums), stormsim.executors
+(where units run), stormsim.store (where results go).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._version import __version__
+from .errors import SweepError
+from .sweep.executors import executor_from
+from .sweep.progress import Progress
+from .sweep.spec import Sweep, load_sweep
+from .store.stores import HDF5Store, Store
+from .sweep.cellrisk import RiskPart
+from .sweep.work import Planner, WorkEstimate, run_unit
+
+__all__ = ["SweepOutcome", "run_sweep"]
+
+#: After a stop request, how long to wait for units already running, to keep
+#: them (units last ~0.25 s locally, ~1 s on Dask): the process still exits
+#: within a second of Ctrl-C or SIGTERM.
+STOP_GRACE_SECONDS = 0.4
+
+
+# ---------------------------------------------------------------------------
+# The driver
+# ---------------------------------------------------------------------------
+
+@dataclass
+class SweepOutcome:
+    """What ``run_sweep`` did.
+
+    status : "complete" (finished now), "already complete" (nothing to do)
+        or "interrupted" (stopped on request; finished units are kept)
+    """
+
+    status: str
+    output: str
+    n_cells: int
+    cells_done: int
+    fleets_total: int
+    fleets_done: int
+    fleets_before: int = 0
+    fleets_run: int = 0
+    fleet_cycles: int = 0
+    seconds: float = 0.0
+    version: str = ""
+    executor: str = ""
+
+
+def _refuse_input_as_output(sweep: Sweep, output) -> None:
+    """The sweep file is never an output (``-o X.toml --overwrite`` would replace it)."""
+    src, out = Path(sweep.source), Path(output)
+    try:
+        same = src.exists() and out.exists() and os.path.samefile(src, out)
+    except OSError:
+        same = False
+    if same or (src.exists() and src.resolve() == out.resolve()):
+        raise SweepError(f"output {output} is the sweep file {sweep.source} itself: give "
+                         "another output, e.g. -o " + src.with_suffix(".h5").name)
+
+
+def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
+              progress: str = "auto", stop: threading.Event | None = None,
+              stream=None) -> SweepOutcome:
+    """Run a sweep into an output, resuming whatever is already done.
+
+    Parameters
+    ----------
+    sweep : Sweep, or the path of a sweep file
+    output : path of the HDF5 result, or a store (``MemoryStore``, ``HDF5Store``)
+    executor : None (local, this process), ``LocalExecutor``, ``DaskExecutor``,
+        a ``dask.distributed.Client``, ``"local:W"`` (a LocalCluster of W
+        workers) or a scheduler address
+    overwrite : discard an existing output (a finished result or finished
+        units) instead of refusing a different sweep or resuming this one
+    progress : "auto" (a bar on a terminal, else lines), "bar", "lines" or "none"
+    stop : set it (e.g. from a signal handler) to stop at the next unit
+        boundary; finished units are kept and the outcome is "interrupted"
+    stream : where progress goes (default sys.stderr)
+
+    The sweep file is validated, and an output from another sweep refused,
+    before any output is created or touched.
+    """
+    if not isinstance(sweep, Sweep):
+        sweep = load_sweep(sweep)
+    ex = executor_from(executor)       # validates the spec; connects nothing yet
+    if not isinstance(output, Store):
+        _refuse_input_as_output(sweep, output)
+    store = output if isinstance(output, Store) else HDF5Store(output)
+    state = store.open(sweep, overwrite=overwrite)
+    try:
+        done = state.done                 # grows as units are kept
+        fleets_before = done.total()
+        if state.complete:
+            return SweepOutcome("already complete", store.location, sweep.n_cells,
+                                sweep.n_cells, sweep.total_fleets, sweep.total_fleets,
+                                fleets_before=sweep.total_fleets, version=state.version)
+        out = SweepOutcome("complete", store.location, sweep.n_cells,
+                           sum(done.count(c.index) == c.fleets
+                               and (not c.has_risk or c.index in state.risk_done)
+                               for c in sweep.cells),
+                           sweep.total_fleets, fleets_before, fleets_before=fleets_before,
+                           version=__version__)
+        t0 = time.perf_counter()
+        prog = Progress(progress, total_cells=sweep.n_cells, total_fleets=sweep.total_fleets,
+                        cells_done=out.cells_done, fleets_done=fleets_before, stream=stream,
+                        total_risk=sum(c.has_risk for c in sweep.cells),
+                        risk_done=len(state.risk_done))
+
+        work = WorkEstimate(sweep, done)
+
+        risk_done = set(state.risk_done)
+
+        def cell_done(i: int) -> bool:
+            c = sweep.cells[i]
+            return done.count(i) == c.fleets and (not c.has_risk or i in risk_done)
+
+        def keep(parts):
+            store.commit(parts)
+            if parts and isinstance(parts[0], RiskPart):
+                risk_done.add(parts[0].cell)
+                out.cells_done += cell_done(parts[0].cell)
+                prog.update(0, 0, out.cells_done, events=parts[0].events,
+                            events_left=work.events_left, risk=True)
+                return
+            for part in parts:
+                n = part.stop - part.start
+                done.add(part.cell, part.start, part.stop)
+                work.add(part)
+                out.fleets_done += n
+                out.fleets_run += n
+                out.fleet_cycles += part.fleet_cycles
+                if done.count(part.cell) == sweep.cells[part.cell].fleets \
+                        and cell_done(part.cell):
+                    out.cells_done += 1
+                prog.update(n, part.fleet_cycles, out.cells_done,
+                            events=int(part.arrays["events"].sum()),
+                            events_left=work.events_left)
+
+        planner = Planner(sweep, done, target_seconds=ex.target_seconds,
+                          threads=ex.task_threads, risk_done=state.risk_done)
+
+        try:
+            if planner.remaining:             # else only the assembly is left to do
+                ex.start()
+                out.executor = ex.describe()
+                prog.describe(out.executor)
+            in_flight = 0
+            while True:
+                while in_flight < ex.slots and not (stop is not None and stop.is_set()):
+                    task = planner.next()
+                    if task is None:
+                        break
+                    ex.submit(run_unit, task)
+                    in_flight += 1
+                if in_flight == 0:
+                    break
+                for parts in ex.poll(timeout=0.1):
+                    in_flight -= 1
+                    keep(parts)
+                    planner.feedback(parts)
+                if stop is not None and stop.is_set():
+                    # keep the units that finish within a short grace; drop the rest
+                    deadline = time.monotonic() + STOP_GRACE_SECONDS
+                    while in_flight and time.monotonic() < deadline:
+                        for parts in ex.poll(timeout=min(0.05, deadline - time.monotonic())):
+                            in_flight -= 1
+                            keep(parts)
+                    break
+            if in_flight or planner.remaining:
+                out.status = "interrupted"
+        finally:
+            ex.cancel()
+            prog.close()
+        if out.status == "complete":
+            store.finish()
+        out.seconds = time.perf_counter() - t0
+        return out
+    finally:
+        try:
+            ex.close()
+        finally:
+            store.close()

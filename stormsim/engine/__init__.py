@@ -1,0 +1,10 @@
+"""The engine: a fleet in, exact trajectories out.
+
+What lives here: the fleet (``model``: Fleet, throughput rules; ``units``:
+physical units to the model's seconds), launches (``launch``), the numba
+kernels (``_kernel``), the one door into them (``door``: arrays, keys,
+phases and threads for every driver) and ``simulate`` (``run``).
+
+It imports only the root modules (``errors``, ``_format``, ``_version``):
+nothing here knows of statistics, storm risk, sweeps or stores.
+"""

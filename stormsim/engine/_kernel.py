@@ -1,0 +1,1910 @@
+"""The numba kernels: plain arrays in, caller-allocated buffers out.
+
+Nothing here validates or raises: ``stormsim.engine`` validates every input
+first. Every jitted function of the package lives in this one file because
+numba's cache invalidation hashes only the file that holds the cached
+function, not its callees elsewhere (a helper changed in another file would
+leave a stale cache).
+
+How an event costs O(log N), or O(1) for alike jobs
+------------------------------------
+All writers drain at one common rate r_w = f(n_w)/n_w and all computers
+advance at one common rate r_c = min(1, C/n_c) (anonymous sharing). So the
+kernel keeps two *virtual clocks*: P_w, the volume any writer has drained, and
+P_c, the work any computer has done. A writer stores the value of P_w at which
+it finishes (its target), a computer the value of P_c at which it fires; the
+remaining amount of job i is ``target[i] - P``. Between events only the two
+clocks move, never the targets: writers and computers sit in two priority
+queues keyed by target, the next event is a queue head, and an event pops
+and pushes one job. A queue is a binary heap (O(log N)), or, when the jobs
+are alike enough that new targets arrive nearly in order, a sorted ring
+buffer filled from the back (O(1) expected; chosen by the driver). The clocks
+are rebased to 0 every few instants so that
+``target - P`` keeps full relative precision.
+
+The general kernel (MODEL.md E1, E2)
+------------------------------------
+``run_fleet_general`` runs asynchronous checkpoints and weighted sharing
+with three clocks: the writer clock advances at f(n_w) / W (W the writers'
+weight sum, recomputed exactly at every rebase and exact with one writer or
+none), so writer i finishes d_i / w_i after its firing; a job whose own
+persist is in flight sits on the compute clock at its remaining work
+stretched by 1 / (1 - eps_i) and is re-keyed (an indexed queue's
+decrease-key) when the persist ends, or parked outside the queue for
+eps_i = 1; snapshots sit on a wall-time clock. Still O(log N) per event (O(1)
+expected with rings), no allocation in the loop. Up-crossings of each level
+(E3) are counted at the firings that cause them.
+
+Random numbers
+--------------
+Counter-based and per job: the k-th standard normal of job i in fleet j is a
+pure function of (root key, j, i, k) (SplitMix64 outputs on a per-(fleet, job)
+stream, read at random positions; a ziggurat turns them into normals). Results
+therefore depend on neither the thread
+count, the batch, nor the order of events in the instant.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._numba_cache import CACHE
+
+#: Two remaining amounts within this fraction of the job's own T_i (compute)
+#: or d_i (write) of zero are treated as reaching zero at the same instant
+#: (MODEL.md, "Floating-point ties"). It is far above the rounding of one
+#: event (~1e-16 relative, the clocks being rebased) and far below any
+#: physical interval a user can ask for.
+TIE_RTOL = 1e-12
+
+# SplitMix64 constants (Steele, Lea, Flood 2014).
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_FLEET_MUL = np.uint64(0xD1B54A32D192ED03)
+_JOB_MUL = np.uint64(0xAEF17502108EF2D9)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_TWO_M53 = 1.0 / 9007199254740992.0
+_TWO_PI = 2.0 * np.pi
+
+#: Rebase the virtual clocks after this many instants per job (amortised O(1)).
+_REBASE_EVERY = 2
+
+#: The fast-forward (``_fast_forward``) hands over to the event loop whenever
+#: a gap between one write's end and the next write's start, or a compute
+#: interval, is below this fraction of the fleet's longest lone cycle
+#: max_i (T_i + d_i). Far above the tie rule (TIE_RTOL of T_i or d_i) and
+#: above the rounding of both paths: ~1e-16 of a cycle per firing on clocks
+#: rebased every few cycles, and the two paths' trajectories drift apart by
+#: ~1e-16 * sqrt(firings) (1e-13 cycles after 1e6 cycles), so every close or
+#: tied case is decided by the event loop; far below any physical margin.
+FF_MARGIN = 1e-8
+
+#: A fast-forward that advanced fewer than _FF_LONG * N firings doubles the
+#: number of instants with no writer the event loop lets pass before the
+#: next attempt (up to _FF_BACKOFF_MAX * N); a longer one resets it. Where
+#: collisions come every few firings (workload (a)) a call's fixed cost
+#: exceeds what it saves; where stretches are long it runs at once.
+_FF_LONG = 1
+_FF_BACKOFF_MAX = 64
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def mix64(z):
+    """SplitMix64 finaliser: a bijective 64-bit mix."""
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=CACHE, nogil=True)
+def stream_base(key0, key1, fleet, job):
+    """Base of the random stream of (fleet, job) under root key (key0, key1)."""
+    h = mix64(key0 + np.uint64(fleet) * _FLEET_MUL)
+    return mix64(h ^ (key1 + np.uint64(job) * _JOB_MUL))
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def stream_uniform(base, n):
+    """n-th uniform in [0, 1) of a stream: SplitMix64 output n, 53 bits."""
+    return np.float64(mix64(base + np.uint64(n) * _GOLDEN) >> _S11) * _TWO_M53
+
+
+def _ziggurat_tables(layers=128, r=3.442619855899, v=9.91256303526217e-3):
+    """Layer edges x[0..layers] and ratios x[i+1]/x[i] of the normal ziggurat.
+
+    Marsaglia & Tsang (2000), in Doornik's ZIGNOR form (2005): 128 layers of
+    area v each; x[0] = v / f(r) is the base strip's pseudo-width, x[1] = r.
+    """
+    x = np.empty(layers + 1)
+    f = np.exp(-0.5 * r * r)
+    x[0] = v / f
+    x[1] = r
+    x[layers] = 0.0
+    for i in range(2, layers):
+        x[i] = np.sqrt(-2.0 * np.log(v / x[i - 1] + f))
+        f = np.exp(-0.5 * x[i] * x[i])
+    return x, x[1:] / x[:-1], r
+
+
+#: The ziggurat's layer edges x[0..128] as exact binary64 literals, made once
+#: by ``_ziggurat_tables()`` (a test checks them against it). Frozen because
+#: numpy's exp and log may differ by an ulp between CPUs, and an ulp in a
+#: table changes some draws: every machine must draw the same normals.
+_ZIG_X = np.array([float.fromhex(h) for h in (
+    "0x1.db4668fe7e4a4p+1", "0x1.b8a7c476d2be8p+1", "0x1.9c8e0c7c8098fp+1", "0x1.8aa73e440ffbcp+1",
+    "0x1.7d45eb36eb842p+1", "0x1.7279dd4ac3f9dp+1", "0x1.695c2be68edc9p+1", "0x1.616dff7c8f54ap+1",
+    "0x1.5a61edf7e8f32p+1", "0x1.54052012a04a4p+1", "0x1.4e3456b0e3a1bp+1", "0x1.48d61806d6010p+1",
+    "0x1.43d75b60bca1dp+1", "0x1.3f29848d3b416p+1", "0x1.3ac11b8e206d6p+1", "0x1.3694f3a3740d9p+1",
+    "0x1.329d9725e32f7p+1", "0x1.2ed4df8099571p+1", "0x1.2b35aa5ebee3ep+1", "0x1.27bba2b5dbc92p+1",
+    "0x1.246317a6b53c0p+1", "0x1.2128dd36bdf09p+1", "0x1.1e0a342cf08f6p+1", "0x1.1b04b731f6bccp+1",
+    "0x1.18164be0c1c39p+1", "0x1.153d16d45743dp+1", "0x1.12777201834f3p+1", "0x1.0fc3e4d95f278p+1",
+    "0x1.0d211dd28b00fp+1", "0x1.0a8ded0ec371ap+1", "0x1.08093fe3e40e1p+1", "0x1.05921d1c4d769p+1",
+    "0x1.0327a1cc4cf5ep+1", "0x1.00c8fea1720d4p+1", "0x1.fceaeb2ca5f17p+0", "0x1.f858aff31cbf0p+0",
+    "0x1.f3da097460823p+0", "0x1.ef6dcddc7d392p+0", "0x1.eb12e91486bbcp+0", "0x1.e6c85a849b015p+0",
+    "0x1.e28d331c6723cp+0", "0x1.de609397e09b9p+0", "0x1.da41aaf79a344p+0", "0x1.d62fb52580b86p+0",
+    "0x1.d229f9bfeefdbp+0", "0x1.ce2fcb05f8c34p+0", "0x1.ca4084e091e34p+0", "0x1.c65b8c04dbac2p+0",
+    "0x1.c2804d2c6b16fp+0", "0x1.beae3c60cd0e4p+0", "0x1.bae4d457ee119p+0", "0x1.b72395df5b73bp+0",
+    "0x1.b36a075498d64p+0", "0x1.afb7b428fe7a1p+0", "0x1.ac0c2c6fc6382p+0", "0x1.a867047516e4fp+0",
+    "0x1.a4c7d45d01a31p+0", "0x1.a12e37c983369p+0", "0x1.9d99cd86b58b4p+0", "0x1.9a0a373c73f21p+0",
+    "0x1.967f1924c7b06p+0", "0x1.92f819c682bf5p+0", "0x1.8f74e1b37c6b8p+0", "0x1.8bf51b49ef337p+0",
+    "0x1.88787278810a6p+0", "0x1.84fe9484873b9p+0", "0x1.81872fd21db73p+0", "0x1.7e11f3adaeb92p+0",
+    "0x1.7a9e90168b8eep+0", "0x1.772cb58a39dd6p+0", "0x1.73bc14d01a2c9p+0", "0x1.704c5ec50cb81p+0",
+    "0x1.6cdd4426b88a5p+0", "0x1.696e755e16b84p+0", "0x1.65ffa248e016dp+0", "0x1.62907a0176ebfp+0",
+    "0x1.5f20aaa4dfc1ap+0", "0x1.5bafe11654817p+0", "0x1.583dc8bff3219p+0", "0x1.54ca0b4ffd349p+0",
+    "0x1.515450720f455p+0", "0x1.4ddc3d83a5b84p+0", "0x1.4a617543306cdp+0", "0x1.46e39778de063p+0",
+    "0x1.436240982ad9dp+0", "0x1.3fdd09591d2a4p+0", "0x1.3c538647ef792p+0", "0x1.38c54749b9033p+0",
+    "0x1.3531d7146a43ep+0", "0x1.3198ba982d911p+0", "0x1.2df97057e7efbp+0", "0x1.2a536fae30e33p+0",
+    "0x1.26a627fb9d120p+0", "0x1.22f0ffbaa1e55p+0", "0x1.1f335374a10f8p+0", "0x1.1b6c7492c9735p+0",
+    "0x1.179ba80463fecp+0", "0x1.13c024b2c7ec6p+0", "0x1.0fd911b97f236p+0", "0x1.0be58456ff4aep+0",
+    "0x1.07e47d87a40f6p+0", "0x1.03d4e7391c5b7p+0", "0x1.ff6b21fffe31ap-1", "0x1.f70a5866c8f46p-1",
+    "0x1.ee848e956826fp-1", "0x1.e5d6909f51b6ap-1", "0x1.dcfccc51c59f0p-1", "0x1.d3f340dda611cp-1",
+    "0x1.cab56ac6a38d3p-1", "0x1.c13e2b014e85cp-1", "0x1.b787a7c516f3bp-1", "0x1.ad8b2506a137cp-1",
+    "0x1.a340d1baf5b18p-1", "0x1.989f85c753b2cp-1", "0x1.8d9c6a9d35e3dp-1", "0x1.822a858af0e7dp-1",
+    "0x1.763a1600eec74p-1", "0x1.69b7b213f3f69p-1", "0x1.5c8afdbf0217bp-1", "0x1.4e94c08c0bab7p-1",
+    "0x1.3fabee1911cd7p-1", "0x1.2f98d6bb4f41fp-1", "0x1.1e0ce6b5969b3p-1", "0x1.0a936da5e55adp-1",
+    "0x1.e8e576e43fbefp-2", "0x1.b4c8fece48e83p-2", "0x1.73949184db9dfp-2", "0x1.16db47e193e1ap-2",
+    "0x0.0p+0",
+)])
+_ZIG_RATIO = _ZIG_X[1:] / _ZIG_X[:-1]  # IEEE division: the same everywhere
+_ZIG_R = float(_ZIG_X[1])  # r = 3.442619855899, the base strip's edge
+_ZIG_MASK = np.uint64(127)
+_ZIG_STRIDE = 12  # normal k uses stream outputs (k << 12) + 1 + c, c = 0, 1, ...
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def stream_normal(base, k):
+    """k-th standard normal of a stream, a pure function of (base, k).
+
+    Ziggurat (Marsaglia & Tsang 2000, ZIGNOR form): one stream output gives
+    the layer (low 7 bits) and a signed uniform (top 53 bits); 97.2% of draws
+    (the mean of _ZIG_RATIO) end there. Normal k reads outputs (k << 12) + 1, + 2, ... so each draw has
+    its own block of counters; output 0 is the launch phase.
+    """
+    n = (np.int64(k) << _ZIG_STRIDE) + 1
+    while True:
+        h = mix64(base + np.uint64(n) * _GOLDEN)
+        n += 1
+        i = np.int64(h & _ZIG_MASK)
+        u = 2.0 * (np.float64(h >> _S11) * _TWO_M53) - 1.0
+        if abs(u) < _ZIG_RATIO[i]:
+            return u * _ZIG_X[i]
+        if i == 0:
+            # Tail beyond r (Marsaglia 1964), with uniforms in (0, 1].
+            while True:
+                a = np.log(1.0 - stream_uniform(base, n)) / _ZIG_R
+                b = np.log(1.0 - stream_uniform(base, n + 1))
+                n += 2
+                if -2.0 * b >= a * a:
+                    return a - _ZIG_R if u < 0.0 else _ZIG_R - a
+        x0 = u * _ZIG_X[i]
+        f0 = np.exp(-0.5 * (_ZIG_X[i] * _ZIG_X[i] - x0 * x0))
+        f1 = np.exp(-0.5 * (_ZIG_X[i + 1] * _ZIG_X[i + 1] - x0 * x0))
+        if f1 + stream_uniform(base, n) * (f0 - f1) < 1.0:
+            return x0
+        n += 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _exact_inverse(r):
+    """1 / r if that is exact and x * (1 / r) is x / r for every x, else 0.0.
+
+    So iff r > 0 is a power of two whose inverse is a normal number: 1 / r
+    is then exact, and x * (1 / r) and x / r are both the correctly rounded
+    value of the same real number x / r (IEEE 754), the same bits.
+    """
+    if not (r > 0.0) or r == np.inf:
+        return 0.0
+    m, e = math.frexp(r)
+    inv = 1.0 / r
+    if m == 0.5 and inv * r == 1.0 and 2.2250738585072014e-308 <= inv <= 8.98846567431158e307:
+        return inv
+    return 0.0
+
+
+#: Normals drawn per job at once by the event loop (``_normal_block``).
+_NB = 8
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _normal_block(base, k, out, o):
+    """out[o + b] = normal k + b of the stream (``stream_normal``) for b < _NB
+    where that draw ends at its first stream output (97.2% of draws), else NaN.
+
+    The same operations as ``stream_normal``'s first step, on each of _NB
+    counters at once (no branch between them: the CPU overlaps them, the
+    compiler may vectorize them), so an accepted value is the same bits; a
+    NaN sends the caller to ``stream_normal`` for the draw.
+    """
+    for b in range(_NB):
+        h = mix64(base + np.uint64(((np.int64(k) + b) << _ZIG_STRIDE) + 1) * _GOLDEN)
+        i = h & _ZIG_MASK
+        u = 2.0 * (np.float64(h >> _S11) * _TWO_M53) - 1.0
+        out[o + b] = u * _ZIG_X[i] if abs(u) < _ZIG_RATIO[i] else np.nan
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def random_theta(key0, key1, fleet0, out):
+    """Fill out (F, N) with iid uniform launch phases: uniform 0 of each stream."""
+    F, N = out.shape
+    for f in prange(F):
+        for i in range(N):
+            out[f, i] = stream_uniform(stream_base(key0, key1, fleet0 + f, i), 0)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _heap_push(key, idx, size, k, j):
+    """Insert (k, j) into the binary min-heap key[:size]; return the new size.
+
+    (Indices cast to np.uintp, here and in the queue functions below: no
+    negative-index wrap-around, see ``run_fleet``.)
+    """
+    pos = size
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if key[np.uintp(parent)] <= k:
+            break
+        key[np.uintp(pos)] = key[np.uintp(parent)]
+        idx[np.uintp(pos)] = idx[np.uintp(parent)]
+        pos = parent
+    key[np.uintp(pos)] = k
+    idx[np.uintp(pos)] = j
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _heap_pop(key, idx, size):
+    """Remove the top of the binary min-heap key[:size]; return the new size."""
+    size -= 1
+    k = key[np.uintp(size)]
+    j = idx[np.uintp(size)]
+    pos = 0
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and key[np.uintp(child + 1)] < key[np.uintp(child)]:
+            child += 1
+        if key[np.uintp(child)] >= k:
+            break
+        key[np.uintp(pos)] = key[np.uintp(child)]
+        idx[np.uintp(pos)] = idx[np.uintp(child)]
+        pos = child
+    key[np.uintp(pos)] = k
+    idx[np.uintp(pos)] = j
+    return size
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _q_push(key, idx, head, size, mask, ring, k, j):
+    """Insert (k, j) into a queue; return its new size.
+
+    ring: a sorted ring buffer key[head .. head+size) (indices & mask),
+    inserted from the back: O(1) when keys arrive nearly in order, as they
+    do for alike jobs (a new target is pc + T_i, behind almost every other).
+    Otherwise a binary heap in key[:size] (head stays 0): O(log N) always.
+    """
+    if ring:
+        pos = head + size
+        while pos > head:
+            p = (pos - 1) & mask
+            if key[np.uintp(p)] <= k:
+                break
+            q = pos & mask
+            key[np.uintp(q)] = key[np.uintp(p)]
+            idx[np.uintp(q)] = idx[np.uintp(p)]
+            pos -= 1
+        q = pos & mask
+        key[np.uintp(q)] = k
+        idx[np.uintp(q)] = j
+        return size + 1
+    return _heap_push(key, idx, size, k, j)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _q_pop(key, idx, head, size, mask, ring):
+    """Remove a queue's smallest key (at key[head]); return (head, size)."""
+    if ring:
+        return (head + 1) & mask, size - 1
+    return head, _heap_pop(key, idx, size)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _q_second(key, head, size, mask, ring):
+    """The second-smallest key of a queue of size >= 2."""
+    if ring:
+        return key[np.uintp((head + 1) & mask)]
+    if size > 2 and key[2] < key[1]:
+        return key[2]
+    return key[1]
+
+
+@njit(cache=CACHE, nogil=True)
+def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+                  cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+                  firings, occupancy, upcross, writing, old_key, c0):
+    """Advance a base-model fleet through a stretch in which every write is alone.
+
+    Called by ``run_fleet`` at an instant with no writer (all N jobs in the
+    compute queue ckey, keyed on the computer clock pc) when the cap does not
+    bind (C >= N) and f(1) = 1. While writes do not overlap, every rate is 1,
+    so the computer clock is wall time shifted, and job i's next firing is
+    its firing + d_i + its next compute interval max(0, T_i + sigma_i xi)
+    (the event loop's normal: same stream, same index k, its firing count).
+
+    Two ways, both committing only what their checks prove. (1) A round, on
+    a ring (the queue in firing order): the next N firings are the ring's N
+    keys; each job's next firing is computed (no branch between jobs, so the
+    N normals overlap in the CPU), and the round is committed, the new keys
+    written in place, iff every gap from a write's end to the next firing
+    (the last one to the next round's first) and every compute interval
+    exceeds ``margin``, the firing order does not change, and no firing of
+    the round reaches K or opens the measured window. (2) Otherwise firing
+    by firing: the head (at F) is committed iff the gap from the previous
+    write's end to F, the gap from its write's end to the queue's second key
+    and its new compute interval exceed ``margin`` (its own next firing is
+    then checked as the next head); N such firings come first, and again
+    after a round fails, before a round is tried. When (2) fails it returns,
+    leaving the state at the last committed write's end (no write in
+    flight, every job in the compute queue) for the event loop, which
+    decides the close case exactly. A round commits exactly what N firings
+    of (2) would: the same arithmetic, the same sums in the same order, and
+    the rebase at the same firing (rounds start only at a multiple of N
+    firings since the last rebase), so results do not depend on the queue.
+
+    The firing and the write's end count two events, as in the event loop.
+    A firing that would end the run (the last job's K-th) is left to the
+    event loop. old_key (N,) float64, c0 (N,) int64: work space. Returns the updated (ch, nch, pc,
+    t, n_done, n_burn, measuring, fired_total, events); the arrays are
+    updated in place.
+    """
+    N = T.shape[0]
+    tb = t - pc  # wall time at clock value 0
+    e_last = pc  # end of the last write (the current instant)
+    moved = False
+    since_rebase = 0
+    # The measured window's sums are formed once, at the end: each job's
+    # writes since the window (or this call) began are count - c0, each of
+    # length d_i, and the time without a writer is the rest of the span.
+    for b in range(N):
+        c0[b] = count[b]
+    span = 0.0  # measured time before the last rebase
+    x0 = e_last  # where the measured span begins, on the current clock
+    single = N  # firings to take one by one before a round is tried
+    k_range_stale = True  # k_min, k_max: the firing counts' range, for rounds
+    k_min = 0
+    k_max = 0
+    # Alike jobs (one T, d, sigma): rounds read them once.
+    alike = True
+    for b in range(1, N):
+        alike &= (T[b] == T[0]) & (d[b] == d[0]) & (sigma[b] == sigma[0])
+    T0 = T[0]
+    d0 = d[0]
+    s0 = sigma[0]
+    while True:
+        if ring_c and single <= 0 and since_rebase % N == 0:
+            # (1) A round: all checks folded into one flag, no early exit;
+            # applied as it goes, undone below if a check fails (rare).
+            # Every job fires once, so the counts' range moves up by one:
+            # no firing reaches K or opens the window iff k_max + 1 < K and
+            # (measuring or burn_in is outside k_min + 1 .. k_max + 1).
+            if k_range_stale:
+                k_min = count[0]
+                k_max = count[0]
+                for b in range(1, N):
+                    k_min = min(k_min, count[b])
+                    k_max = max(k_max, count[b])
+                k_range_stale = False
+            ok = k_max + 1 < cycles and (measuring or not (k_min < burn_in <= k_max + 1))
+            e_prev = e_last
+            fn_prev = -np.inf
+            for j in range(N):
+                q = (ch + j) & mask
+                i = cidx[q]
+                f_at = ckey[q]
+                k = count[i]
+                if alike:
+                    e = f_at + d0
+                    w = T0
+                    if s0 > 0.0:
+                        w += s0 * stream_normal(base[i], k)
+                else:
+                    e = f_at + d[i]
+                    w = T[i]
+                    if sigma[i] > 0.0:
+                        w += sigma[i] * stream_normal(base[i], k)
+                if w < 0.0:
+                    w = 0.0
+                fn = e + w
+                old_key[j] = f_at
+                ckey[q] = fn
+                count[i] = k + 1
+                if record and k < cycles:
+                    firings[i, k] = tb + f_at
+                ok &= (f_at - e_prev > margin) & (w > margin) & (fn >= fn_prev)
+                e_prev = e
+                fn_prev = fn
+            if ok and ckey[ch] - e_prev > margin:  # ckey[ch]: the next round's first firing
+                k_min += 1
+                k_max += 1
+                moved = True
+                fired_total += N
+                events += 2 * N
+                e_last = e_prev
+                since_rebase += N
+                if since_rebase >= _REBASE_EVERY * N:
+                    since_rebase = 0
+                    for b in range(nch):
+                        ckey[(ch + b) & mask] -= e_last
+                    tb += e_last
+                    span += e_last - x0
+                    x0 = 0.0
+                    e_last = 0.0
+                continue
+            for j in range(N):  # undo the round
+                q = (ch + j) & mask
+                i = cidx[q]
+                ckey[q] = old_key[j]
+                count[i] -= 1
+                if record and count[i] < cycles:
+                    firings[i, count[i]] = np.nan  # not fired yet (simulate's fill)
+            single = N
+        k_range_stale = True
+        # (2) One firing. The checks that need no draw come first: an
+        # attempt that fails costs O(1).
+        f_at = ckey[ch]
+        if f_at - e_last <= margin:
+            break
+        i = cidx[ch]
+        k = count[i]
+        if k + 1 == cycles and n_done == N - 1:
+            break  # this firing ends the run: the event loop's
+        e = f_at + d[i]
+        if nch > 1 and _q_second(ckey, ch, nch, mask, ring_c) - e <= margin:
+            break
+        w = T[i]
+        if sigma[i] > 0.0:
+            w += sigma[i] * stream_normal(base[i], k)
+            if w < 0.0:
+                w = 0.0
+        if w <= margin:
+            break  # (the job's own next firing, at e + w, is checked as the next head)
+        # Commit the firing at f_at and the write's end at e.
+        moved = True
+        single -= 1
+        ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, e + w, i)
+        if record and k < cycles:
+            firings[i, k] = tb + f_at
+        count[i] = k + 1
+        if k + 1 == cycles:
+            n_done += 1
+        if k + 1 == burn_in:
+            n_burn += 1
+            if n_burn == N and not measuring:  # the window opens at this firing
+                measuring = True
+                for b in range(N):
+                    writing[b] = 0.0
+                    c0[b] = count[b]
+                c0[i] = k  # this firing's write is in the window
+                span = 0.0
+                x0 = f_at
+        fired_total += 1
+        events += 2
+        e_last = e
+        since_rebase += 1
+        if since_rebase >= _REBASE_EVERY * N:
+            since_rebase = 0
+            for b in range(nch):
+                ckey[(ch + b) & mask] -= e_last
+            tb += e_last
+            span += e_last - x0
+            x0 = 0.0
+            e_last = 0.0
+    if moved:
+        pc = e_last
+        t = tb + e_last
+        if measuring:
+            busy = 0.0
+            crossings = 0
+            for b in range(N):
+                n = count[b] - c0[b]
+                busy += n * d[b]
+                writing[b] += n * d[b]
+                crossings += n
+            occupancy[0] += span + (e_last - x0) - busy
+            occupancy[1] += busy
+            upcross[1] += crossings
+    return ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events
+
+
+def _make_run_fleet(FAST, LONE=True):
+    """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
+
+    One source, two compiled functions: FAST is a closure constant and every
+    use of the fast path sits under a bare ``if FAST:``, which numba prunes
+    before typing, so ``run_fleet`` (FAST = False) is the event loop alone,
+    neither typed nor compiled with ``_fast_forward`` (the
+    fast-forward must cost the plain event loop nothing), and
+    ``run_fleet_ff`` has it. numba's cache keys a closure by its constants,
+    so both are cached.
+
+    LONE (the default) takes an instant at which one job alone changes phase
+    (almost every instant where sigma > 0 or launches differ) by a short
+    path; ``LONE=False`` sends every instant through the general path, which
+    tests compare it with, bit for bit (tests/test_event_loop.py).
+    """
+
+    # error_model "numpy": no zero-division checks in the loop. Every divisor
+    # is a validated rate (f(n)/n > 0, min(1, C/n) > 0) or N >= 1, so the
+    # results are the same bits; only impossible inputs would differ.
+    @njit(cache=CACHE, nogil=True, error_model="numpy")
+    def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
+                  level, stop_at_passage, record, ring_w, ring_c, firings,
+                  occupancy, upcross, writing):
+        """Integrate one fleet exactly, event to event (see MODEL.md).
+
+        Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
+        f(n)/n by writer count; rc (N+1,) computer rate min(1, C/n) by computer
+        count; theta (N,) launch phases. firings (N, cycles) is written only when
+        ``record``; occupancy (N+1,) is overwritten. ring_w, ring_c choose the
+        writers' and computers' queue (see ``_q_push``); results do not depend
+        on them. FAST (``run_fleet_ff``): integrate collision-free stretches
+        with ``_fast_forward`` where it is exact (C >= N; ignored otherwise):
+        the same results to rounding (~1e-16 per firing), not bit for bit. Returns
+        (passage_time, passage_cycle, end_time, events).
+
+        Writers and computers sit in two priority queues keyed by their target
+        on their own virtual clock: the next event is a queue's head, and only
+        the jobs that change phase are touched.
+        """
+        N = T.shape[0]
+        # Per-fleet work space (allocated once per fleet, never in the event loop).
+        cap = 1
+        while cap < N:
+            cap *= 2
+        mask = cap - 1
+        wkey = np.empty(cap)
+        widx = np.empty(cap, dtype=np.int64)
+        ckey = np.empty(cap)
+        cidx = np.empty(cap, dtype=np.int64)
+        popped = np.empty(N, dtype=np.int64)
+        popkey = np.empty(N)
+        tofire = np.empty(N, dtype=np.int64)
+        count = np.zeros(N, dtype=np.int64)
+        base = np.empty(N, dtype=np.uint64)
+        since = np.zeros(N)  # wall time at which each job's current write started
+        wnext = np.empty(N)  # the compute interval after each writer's write, drawn at its firing
+        inv_w = np.empty(N + 1)  # 1 / r where that is exact (r a power of two), else 0.0
+        inv_c = np.empty(N + 1)
+        for n in range(N + 1):
+            inv_w[n] = _exact_inverse(rw[n])
+            inv_c[n] = _exact_inverse(rc[n])
+        nbuf = np.empty(N * _NB)  # job i's normals nbk[i] .. nbk[i] + _NB - 1 (``_normal_block``)
+        nbk = np.full(N, -_NB, dtype=np.int64)
+
+        tol_d = 0.0  # the largest tie tolerance on each clock: heap tops within
+        tol_T = 0.0  # it are candidates, each then checked against its own
+        nwh = 0  # queue sizes
+        nch = 0
+        wh = 0  # queue heads (always 0 for a heap)
+        ch = 0
+        first = (1.0 - theta) * T  # remaining work at t = 0
+        for i in range(N):
+            base[i] = stream_base(key0, key1, fleet, i)
+            tol_d = max(tol_d, TIE_RTOL * d[i])
+            tol_T = max(tol_T, TIE_RTOL * T[i])
+        # In increasing order: each push is then O(1) on either queue kind (a ring
+        # filled in job order would cost O(N^2) for a random launch). Sorted by
+        # a heap in the writer queue's arrays (empty until the first firing),
+        # not np.argsort, whose sort numba compiles for ~2.5 s of a cold start.
+        # Jobs with equal keys may enter in another order than argsort's;
+        # no result depends on that order (tied jobs change phase at one
+        # instant, and each job's outcome is its own).
+        for i in range(N):
+            nwh = _heap_push(wkey, widx, nwh, first[i], i)
+        while nwh > 0:
+            k = wkey[0]
+            i = widx[0]
+            nwh = _heap_pop(wkey, widx, nwh)
+            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, k, i)
+        for n in range(N + 1):
+            occupancy[n] = 0.0
+            upcross[n] = 0
+        for i in range(N):
+            writing[i] = 0.0
+
+        t = 0.0
+        nw_prev = 0
+        pw = 0.0  # writer virtual clock: volume drained by any writer
+        pc = 0.0  # computer virtual clock: work done by any computer
+        n_done = 0  # jobs that have fired >= cycles times
+        n_burn = N if burn_in == 0 else 0  # jobs that have fired >= burn_in times
+        measuring = burn_in == 0
+        fired_total = 0
+        events = 0
+        p_time = np.inf
+        p_cycle = -1
+        instants = 0
+        # While no two writes overlap every rate is 1 iff C >= N (r_c = 1 for N
+        # and N - 1 computers) and f(1) = 1: the fast-forward's premise.
+        # (Every use of the fast path sits under a bare ``if FAST:``, which
+        # numba prunes before typing: run_fleet does not even compile it.)
+        ff = False
+        if FAST:
+            ff = rc[N] == 1.0 and rw[1] == 1.0
+        ff_wait = 0  # instants with no writer to let pass before the next attempt
+        ff_backoff = 0
+        margin = 0.0
+        for i in range(N):
+            margin = max(margin, FF_MARGIN * (T[i] + d[i]))
+        finished = False
+        advance = False  # the instant at t = 0 comes before any advance
+        # On the hot paths (the next event, lone instants, firings, queues)
+        # array indices are cast to np.uintp: numba then omits its
+        # negative-index wrap-around (three instructions and a register per
+        # access, ~1/8 of an event's time on workload (a)). Every index is
+        # >= 0 by construction (job numbers, counts, masked slots). Not on
+        # the rare paths: each cast costs compile time.
+        lone = 0  # 1: this instant is one write's end alone, 2: one firing alone
+        nw = 0
+        while True:
+            while True:
+                if advance:
+                    instants += 1
+                    if instants >= _REBASE_EVERY * N:
+                        # Keep remaining amounts exact to full relative
+                        # precision. A constant shift keeps every queue ordered.
+                        instants = 0
+                        for b in range(nwh):
+                            wkey[np.uintp((wh + b) & mask)] -= pw
+                        for b in range(nch):
+                            ckey[np.uintp((ch + b) & mask)] -= pc
+                        pw = 0.0
+                        pc = 0.0
+
+                    # Next event: the head of either queue, whichever is reached
+                    # first (remaining / rate compared as cross products: one division).
+                    r_w = rw[np.uintp(nw)]
+                    r_c = rc[np.uintp(N - nw)]
+                    if nch == 0 or (nwh > 0 and (wkey[np.uintp(wh)] - pw) * r_c
+                                    <= (ckey[np.uintp(ch)] - pc) * r_w):
+                        # x / r as x * (1 / r) where 1 / r is exact (r a power
+                        # of two, ``inv_w``): both are the correctly rounded
+                        # x / r, the same bits, without the division's latency
+                        # on the clocks' chain.
+                        if inv_w[np.uintp(nw)] != 0.0:
+                            dt = (wkey[np.uintp(wh)] - pw) * inv_w[np.uintp(nw)]
+                        else:
+                            dt = (wkey[np.uintp(wh)] - pw) / r_w
+                        pw = wkey[np.uintp(wh)]
+                        pc += r_c * dt
+                        # The head's remaining amount is now exactly 0.0: it ends
+                        # now. A lone event iff no other job is within the tie
+                        # rule's widest tolerance on either clock.
+                        if LONE:
+                            if (nwh == 1 or _q_second(wkey, wh, nwh, mask, ring_w) - pw > tol_d) and (
+                                    nch == 0 or ckey[np.uintp(ch)] - pc > tol_T):
+                                lone = 1
+                    else:
+                        if inv_c[np.uintp(N - nw)] != 0.0:
+                            dt = (ckey[np.uintp(ch)] - pc) * inv_c[np.uintp(N - nw)]
+                        else:
+                            dt = (ckey[np.uintp(ch)] - pc) / r_c
+                        pc = ckey[np.uintp(ch)]
+                        pw += r_w * dt
+                        if LONE:
+                            if (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c) - pc > tol_T) and (
+                                    nwh == 0 or wkey[np.uintp(wh)] - pw > tol_d):
+                                lone = 2
+                    if measuring:
+                        occupancy[np.uintp(nw)] += dt
+                    t += dt
+                advance = True
+                nw_prev = nwh  # writers before this instant (for up-crossings)
+                n_fire = 0
+                # A lone instant takes the short path; it does what the general
+                # path (the ``else`` below) does then, the same operations on the
+                # same operands in the same order, so the same bits: (i) the
+                # head just reached has key - clock exactly 0.0 (the clock was
+                # set to its key), so it is a candidate and passes its own tie
+                # test (0.0 <= TIE_RTOL * d_i, or * T_i); (ii) fl(key - clock)
+                # is monotone in key, so the general path's pop loops take no
+                # other job iff the same queue's second key and the other
+                # queue's head are beyond the widest tolerance (tol_d, tol_T),
+                # which is the test above; (iii) with one candidate its loops
+                # run once, on that job, as written out here.
+                if lone == 1:
+                    # One write ends, alone.
+                    lone = 0
+                    i = widx[np.uintp(wh)]
+                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+                    events += 1
+                    writing[np.uintp(i)] += t - since[np.uintp(i)]
+                    w = wnext[np.uintp(i)]
+                    if w <= TIE_RTOL * T[np.uintp(i)]:  # a zero compute interval: fire again at once
+                        tofire[0] = i
+                        n_fire = 1
+                    else:
+                        nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+                elif lone == 2:
+                    # One job fires, alone (its key - pc is 0.0).
+                    lone = 0
+                    tofire[0] = cidx[np.uintp(ch)]
+                    n_fire = 1
+                    ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                else:
+                    # Every job whose remaining amount is (within the tie rule) zero
+                    # changes phase now, before the rates are recomputed. Pop all
+                    # candidates first, so that jobs entering a heap now are not seen.
+                    n_w_pop = 0
+                    while nwh > 0 and wkey[wh] - pw <= tol_d:
+                        popped[n_w_pop] = widx[wh]
+                        popkey[n_w_pop] = wkey[wh]
+                        n_w_pop += 1
+                        wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+                    n_pop = n_w_pop
+                    while nch > 0 and ckey[ch] - pc <= tol_T:
+                        popped[n_pop] = cidx[ch]
+                        popkey[n_pop] = ckey[ch]
+                        n_pop += 1
+                        ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                    for b in range(n_w_pop):  # writes that end now
+                        i = popped[b]
+                        if popkey[b] - pw > TIE_RTOL * d[i]:
+                            nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                            continue
+                        events += 1
+                        writing[i] += t - since[i]  # reset when the measured window opens
+                        w = wnext[i]
+                        if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
+                            tofire[n_fire] = i
+                            n_fire += 1
+                        else:
+                            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+                    for b in range(n_w_pop, n_pop):  # computers that fire now
+                        i = popped[b]
+                        if popkey[b] - pc > TIE_RTOL * T[i]:
+                            nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, popkey[b], i)
+                            continue
+                        tofire[n_fire] = i
+                        n_fire += 1
+                for b in range(n_fire):
+                    i = tofire[np.uintp(b)]
+                    k = count[np.uintp(i)]
+                    if record and k < cycles:
+                        firings[i, k] = t
+                    count[np.uintp(i)] = k + 1
+                    if k + 1 == cycles:
+                        n_done += 1
+                    if k + 1 == burn_in:
+                        n_burn += 1
+                    since[np.uintp(i)] = t
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[np.uintp(i)], i)
+                    # Its next compute interval (normal k of its stream), drawn now,
+                    # off the write end's critical path: the same value then.
+                    w = T[np.uintp(i)]
+                    if sigma[np.uintp(i)] > 0.0:
+                        # From the job's block of _NB normals (k - nbk[i] in
+                        # 0.._NB-1), refilled when k leaves it; NaN: not
+                        # ended at the first output, drawn here.
+                        o = k - nbk[np.uintp(i)]
+                        if o >= _NB or o < 0:
+                            nbk[np.uintp(i)] = k
+                            _normal_block(base[np.uintp(i)], k, nbuf, i * _NB)
+                            o = 0
+                        z = nbuf[np.uintp(i * _NB + o)]
+                        if z != z:
+                            z = stream_normal(base[np.uintp(i)], k)
+                        w += sigma[np.uintp(i)] * z
+                        if w < 0.0:
+                            w = 0.0
+                    wnext[np.uintp(i)] = w
+                    # Writes that end now were applied first, so level nwh is crossed
+                    # at this instant iff it is above the writers before it. (Counted
+                    # here, per firing, not per instant: a branch per instant on
+                    # "did n_w rise" mispredicts and cost ~8% per event.)
+                    if measuring and nwh > nw_prev:
+                        upcross[np.uintp(nwh)] += 1
+                    events += 1
+                fired_total += n_fire
+                nw = nwh
+                if not measuring and n_burn == N:
+                    measuring = True
+                    for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                        upcross[b] += 1
+                    # Open the window: writing time counts from now.
+                    for b in range(N):
+                        writing[b] = 0.0
+                    for b in range(nwh):
+                        since[widx[(wh + b) & mask]] = t
+                if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
+                    p_time = t
+                    p_cycle = fired_total // N
+                    if stop_at_passage:
+                        finished = True
+                        break
+                if n_done == N:
+                    finished = True
+                    break
+                if FAST:
+                    if ff and nwh == 0 and (level != 1 or p_cycle >= 0):
+                        # No write in flight: a consistent state to hand to the
+                        # fast-forward and to take back (a level-1 passage is the event
+                        # loop's: it happens at a firing). Its first checks, inline:
+                        # the next firing is clear of now and its write of the one after.
+                        # Where stretches prove short (collisions every few firings) the
+                        # attempts back off, so that they cost the event loop nothing.
+                        # The call itself is outside this loop, which keeps the event
+                        # loop's registers its own.
+                        if ff_wait > 0:
+                            ff_wait -= 1
+                        elif ckey[ch] - pc > margin and (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c)
+                                                         - (ckey[ch] + d[cidx[ch]]) > margin):
+                            break
+            if finished:
+                break
+            if FAST:
+                before = fired_total
+                ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
+                    T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
+                    cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
+                    firings, occupancy, upcross, writing, popkey, tofire)
+                if fired_total - before >= _FF_LONG * N:
+                    ff_backoff = 0
+                else:
+                    ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
+                ff_wait = ff_backoff
+        if measuring:  # writes still in flight when the run stops
+            for b in range(nwh):
+                i = widx[(wh + b) & mask]
+                writing[i] += t - since[i]
+        else:  # the window never opened
+            for b in range(N):
+                writing[b] = 0.0
+        return p_time, p_cycle, t, events
+
+    return run_fleet
+
+
+run_fleet = _make_run_fleet(False)
+run_fleet_ff = _make_run_fleet(True)
+
+
+def _make_run_fleets(FAST):
+    """``run_fleets`` over ``run_fleet_ff`` (FAST) or ``run_fleet``: each its own
+    compiled function (the other branch pruned before typing), so a plain run
+    compiles and loads the event loop alone, and the fast-forward's code is
+    compiled only when first asked for."""
+
+    @njit(cache=CACHE, nogil=True, parallel=True)
+    def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
+                   level, stop_at_passage, record, ring_w, ring_c, firings,
+                   occupancy, upcross, writing, passage_time, passage_cycle, end_time, events):
+        """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
+
+        theta: (F, N); firings (F, N, cycles)
+        when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
+        upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,).
+        """
+        F = theta.shape[0]
+        for f in prange(F):
+            if FAST:
+                p_t, p_c, t_end, n_ev = run_fleet_ff(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f])
+            else:
+                p_t, p_c, t_end, n_ev = run_fleet(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f])
+            passage_time[f] = p_t
+            passage_cycle[f] = p_c
+            end_time[f] = t_end
+            events[f] = n_ev
+
+    return run_fleets
+
+
+#: The event loop alone, and with the fast-forward (``simulate(fast_forward=...)``).
+run_fleets = _make_run_fleets(False)
+run_fleets_ff = _make_run_fleets(True)
+
+
+# -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _ih_up(key, idx, pos, p, k, j):
+    """Sift (k, j) up from slot p of the indexed min-heap; pos[job] = its slot."""
+    while p > 0:
+        parent = (p - 1) >> 1
+        if key[parent] <= k:
+            break
+        key[p] = key[parent]
+        idx[p] = idx[parent]
+        pos[idx[p]] = p
+        p = parent
+    key[p] = k
+    idx[p] = j
+    pos[j] = p
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _ih_pop(key, idx, pos, size):
+    """Remove the top of the indexed min-heap key[:size]; return the new size."""
+    size -= 1
+    k = key[size]
+    j = idx[size]
+    p = 0
+    while True:
+        child = 2 * p + 1
+        if child >= size:
+            break
+        if child + 1 < size and key[child + 1] < key[child]:
+            child += 1
+        if key[child] >= k:
+            break
+        key[p] = key[child]
+        idx[p] = idx[child]
+        pos[idx[p]] = p
+        p = child
+    if size > 0:
+        key[p] = k
+        idx[p] = j
+        pos[j] = p
+    return size
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _ring_sift(key, idx, pos, head, mask, p, k, j):
+    """Place (k, j) in a sorted ring at logical place p or before it, moving
+    the larger keys in head..p one place back (pos[job] follows each)."""
+    while p > head:
+        q = (p - 1) & mask
+        if key[q] <= k:
+            break
+        r = p & mask
+        key[r] = key[q]
+        idx[r] = idx[q]
+        pos[idx[r]] = r
+        p -= 1
+    r = p & mask
+    key[r] = k
+    idx[r] = j
+    pos[j] = r
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _iq_push(key, idx, pos, head, size, mask, ring, k, j):
+    """``_q_push`` for an indexed queue (pos[job] = its slot); return the new size."""
+    if ring:
+        _ring_sift(key, idx, pos, head, mask, head + size, k, j)
+    else:
+        _ih_up(key, idx, pos, size, k, j)
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _iq_pop(key, idx, pos, head, size, mask, ring):
+    """Remove an indexed queue's smallest key (at key[head]); return (head, size)."""
+    if ring:
+        return (head + 1) & mask, size - 1
+    return head, _ih_pop(key, idx, pos, size)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _iq_decrease(key, idx, pos, head, mask, ring, j, k):
+    """Lower job j's key to k (k <= its key) in an indexed queue."""
+    p = pos[j]
+    if ring:
+        # from its logical place, counted from the head
+        _ring_sift(key, idx, pos, head, mask, head + ((p - head) & mask), k, j)
+    else:
+        _ih_up(key, idx, pos, p, k, j)
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _draw(T, sigma, base, i, m):
+    """Compute work of job i's m-th interval after its launch interval."""
+    w = T[i]
+    if sigma[i] > 0.0:
+        w += sigma[i] * stream_normal(base[i], m)
+        if w < 0.0:
+            w = 0.0
+    return w
+
+
+_COMPUTE = 0
+_SNAPSHOT = 1
+_WAIT = 2
+
+
+@njit(cache=CACHE, nogil=True)
+def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
+                      key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
+                      ring_w, ring_c, ring_s, firings, occupancy, upcross, writing):
+    """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
+
+    T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
+    (N,) float64; skip, is_async (N,) bool; f (N+1,) aggregate throughput
+    f(n); rc (N+1,) computer rate min(1, C/n). A blocking job is passed as an
+    async job with s = 0, eps = 1 and the rule ``block`` (E1 check A1 says
+    they are the same job) and is_async False, which keeps its zero-length
+    compute intervals out of the wait counts. ring_w, ring_c, ring_s choose
+    each queue's kind (``_q_push``); with unit weights results do not depend
+    on them (other weights: sums of W in another order, to rounding).
+    Outputs as ``run_fleet``.
+    Returns (passage_time, passage_cycle, end_time, events, waits, skips,
+    wait_time).
+
+    Three virtual clocks: P_w, advancing at f(n_w) / W (W the writers'
+    weight sum), on which writer i finishes d_i / w_i after its firing; P_c,
+    the work done by a computer at full rate r_c = min(1, C / n_c), on which
+    a job whose own persist is in flight sits at its remaining work stretched
+    by 1 / (1 - eps_i) (re-keyed in an indexed heap when the persist ends;
+    eps_i = 1 parks the job outside the heap, so it is not counted in n_c);
+    and P_s, wall time, for snapshots. At one instant, persists that end are
+    applied before snapshots that end and checkpoints that fall due, so a
+    checkpoint due at the instant its previous persist ends proceeds.
+    """
+    N = T.shape[0]
+    cap = 1
+    while cap < N:
+        cap *= 2
+    mask = cap - 1
+    wkey = np.empty(cap)
+    widx = np.empty(cap, dtype=np.int64)
+    skey = np.empty(cap)
+    sidx = np.empty(cap, dtype=np.int64)
+    ckey = np.empty(cap)
+    cidx = np.empty(cap, dtype=np.int64)
+    cpos = np.empty(N, dtype=np.int64)
+    popped = np.empty(N, dtype=np.int64)
+    popkey = np.empty(N)
+    stack = np.empty(N, dtype=np.int64)  # 2 i + 1: job i fires now; 2 i: falls due now
+    count = np.zeros(N, dtype=np.int64)
+    drawn = np.zeros(N, dtype=np.int64)  # compute intervals started after the launch
+    base = np.empty(N, dtype=np.uint64)
+    since = np.zeros(N)
+    phase = np.zeros(N, dtype=np.int64)
+    inflight = np.zeros(N, dtype=np.bool_)
+    parked = np.zeros(N, dtype=np.bool_)
+    rem = np.zeros(N)  # a parked job's remaining work
+    dw = np.empty(N)  # d_i / w_i: a write's length on the writer clock
+    stretch = np.empty(N)  # 1 / (1 - eps_i): compute clock units per unit of work
+    tol_w = np.empty(N)  # tie tolerances on each clock, per job (MODEL.md)
+    tol_c = np.empty(N)
+    tol_cs = np.empty(N)  # ... for a job slowed by its own persist
+    tol_s = np.empty(N)
+
+    # Equal weights are the anonymous model (E2): writers then drain at the
+    # tabled f(n)/n with targets d_i, as in ``run_fleet`` (no division per
+    # event; W is not used). Otherwise the writer clock runs at f(n)/W.
+    uniform = True
+    for i in range(N):
+        if weight[i] != weight[0]:
+            uniform = False
+    inv_f = np.empty(N + 1)  # 1 / f(n), n / f(n), f(n) / n and 1 / r_c(n)
+    per_tab = np.empty(N + 1)
+    rw_tab = np.empty(N + 1)
+    inv_rc = np.empty(N + 1)
+    inv_f[0] = 0.0
+    per_tab[0] = 0.0
+    rw_tab[0] = 0.0
+    for n in range(N + 1):
+        inv_rc[n] = 1.0 / rc[n]
+        if n > 0:
+            inv_f[n] = 1.0 / f[n]
+            rw_tab[n] = f[n] / n
+            per_tab[n] = 1.0 / rw_tab[n]
+    tw = 0.0
+    tc = 0.0
+    ts = 0.0
+    for i in range(N):
+        base[i] = stream_base(key0, key1, fleet, i)
+        dw[i] = d[i] if uniform else d[i] / weight[i]
+        stretch[i] = 1.0 / (1.0 - slow[i]) if slow[i] < 1.0 else 1.0
+        tol_w[i] = TIE_RTOL * dw[i]
+        tol_c[i] = TIE_RTOL * T[i]
+        tol_cs[i] = tol_c[i] * stretch[i]
+        tol_s[i] = TIE_RTOL * snap[i]
+        tw = max(tw, tol_w[i])
+        tc = max(tc, tol_cs[i])
+        ts = max(ts, tol_s[i])
+    for n in range(N + 1):
+        occupancy[n] = 0.0
+        upcross[n] = 0
+    for i in range(N):
+        writing[i] = 0.0
+
+    nwh = 0
+    nsh = 0
+    nch = 0
+    wh = 0  # queue heads (0 for a heap)
+    sh = 0
+    ch = 0
+    first = (1.0 - theta) * T
+    for i in np.argsort(first):
+        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, first[i], i)
+
+    t = 0.0
+    t0 = 0.0
+    pw = 0.0
+    pc = 0.0
+    ps = 0.0
+    W = 0.0  # weight sum of the writers
+    r_w = 0.0  # writer clock rate f(n_w) / W, and its inverse
+    per_w = 0.0
+    nw_prev = 0
+    nwait = 0  # async jobs in WAIT
+    n_done = 0
+    n_burn = N if burn_in == 0 else 0
+    measuring = burn_in == 0
+    fired_total = 0
+    events = 0
+    waits = 0
+    skips = 0
+    wait_time = 0.0
+    p_time = np.inf
+    p_cycle = -1
+    instants = 0
+    while True:
+        nw_prev = nwh
+        wset = False  # the writer set changed at this instant
+        entered = 0
+        skipped = 0
+        n_fire = 0
+        top = 0
+        # 1. Persists (and blocking writes) that end now. The snapshot
+        # candidates are popped first, so that a snapshot begun now (however
+        # short) ends at a later instant.
+        n_pop = 0
+        while nwh > 0 and wkey[wh] - pw <= tw:
+            popped[n_pop] = widx[wh]
+            popkey[n_pop] = wkey[wh]
+            n_pop += 1
+            wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+        n_wpop = n_pop
+        while nsh > 0 and skey[sh] - ps <= ts:
+            popped[n_pop] = sidx[sh]
+            popkey[n_pop] = skey[sh]
+            n_pop += 1
+            sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
+        for b in range(n_wpop):
+            i = popped[b]
+            if popkey[b] - pw > tol_w[i]:
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                continue
+            events += 1
+            wset = True
+            inflight[i] = False
+            W -= weight[i]
+            if measuring:
+                writing[i] += t - max(since[i], t0)
+            if phase[i] == _WAIT:
+                if is_async[i]:
+                    nwait -= 1
+                if snap[i] > 0.0:
+                    phase[i] = _SNAPSHOT
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                else:
+                    stack[top] = 2 * i + 1
+                    top += 1
+            elif parked[i]:
+                parked[i] = False
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[i], i)
+            elif slow[i] > 0.0 and phase[i] == _COMPUTE:
+                # Back to full rate: the remaining work w sat at w / (1 - eps)
+                # on the compute clock; the key can only decrease.
+                _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
+                             pc + (ckey[cpos[i]] - pc) * (1.0 - slow[i]))
+        # 2. Snapshots that end now: firings.
+        for b in range(n_wpop, n_pop):
+            i = popped[b]
+            if popkey[b] - ps > tol_s[i]:
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[b], i)
+                continue
+            stack[top] = 2 * i + 1
+            top += 1
+        # 3. Checkpoints that fall due now.
+        n_pop = 0
+        while nch > 0 and ckey[ch] - pc <= tc:
+            popped[n_pop] = cidx[ch]
+            popkey[n_pop] = ckey[ch]
+            n_pop += 1
+            ch, nch = _iq_pop(ckey, cidx, cpos, ch, nch, mask, ring_c)
+        for b in range(n_pop):
+            i = popped[b]
+            if popkey[b] - pc > (tol_cs[i] if inflight[i] else tol_c[i]):
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[b], i)
+                continue
+            if snap[i] > 0.0 and not inflight[i]:  # the common case, off the stack
+                events += 1
+                phase[i] = _SNAPSHOT
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                continue
+            stack[top] = 2 * i
+            top += 1
+        # 4. What they set off at this same instant (each job at most once
+        # on the stack: an item pushes at most its own follow-up).
+        while top > 0:
+            top -= 1
+            i = stack[top] >> 1
+            if stack[top] & 1:  # a firing: the persist starts, a compute interval begins
+                events += 1
+                k = count[i]
+                if record and k < cycles:
+                    firings[i, k] = t
+                count[i] = k + 1
+                if k + 1 == cycles:
+                    n_done += 1
+                if k + 1 == burn_in:
+                    n_burn += 1
+                n_fire += 1
+                since[i] = t
+                inflight[i] = True
+                wset = True
+                W += weight[i]
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                # Persists that end now were applied first: level nwh is
+                # crossed now iff above the writers before this instant.
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+                phase[i] = _COMPUTE
+            elif inflight[i]:  # due with the previous persist in flight
+                if is_async[i]:  # (a blocking job's zero-length interval is no event)
+                    events += 1
+                if not skip[i]:
+                    phase[i] = _WAIT
+                    if is_async[i]:
+                        entered += 1
+                        nwait += 1
+                    continue
+                skipped += 1  # skipped: a new compute interval, as after a firing
+            elif snap[i] > 0.0:  # due, no persist in flight: snapshot
+                events += 1
+                phase[i] = _SNAPSHOT
+                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                continue
+            else:  # s = 0: the firing is at this instant
+                stack[top] = 2 * i + 1
+                top += 1
+                continue
+            # A new compute interval (after a firing or a skip), drawn at one
+            # place in the loop (two inlined copies of the ziggurat cost
+            # ~20 ns per draw more, measured).
+            w = _draw(T, sigma, base, i, drawn[i])
+            drawn[i] += 1
+            if w <= tol_c[i]:
+                stack[top] = 2 * i  # due again at once
+                top += 1
+            elif slow[i] >= 1.0:
+                parked[i] = True
+                rem[i] = w
+            else:
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[i], i)
+        fired_total += n_fire
+        nw = nwh
+        if nw == 0:  # W must not drift: exact when one writer or none
+            W = 0.0
+        elif nw == 1:
+            W = weight[widx[wh]]
+        if not measuring and n_burn == N:
+            measuring = True
+            t0 = t
+            for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                upcross[b] += 1
+        if measuring:
+            waits += entered
+            skips += skipped
+        if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
+            p_time = t
+            p_cycle = fired_total // N
+            if stop_at_passage:
+                break
+        if n_done == N:
+            break
+
+        instants += 1
+        if instants >= _REBASE_EVERY * N:
+            instants = 0
+            W = 0.0
+            for b in range(nwh):
+                q = (wh + b) & mask
+                wkey[q] -= pw
+                W += weight[widx[q]]  # recomputed: no drift across rebases
+            if nwh == 1:
+                W = weight[widx[wh]]
+            wset = True
+            for b in range(nch):
+                ckey[(ch + b) & mask] -= pc
+            for b in range(nsh):
+                skey[(sh + b) & mask] -= ps
+            pw = 0.0
+            pc = 0.0
+            ps = 0.0
+
+        # Next event: the earliest head of the three clocks. The writer
+        # clock's rate changes only with the writers (one division then).
+        if wset:
+            if nwh == 0:
+                r_w = 0.0
+            elif uniform:
+                r_w = rw_tab[nw]
+                per_w = per_tab[nw]
+            else:
+                r_w = f[nw] / W
+                per_w = W * inv_f[nw]
+        # Branch-free: which clock is next alternates unpredictably, and a
+        # mispredicted branch costs more than computing all three.
+        r_c = rc[nch]
+        dtw = (wkey[wh] - pw) * per_w if nwh > 0 else np.inf
+        dtc = (ckey[ch] - pc) * inv_rc[nch] if nch > 0 else np.inf
+        dts = skey[sh] - ps if nsh > 0 else np.inf
+        dt = min(dtw, min(dtc, dts))
+        pw = wkey[wh] if dt == dtw else pw + r_w * dt
+        pc = ckey[ch] if dt == dtc else pc + r_c * dt
+        ps = skey[sh] if dt == dts else ps + dt
+        if measuring:
+            occupancy[nw] += dt
+            wait_time += nwait * dt
+        t += dt
+    if measuring:
+        for b in range(nwh):
+            i = widx[(wh + b) & mask]
+            writing[i] += t - max(since[i], t0)
+    return p_time, p_cycle, t, events, waits, skips, wait_time
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
+                       key0, key1, fleet0, cycles, burn_in, level, stop_at_passage, record,
+                       ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
+                       passage_time, passage_cycle, end_time, events, waits, skips, wait_time):
+    """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,)."""
+    F = theta.shape[0]
+    for g in prange(F):
+        p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general(
+            T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, key0, key1,
+            fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+            ring_s, firings[g],
+            occupancy[g], upcross[g], writing[g])
+        passage_time[g] = p_t
+        passage_cycle[g] = p_c
+        end_time[g] = t_end
+        events[g] = n_ev
+        waits[g] = n_wait
+        skips[g] = n_skip
+        wait_time[g] = t_wait
+
+
+# -- forward flux sampling on the base model (stormsim.risk.splitting) --
+#
+# A separate driver: ``run_fleet`` above is untouched (every result of
+# ``simulate`` stays bit-identical). A fleet's state between instants is, per
+# job, its phase (0 computing, 1 writing), its remaining amount (work or
+# volume) and its firing count (which also counts its normals drawn: the
+# interval after the k-th write is normal k - 1 of its stream, as in
+# ``run_fleet``). Stored in banks of rows, a state can be continued any
+# number of times, each continuation (a clone) with its own stream base, so
+# clones share the committed past and differ from their first new draw on.
+
+#: A walk that has integrated this many events without reaching its next
+#: interface or returning to the basin stops and is reported (``truncated``):
+#: excursions out of the basin last about a cycle (2 N events), so this is
+#: only a guard against a basin chosen where the fleet does not return.
+FFS_MAX_EVENTS = 50_000_000
+
+_FFS_STAGE_MUL = np.uint64(0x8CB92BA72F3D8DD7)
+
+
+@njit(cache=CACHE, nogil=True)
+def ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, d, rw, rc,
+                      lo, hi, buf):
+    """The importance score: the largest n_w of the committed future, to class precision.
+
+    The committed future is the exact dynamics in which the jobs computing
+    now fire at their already-drawn targets and no compute interval that
+    starts later ends (so r_c = rc[N - n_w] as in the fleet). It starts at
+    the present n_w, so the score is >= n_w. Only its class matters to the
+    caller (< lo, in [lo, hi), >= hi): the walk stops once the answer is
+    known (returns a value >= hi, or a value whose class cannot change as no
+    more computers than ``n_w + left`` can write at once). Both queues must
+    be rings (sorted in memory), buf a scratch array of >= N entries.
+    """
+    N = rw.shape[0] - 1
+    nw = nwh
+    best = nw
+    if best >= hi:
+        return best
+    qw = pw
+    qc = pc
+    iw = 0  # existing writers passed
+    jc = 0  # computers fired
+    hb = 0  # new writers (buf[hb:nb], sorted, targets on the writer clock)
+    nb = 0
+    while jc < nch:
+        need = lo if best < lo else hi
+        if nw + (nch - jc) < need:
+            return best
+        kc = ckey[(ch + jc) & mask]
+        kw = np.inf
+        if iw < nwh:
+            kw = wkey[(wh + iw) & mask]
+        new = False
+        if hb < nb and buf[hb] < kw:
+            kw = buf[hb]
+            new = True
+        r_c = rc[N - nw]
+        if nw > 0 and (kw - qw) * r_c <= (kc - qc) * rw[nw]:
+            dt = (kw - qw) / rw[nw]
+            qw = kw
+            qc += r_c * dt
+            nw -= 1
+            if new:
+                hb += 1
+            else:
+                iw += 1
+        else:
+            r_w = rw[nw]
+            dt = (kc - qc) / r_c
+            qc = kc
+            if nw > 0:
+                qw += r_w * dt
+            x = qw + d[cidx[(ch + jc) & mask]]
+            p = nb
+            while p > hb and buf[p - 1] > x:
+                buf[p] = buf[p - 1]
+                p -= 1
+            buf[p] = x
+            nb += 1
+            jc += 1
+            nw += 1
+            if nw > best:
+                best = nw
+                if best >= hi:
+                    return best
+    return best
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _sorted_insert(key, idx, head, size, mask, x, i):
+    """Insert (x, i) into the sorted ring key/idx[head .. head + size); returns size + 1."""
+    p = size
+    while p > 0 and key[(head + p - 1) & mask] > x:
+        key[(head + p) & mask] = key[(head + p - 1) & mask]
+        idx[(head + p) & mask] = idx[(head + p - 1) & mask]
+        p -= 1
+    key[(head + p) & mask] = x
+    idx[(head + p) & mask] = i
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True)
+def ffs_lookahead_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw, rc,
+                      hi, horizon, lw, lwi, lc, lci, lo=-1):
+    """A longer look-ahead score: the largest n_w of the mean future over
+    ``horizon`` more cycles.
+
+    The mean future is the exact dynamics from the present state in which
+    the jobs computing now fire at their already-drawn targets and every
+    compute interval that starts later lasts exactly T_i (its mean, no new
+    draw), stopped after nch + horizon * N firings. It starts at the present
+    n_w, so the score is >= n_w; with the fleet's own sharing it follows a
+    cluster's growth over the next cycles (jobs that fire inside a long shared
+    write window leave it together), which the committed future (one firing
+    per computer) cannot. Returns once it reaches ``hi``. lw, lwi, lc, lci:
+    scratch rings of the queues' capacity (mask + 1).
+
+    Only its class matters to the caller (< lo, in [lo, hi), >= hi; lo = -1:
+    no lower bound): n_w rises by one at each firing and by nothing else, so
+    once n_w + (firings left) is below the next bound the best so far has
+    not reached (lo if best < lo, else hi), no later instant can change the
+    class and the walk returns its best so far: a value of the full walk's
+    class, so the same decisions and bit-identical results, without the
+    last (bound - n_w) firings of every walk that does not reach hi.
+    """
+    N = rw.shape[0] - 1
+    nw = nwh
+    best = nw
+    if best >= hi:
+        return best
+    for b in range(nwh):
+        lw[b] = wkey[(wh + b) & mask] - pw
+        lwi[b] = widx[(wh + b) & mask]
+    for b in range(nch):
+        lc[b] = ckey[(ch + b) & mask] - pc
+        lci[b] = cidx[(ch + b) & mask]
+    hw = 0
+    hc = 0
+    nc = nch
+    qw = 0.0
+    qc = 0.0
+    budget = nch + horizon * N
+    fired = 0
+    while fired < budget and nw + nc > 0:
+        if nw + (budget - fired) < (lo if best < lo else hi):
+            return best
+        r_c = rc[N - nw]
+        if nc == 0 or (nw > 0 and (lw[hw] - qw) * r_c <= (lc[hc] - qc) * rw[nw]):
+            dt = (lw[hw] - qw) / rw[nw]
+            qw = lw[hw]
+            qc += r_c * dt
+            i = lwi[hw]
+            hw = (hw + 1) & mask
+            nw -= 1
+            nc = _sorted_insert(lc, lci, hc, nc, mask, qc + T[i], i)
+        else:
+            dt = (lc[hc] - qc) / r_c
+            qc = lc[hc]
+            if nw > 0:
+                qw += rw[nw] * dt
+            i = lci[hc]
+            hc = (hc + 1) & mask
+            nc -= 1
+            nw = _sorted_insert(lw, lwi, hw, nw, mask, qw + d[i], i)
+            fired += 1
+            if nw > best:
+                best = nw
+                if best >= hi:
+                    return best
+    return best
+
+
+@njit(cache=CACHE, nogil=True)
+def _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw, rc, lo, hi,
+               buf, horizon, lw, lwi, lc, lci):
+    if horizon == 0:
+        return ffs_committed_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, d, rw,
+                                 rc, lo, hi, buf)
+    return ffs_lookahead_max(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw,
+                             rc, hi, horizon, lw, lwi, lc, lci, lo)
+
+
+@njit(cache=CACHE, nogil=True)
+def ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, k0, k1, stream, lo, hi, plain, burn_in,
+             cycles, max_events, occupancy, upcross, out_rem, out_ph, out_cnt, res_rem,
+             res_ph, res_cnt, res_key, horizon, sparse, near, due_io):
+    """Continue one fleet from a state (rem, ph, cnt: (N,)) with its own streams.
+
+    Job i's normals come from ``stream_base(k0, k1, stream, i)``, read at its
+    firing count as in ``run_fleet``. The score (``_ffs_score``) can change
+    only where a write ends (a new compute interval is drawn). sparse False:
+    it is looked at every such instant. sparse True: a *common* look (basin
+    and interface) comes only at the last instant before the first compute
+    interval drawn since the previous common look could end, at its drawn
+    end or at its mean T_i, whichever is first (``due``, on the compute
+    clock; due_io[0] carries it, relative, from a bank state and to the
+    state reached); until then the fleet follows the look-ahead walked at
+    that look exactly (the same firings, the same write ends), so n_w stays
+    below its score: time with n_w >= k still falls outside the basin. A
+    trial also looks at every write end while its last score was >= hi -
+    near, for the interface only (the basin is judged at common looks, so
+    the excursions, and the flux runs' entries, are those of one rule,
+    whatever the stage).
+
+    plain False (a trial): occupancy (N+1,) and upcross (N+1,) accumulate
+    the segment from the start to the stop (the stopping instant's
+    up-crossings included, the interval after it not); stops at the first
+    instant with score >= hi (status 1, the state written to out_*), or
+    score < lo (status 0: back in the basin), or after max_events (status -1).
+
+    plain True (the flux run): the fleet runs from its state until every job
+    has fired ``cycles`` times, measuring after every job has fired
+    ``burn_in`` times. Each entry into {score >= lo} from the basin in the
+    measured window is counted and kept in a reservoir (Vitter's algorithm
+    R over res_rem/res_ph/res_cnt rows, uniforms from stream ``res_key``),
+    so every entry is equally likely to be in it. Status: the entries.
+
+    Returns (status, events, measured time).
+    """
+    N = T.shape[0]
+    cap = 1
+    while cap < N:
+        cap *= 2
+    mask = cap - 1
+    wkey = np.empty(cap)
+    widx = np.empty(cap, dtype=np.int64)
+    ckey = np.empty(cap)
+    cidx = np.empty(cap, dtype=np.int64)
+    popped = np.empty(N, dtype=np.int64)
+    popkey = np.empty(N)
+    tofire = np.empty(N, dtype=np.int64)
+    buf = np.empty(N + 1)
+    lw = np.empty(cap)
+    lwi = np.empty(cap, dtype=np.int64)
+    lc = np.empty(cap)
+    lci = np.empty(cap, dtype=np.int64)
+    count = np.empty(N, dtype=np.int64)
+    base = np.empty(N, dtype=np.uint64)
+    tol_d = 0.0
+    tol_T = 0.0
+    for i in range(N):
+        base[i] = stream_base(k0, k1, stream, i)
+        count[i] = cnt[i]
+        tol_d = max(tol_d, TIE_RTOL * d[i])
+        tol_T = max(tol_T, TIE_RTOL * T[i])
+    nwh = 0
+    nch = 0
+    wh = 0
+    ch = 0
+    for i in np.argsort(rem, kind="mergesort"):
+        if ph[i] == 1:
+            nwh = _q_push(wkey, widx, wh, nwh, mask, True, rem[i], i)
+        else:
+            nch = _q_push(ckey, cidx, ch, nch, mask, True, rem[i], i)
+    R = res_rem.shape[0]
+    n_res = 0  # entries seen (plain)
+    measuring = not plain or burn_in == 0
+    n_burn = 0
+    n_done = 0
+    if plain:
+        for i in range(N):
+            if count[i] >= burn_in:
+                n_burn += 1
+            if count[i] >= cycles:
+                n_done += 1
+        measuring = n_burn == N
+    pw = 0.0
+    pc = 0.0
+    window = 0.0
+    events = 0
+    instants = 0
+    status = 0
+    due = due_io[0]
+    s = _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d, rw, rc, lo,
+                   hi, buf, horizon, lw, lwi, lc, lci)
+    in_basin = s < lo
+    if not plain:
+        if s >= hi:
+            status = 1
+        elif s < lo:
+            status = 0
+    if plain or (lo <= s < hi):
+        while True:
+            nw_prev = nwh
+            n_w_pop = 0
+            while nwh > 0 and wkey[wh] - pw <= tol_d:
+                popped[n_w_pop] = widx[wh]
+                popkey[n_w_pop] = wkey[wh]
+                n_w_pop += 1
+                wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, True)
+            n_pop = n_w_pop
+            while nch > 0 and ckey[ch] - pc <= tol_T:
+                popped[n_pop] = cidx[ch]
+                popkey[n_pop] = ckey[ch]
+                n_pop += 1
+                ch, nch = _q_pop(ckey, cidx, ch, nch, mask, True)
+            n_fire = 0
+            ended = 0
+            for b in range(n_w_pop):
+                i = popped[b]
+                if popkey[b] - pw > TIE_RTOL * d[i]:
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, True, popkey[b], i)
+                    continue
+                events += 1
+                ended += 1
+                w = T[i]
+                if sigma[i] > 0.0:
+                    w += sigma[i] * stream_normal(base[i], count[i] - 1)
+                    if w < 0.0:
+                        w = 0.0
+                if w <= TIE_RTOL * T[i]:
+                    tofire[n_fire] = i
+                    n_fire += 1
+                    due = pc
+                else:
+                    nch = _q_push(ckey, cidx, ch, nch, mask, True, pc + w, i)
+                    due = min(due, pc + min(w, T[i]))
+            for b in range(n_w_pop, n_pop):
+                i = popped[b]
+                if popkey[b] - pc > TIE_RTOL * T[i]:
+                    nch = _q_push(ckey, cidx, ch, nch, mask, True, popkey[b], i)
+                    continue
+                tofire[n_fire] = i
+                n_fire += 1
+            for b in range(n_fire):
+                i = tofire[b]
+                k = count[i]
+                count[i] = k + 1
+                if plain:
+                    if k + 1 == cycles:
+                        n_done += 1
+                    if k + 1 == burn_in:
+                        n_burn += 1
+                nwh = _q_push(wkey, widx, wh, nwh, mask, True, pw + d[i], i)
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+                events += 1
+            nw = nwh
+            if plain and not measuring and n_burn == N:
+                measuring = True
+                for b in range(nw_prev + 1, nw + 1):
+                    upcross[b] += 1
+            r_w = rw[nw]
+            r_c = rc[N - nw]
+            to_write = nwh > 0 and (nch == 0 or (wkey[wh] - pw) * r_c <= (ckey[ch] - pc) * r_w)
+            if sparse:
+                nxt = ckey[ch]
+                if to_write:
+                    nxt = pc + r_c * ((wkey[wh] - pw) / r_w)
+                common = due <= nxt + tol_T
+                extra = not plain and ended > 0 and s >= hi - near
+            else:
+                common = ended > 0
+                extra = False
+            if common or extra:
+                if common:
+                    due = np.inf
+                s = _ffs_score(wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, pw, pc, T, d,
+                               rw, rc, lo, hi, buf, horizon, lw, lwi, lc, lci)
+                if plain:
+                    if in_basin and s >= lo:
+                        in_basin = False
+                        if measuring:
+                            # an entry: keep it with probability R / (entries so far)
+                            slot = n_res
+                            if n_res >= R:
+                                slot = np.int64(stream_uniform(res_key, n_res) * (n_res + 1))
+                            if slot < R:
+                                for b in range(nch):
+                                    q = (ch + b) & mask
+                                    j = cidx[q]
+                                    res_rem[slot, j] = ckey[q] - pc
+                                    res_ph[slot, j] = 0
+                                    res_cnt[slot, j] = count[j]
+                                for b in range(nwh):
+                                    q = (wh + b) & mask
+                                    j = widx[q]
+                                    res_rem[slot, j] = wkey[q] - pw
+                                    res_ph[slot, j] = 1
+                                    res_cnt[slot, j] = count[j]
+                            n_res += 1
+                    elif s < lo:
+                        in_basin = True
+                else:
+                    if s >= hi:
+                        status = 1
+                        break
+                    if common and s < lo:
+                        status = 0
+                        break
+            if plain and n_done == N:
+                break
+            if not plain and events >= max_events:
+                status = -1
+                break
+            instants += 1
+            if instants >= _REBASE_EVERY * N:
+                instants = 0
+                for b in range(nwh):
+                    wkey[(wh + b) & mask] -= pw
+                for b in range(nch):
+                    ckey[(ch + b) & mask] -= pc
+                due -= pc
+                pw = 0.0
+                pc = 0.0
+            if to_write:
+                dt = (wkey[wh] - pw) / r_w
+                pw = wkey[wh]
+                pc += r_c * dt
+            else:
+                dt = (ckey[ch] - pc) / r_c
+                pc = ckey[ch]
+                pw += r_w * dt
+            if measuring:
+                occupancy[nw] += dt
+                window += dt
+    if plain:
+        return n_res, events, window
+    if status == 1:
+        due_io[0] = due - pc
+        for b in range(nch):
+            q = (ch + b) & mask
+            j = cidx[q]
+            out_rem[j] = ckey[q] - pc
+            out_ph[j] = 0
+            out_cnt[j] = count[j]
+        for b in range(nwh):
+            q = (wh + b) & mask
+            j = widx[q]
+            out_rem[j] = wkey[q] - pw
+            out_ph[j] = 1
+            out_cnt[j] = count[j]
+    return status, events, window
+
+
+@njit(cache=CACHE, nogil=True)
+def ffs_stage_key(key0, stage):
+    """The root word of a stage's clone streams (stage -1: the flux runs)."""
+    return mix64(key0 ^ (np.uint64(stage + 2) * _FFS_STAGE_MUL))
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def ffs_flux(T, d, sigma, rw, rc, theta, key0, key1, rep0, lo, burn_in, cycles, occupancy,
+             upcross, res_rem, res_ph, res_cnt, entries, events, window, horizon, sparse):
+    """The flux runs of replicates rep0 + r, r < R: one fleet each from theta[r]
+    (its streams those of fleet rep0 + r under (key0, key1), as in ``simulate``).
+
+    occupancy, upcross (R, N+1); res_* (R, M, N) reservoirs; entries,
+    events (R,) int64, window (R,) float64.
+    """
+    R, N = theta.shape
+    rkey = ffs_stage_key(key0, -1)
+    dummy_r = np.empty(N)
+    dummy_p = np.empty(N, dtype=np.int8)
+    dummy_c = np.empty(N, dtype=np.int64)
+    for r in prange(R):
+        rem = (1.0 - theta[r]) * T
+        ph = np.zeros(N, dtype=np.int8)
+        cnt = np.zeros(N, dtype=np.int64)
+        n, ev, w = ffs_walk(T, d, sigma, rw, rc, rem, ph, cnt, key0, key1, rep0 + r, lo, lo,
+                            True, burn_in, cycles, 0, occupancy[r], upcross[r], dummy_r,
+                            dummy_p, dummy_c, res_rem[r], res_ph[r], res_cnt[r],
+                            stream_base(rkey, key1, rep0 + r, 0), horizon, sparse, 0,
+                            np.full(1, np.inf))
+        entries[r] = n
+        events[r] = ev
+        window[r] = w
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n, key0, key1,
+              stage, rep0, lo, hi, max_events, occupancy, upcross, out_rem, out_ph, out_cnt,
+              status, events, horizon, sparse, near, bank_due, out_due):
+    """M trials per replicate of one stage, each from a state drawn uniformly
+    from its replicate's bank rows bank_lo[r] .. bank_lo[r] + bank_n[r] - 1.
+
+    Trial m of replicate r: start row and streams from ``ffs_stage_key(key0,
+    stage)`` with fleet index ((rep0 + r) << 32) + m (a pure function of
+    (seed, replicate, stage, m)). Outputs per trial (R, M, ...): occupancy,
+    upcross (N+1), the state reached (out_*: N), status and events.
+    """
+    R, M = status.shape
+    skey = ffs_stage_key(key0, stage)
+    for g in prange(R * M):
+        r = g // M
+        m = g % M
+        for n in range(occupancy.shape[2]):
+            occupancy[r, m, n] = 0.0
+            upcross[r, m, n] = 0
+        if bank_n[r] == 0:
+            status[r, m] = 0
+            events[r, m] = 0
+            continue
+        sid = ((rep0 + r) << 32) + m
+        u = stream_uniform(stream_base(skey, key1, sid, 0), 0)
+        row = bank_lo[r] + min(np.int64(u * bank_n[r]), bank_n[r] - 1)
+        out_due[r, m] = bank_due[row]
+        st, ev, _ = ffs_walk(T, d, sigma, rw, rc, bank_rem[row], bank_ph[row], bank_cnt[row],
+                             skey, key1 ^ _FLEET_MUL, sid, lo, hi, False, 0, 0, max_events,
+                             occupancy[r, m], upcross[r, m], out_rem[r, m], out_ph[r, m],
+                             out_cnt[r, m], bank_rem[:1], bank_ph[:1], bank_cnt[:1],
+                             np.uint64(0), horizon, sparse, near, out_due[r, m:m + 1])
+        status[r, m] = st
+        events[r, m] = ev

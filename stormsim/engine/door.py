@@ -1,0 +1,110 @@
+"""The one door into the kernels: what every driver hands them, set up once.
+
+``simulate`` (``engine.run``) and forward flux sampling (``risk.splitting``)
+both reach the numba kernels through here: a fleet's arrays as the kernels
+take them, the seed's two key words, each fleet's launch phases, and the
+numba thread count for a call. The kernels themselves are re-exported by
+name, so no driver imports ``_kernel``.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .._args import check_int
+from . import _kernel
+from .model import Fleet
+
+#: The kernels, by name: the event loop (anonymous, fast-forwarding, general),
+#: forward flux sampling's flux runs and stages, and their constants.
+run_fleets = _kernel.run_fleets
+run_fleets_ff = _kernel.run_fleets_ff
+run_fleets_general = _kernel.run_fleets_general
+ffs_flux = _kernel.ffs_flux
+ffs_stage = _kernel.ffs_stage
+FFS_MAX_EVENTS = _kernel.FFS_MAX_EVENTS
+FF_MARGIN = _kernel.FF_MARGIN
+
+
+def root_key(seed: int) -> tuple[np.uint64, np.uint64]:
+    """Two 64-bit words from the seed (numpy SeedSequence); fleet j's streams
+    are derived from them and j alone."""
+    words = np.random.SeedSequence(seed).generate_state(2, dtype=np.uint64)
+    return np.uint64(words[0]), np.uint64(words[1])
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A fleet's arrays as every kernel takes them (contiguous float64), and
+    the seed's key words. ``base`` is the two-clock kernels' argument list;
+    ``general`` the general kernel's extra arrays."""
+
+    fleet: Fleet
+    key0: np.uint64
+    key1: np.uint64
+    T: np.ndarray
+    d: np.ndarray
+    sigma: np.ndarray
+    rw: np.ndarray
+    rc: np.ndarray
+
+    @property
+    def base(self) -> tuple:
+        """(T, d, sigma, r_w, r_c): the anonymous kernels' fleet arguments."""
+        return self.T, self.d, self.sigma, self.rw, self.rc
+
+    @property
+    def general(self) -> tuple:
+        """(f, weight, snapshot, slowdown, skip, is_async) of the general kernel.
+
+        A blocking job is the async job with s = 0, eps = 1 and rule block
+        (MODEL.md E1, check A1)."""
+        fleet = self.fleet
+        is_async = np.ascontiguousarray(fleet.is_async)
+        snap = np.where(is_async, fleet.snapshot, 0.0)
+        slow = np.where(is_async, fleet.slowdown, 1.0)
+        skip = np.ascontiguousarray(is_async & (fleet.on_busy == "skip"))
+        return (np.ascontiguousarray(fleet.f), np.ascontiguousarray(fleet.weights), snap, slow,
+                skip, is_async)
+
+
+def prepare(fleet: Fleet, seed: int) -> Inputs:
+    """The kernels' inputs for a validated fleet and seed."""
+    key0, key1 = root_key(seed)
+    return Inputs(fleet, key0, key1, np.ascontiguousarray(fleet.T), np.ascontiguousarray(fleet.d),
+                  np.ascontiguousarray(fleet.jitter), fleet.writer_rate, fleet.computer_rate)
+
+
+def phases(inputs: Inputs, spec, lo: int, hi: int, first: int = 0) -> np.ndarray:
+    """Launch phases of fleets [lo, hi) as a (hi - lo, N) array.
+
+    ``spec`` is what ``launch.resolve`` gave: None draws each fleet's phases
+    from its own stream (global index ``first + j``); an (N,) array is every
+    fleet's; a (fleets, N) array is sliced."""
+    n = inputs.fleet.n_jobs
+    if spec is None:
+        out = np.empty((hi - lo, n))
+        _kernel.random_theta(inputs.key0, inputs.key1, first + lo, out)
+        return out
+    if spec.ndim == 1:
+        return np.broadcast_to(spec, (hi - lo, n)).copy()
+    return np.ascontiguousarray(spec[lo:hi])
+
+
+@contextmanager
+def numba_threads(threads: int | None):
+    """numba's thread count for the calls inside (None: leave it); results
+    never depend on it."""
+    if threads is None:
+        yield
+        return
+    threads = check_int("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)
+    saved = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(saved)

@@ -1,0 +1,442 @@
+"""Fleet: a validated, immutable description of N jobs sharing storage and power.
+
+Units follow MODEL.md: the storage's aggregate bandwidth is 1 and a job's full
+compute rate is 1, so T (compute work per cycle) and d (checkpoint volume) are
+both in seconds at full rate.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Sequence, Union
+
+import numpy as np
+
+from .._format import fmt_array
+from ..errors import SpecError
+from .cost import FLEET_BYTES_PER_JOB, check_memory
+
+__all__ = ["Fleet", "SpecError", "canonical_throughput", "throughput_label", "throughput_table"]
+
+ThroughputSpec = Union[str, tuple, Sequence[float]]
+
+
+def _job_array(name: str, value, n: int | None) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SpecError(f"{name} = {fmt_array(value)}: must be a number or a sequence of numbers") from None
+    if arr.ndim == 0:
+        if n is None:
+            raise SpecError(f"{name} = {fmt_array(value)}: give one value per job (a sequence), "
+                            "or use Fleet.identical(n_jobs, ...) for identical jobs")
+        arr = np.full(n, float(arr))
+    if arr.ndim != 1:
+        raise SpecError(f"{name} has shape {arr.shape}: must be one value per job, shape (N,)")
+    if arr.size == 0:
+        raise SpecError(f"{name} = []: a fleet needs at least one job")
+    if n is not None and arr.size != n:
+        raise SpecError(f"{name} has {arr.size} values but the fleet has {n} jobs: lengths must match")
+    return arr
+
+
+#: What a throughput rule may be, in every error about one.
+THROUGHPUT_RULE = ("'fair', 'ideal', 'power:ALPHA' (or ('power', ALPHA), {'power': ALPHA}) "
+                   "with ALPHA a number in [0, 1], or a sequence f(1..N)")
+
+
+def canonical_throughput(spec: ThroughputSpec):
+    """A throughput rule in its one canonical form: "fair", "ideal",
+    ("power", alpha) or a tuple of floats f(1..N) (its values are checked
+    against N by :func:`throughput_table`).
+
+    Accepts every spelling of the model and the sweep file: "fair", "ideal",
+    "power:ALPHA", ("power", ALPHA), {"power": ALPHA}, a sequence of numbers.
+    Raises SpecError whose message is the rule broken (no "throughput = ..."
+    prefix: the caller names where the value came from).
+    """
+    alpha = None
+    if isinstance(spec, str):
+        s = spec.strip().lower()
+        if s in ("fair", "ideal"):
+            return s
+        if not s.startswith("power:"):
+            raise SpecError(f"must be {THROUGHPUT_RULE}")
+        alpha = s.split(":", 1)[1].strip()
+        try:
+            alpha = float(alpha)
+        except ValueError:
+            raise SpecError(f"power needs a number ALPHA in [0, 1], e.g. 'power:0.5'; got "
+                            f"{alpha!r}") from None
+    elif isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "power":
+        alpha = spec[1]
+    elif isinstance(spec, dict):
+        if set(spec) != {"power"}:
+            raise SpecError("a table must be {power = ALPHA} with ALPHA a number in [0, 1]")
+        alpha = spec["power"]
+    if alpha is not None:
+        if (not isinstance(alpha, Real) or isinstance(alpha, bool)
+                or not 0.0 <= float(alpha) <= 1.0):
+            raise SpecError(f"power alpha = {alpha!r}: alpha must be a number in [0, 1]")
+        return ("power", float(alpha))
+    if isinstance(spec, (str, bytes)) or not np.iterable(spec):
+        raise SpecError(f"must be {THROUGHPUT_RULE}")
+    try:
+        table = np.array(spec, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SpecError(f"must be {THROUGHPUT_RULE}") from None
+    if table.ndim != 1 or table.size == 0:
+        raise SpecError(f"a throughput table has shape {table.shape}: must list f(1), ..., f(N)")
+    return tuple(float(x) for x in table)
+
+
+def throughput_label(spec) -> str:
+    """The label of a canonical rule in a sweep's parameter table: 'fair',
+    'ideal', 'power:ALPHA' (ALPHA as repr(float)) or 'table'."""
+    if isinstance(spec, str):
+        return spec
+    if len(spec) == 2 and spec[0] == "power":
+        return f"power:{spec[1]!r}"
+    return "table"
+
+
+def throughput_table(spec: ThroughputSpec, n_jobs: int) -> tuple[np.ndarray, object]:
+    """Aggregate storage throughput f(n), n = 0..N, for a rule of MODEL.md.
+
+    Parameters
+    ----------
+    spec : "fair" | "ideal" | "power:alpha" | ("power", alpha) | sequence of f(1..N)
+    n_jobs : N
+
+    Returns
+    -------
+    f : float64 (N + 1,), f[0] = 0 (unused), f[1] = 1
+    normalized : the rule in canonical form ("fair", "ideal", ("power", a) or a tuple)
+    """
+    try:
+        canon = canonical_throughput(spec)
+    except SpecError as exc:
+        raise SpecError(f"throughput = {fmt_array(spec)}: {exc}") from None
+    n = np.arange(n_jobs + 1, dtype=np.float64)
+    if canon == "fair":
+        f = np.ones(n_jobs + 1)
+    elif canon == "ideal":
+        f = n.copy()
+    elif canon[0] == "power":
+        f = n ** canon[1]
+    else:
+        table = np.array(canon, dtype=np.float64)
+        if table.size != n_jobs:
+            raise SpecError(f"throughput table has shape {table.shape}: must give f(n) for "
+                            f"n = 1..N, N = {n_jobs} values")
+        if not np.all(np.isfinite(table)):
+            raise SpecError(f"throughput table = {fmt_array(table)}: every f(n) must be finite")
+        if table[0] != 1.0:
+            raise SpecError(f"throughput table f(1) = {float(table[0])!r}: must be exactly 1 "
+                            "(one writer gets the whole bandwidth)")
+        bad = np.nonzero((table <= 0.0) | (table > n[1:]))[0]
+        if bad.size:
+            j = int(bad[0]) + 1
+            raise SpecError(f"throughput table f({j}) = {float(table[j - 1])!r}: must be in "
+                            f"(0, {j}] (0 < f(n) <= n)")
+        return np.concatenate([[0.0], table]), canon
+    f[0] = 0.0
+    return f, canon
+
+
+#: Checkpoint modes (MODEL.md E1) and the rules for a checkpoint that falls
+#: due while the job's previous persist is still in flight.
+CHECKPOINT_MODES = ("blocking", "async")
+ON_BUSY_RULES = ("block", "skip")
+
+#: The default of every asynchronous option: a fleet that leaves them all
+#: here behaves exactly as before they existed.
+ASYNC_DEFAULTS = {"snapshot": 0.0, "slowdown": 0.0, "on_busy": "block"}
+
+
+def _job_choice(name: str, value, n: int, allowed: tuple[str, ...]) -> np.ndarray:
+    """A string, or one string per job, from ``allowed`` -> read-only (N,) array."""
+    if isinstance(value, str):
+        values = [value] * n
+    else:
+        try:
+            values = list(value)
+        except TypeError:
+            raise SpecError(f"{name} = {value!r}: must be one of "
+                            f"{', '.join(repr(a) for a in allowed)}, or one per job") from None
+        if len(values) != n:
+            raise SpecError(f"{name} has {len(values)} values but the fleet has {n} jobs: "
+                            "lengths must match")
+    for i, v in enumerate(values):
+        if not isinstance(v, str) or v not in allowed:
+            where = name if isinstance(value, str) else f"{name}[{i}]"
+            raise SpecError(f"{where} = {v!r}: must be one of {', '.join(repr(a) for a in allowed)}")
+    return np.array(values, dtype=f"<U{max(len(a) for a in allowed)}")
+
+
+class Fleet:
+    """N jobs that alternate compute and checkpoints through shared storage and power.
+
+    Parameters
+    ----------
+    T : sequence of float, shape (N,)
+        Compute work between two checkpoints, s at full rate; finite, > 0.
+    d : sequence of float, shape (N,)
+        Checkpoint volume, s when writing alone; finite, > 0.
+    cap : float
+        Power cap C in full-rate jobs, > 0; ``inf`` (default) = uncapped.
+    throughput : "fair" | "ideal" | "power:alpha" | ("power", alpha) | sequence of f(1..N)
+        Aggregate storage throughput with n concurrent writers.
+    jitter : float or sequence of float
+        Per-cycle compute jitter sigma_i (s), >= 0: each compute interval after
+        the first is max(0, T_i + sigma_i * xi), xi standard normal.
+    checkpoint : "blocking" | "async", or one per job
+        MODEL.md E1. "blocking" (default): the job stops computing while it
+        writes. "async": a blocking snapshot of ``snapshot`` seconds, then a
+        background persist of d_i through the fabric while the job computes.
+    snapshot : float or sequence of float
+        s_i, the snapshot's wall time (s), finite, >= 0 (default 0).
+    slowdown : float or sequence of float
+        eps_i in [0, 1] (default 0): the job computes at (1 - eps_i) of its
+        rate while its own persist is in flight; 1 stops it (as blocking).
+    on_busy : "block" | "skip", or one per job
+        A checkpoint falls due while the previous persist is in flight:
+        "block" (default) waits for it, "skip" skips the checkpoint (counted)
+        and starts the next compute interval at once.
+    weights : float or sequence of float
+        w_i > 0, finite (default 1), MODEL.md E2: writers share f(n_w) in
+        proportion to weight (equal weights: the anonymous base model).
+
+    The asynchronous options apply to async jobs: given on a fleet with no
+    async job, or per job with a non-default value on a blocking job, they
+    raise SpecError; a scalar given to a mixed fleet applies to its async
+    jobs (its blocking jobs keep the defaults). Instances are immutable;
+    arrays are read-only.
+    """
+
+    __slots__ = ("T", "d", "cap", "throughput", "jitter", "f", "checkpoint", "snapshot",
+                 "slowdown", "on_busy", "weights", "_frozen")
+
+    def __init__(self, T, d, cap: float = math.inf, throughput: ThroughputSpec = "fair",
+                 jitter=0.0, checkpoint="blocking", snapshot=0.0, slowdown=0.0,
+                 on_busy="block", weights=1.0):
+        T_arr = _job_array("T", T, None)
+        n = T_arr.size
+        d_arr = _job_array("d", d, n)
+        for name, arr in (("T", T_arr), ("d", d_arr)):
+            bad = np.nonzero(~np.isfinite(arr) | (arr <= 0.0))[0]
+            if bad.size:
+                i = int(bad[0])
+                raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be finite and > 0 "
+                                "(seconds at full rate)")
+        try:
+            cap_f = float(cap)
+        except (TypeError, ValueError):
+            raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)") from None
+        if math.isnan(cap_f) or cap_f <= 0.0:
+            raise SpecError(f"cap = {cap!r}: must be > 0 (inf = uncapped)")
+        sigma = _job_array("jitter", jitter, n)
+        bad = np.nonzero(~np.isfinite(sigma) | (sigma < 0.0))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"jitter[{i}] = {float(sigma[i])!r}: must be finite and >= 0 (seconds)")
+        f, spec = throughput_table(throughput, n)
+        mode = _job_choice("checkpoint", checkpoint, n, CHECKPOINT_MODES)
+        is_async = mode == "async"
+        snap = _job_array("snapshot", snapshot, n)
+        bad = np.nonzero(~np.isfinite(snap) | (snap < 0.0))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"snapshot[{i}] = {float(snap[i])!r}: must be finite and >= 0 "
+                            "(seconds of wall time)")
+        eps = _job_array("slowdown", slowdown, n)
+        bad = np.nonzero(~(eps >= 0.0) | ~(eps <= 1.0))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"slowdown[{i}] = {float(eps[i])!r}: must be in [0, 1] (the fraction "
+                            "of compute rate lost while the job's own persist is in flight)")
+        rule = _job_choice("on_busy", on_busy, n, ON_BUSY_RULES)
+        wts = _job_array("weights", weights, n)
+        bad = np.nonzero(~np.isfinite(wts) | (wts <= 0.0))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"weights[{i}] = {float(wts[i])!r}: must be finite and > 0 "
+                            "(a writer's share of the bandwidth is w_i / sum of writers' w)")
+        # Asynchronous options on blocking jobs: an error, never silently ignored.
+        given = {"snapshot": (snapshot, snap), "slowdown": (slowdown, eps), "on_busy": (on_busy, rule)}
+        for name, (raw, arr) in given.items():
+            default = ASYNC_DEFAULTS[name]
+            off = arr != default
+            if not off.any():
+                continue
+            if not is_async.any():
+                raise SpecError(
+                    f"{name} = {fmt_array(raw)}: an option of asynchronous checkpoints, but every job "
+                    "has checkpoint = 'blocking'. Set checkpoint = 'async' (for all jobs or per "
+                    f"job), or leave {name} at its default {default!r}")
+            if np.ndim(raw) == 0:  # a scalar applies to the async jobs of a mixed fleet
+                arr[~is_async] = default
+                continue
+            bad = np.nonzero(off & ~is_async)[0]
+            if bad.size:
+                i = int(bad[0])
+                raise SpecError(
+                    f"{name}[{i}] = {arr[i].item()!r} but job {i} has checkpoint = 'blocking': "
+                    f"asynchronous options need an async job; give it {default!r} or make it async")
+        for name, value in (("T", T_arr), ("d", d_arr), ("jitter", sigma), ("f", f),
+                            ("checkpoint", mode), ("snapshot", snap), ("slowdown", eps),
+                            ("on_busy", rule), ("weights", wts)):
+            value.flags.writeable = False
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "cap", cap_f)
+        object.__setattr__(self, "throughput", spec)
+        object.__setattr__(self, "_frozen", True)
+
+    @classmethod
+    def identical(cls, n_jobs: int, *, T: float = 1.0, load: float | None = None,
+                  d: float | None = None, cap: float = math.inf,
+                  throughput: ThroughputSpec = "fair", jitter: float = 0.0,
+                  checkpoint: str = "blocking", snapshot: float = 0.0, slowdown: float = 0.0,
+                  on_busy: str = "block", weights: float = 1.0) -> "Fleet":
+        """N identical jobs, given either the load L = N d / T or the volume d.
+
+        The other keywords are ``Fleet``'s, one value for every job."""
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+            raise SpecError(f"n_jobs = {n_jobs!r}: must be an integer >= 1")
+        check_memory(f"n_jobs = {n_jobs}", FLEET_BYTES_PER_JOB * float(n_jobs),
+                     "use fewer jobs")
+        if (load is None) == (d is None):
+            raise SpecError(f"load = {load!r}, d = {d!r}: give exactly one of them")
+        if d is None:
+            if not isinstance(load, Real) or not (load > 0 and math.isfinite(load)):
+                raise SpecError(f"load = {load!r}: must be finite and > 0")
+            d = float(load) * float(T) / n_jobs
+        return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
+                   jitter=jitter, checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown,
+                   on_busy=on_busy, weights=weights)
+
+    #: The options of MODEL.md E1 / E2 and their defaults: a fleet that leaves
+    #: them all there is the paper's base model.
+    OPTIONS = {"checkpoint": "blocking", **ASYNC_DEFAULTS, "weights": 1.0}
+
+    def canonical(self) -> dict:
+        """The one canonical encoding of the fleet (what a sweep's run seed
+        hashes): N, T, d, cap, f(0..N), sigma as float.hex strings, and each
+        option of OPTIONS only where some job differs from its default, so
+        every base-model fleet keeps the encoding it had before they existed."""
+        def hexlist(a):
+            return [float(x).hex() for x in np.asarray(a, dtype=np.float64).ravel()]
+
+        canon = {"N": self.n_jobs, "T": hexlist(self.T), "d": hexlist(self.d),
+                 "cap": float(self.cap).hex(), "f": hexlist(self.f), "sigma": hexlist(self.jitter)}
+        for name, default in self.OPTIONS.items():
+            if np.any((arr := getattr(self, name)) != default):
+                canon[name] = arr.tolist() if arr.dtype.kind == "U" else hexlist(arr)
+        return canon
+
+    @classmethod
+    def from_jobs(cls, **quantities) -> "Fleet":
+        """A fleet from physical units (MODEL.md E4), e.g. ``Fleet.from_jobs(n_jobs=24,
+        compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
+        Keywords and conventions: ``stormsim.units.fleet_arguments``."""
+        from .units import fleet_arguments  # a floor below the model: imported on use
+
+        return cls(**fleet_arguments(**quantities))
+
+    @classmethod
+    def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
+                 throughput: ThroughputSpec = "fair") -> "Fleet":
+        """A fleet from a CSV job table (one row per job, each column's unit in its
+        header) and the fabric's bandwidth: ``stormsim.units.read_jobs``."""
+        from .units import read_jobs
+
+        return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
+                             throughput=throughput)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Fleet is immutable; build a new one")
+
+    def __reduce__(self):  # picklable (Dask, multiprocessing) despite __setattr__
+        return (Fleet, (self.T.copy(), self.d.copy(), self.cap, self.throughput,
+                        self.jitter.copy(), self.checkpoint.tolist(), self.snapshot.copy(),
+                        self.slowdown.copy(), self.on_busy.tolist(), self.weights.copy()))
+
+    # -- derived quantities -------------------------------------------------
+    @property
+    def n_jobs(self) -> int:
+        return int(self.T.size)
+
+    @property
+    def load(self) -> float:
+        """L = sum_i d_i / T_i, write demand per unit compute time."""
+        return float(np.sum(self.d / self.T))
+
+    @property
+    def is_identical(self) -> bool:
+        """All jobs share T, d, sigma and the checkpoint options and weight."""
+        return all(bool(np.all(a == a[0])) for a in self._per_job())
+
+    def _per_job(self) -> tuple:
+        return (self.T, self.d, self.jitter, self.checkpoint, self.snapshot, self.slowdown,
+                self.on_busy, self.weights)
+
+    @property
+    def is_async(self) -> np.ndarray:
+        """bool (N,): the job checkpoints asynchronously."""
+        return self.checkpoint == "async"
+
+    @property
+    def is_anonymous(self) -> bool:
+        """The paper's base model: every job blocking, all weights equal."""
+        return bool(not self.is_async.any() and np.all(self.weights == self.weights[0]))
+
+    @property
+    def writer_rate(self) -> np.ndarray:
+        """r_w[n] = f(n)/n, the drain rate of each of n writers; r_w[0] = 1 (unused)."""
+        n = np.arange(self.n_jobs + 1, dtype=np.float64)
+        out = np.ones(self.n_jobs + 1)
+        out[1:] = self.f[1:] / n[1:]
+        return out
+
+    @property
+    def computer_rate(self) -> np.ndarray:
+        """r_c[n] = min(1, C/n), the rate of each of n computers; r_c[0] = 1 (unused)."""
+        n = np.arange(self.n_jobs + 1, dtype=np.float64)
+        out = np.ones(self.n_jobs + 1)
+        out[1:] = np.minimum(1.0, self.cap / n[1:])
+        return out
+
+    def __eq__(self, other):
+        if not isinstance(other, Fleet):
+            return NotImplemented
+        return (self.cap == other.cap and np.array_equal(self.f, other.f)
+                and all(np.array_equal(a, b) for a, b in zip(self._per_job(), other._per_job())))
+
+    def __hash__(self):
+        return hash((self.cap, self.f.tobytes()) + tuple(a.tobytes() for a in self._per_job()))
+
+    def _extra_repr(self, identical: bool) -> str:
+        """The keywords that differ from their defaults (none: today's repr)."""
+        out = []
+        defaults = self.OPTIONS
+        for name in ("checkpoint", "snapshot", "slowdown", "on_busy", "weights"):
+            arr = getattr(self, name)
+            if np.all(arr == defaults[name]):
+                continue
+            if identical or np.all(arr == arr[0]):
+                out.append(f", {name}={arr[0].item()!r}")
+            elif arr.dtype.kind == "f":
+                out.append(f", {name}={fmt_array(arr)}")
+            else:
+                out.append(f", {name}={arr.tolist()!r}")
+        return "".join(out)
+
+    def __repr__(self) -> str:
+        if self.is_identical:
+            return (f"Fleet.identical({self.n_jobs}, T={float(self.T[0])!r}, "
+                    f"d={float(self.d[0])!r}, cap={self.cap!r}, "
+                    f"throughput={self.throughput!r}, jitter={float(self.jitter[0])!r}"
+                    f"{self._extra_repr(True)})")
+        return (f"Fleet(T={fmt_array(self.T)}, d={fmt_array(self.d)}, cap={self.cap!r}, "
+                f"throughput={self.throughput!r}, jitter={fmt_array(self.jitter)}"
+                f"{self._extra_repr(False)})")

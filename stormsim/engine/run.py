@@ -1,0 +1,379 @@
+"""simulate(): validate, seed, batch, call the kernel, gather a Run."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import numba
+
+from .._args import check_flag, check_int
+from ..errors import SpecError
+from . import door, launch as _launch
+from .cost import check_memory, default_batch, memory_needed, next_batch
+from .model import Fleet
+
+@dataclass(frozen=True)
+class Run:
+    """The result of ``simulate``. Fleets are axis 0.
+
+    Attributes
+    ----------
+    firings : float64 (fleets, N, cycles) or None
+        t[f, i, k], the k-th write start of job i (s), when ``record_firings``;
+        NaN where a run stopped (at its passage) before that firing.
+    occupancy : float64 (fleets, N + 1)
+        Time (s) with exactly n writers over the measured window.
+    passage_time : float64 (fleets,)
+        First passage to n_w >= passage_level (s); inf where never reached or
+        when no passage_level was given.
+    passage_cycle : int64 (fleets,)
+        Firings up to and including the passage, integer-divided by N; -1
+        where never reached. It can exceed ``cycles`` (fast jobs fire more
+        than K times before the slowest job's K-th firing ends the run):
+        survival estimates censor every fleet at ``cycles``.
+    end_time : float64 (fleets,)
+        Instant each fleet's run stopped (s).
+    events : int64 (fleets,)
+        Phase changes integrated: a firing, a write or persist ending, and
+        for async jobs a checkpoint falling due into SNAPSHOT or WAIT or
+        being skipped (with s_i = 0 the due checkpoint is its firing: one).
+    upcrossings : int64 (fleets, N + 1)
+        E[f, k], k = 0..N (MODEL.md E3): instants in the measured window,
+        its ends included, at which n_w goes from below k to k or more (the
+        writers before the instant against those once all its phase changes
+        are applied). E[:, 0] = 0. Storm rate nu_k = E[k] / window length.
+    writing_time : float64 (fleets, N)
+        Time (s) each job spent writing (blocking write or persist in
+        flight) over the measured window; its sum over jobs is
+        sum_n n occupancy[n].
+    waits : int64 (fleets,)
+        Times an async job entered WAIT (a checkpoint fell due with its
+        persist in flight, rule ``block``) in the measured window; 0 for
+        blocking fleets.
+    wait_time : float64 (fleets,)
+        Job-seconds spent in WAIT over the measured window (summed over jobs).
+    skips : int64 (fleets,)
+        Checkpoints skipped (rule ``skip``) in the measured window.
+    """
+
+    fleet: Fleet
+    launch: object
+    seed: int
+    cycles: int
+    burn_in: int
+    passage_level: int | None
+    fleet_start: int
+    firings: np.ndarray | None
+    occupancy: np.ndarray
+    passage_time: np.ndarray
+    passage_cycle: np.ndarray
+    end_time: np.ndarray
+    events: np.ndarray = field(repr=False)
+    upcrossings: np.ndarray = field(repr=False)
+    writing_time: np.ndarray = field(repr=False)
+    waits: np.ndarray = field(repr=False)
+    wait_time: np.ndarray = field(repr=False)
+    skips: np.ndarray = field(repr=False)
+
+    @property
+    def fleets(self) -> int:
+        return int(self.occupancy.shape[0])
+
+    def __repr__(self) -> str:
+        level = "" if self.passage_level is None else (
+            f", passage_level={self.passage_level}: {int(self.passed.sum())} passed")
+        rec = ", firings recorded" if self.firings is not None else ""
+        return (f"<stormsim.Run: {self.fleets} fleets of {self.fleet.n_jobs} jobs, "
+                f"{self.cycles} cycles, launch {self.launch!r}, seed={self.seed}"
+                f"{level}{rec}, {int(self.events.sum())} events>")
+
+    __str__ = __repr__
+
+    @property
+    def occupancy_fraction(self) -> np.ndarray:
+        """(fleets, N + 1): fraction of the measured window with exactly n writers."""
+        total = self.occupancy.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.occupancy / total
+
+    @property
+    def passed(self) -> np.ndarray:
+        """bool (fleets,): the fleet reached the passage level."""
+        return self.passage_cycle >= 0
+
+
+QUEUE_KINDS = ("auto", "heap", "ring")
+KERNELS = ("auto", "anonymous", "general")
+
+
+def choose_kernel(fleet: Fleet, kernel: str = "auto") -> bool:
+    """True for the general kernel (MODEL.md E1, E2), False for the anonymous one.
+
+    The anonymous kernel integrates the base model (blocking jobs, equal
+    weights) with two virtual clocks and sorted queues; the general one adds
+    asynchronous checkpoints and weights (indexed heaps, a wall-time clock
+    for snapshots). "general" runs a base-model fleet through the general
+    kernel too: the same trajectories to rounding (a test checks it), not
+    bit for bit, since they round differently.
+    """
+    if kernel not in KERNELS:
+        raise SpecError(f"kernel = {kernel!r}: must be one of {', '.join(KERNELS)}")
+    if kernel == "anonymous" and not fleet.is_anonymous:
+        raise SpecError("kernel = 'anonymous' integrates blocking jobs with equal weights only; "
+                        f"this fleet has async jobs or unequal weights ({fleet!r}). Use 'auto'")
+    return kernel == "general" or not fleet.is_anonymous
+
+
+def choose_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool]:
+    """(ring for writers, ring for computers): which priority queue the kernel uses.
+
+    A ring buffer filled from the back costs one step per job a new target
+    overtakes; a heap costs ~log2 N steps of ~4.5 ns (benchmarks). A new
+    compute target pc + T_i overtakes about N (spread of T + 2 sigma) / cycle
+    others, a new write target about N (spread of d) / cycle: the ring wins
+    while that stays under ~4 log2 N. Results do not depend on the choice.
+    """
+    if queues == "heap":
+        return False, False
+    if queues == "ring":
+        return True, True
+    n = fleet.n_jobs
+    cycle = float(np.min(fleet.T + fleet.d))
+    budget = 4.0 * math.log2(max(n, 2))
+    ring_c = n * (np.ptp(fleet.T) + 2.0 * float(np.max(fleet.jitter))) / cycle <= budget
+    ring_w = n * np.ptp(fleet.d) / cycle <= budget
+    return bool(ring_w), bool(ring_c)
+
+
+FAST_FORWARD = ("auto", True, False)
+
+
+def _uncapped(fleet: Fleet) -> bool:
+    return float(fleet.computer_rate[fleet.n_jobs]) == 1.0
+
+
+def fast_forward_applies(fleet: Fleet, kernel: str = "auto") -> bool:
+    """True when ``simulate(fleet, fast_forward=True, kernel=kernel)`` is allowed:
+    the anonymous kernel runs the fleet and its cap does not bind (C >= N)."""
+    return not choose_kernel(fleet, kernel) and _uncapped(fleet)
+
+
+def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
+                        first_passage: bool = True) -> bool:
+    """True when the anonymous kernel fast-forwards through collision-free stretches.
+
+    While no two writes overlap and the cap does not bind (C >= N), every
+    rate is 1 and each job's next firing follows from its own compute draw:
+    the kernel advances firing by firing (or a round of N at a time) with
+    one normal each and hands every close case (a gap or compute interval
+    under ``door.FF_MARGIN`` of a cycle) to the event loop. The results
+    are the event loop's to rounding (~1e-16 per firing: the two paths add
+    the same intervals in a different order), not bit for bit.
+
+    "auto": for first-passage runs (stopped at a passage to level >= 2) of
+    fleets where that premise holds. Up to such a passage every collision
+    involves two writers, which do not amplify rounding, so each fleet's
+    result is the event loop's to 1e-9. A run that goes on through storms
+    of three or more writers is chaotic there (MODEL.md check 3): rounding
+    differences grow until fleets part ways, with the same statistics but
+    other digits, so occupancy runs keep the event loop's numbers unless
+    asked. True: every run of such a fleet (refused where the premise cannot
+    hold); False: the pure event loop.
+    """
+    if not (isinstance(fast_forward, bool) or fast_forward == "auto"):
+        raise SpecError(f"fast_forward = {fast_forward!r}: must be 'auto', True or False")
+    eligible = not general and _uncapped(fleet)
+    if fast_forward is True and not eligible:
+        why = ("it runs through the general kernel (async jobs or unequal weights)" if general
+               else f"its cap C = {fleet.cap:g} binds (C < N = {fleet.n_jobs})")
+        raise SpecError(f"fast_forward = True needs the base model uncapped (C >= N); {why}. "
+                        "Use 'auto'")
+    if fast_forward == "auto":
+        return bool(eligible and first_passage)
+    return bool(fast_forward and eligible)
+
+
+def choose_general_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool, bool]:
+    """(ring for writers, computers, snapshots) in the general kernel.
+
+    The same rule as ``choose_queues`` on the keys that kernel pushes: a
+    write lasts d_i / w_i on the writer clock, a compute interval T_i (plus
+    jitter) stretched by 1 / (1 - eps_i) while the job's persist is in
+    flight, a snapshot s_i. A ring also pays for the re-keying of a slowed
+    job when its persist ends: it moves past the jobs between its two keys.
+    """
+    if queues in ("heap", "ring"):
+        return (queues == "ring",) * 3
+    n = fleet.n_jobs
+    cycle = float(np.min(fleet.T + fleet.d))
+    budget = 4.0 * math.log2(max(n, 2))
+    a = fleet.is_async
+    eps = np.where(a, fleet.slowdown, 0.0)
+    stretch = 1.0 / np.maximum(1.0 - eps, 1e-300)
+    keys_c = np.concatenate([fleet.T, np.where(eps < 1.0, fleet.T * stretch, fleet.T)])
+    ring_c = n * (np.ptp(keys_c) + 2.0 * float(np.max(fleet.jitter * np.max(stretch[eps < 1.0],
+                                                                             initial=1.0)))) / cycle <= budget
+    ring_w = n * np.ptp(fleet.d / fleet.weights) / cycle <= budget
+    ring_s = n * np.ptp(np.where(a, fleet.snapshot, 0.0)) / cycle <= budget
+    return bool(ring_w), bool(ring_c), bool(ring_s)
+
+
+def _check_memory(n, fleets, cycles, record_firings, batch_size, threads) -> None:
+    if threads is None:
+        threads = numba.get_num_threads()
+    need = memory_needed(n, fleets, cycles, record_firings, batch_size, threads)
+    if record_firings and 8 * fleets * n * cycles > need / 2:
+        what = (f"record_firings=True with fleets = {fleets}, N = {n}, cycles = {cycles} "
+                f"(firings: fleets x N x cycles x 8 B)")
+        advice = ("record fewer fleets or cycles per call (fleet_start continues a run in "
+                  "pieces), or run without record_firings")
+    else:
+        what = f"simulate with fleets = {fleets}, N = {n}"
+        advice = ("run fewer fleets per call (fleet_start continues a run in pieces, with "
+                  "the same numbers)")
+    check_memory(what, need, advice)
+
+
+def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 800,
+             seed: int | None = 0, record_firings: bool = False,
+             passage_level: int | None = None, burn_in: int = 0, *,
+             stop_at_passage: bool = True, fleet_start: int = 0,
+             batch_size: int | None = None, threads: int | None = None,
+             progress=None, queues: str = "auto", kernel: str = "auto",
+             fast_forward="auto") -> Run:
+    """Simulate independent fleets exactly, event to event (MODEL.md).
+
+    Parameters
+    ----------
+    fleet : Fleet
+    launch : "random" | "sync" | "stagger" | array (N,) or (fleets, N)
+        Initial phases. "random" draws theta from the seed, per fleet.
+    fleets : int >= 1
+        Number of independent fleets.
+    cycles : int >= 1
+        K: each fleet stops at its slowest job's K-th firing (or its passage).
+    seed : int >= 0, or None for fresh entropy (recorded in ``Run.seed``)
+        Fleet j's result depends only on (seed, fleet_start + j).
+    record_firings : bool
+        Return every job's first K firing times (memory fleets x N x K x 8 B).
+        A call whose arrays would exceed ``cost.memory_limit()`` (this
+        machine's memory) is refused with a SpecError before allocating;
+        ``memory_needed`` gives the estimate.
+    passage_level : int in 1..N, optional
+        Record the first passage to n_w >= passage_level (2: first collision).
+    burn_in : int in 0..cycles-1
+        Occupancy is measured from the first instant every job has fired
+        burn_in times.
+    stop_at_passage : bool
+        With a passage_level, stop each fleet at its passage (default), so
+        ``cycles`` is a cap.
+    fleet_start : int >= 0
+        Global index of the first fleet (to continue a run in pieces).
+    batch_size : int, optional
+        Fleets per kernel call (default: adaptive, ~0.5 s of work per call);
+        results do not depend on it.
+    threads : int, optional
+        numba threads for this call; results do not depend on it.
+    progress : callable, optional
+        Called as ``progress(fleets_done, fleets)`` after each batch.
+    queues : "auto" | "heap" | "ring"
+        The kernel's event queues (a speed choice; results are identical,
+        except that with unequal weights the general kernel may sum weights
+        in another order: to rounding).
+    kernel : "auto" | "anonymous" | "general"
+        "auto": the anonymous kernel for the base model (blocking jobs, equal
+        weights), the general one otherwise (see ``choose_kernel``).
+    fast_forward : "auto" | True | False
+        Integrate collision-free stretches of uncapped base-model fleets a
+        round of firings at a time (a speed choice: the event loop's results
+        to rounding, see ``choose_fast_forward``). "auto" (the default): in
+        first-passage runs (a passage_level >= 2, stop_at_passage), which
+        therefore take it; True: in every run (a SpecError where it cannot
+        apply: a binding cap, async jobs or weights); False: the pure event
+        loop. Sweeps pass False unless their key ``fast_forward = true`` asks
+        (then True where ``fast_forward_applies``): a sweep's digits never
+        change with this default.
+    """
+    if not isinstance(fleet, Fleet):
+        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
+    fleets = check_int("fleets", fleets, 1)
+    cycles = check_int("cycles", cycles, 1)
+    burn_in = check_int("burn_in", burn_in, 0, cycles - 1)
+    fleet_start = check_int("fleet_start", fleet_start, 0)
+    if fleet_start + fleets > 2**63:
+        raise SpecError(f"fleet_start + fleets = {fleet_start + fleets}: fleet indices must stay "
+                        "below 2**63")
+    n = fleet.n_jobs
+    if passage_level is not None:
+        passage_level = check_int("passage_level", passage_level, 1, n)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy)
+    seed = check_int("seed", seed, 0)
+    if batch_size is not None:
+        batch_size = check_int("batch_size", batch_size, 1)
+    if threads is not None:
+        threads = check_int("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)
+    if queues not in QUEUE_KINDS:
+        raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
+    _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
+    ring_w, ring_c = choose_queues(fleet, queues)
+    general = choose_kernel(fleet, kernel)
+    ff = choose_fast_forward(fleet, general, fast_forward,
+                             first_passage=bool(stop_at_passage) and (passage_level or 0) >= 2)
+    if general:
+        ring_w, ring_c, ring_s = choose_general_queues(fleet, queues)
+    theta_spec = _launch.resolve(launch, fleet, fleets)
+
+    record_firings = check_flag("record_firings", record_firings)
+    stop_at_passage = check_flag("stop_at_passage", stop_at_passage)
+    inputs = door.prepare(fleet, seed)
+    level = 0 if passage_level is None else passage_level
+
+    firings = np.full((fleets, n, cycles), np.nan) if record_firings else None
+    occupancy = np.empty((fleets, n + 1))
+    upcross = np.empty((fleets, n + 1), dtype=np.int64)
+    writing = np.empty((fleets, n))
+    passage_time = np.empty(fleets)
+    passage_cycle = np.empty(fleets, dtype=np.int64)
+    end_time = np.empty(fleets)
+    events = np.empty(fleets, dtype=np.int64)
+    waits = np.zeros(fleets, dtype=np.int64)
+    wait_time = np.zeros(fleets)
+    skips = np.zeros(fleets, dtype=np.int64)
+    extra = inputs.general if general else ()
+
+    with door.numba_threads(threads):
+        lo = 0
+        batch = batch_size or default_batch(n, cycles)
+        while lo < fleets:
+            hi = min(fleets, lo + batch)
+            m = hi - lo
+            fire_buf = firings[lo:hi] if record_firings else np.empty((m, 1, 1))
+            theta = door.phases(inputs, theta_spec, lo, hi, fleet_start)
+            common = (inputs.key0, inputs.key1, np.int64(fleet_start + lo), cycles, burn_in,
+                      level, stop_at_passage, record_firings)
+            outputs = (occupancy[lo:hi], upcross[lo:hi], writing[lo:hi], passage_time[lo:hi],
+                       passage_cycle[lo:hi], end_time[lo:hi], events[lo:hi])
+            if general:
+                f_table, weight, snap, slow, skip, is_async = extra
+                door.run_fleets_general(
+                    inputs.T, inputs.d, inputs.sigma, f_table, inputs.rc, theta, weight, snap,
+                    slow, skip, is_async, *common, ring_w, ring_c, ring_s, fire_buf, *outputs,
+                    waits[lo:hi], skips[lo:hi], wait_time[lo:hi])
+            else:
+                run_fleets = door.run_fleets_ff if ff else door.run_fleets
+                run_fleets(*inputs.base, theta, *common, ring_w, ring_c, fire_buf, *outputs)
+            if progress is not None:
+                progress(hi, fleets)
+            if batch_size is None:
+                batch = next_batch(int(events[:hi].sum()), hi)
+            lo = hi
+
+    launch_label = launch if isinstance(launch, str) else "explicit"
+    return Run(fleet=fleet, launch=launch_label, seed=seed, cycles=cycles, burn_in=burn_in,
+               passage_level=passage_level, fleet_start=fleet_start, firings=firings,
+               occupancy=occupancy, passage_time=passage_time, passage_cycle=passage_cycle,
+               end_time=end_time, events=events, upcrossings=upcross, writing_time=writing,
+               waits=waits, wait_time=wait_time, skips=skips)

@@ -1,0 +1,430 @@
+"""Fleets in physical units (MODEL.md E4): minutes, GB and TB/s in, the
+model's seconds out (``Fleet.from_jobs``, ``Fleet.from_csv``); results read
+back in physical terms are in ``stormsim.physical``.
+
+The convention (one, everywhere)
+--------------------------------
+Every dimensional quantity carries its unit, and pint (the maintained units
+library; ``pip install 'stormsim[units]'``) reads it:
+
+- in Python, a string such as ``"30 min"``, ``"156 GB"``, ``"5 TB/s"``,
+  ``"20 Gbit/s"`` or a pint ``Quantity``; a plain number is refused, since
+  ``30`` could be seconds or minutes. Dimensionless values (``slowdown``,
+  ``weight``) are plain numbers.
+- in a CSV job table, the header names each column and its unit in brackets,
+  ``size [GB]``, and the cells are plain numbers; a column whose header has
+  no unit takes a unit in every cell (``"156 GB"``).
+
+GB is 10**9 bytes and GiB 2**30 (pint's SI and IEC prefixes): a 782 GiB
+checkpoint is 840 GB.
+
+The names (each has one meaning)
+--------------------------------
+compute_interval
+    Compute time between two checkpoints at full speed: the model's T_i
+    (what "checkpoint every k steps" sets: k times the step time).
+checkpoint_period
+    Wall-clock time from one checkpoint start to the next *for the job
+    running alone* (what a timer-based policy sets). Converted to T_i by the
+    lone job's cycle: blocking, period = T_i / c + d_i; async, period =
+    s_i + T_i / c + eps_i d_i (MODEL.md E1), with c = min(1, cap). Give
+    exactly one of ``compute_interval`` and ``checkpoint_period`` per fleet.
+size
+    Bytes written per checkpoint; d_i = size / bandwidth (the write alone).
+bandwidth
+    The storage fabric's aggregate bandwidth (one value for the fleet).
+snapshot
+    Blocking snapshot time of an async checkpoint, s_i (MODEL.md E1).
+jitter
+    Standard deviation of each compute interval, sigma_i (time).
+slowdown, weight, checkpoint, on_busy
+    eps_i (in [0, 1]), w_i (> 0), "blocking" | "async", "block" | "skip":
+    passed to ``Fleet`` as ``slowdown``, ``weights``, ``checkpoint``,
+    ``on_busy`` (MODEL.md E1, E2).
+
+The model's time unit is then the second.
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .._format import fmt_array as _fmt
+from ..errors import SpecError
+
+__all__ = ["JOB_COLUMNS", "SECONDS_PER_DAY", "fleet_arguments", "quantity", "read_jobs",
+           "registry", "seconds"]
+
+#: The kinds of quantity: pint's root unit of each (pint counts bits as
+#: dimensionless, so a size is told from a plain number by its root unit,
+#: not by its dimensionality) and an example for error messages.
+_KINDS = {
+    "time": ("second", "'30 min'"),
+    "size": ("bit", "'156 GB'"),
+    "bandwidth": ("bit / second", "'5 TB/s'"),
+    "number": ("dimensionless", "0.5"),
+}
+
+#: Job table columns and the per-job keywords of fleet_arguments -> (kind,
+#: rule on the value (a key of _RULES), what it is). One row per job.
+JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
+    "name": ("text", None, "a label for the job (optional)"),
+    "compute_interval": ("time", "positive", "compute time between checkpoints at full speed (T)"),
+    "checkpoint_period": ("time", "positive", "wall-clock checkpoint period of the job alone"),
+    "size": ("size", "positive", "bytes per checkpoint"),
+    "snapshot": ("time", "nonnegative", "async snapshot time (s)"),
+    "jitter": ("time", "nonnegative", "standard deviation of each compute interval (sigma)"),
+    "slowdown": ("number", "fraction", "async compute slowdown while persisting, in [0, 1] (eps)"),
+    "weight": ("number", "positive", "storage sharing weight, > 0 (w)"),
+    "checkpoint": ("text", None, "'blocking' or 'async'"),
+    "on_busy": ("text", None, "'block' or 'skip'"),
+}
+
+#: Text columns with a fixed set of values.
+_CHOICES = {"checkpoint": ("blocking", "async"), "on_busy": ("block", "skip")}
+
+#: Per-job keywords of fleet_arguments -> the Fleet keyword they become.
+_ASYNC_FIELDS = {"checkpoint": "checkpoint", "snapshot": "snapshot", "slowdown": "slowdown",
+                 "on_busy": "on_busy", "weight": "weights"}
+
+SECONDS_PER_DAY = 86400.0
+
+
+@functools.lru_cache(maxsize=1)
+def registry():
+    """The one pint UnitRegistry of stormsim (created on first use)."""
+    try:
+        import pint
+    except ImportError:
+        raise SpecError("physical units need pint: pip install 'stormsim[units]' "
+                        "(or pip install pint)") from None
+    return pint.UnitRegistry()
+
+
+def _is_quantity(value) -> bool:
+    return hasattr(value, "magnitude") and hasattr(value, "units") and hasattr(value, "to")
+
+
+def quantity(name: str, value, kind: str):
+    """``value`` (a unit string or pint Quantity) as a Quantity of ``kind``, or SpecError.
+
+    ``kind`` is "time", "size", "bandwidth" or "number" (dimensionless; a
+    plain number is accepted only there).
+    """
+    ureg = registry()
+    root, example = _KINDS[kind]
+    if _is_quantity(value):
+        q = ureg.Quantity(np.asarray(value.magnitude, dtype=np.float64), str(value.units))
+    elif isinstance(value, str):
+        try:
+            q = ureg.Quantity(value.strip())
+        except Exception as exc:  # pint raises several kinds for a bad expression
+            raise SpecError(f"{name} = {value!r}: not a quantity pint can read ({exc or 'bad syntax'}); "
+                            f"write a number and a unit, e.g. {example}") from None
+    elif isinstance(value, bool):
+        raise SpecError(f"{name} = {value!r}: must be a quantity, e.g. {example}")
+    elif isinstance(value, (int, float, np.integer, np.floating)):
+        if kind != "number":
+            raise SpecError(f"{name} = {value!r}: a plain number is ambiguous; give its unit, "
+                            f"e.g. {example} (a string or a pint Quantity)")
+        q = ureg.Quantity(float(value))
+    else:
+        raise SpecError(f"{name} = {_fmt(value)}: must be a quantity such as {example}")
+    _, units = ureg.get_root_units(q.units)
+    if str(units) != root or (kind != "number" and q.unitless):
+        got = next((k for k, (r, _) in _KINDS.items() if r == str(units)), None)
+        got = ("a plain number" if q.unitless else
+               f"a {got}" if got else f"in {q.units:~} ({q.dimensionality})")
+        want = "a plain number" if kind == "number" else f"a {kind}, e.g. {example}"
+        raise SpecError(f"{name} = {_shown(value)} is {got}: must be {want}")
+    return q
+
+
+def _is_sequence(value) -> bool:
+    """One value per job (even a sequence of one), rather than one for all."""
+    if _is_quantity(value):
+        return np.ndim(value.magnitude) > 0
+    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0)
+
+
+def _shown(value) -> str:
+    return repr(value) if isinstance(value, (str, int, float)) else f"{value:~}" \
+        if _is_quantity(value) else _fmt(value)
+
+
+#: Rules on values: name -> (test on magnitudes, text for the error).
+_RULES = {
+    "positive": (lambda a: np.isfinite(a) & (a > 0.0), "finite and > 0"),
+    "nonnegative": (lambda a: np.isfinite(a) & (a >= 0.0), "finite and >= 0"),
+    "fraction": (lambda a: (a >= 0.0) & (a <= 1.0), "in [0, 1]"),
+}
+
+
+def _magnitudes(name: str, value, kind: str, unit: str, rule: str) -> np.ndarray:
+    """One or several quantities -> float64 magnitudes in ``unit`` (1-d), each
+    checked against ``rule`` (a key of ``_RULES``) with the value as given."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype == object):
+        items = list(value)
+        if not items:
+            raise SpecError(f"{name} = []: a fleet needs at least one job")
+        return np.array([float(_magnitudes(f"{name}[{i}]", v, kind, unit, rule)[0])
+                         for i, v in enumerate(items)])
+    if isinstance(value, np.ndarray) and kind != "number":
+        raise SpecError(f"{name} = {_fmt(value)}: plain numbers are ambiguous; give their unit, "
+                        f"e.g. a pint Quantity or strings like {_KINDS[kind][1]}")
+    if isinstance(value, np.ndarray):
+        mag = value.astype(np.float64).ravel()
+    else:
+        q = quantity(name, value, kind)
+        mag = np.atleast_1d(np.asarray(q.to(unit if kind != "number" else "dimensionless").magnitude,
+                                       dtype=np.float64)).ravel()
+    test, text = _RULES[rule]
+    bad = np.nonzero(~test(mag))[0]
+    if bad.size:
+        shown = _shown(value) if mag.size == 1 else f"{float(mag[bad[0]])!r} {unit}"
+        label = name if mag.size == 1 else f"{name}[{int(bad[0])}]"
+        raise SpecError(f"{label} = {shown}: must be {text}")
+    return mag
+
+
+def _per_job(name: str, arr: np.ndarray, n: int) -> np.ndarray:
+    if arr.size == 1:
+        return np.full(n, float(arr[0]))
+    if arr.size != n:
+        raise SpecError(f"{name} has {arr.size} values but the fleet has {n} jobs: "
+                        "give one value per job, or a single value for all")
+    return arr
+
+
+def _texts(name: str, value, allowed: tuple[str, ...], n: int) -> list[str]:
+    items = [value] if isinstance(value, str) else list(value)
+    for i, v in enumerate(items):
+        if v not in allowed:
+            label = name if len(items) == 1 else f"{name}[{i}]"
+            raise SpecError(f"{label} = {v!r}: must be one of "
+                            + ", ".join(repr(a) for a in allowed))
+    if len(items) == 1:
+        return items * n
+    if len(items) != n:
+        raise SpecError(f"{name} has {len(items)} values but the fleet has {n} jobs")
+    return items
+
+
+def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period=None,
+                    n_jobs: int | None = None, jitter=None, cap: float = math.inf,
+                    throughput="fair", checkpoint=None, snapshot=None, slowdown=None,
+                    on_busy=None, weight=None) -> dict:
+    """``Fleet`` keyword arguments from physical quantities (MODEL.md E4), in seconds.
+
+    ``Fleet.from_jobs(**quantities)`` is ``Fleet(**fleet_arguments(**quantities))``.
+
+    Parameters
+    ----------
+    size : quantity or sequence of quantities, e.g. "156 GB"
+        Bytes per checkpoint, > 0.
+    bandwidth : quantity, e.g. "5 TB/s"
+        The fabric's aggregate bandwidth, > 0 (one value: the fabric's).
+    compute_interval : quantity or sequence, e.g. "30 min"
+        Compute time between checkpoints at full speed (T), > 0.
+    checkpoint_period : quantity or sequence
+        Instead of compute_interval: the wall-clock period of each job
+        running alone (see the module notes for the conversion).
+    n_jobs : int, optional
+        Number of jobs when every per-job value is a single one.
+    jitter : quantity or sequence, optional
+        Standard deviation of each compute interval (sigma), >= 0.
+    cap, throughput
+        As in ``Fleet`` (the cap counts full-rate jobs: no unit).
+    checkpoint, snapshot, slowdown, on_busy, weight : optional
+        Asynchronous checkpoints and weighted sharing (MODEL.md E1, E2),
+        passed to ``Fleet`` (``weight`` as ``weights``).
+
+    Every quantity carries its unit: a string pint reads, or a pint Quantity.
+    Blocking fleets get no asynchronous keywords (all at their defaults).
+    """
+    if (compute_interval is None) == (checkpoint_period is None):
+        raise SpecError("give exactly one of compute_interval (compute time between checkpoints "
+                        "at full speed) and checkpoint_period (wall-clock period of a job alone); "
+                        "got " + ("both" if compute_interval is not None else "neither"))
+    interval_name = "compute_interval" if compute_interval is not None else "checkpoint_period"
+    bw = _magnitudes("bandwidth", bandwidth, "bandwidth", "byte / second", "positive")
+    if bw.size != 1:
+        raise SpecError(f"bandwidth has {bw.size} values: give one, the fabric's aggregate bandwidth")
+    given = {"size": size, interval_name: compute_interval if compute_interval is not None
+             else checkpoint_period, "jitter": jitter, "snapshot": snapshot, "slowdown": slowdown,
+             "weight": weight}
+    values = {}
+    lengths = set()
+    for name, value in given.items():
+        if value is None:
+            continue
+        kind, rule, _ = JOB_COLUMNS[name]
+        values[name] = _magnitudes(name, value, kind, "second" if kind == "time" else "byte", rule)
+        if _is_sequence(value):
+            lengths.add(values[name].size)       # a sequence, even of one: one value per job
+    for value in (checkpoint, on_busy):
+        if value is not None and not isinstance(value, str):
+            lengths.add(len(value))
+    if n_jobs is not None:
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+            raise SpecError(f"n_jobs = {n_jobs!r}: must be an integer >= 1")
+        lengths.add(int(n_jobs))
+    if len(lengths) > 1:
+        raise SpecError("per-job values have different lengths "
+                        f"({', '.join(f'{k}: {v.size}' for k, v in values.items() if v.size > 1)}"
+                        + (f", n_jobs: {n_jobs}" if n_jobs is not None else "")
+                        + "): give one value per job, or one value for all")
+    if not lengths:
+        raise SpecError("every per-job value is a single one: give n_jobs, the number of jobs")
+    n = lengths.pop()
+    v = {k: _per_job(k, a, n) for k, a in values.items()}
+    d = v["size"] / bw[0]
+    modes = _texts("checkpoint", checkpoint, _CHOICES["checkpoint"], n) if checkpoint is not None \
+        else ["blocking"] * n
+    is_async = np.array([m == "async" for m in modes])
+    try:
+        c = min(1.0, float(cap))
+    except (TypeError, ValueError):
+        raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)") from None
+
+    if interval_name == "compute_interval":
+        T = v["compute_interval"]
+    else:
+        period = v["checkpoint_period"]
+        s = v.get("snapshot", np.zeros(n))
+        eps = v.get("slowdown", np.zeros(n))
+        # lone blocking job: period = T/c + d; lone async job: s + T/c + eps d,
+        # valid while its persist ends before its next checkpoint falls due
+        # (c (1 - eps) d <= T); MODEL.md E1.
+        T = np.where(is_async, c * (period - s - eps * d), c * (period - d))
+        lone = np.where(is_async, s + eps * d, d)
+        bad = np.nonzero(~(T > 0.0) | (is_async & (T < c * (1.0 - eps) * d)))[0]
+        if bad.size:
+            i = int(bad[0])
+            what = ("the snapshot plus the slowed compute while persisting" if is_async[i]
+                    else "the write alone")
+            raise SpecError(
+                f"checkpoint_period[{i}] = {period[i]:.6g} s is too short: {what} takes "
+                f"{lone[i]:.6g} s of it (write {d[i]:.6g} s = size / bandwidth)"
+                + (", and the persist must end before the next checkpoint is due" if is_async[i] else "")
+                + "; give a longer period, a smaller size or a faster fabric")
+
+    kwargs = dict(T=T, d=d, cap=cap, throughput=throughput,
+                  jitter=v["jitter"] if "jitter" in v else 0.0)
+    if checkpoint is not None and is_async.any():
+        kwargs["checkpoint"] = modes     # all "blocking" is the default
+    if on_busy is not None:
+        kwargs["on_busy"] = _texts("on_busy", on_busy, _CHOICES["on_busy"], n)
+    for name in ("snapshot", "slowdown", "weight"):
+        if name in v:
+            kwargs[_ASYNC_FIELDS[name]] = v[name]
+    return kwargs
+
+
+# ---------------------------------------------------------------------------
+# Job tables (CSV)
+# ---------------------------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[\s*(.*?)\s*\])?\s*$")
+
+
+def read_jobs(path, names: bool = True) -> dict:
+    """A CSV job table -> keyword arguments of :func:`fleet_arguments` (one row per job).
+
+    Lines starting with ``#`` are comments (put the sources there). The first
+    other line is the header: each column is a name of ``JOB_COLUMNS`` with
+    its unit in brackets, ``size [GB]``; cells are then plain numbers. A
+    physical column without a unit in its header takes one in every cell.
+    Returns per-job lists of pint Quantities, numbers and strings, plus
+    ``names`` (the ``name`` column, or job-0, job-1, ...) unless ``names`` is False.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise SpecError(f"job table {str(path)!r}: cannot be read ({exc.strerror or exc})") from None
+    numbered = [(no, line) for no, line in enumerate(text.splitlines(), start=1)
+                if line.strip() and not line.lstrip().startswith("#")]
+    if not numbered:
+        raise SpecError(f"job table {str(path)!r} is empty: it needs a header line naming the "
+                        "columns and their units, then one row per job")
+    rows = list(csv.reader(line for _, line in numbered))
+    where = f"job table {str(path)!r}"
+    header_no = numbered[0][0]
+    columns = []
+    for j, cell in enumerate(rows[0]):
+        m = _HEADER.match(cell)
+        if not m:
+            raise SpecError(f"{where} line {header_no}, column {j + 1} header {cell!r}: must be a "
+                            "name and an optional unit in brackets, e.g. 'size [GB]'")
+        name, unit = m.group(1), m.group(2)
+        if name not in JOB_COLUMNS:
+            raise SpecError(f"{where} line {header_no}: unknown column {name!r}; the columns are "
+                            + ", ".join(JOB_COLUMNS))
+        if name in [c for c, _ in columns]:
+            raise SpecError(f"{where} line {header_no}: column {name!r} appears twice")
+        kind = JOB_COLUMNS[name][0]
+        if unit and kind in ("text", "number"):
+            raise SpecError(f"{where} line {header_no}: column {name!r} takes no unit "
+                            f"(got [{unit}]): it is {JOB_COLUMNS[name][2]}")
+        if unit:
+            quantity(f"{where} column {name!r} unit", "1 " + unit, kind)
+        columns.append((name, unit))
+    given = [c for c, _ in columns]
+    if "size" not in given:
+        raise SpecError(f"{where}: missing column 'size' (bytes per checkpoint, e.g. 'size [GB]')")
+    if ("compute_interval" in given) == ("checkpoint_period" in given):
+        raise SpecError(f"{where}: give exactly one of the columns 'compute_interval' (compute "
+                        "time between checkpoints at full speed) and 'checkpoint_period' "
+                        "(wall-clock period of a job alone)")
+    if len(rows) < 2:
+        raise SpecError(f"{where} has a header but no jobs: give one row per job")
+    out: dict[str, list] = {name: [] for name in given}
+    for (line_no, _), row in zip(numbered[1:], rows[1:]):
+        if len(row) != len(columns):
+            raise SpecError(f"{where} line {line_no}: {len(row)} cells, but the header names "
+                            f"{len(columns)} columns")
+        for (name, unit), cell in zip(columns, row):
+            cell = cell.strip()
+            label = f"{where} line {line_no}, {name}"
+            if cell == "":
+                raise SpecError(f"{label}: empty cell; every job needs every column")
+            kind = JOB_COLUMNS[name][0]
+            if kind == "text":
+                if name in _CHOICES and cell not in _CHOICES[name]:
+                    raise SpecError(f"{label} = {cell!r}: must be one of "
+                                    + ", ".join(repr(a) for a in _CHOICES[name]))
+                out[name].append(cell)
+                continue
+            if unit:
+                try:
+                    number = float(cell)
+                except ValueError:
+                    raise SpecError(f"{label} = {cell!r}: must be a plain number (the unit, "
+                                    f"{unit}, is in the header)") from None
+                value = registry().Quantity(number, unit)
+            elif kind == "number":
+                try:
+                    value = float(cell)
+                except ValueError:
+                    raise SpecError(f"{label} = {cell!r}: must be a number") from None
+            else:
+                value = cell
+            _magnitudes(label, value, kind, "second" if kind == "time" else "byte",
+                        JOB_COLUMNS[name][1])          # its rule, with its line in the message
+            out[name].append(value if kind == "number" else quantity(label, value, kind))
+    labels = out.pop("name", None) or [f"job-{i}" for i in range(len(rows) - 1)]
+    if names:
+        out["names"] = labels
+    return out
+
+
+def seconds(unit, name: str = "unit") -> float:
+    """Seconds in one ``unit`` of time: a unit ("s", "min", "h") or a pint Quantity."""
+    return float(quantity(name, "1 " + unit if isinstance(unit, str) else unit,
+                          "time").to("second").magnitude)

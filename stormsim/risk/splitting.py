@@ -1,0 +1,415 @@
+"""Storm risk far below plain Monte Carlo: forward flux sampling.
+
+``storm_split(fleet, levels)`` estimates, for each level k, the storm rate
+nu_k (up-crossings of n_w to >= k per second, MODEL.md E3) and the time
+fraction P(n_w >= k), down to 1e-12 and below, by stationary forward flux
+sampling (FFS; Allen, Frenkel & ten Wolde 2006) on the exact dynamics.
+
+Scope: the base model (blocking checkpoints, anonymous sharing: the
+two-clock kernel). Asynchronous or weighted fleets (MODEL.md E1, E2) are
+refused with a SpecError; ``storm_risk`` uses plain Monte Carlo for them.
+
+The design
+----------
+Importance score S: the largest n_w of a predicted future from the present
+state. ``horizon = 0``: the *committed future*, the exact dynamics in which
+the jobs now computing fire at their already-drawn targets and no compute
+interval started later ends (``engine._kernel.ffs_committed_max``). ``horizon = H
+>= 1`` (the default, DEFAULT_HORIZON = 2): the *mean future* over H more
+cycles, the same dynamics in which every compute interval started later
+lasts exactly its mean T_i (no new draw), stopped after (jobs computing now)
++ H N firings (``engine._kernel.ffs_lookahead_max``); with the fleet's own sharing
+it follows a cluster's growth (jobs firing inside a long shared write leave
+it together) over the next cycles. Either way S >= n_w and S is a function of
+the state alone; it can change only at the end of a write (the one instant a
+new compute interval is drawn), so a state whose S has just reached an
+interface differs from its clones' futures at their very next draw; plain
+n_w would split clones that share the next cycle's firings.
+
+When S is looked at (``score_every``): "write-end" at every write end.
+"cycle" (the default) once a cycle: at the last instant before the first
+compute interval drawn since the previous look could end (at its draw or at
+its mean, whichever is first). Until then the fleet follows exactly the
+future walked at that look (the same firings and write ends), so n_w <= S
+still holds between looks and the basin, the entries and the excursions are
+those of one rule, the same in flux runs and in every stage. A trial whose
+last look scored within NEAR_LEVELS of its next interface also looks at
+every write end, for that interface only, so it is seen reaching it as soon
+as "write-end" would see it; the look that decides the basin stays the
+cycle's (its due time travels with a state into the next stage's bank).
+Most of a deep stage's events are failing trials far below the next
+interface, which now cost one walk a cycle instead of one per write end.
+
+Interfaces: fixed integers L_0 < L_0 + 1 < ... < k_max (k_max the deepest
+level asked); the basin is A = {S < L_0}. "Reaching" L means S >= L at an
+instant; a state that jumps past several interfaces is an entry of each
+(its next trials reach at once, with zero length), so integer levels need
+no tie rule: the interfaces are fixed, not chosen from the sample.
+
+The estimator, per replicate (all functionals vanish in A because n_w <= S):
+  rate(G) = Phi_0 * sum_j (prod_{i<j} p_i) * g_j
+- Phi_0 = entries into {S >= L_0} from A per second of a plain (flux) run
+  of one fleet, measured after a burn-in; its entry states are kept in a
+  uniform reservoir;
+- stage j (0..J-1): ``trials`` clones, each from a state drawn uniformly
+  from the previous stage's entries (the flux run's reservoir for j = 0),
+  run until S >= L_{j+1} (a success: its state enters the next bank) or
+  S < L_0; p_j = the fraction of successes; the top stage J (at k_max)
+  runs its clones until they return to A;
+- g_j = the mean over stage j's clones of G accrued from the clone's start
+  to its stop (G = the up-crossings of level k, or the time with n_w >= k):
+  the stages' segments tile every excursion out of A.
+This is the fixed-effort multilevel splitting estimator, unbiased for each
+factor's product (Del Moral's particle estimates); and E[Phi_0 * mean of h
+over uniformly drawn entries] = E[sum over entries of h] / window = the
+stationary rate, so the whole is unbiased as plain Monte Carlo from the
+same burn-in is. Levels below L_0 are the flux runs' plain estimates.
+
+Randomness: clone m of replicate r in stage j draws its start row and its
+normals from streams keyed by (seed, stage, r, m) (``engine._kernel.ffs_stage``),
+continuing each job's normal counter, so the result is a function of
+(seed, inputs, effort) alone, not of threads or timing. Replicate r's flux
+fleet is fleet r of ``simulate(fleet, seed=seed)`` (same launch, same
+streams).
+
+Error bars: from independent replicates (each its own flux run and stages),
+never from clones (clones of one excursion are correlated): the mean of the
+replicate estimates, its standard error over replicates, a 95 % interval
+m * exp(+-t_{R-1} se / m) (delta method on the log scale).
+
+What limits the variance (measured at N = 16 and 32, L = 0.6, sigma = 0.01 T,
+fair; the runs, figures and what was tried and dropped are in
+docs/SPLITTING.md): the spread between replicates, not the clones' binomial
+noise. At the top interfaces the states that reach L differ widely in their
+chance of reaching L + 1 (at N = 32, L = 24: from 0 to 1, median 0.07,
+sd 5.7x the binomial's), which the integer score cannot tell apart, so a
+replicate's deep stages succeed or fail together and the replicate estimates
+are heavy-tailed (``top_share``). The mean look-ahead (horizon 2) cut the
+work-normalised variance RE^2 x CPU 4-13x against the committed future at
+k = 20-24 of N = 32.
+
+The basin (``basin``): the default rule "raised" places L_0 at the highest
+level a flux run still enters >= MIN_ENTRIES times (from the pilots); the
+rule "most-entries" (the default before, and still in sweeps, whose numbers
+stay bit-identical) at the level entered most often. A low L_0 makes every
+failing trial run all the way back to a quiet fleet; a higher one stops it
+sooner (measured in docs/SPLITTING.md).
+
+Cost: the score is a walk over the predicted future at every look: O(N) for
+the committed future, O(H N) for the look-ahead (with "write-end", an event
+of a trial costs ~40x ``simulate``'s at N = 32; with "cycle" ~5x). Both walks
+stop once the score's class (< L_0, between, >= the next interface) is
+decided: n_w rises only at firings, so once n_w + (firings left) cannot
+reach the next bound the rest is skipped (same classes, bit-identical
+results; tested against a plain-Python walk).
+"""
+from __future__ import annotations
+
+import time
+from numbers import Integral
+
+import numpy as np
+
+from .._args import check_int
+from ..engine import door
+from ..engine.launch import resolve
+from ..engine.model import Fleet
+from ..errors import SpecError
+from .split_estimate import MIN_REPLICATES, TOP_SHARE_WARN, SplitEstimate, merge, summarise
+
+__all__ = ["SplitEstimate", "storm_split", "storm_split_until", "choose_basin", "merge",
+           "DEFAULT_HORIZON", "DEFAULT_BASIN", "BASIN_RULES", "SCORE_EVERY", "DEFAULT_SCORE_EVERY",
+           "MIN_REPLICATES", "TOP_SHARE_WARN"]
+
+#: Rule "raised": the basin's edge L_0 is the highest level a flux run (of
+#: ``flux_cycles``) is expected to enter at least this many times, judged from
+#: the pilots. The first stage starts from those entries. A judgement, not a
+#: tuned optimum: at N = 32 it gives L_0 = 9-11, where a replicate costs
+#: 2-2.7x less than at the most-entries level 6 (docs/SPLITTING.md).
+MIN_ENTRIES = 50
+#: How the basin is placed when ``basin`` is not an integer (see choose_basin).
+BASIN_RULES = ("raised", "most-entries")
+DEFAULT_BASIN = "raised"
+#: The score's default look-ahead (cycles of the mean future, ``horizon``):
+#: 0 is the committed future alone. Measured at N = 32 (L = 0.6, sigma =
+#: 0.01 T, fair), equal CPU (~100 s), P at k = 20 / 22 / 24: horizon 0
+#: (200 x 192) RE 0.25 / 0.42 / 0.94, top share 0.25 / 0.30 / 0.94; horizon 2
+#: (200 x 32) RE 0.14 / 0.22 / 0.26, top share 0.14 / 0.16 / 0.19.
+DEFAULT_HORIZON = 2
+#: When the score is looked at (``score_every``, see the module docstring):
+#: "cycle" (the default) once a cycle, and at every write end while the last
+#: look was within NEAR_LEVELS of the next interface; "write-end" at every
+#: write end (the rule before "cycle" existed, and still the sweeps' default,
+#: so their numbers stay bit-identical).
+SCORE_EVERY = ("cycle", "write-end")
+DEFAULT_SCORE_EVERY = "cycle"
+#: "cycle": a trial whose last look scored >= (next interface - NEAR_LEVELS)
+#: looks at every write end, so it is seen reaching the interface as soon as
+#: "write-end" would see it (measured, docs/SPLITTING.md: 0 looks only once
+#: a cycle and is heavy-tailed, 4 costs 1.5x 2's CPU and gained nothing).
+NEAR_LEVELS = 2
+#: Fleet index of the pilot runs that place the basin (far from the
+#: replicates' own 0, 1, ...).
+PILOT_FLEET = 1 << 40
+
+
+def check_score_every(score_every) -> str:
+    """Refuse a ``score_every`` that is not one of SCORE_EVERY."""
+    if score_every not in SCORE_EVERY:
+        raise SpecError(f"score_every = {score_every!r}: must be one of "
+                        f"{', '.join(map(repr, SCORE_EVERY))}")
+    return score_every
+
+
+def _once_a_cycle(score_every) -> bool:
+    """The kernels' flag (``sparse``) for a score_every rule."""
+    return check_score_every(score_every) == "cycle"
+
+
+def check_splittable(fleet: Fleet) -> None:
+    """Refuse fleets outside the splitting kernel's scope (the base model)."""
+    if not isinstance(fleet, Fleet):
+        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
+    if not fleet.is_anonymous:
+        raise SpecError("storm_split runs the base model only (blocking checkpoints, equal "
+                        f"weights); this fleet has async jobs or unequal weights ({fleet!r}). "
+                        "Use storm_risk(..., method='plain') (plain Monte Carlo) for it")
+
+
+def _theta(inputs, launch, rep0, R):
+    """Replicate r's flux fleet starts as fleet rep0 + r of ``simulate`` would."""
+    spec = resolve(launch, inputs.fleet, 1)
+    if spec is not None:
+        spec = np.asarray(spec, dtype=np.float64).reshape(-1, inputs.fleet.n_jobs)[0]
+    return door.phases(inputs, spec, 0, R, rep0)
+
+
+def _flux(inputs, rep0, R, lo, burn_in, cycles, reservoir, launch, horizon=0,
+          score_every="write-end"):
+    n = inputs.fleet.n_jobs
+    occ = np.zeros((R, n + 1))
+    up = np.zeros((R, n + 1), dtype=np.int64)
+    res_rem = np.zeros((R, reservoir, n))
+    res_ph = np.zeros((R, reservoir, n), dtype=np.int8)
+    res_cnt = np.zeros((R, reservoir, n), dtype=np.int64)
+    entries = np.zeros(R, dtype=np.int64)
+    events = np.zeros(R, dtype=np.int64)
+    window = np.zeros(R)
+    door.ffs_flux(*inputs.base, _theta(inputs, launch, rep0, R), inputs.key0, inputs.key1,
+                  np.int64(rep0), np.int64(lo), np.int64(burn_in), np.int64(cycles),
+                     occ, up, res_rem, res_ph, res_cnt, entries, events, window,
+                     np.int64(horizon), _once_a_cycle(score_every))
+    return occ, up, res_rem, res_ph, res_cnt, entries, events, window
+
+
+def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
+                 burn_in: int = 100, launch="random", horizon: int = DEFAULT_HORIZON,
+                 rule: str = DEFAULT_BASIN, score_every: str = DEFAULT_SCORE_EVERY) -> int:
+    """L_0, from two short pilot flux runs per level L in 1..max(levels)
+    (fleets PILOT_FLEET.., a function of the seed alone).
+
+    rule "raised" (the default): the highest L at which a flux run of
+    ``flux_cycles`` would enter {S >= L} at least MIN_ENTRIES times (the
+    pilots' entries scaled to its length), else the "most-entries" level.
+    rule "most-entries": the L whose basin {S < L} a flux run leaves most
+    often (ties: the higher); below it the fleet rarely returns to the
+    basin, above it the entries are rare. A higher L_0 stops failing trials
+    sooner (they need not return to a quiet fleet) at the price of fewer,
+    less varied first-stage starts; see the module docstring.
+    """
+    if rule not in BASIN_RULES:
+        raise SpecError(f"basin = {rule!r}: must be an integer level or one of "
+                        f"{', '.join(map(repr, BASIN_RULES))}")
+    check_score_every(score_every)
+    inputs = door.prepare(fleet, int(seed))
+    pilot = max(100, (flux_cycles - burn_in) // 8)
+    scale = (flux_cycles - burn_in) / (2.0 * pilot)     # 2 pilot fleets -> one flux run
+    best, best_n, raised = 1, -1, None
+    for L in range(1, int(np.max(levels)) + 1):
+        *_, entries, _, _ = _flux(inputs, PILOT_FLEET, 2, L, burn_in,
+                                  burn_in + pilot, 1, launch, horizon, score_every)
+        n = int(entries.sum())
+        if n >= best_n:
+            best, best_n = L, n
+        if n * scale >= MIN_ENTRIES:
+            raised = L
+    if rule == "raised" and raised is not None and raised > best:
+        return raised
+    return best
+
+
+def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32,
+                flux_cycles: int = 2000, burn_in: int = 100, seed: int = 0,
+                basin: int | str = DEFAULT_BASIN, reservoir: int = 4096, launch="random",
+                rep0: int = 0, threads: int | None = None,
+                max_events: int = door.FFS_MAX_EVENTS,
+                horizon: int = DEFAULT_HORIZON,
+                score_every: str = DEFAULT_SCORE_EVERY) -> SplitEstimate:
+    """nu_k and P(n_w >= k) by forward flux sampling (see the module docstring).
+
+    Parameters
+    ----------
+    fleet : a base-model Fleet (blocking, equal weights)
+    levels : int or sequence of int in 1..N
+    trials : clones per stage and replicate (the fixed effort M)
+    replicates : independent FFS runs; the interval comes from their spread.
+        The defaults (100 x 32) come from tuning runs at N = 32 (L = 0.6,
+        sigma = 0.01 T): with horizon 0, at equal CPU, 32 x 250 and 64 x 100
+        gave a work-normalised variance 2-4x below 8 x 1000; with horizon 2,
+        64 x 100 beat 32 x 200 (1.2-2x): most of the variance is between
+        replicates, so many short replicates beat a few rich ones
+    horizon : the score's look-ahead in cycles (0: the committed future; see
+        the module docstring); it also places the basin
+    flux_cycles, burn_in : each replicate's flux run: one fleet, measured
+        from its burn_in-th to its flux_cycles-th cycle
+    seed : int >= 0
+    basin : L_0, an integer, or the rule that places it from the seed
+        (``choose_basin``): "raised" (the default; None too) or "most-entries"
+    reservoir : entry states kept per flux run (uniformly, of all entries)
+    rep0 : index of the first replicate (replicates rep0.. are the same
+        whatever the split into calls)
+    threads : numba threads (results do not depend on it)
+    score_every : when the score is looked at: "cycle" (the default: once a
+        cycle, and at every write end near the next interface; ~5x less CPU
+        per replicate at N = 32) or "write-end" (at every write end; the rule
+        before "cycle" existed, the sweeps' default); see the module docstring
+    """
+    check_splittable(fleet)
+    n = fleet.n_jobs
+    ks = np.array(sorted({int(k) for k in np.atleast_1d(levels)}), dtype=np.int64)
+    if ks.size == 0 or ks[0] < 1 or ks[-1] > n:
+        raise SpecError(f"levels = {levels!r}: integers in 1..N = {n}")
+    trials = check_int("trials", trials, 1)
+    replicates = check_int("replicates", replicates, 1)
+    flux_cycles = check_int("flux_cycles", flux_cycles, 1)
+    reservoir = check_int("reservoir", reservoir, 1)
+    if isinstance(horizon, bool) or not isinstance(horizon, Integral) or horizon < 0:
+        raise SpecError(f"horizon = {horizon!r}: must be an integer >= 0 (cycles of look-ahead)")
+    horizon = int(horizon)
+    check_score_every(score_every)
+    if isinstance(burn_in, bool) or not isinstance(burn_in, Integral) or not \
+            0 <= burn_in < flux_cycles:
+        raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise SpecError(f"seed = {seed!r}: must be an integer >= 0")
+    if basin is None or isinstance(basin, str):
+        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon,
+                             DEFAULT_BASIN if basin is None else basin, score_every)
+    if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= ks[-1]:
+        raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {ks[-1]} "
+                        f"or a rule, one of {', '.join(map(repr, BASIN_RULES))}")
+    basin = int(basin)
+    t0, c0 = time.perf_counter(), time.process_time()
+    with door.numba_threads(threads):
+        out = _run(fleet, ks, trials, replicates, flux_cycles, burn_in, int(seed), basin,
+                   reservoir, launch, int(rep0), int(max_events), horizon, score_every)
+    cpu = time.process_time() - c0
+    wall = time.perf_counter() - t0
+    return summarise(fleet, ks, out, trials, replicates, flux_cycles, burn_in, int(seed),
+                     cpu, wall, horizon, score_every)
+
+
+def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events,
+         horizon, score_every):
+    n = fleet.n_jobs
+    inputs = door.prepare(fleet, seed)
+    occ, up, res_rem, res_ph, res_cnt, entries, events, window = _flux(
+        inputs, rep0, R, L0, burn_in, cycles, reservoir, launch, horizon, score_every)
+    kept = np.minimum(entries, reservoir)
+    bank_rem = np.concatenate([res_rem[r, :kept[r]] for r in range(R)])
+    bank_ph = np.concatenate([res_ph[r, :kept[r]] for r in range(R)])
+    bank_cnt = np.concatenate([res_cnt[r, :kept[r]] for r in range(R)])
+    bank_n = kept.astype(np.int64)
+    bank_due = np.full(bank_rem.shape[0], np.inf)     # the flux run's entries: just looked
+    interfaces = np.arange(L0, int(ks[-1]) + 1, dtype=np.int64)
+    J = interfaces.size - 1
+    weight = np.ones(R)                               # prod_{i<j} p_i per replicate
+    tot_up = np.zeros((R, n + 1))                     # sum_j w_j g_j, per level n
+    tot_time = np.zeros((R, n + 1))                   # ... of the time at n_w >= level
+    p_stage = np.zeros((R, J))
+    total_events = int(events.sum())
+    truncated = 0
+    s_occ = np.zeros((R, M, n + 1))
+    s_up = np.zeros((R, M, n + 1), dtype=np.int64)
+    o_rem = np.zeros((R, M, n))
+    o_ph = np.zeros((R, M, n), dtype=np.int8)
+    o_cnt = np.zeros((R, M, n), dtype=np.int64)
+    status = np.zeros((R, M), dtype=np.int64)
+    ev = np.zeros((R, M), dtype=np.int64)
+    o_due = np.zeros((R, M))
+    for j in range(J + 1):
+        hi = int(interfaces[j + 1]) if j < J else n + 1
+        bank_lo = np.concatenate([[0], np.cumsum(bank_n)[:-1]]).astype(np.int64)
+        door.ffs_stage(*inputs.base, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
+                       inputs.key0, inputs.key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
+                       np.int64(max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
+                       np.int64(horizon), _once_a_cycle(score_every), np.int64(NEAR_LEVELS),
+                       bank_due, o_due)
+        total_events += int(ev.sum())
+        truncated += int((status < 0).sum())
+        above = np.cumsum(s_occ[:, :, ::-1], axis=2)[:, :, ::-1]
+        alive = (bank_n > 0)[:, None]
+        tot_up += weight[:, None] * np.where(alive, s_up.mean(axis=1), 0.0)
+        tot_time += weight[:, None] * np.where(alive, above.mean(axis=1), 0.0)
+        if j == J:
+            break
+        ok = status == 1
+        p = ok.mean(axis=1) * (bank_n > 0)
+        p_stage[:, j] = p
+        weight = weight * p
+        bank_n = ok.sum(axis=1).astype(np.int64)
+        bank_rem = np.ascontiguousarray(o_rem[ok])
+        bank_ph = np.ascontiguousarray(o_ph[ok])
+        bank_cnt = np.ascontiguousarray(o_cnt[ok])
+        bank_due = np.ascontiguousarray(o_due[ok])
+        if bank_rem.shape[0] == 0:          # every replicate died out: deeper terms are 0
+            bank_rem = np.zeros((1, n))
+            bank_ph = np.zeros((1, n), dtype=np.int8)
+            bank_cnt = np.zeros((1, n), dtype=np.int64)
+            bank_due = np.full(1, np.inf)
+    flux = entries / window
+    plain_up = up / window[:, None]
+    plain_p = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1] / window[:, None]
+    rep_rate = np.where(ks[None, :] < L0, plain_up[:, ks], flux[:, None] * tot_up[:, ks])
+    rep_p = np.where(ks[None, :] < L0, plain_p[:, ks], flux[:, None] * tot_time[:, ks])
+    sim_per_event = window.sum() / max(int(events.sum()), 1)
+    return dict(interfaces=interfaces, rep_rate=rep_rate, rep_p=rep_p, from_flux=ks < L0,
+                p_stage=p_stage, flux=flux, entries=entries, events=total_events,
+                truncated=truncated, sim_per_event=sim_per_event)
+
+
+def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float, *,
+                      round_replicates: int = 8, max_replicates: int = 65536,
+                      progress=None, seed: int = 0, basin: int | str = DEFAULT_BASIN,
+                      **kw) -> SplitEstimate:
+    """``storm_split`` in rounds of ``round_replicates`` replicates until every
+    level's rate and P(n_w >= k) reach ``rel_error`` (after MIN_REPLICATES)
+    or no further round fits in ``max_seconds`` (judged by the last round's
+    duration; at least one round runs). Replicate r is the same whatever the
+    rounds, so the result for R replicates equals ``storm_split(replicates=R)``
+    (the basin is placed once, from the seed). ``progress(estimate)`` after
+    each round. ``max_replicates`` is a guard on memory, not an effort: 65536
+    (4096 would stop a 10-minute run at N = 32 early with score_every "cycle",
+    ~0.17 CPU s a replicate there)."""
+    check_splittable(fleet)
+    burn_in = kw.get("burn_in", 100)
+    flux_cycles = kw.get("flux_cycles", 2000)
+    if basin is None or isinstance(basin, str):
+        basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"),
+                             kw.get("horizon", DEFAULT_HORIZON), basin or DEFAULT_BASIN,
+                             kw.get("score_every", DEFAULT_SCORE_EVERY))
+    t0, c0 = time.perf_counter(), time.process_time()
+    parts = []
+    while True:
+        tb = time.perf_counter()
+        parts.append(storm_split(fleet, levels, replicates=round_replicates, seed=seed,
+                                 basin=basin, rep0=len(parts) * round_replicates, **kw))
+        last = time.perf_counter() - tb
+        est = merge(parts, fleet, cpu=time.process_time() - c0, wall=time.perf_counter() - t0)
+        if progress is not None:
+            progress(est)
+        done = est.replicates >= MIN_REPLICATES and bool(
+            np.all(est.rate_rel_error <= rel_error) and np.all(est.p_rel_error <= rel_error))
+        if done or est.replicates + round_replicates > max_replicates or \
+                est.wall_seconds + last > max_seconds:
+            return est

@@ -1,0 +1,335 @@
+"""Results as data: xarray, pandas, CSV and JSON views of a sweep's cells.
+
+Every number comes from :mod:`stormsim.summary` (the same as ``stormsim
+inspect`` and the result file's top-level table). pandas and xarray are
+optional (``pip install 'stormsim[data]'``) and imported only here, when a
+view is asked for.
+
+Column names are ones a person can type: ``p_ge_4`` is P(n_w >= 4),
+``p_ge_4_lo`` / ``p_ge_4_hi`` its 95 % interval, ``p_ge_4_method`` how that
+was made (stormsim.tails), ``p_ge_4_independent`` the independent-jobs law;
+``median``, ``median_lo``, ``median_hi`` the Kaplan-Meier median first passage
+in fleet cycles (``median_time...`` in seconds). A sweep with storm risk
+(``risk_levels``) adds its numbers (stormsim.cellrisk: ``risk_p_ge_4``,
+``risk_storms_per_s_ge_4_lo``, ``risk_storms_per_day_ge_4``, ``risk_level_method_ge_4``,
+..., and per cell ``risk_fleets_run``, ``risk_replicates_run``, ...): in
+the DataFrame, and at every level some cell asked in CSV and JSON.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+
+import numpy as np
+
+from ..sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
+from ..stats.storms import STORM_METHODS
+from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, summary_table
+
+__all__ = ["inspect_csv", "inspect_json", "to_dataframe", "to_xarray"]
+
+_METHOD_NAMES = {v: k for k, v in METHOD_CODES.items()}
+_STORM_METHOD_NAMES = {v: k for k, v in STORM_METHODS.items()}
+
+
+def level_column(name: str, k: int) -> str:
+    """The DataFrame column of a BY_LEVEL array at level k: ``p_ge_lo`` ->
+    ``p_ge_4_lo``, ``storms_per_s_hi`` -> ``storms_per_s_ge_4_hi``,
+    ``storm_duration`` -> ``storm_duration_ge_4``."""
+    if name.startswith("p_ge"):
+        return name.replace("p_ge", f"p_ge_{k}", 1)
+    for end in ("_lo", "_hi", "_method"):
+        if name.endswith(end):
+            return f"{name[:-len(end)]}_ge_{k}{end}"
+    return f"{name}_ge_{k}"
+
+
+def _need(module: str):
+    try:
+        return __import__(module)
+    except ImportError as exc:
+        raise ImportError(f"this view needs {module}, which is not installed: "
+                          "pip install 'stormsim[data]'") from exc
+
+
+def _grid(res) -> dict:
+    import tomllib
+
+    try:
+        grid = tomllib.loads(res.sweep_toml).get("grid", {})
+    except Exception:   # the stored text is informative only: no grid view then
+        return {}
+    return {k: grid[k] for k in res.grid_keys if k in grid}
+
+
+def to_xarray(res, grid: bool = True, level: float = 0.95):
+    """The per-cell table as an ``xarray.Dataset``.
+
+    With ``grid`` (default) on the grid's dimensions, one per [grid] key (as
+    the result file's ``/grid`` group): ``ds.sel(load=0.9, m_over_sigma=64)``
+    selects by parameter value. Else on a ``cell`` dimension, every parameter
+    a coordinate (as the file's top level). Both have a ``k`` dimension
+    (1..largest N; NaN where k > a cell's N). Units and long names are in
+    each variable's attributes.
+    """
+    xr = _need("xarray")
+    from ..sweep.keys import PARAM_ATTRS
+    from .layout import grid_attrs, grid_axes
+
+    n = res.n_cells
+    risks = [None] * n
+    table = summary_table(_keeping_risk(res, risks), n, level)
+    k = table["k"]
+
+    def attrs(units, long_name):
+        return {"long_name": long_name, **({"units": units} if units is not None else {})}
+
+    cols = {key: np.asarray(v) for key, v in res.params.items()}
+    data = {}
+    for name, (_, units, long_name) in SCALARS.items():
+        data[name] = (("cell",), table[name], attrs(units, long_name))
+    for name, (units, long_name) in BY_LEVEL.items():
+        data[name] = (("cell", "k"), table[name], attrs(units, long_name))
+    data["p_ge_method"] = (("cell", "k"), table["p_ge_method"],
+                           {"long_name": "how each P(n_w >= k) interval was made",
+                            "flag_meanings": " ".join(_METHOD_NAMES[i].replace("-", "_")
+                                                      for i in sorted(_METHOD_NAMES)),
+                            "flag_values": np.array(sorted(_METHOD_NAMES), np.int8)})
+    data["storms_method"] = (("cell", "k"), table["storms_method"],
+                             {"long_name": "how each storm rate / duration interval was made",
+                              "flag_meanings": " ".join(
+                                  _STORM_METHOD_NAMES[i].replace("-", "_")
+                                  for i in sorted(_STORM_METHOD_NAMES)),
+                              "flag_values": np.array(sorted(_STORM_METHOD_NAMES), np.int8)})
+    data["independent_law"] = (("cell",), table["independent_law"],
+                               {"long_name": "law of the independent baseline"})
+    risk = _risk(risks, k.size)
+    if risk is not None:
+        for a in RISK_ARRAYS:
+            data[a.name] = (("cell", "k"), risk[a.name], attrs(a.units, a.doc))
+        for name, (_, long_name) in PER_DAY.items():
+            data[name] = (("cell", "k"), risk[name], attrs("1/d", long_name))
+        for a in RISK_SCALARS:
+            data[a.name] = (("cell",), risk[a.name], attrs(a.units, a.doc))
+    coords = {"cell": ("cell", np.arange(n), {"long_name": "cell index"}),
+              "k": ("k", k, {"units": "1", "long_name": "tail level k of P(n_w >= k)"})}
+    for key, col in cols.items():
+        coords[key] = ("cell", col, attrs(*PARAM_ATTRS[key]))
+    meta = {"sweep_name": res.name, "sweep_hash": res.sweep_hash, "occupancy": res.occupancy,
+            "interval_level": level, "complete": int(res.complete)}
+    ds = xr.Dataset(data, coords=coords, attrs=meta)
+    g = _grid(res)
+    if not grid or (res.grid_keys and len(g) != len(res.grid_keys)):
+        return ds
+    shape, axes = grid_axes(g, cols, n)
+    dims = tuple(axes)
+    out = {}
+    for name, var in ds.data_vars.items():
+        extra = var.shape[1:]
+        out[name] = (dims + var.dims[1:], var.values.reshape(shape + extra), var.attrs)
+    gc = {key: (key, vals, ds[key].attrs if key in ds.coords else
+                {k: v for k, v in zip(("units", "long_name"), grid_attrs(key)) if v})
+          for key, vals in axes.items()}
+    gc["k"] = ds["k"]
+    for key in cols:
+        if key not in axes:
+            gc[key] = (dims, cols[key].reshape(shape), ds[key].attrs)
+    gc["cell"] = (dims, np.arange(n).reshape(shape), {"long_name": "cell index"})
+    return xr.Dataset(out, coords=gc, attrs=meta)
+
+
+def _keeping_risk(res, risks: list):
+    """Each cell of ``res``, read once, keeping its storm risk in ``risks[i]``:
+    the views need the cells' summaries and their risks, and a second pass
+    would read every cell (all its arrays) again."""
+    for c in res:
+        risks[c.index] = c.risk
+        yield c
+
+
+def _risk(risks: list, kmax: int) -> dict | None:
+    """The storm-risk table of the cells' risks (stormsim.cellrisk.risk_table, with
+    per-day rates and ``asked``: the levels any cell asked), or None when no
+    cell has a storm risk."""
+    if all(r is None for r in risks):
+        return None
+    table = risk_table(risks, kmax)
+    return {**table, **per_day(table), "asked": asked_levels(risks)}
+
+
+def _risk_columns(risk: dict, levels) -> dict:
+    """The storm-risk columns of the table views (pandas, CSV, JSON), in order:
+    each RISK_SCALARS' column, then per level k its RISK_ARRAYS' columns
+    (``risk_p_ge_{k}``, ...) and the per-day rates (``risk_storms_per_day_ge_{k}``,
+    ``_lo``, ``_hi``): name -> array (cells,)."""
+    cols = {a.column: risk[a.name] for a in RISK_SCALARS}
+    for kk in levels:
+        for a in RISK_ARRAYS:
+            cols[a.column.format(k=kk)] = risk[a.name][:, kk - 1]
+        for name in PER_DAY:
+            cols[name.replace("_per_day", f"_per_day_ge_{kk}", 1)] = risk[name][:, kk - 1]
+    return cols
+
+
+def _levels(res, k) -> list[int]:
+    if k is None:
+        return list(range(1, int(np.max(res.params["N"])) + 1)) if res.n_cells else []
+    return [int(x) for x in np.atleast_1d(k)]
+
+
+def to_dataframe(res, k=None, level: float = 0.95):
+    """One row per cell (index ``cell``): every parameter, the medians and, for
+    each tail level k (default: 1..largest N), ``p_ge_K``, ``p_ge_K_lo``,
+    ``p_ge_K_hi``, ``p_ge_K_method`` and ``p_ge_K_independent`` (NaN where
+    k > the cell's N)."""
+    pd = _need("pandas")
+    risks = [None] * res.n_cells
+    table = summary_table(_keeping_risk(res, risks), res.n_cells, level)
+    cols = {key: np.asarray(v) for key, v in res.params.items()}
+    for name in SCALARS:
+        cols[name] = table[name]
+    kmax = table["k"].size
+    for kk in _levels(res, k):
+        if not 1 <= kk:
+            raise ValueError(f"tail level k = {kk}: must be >= 1")
+        j = kk - 1
+        inside = j < kmax
+        for name in BY_LEVEL:
+            cols[level_column(name, kk)] = (
+                table[name][:, j] if inside else np.full(res.n_cells, np.nan))
+        codes = table["p_ge_method"][:, j] if inside else np.full(res.n_cells, -1)
+        cols[f"p_ge_{kk}_method"] = [_METHOD_NAMES.get(int(c), "no such level") for c in codes]
+        codes = table["storms_method"][:, j] if inside else np.full(res.n_cells, -1)
+        cols[level_column("storms_method", kk)] = [
+            _STORM_METHOD_NAMES.get(int(c), "no such level") for c in codes]
+    cols["independent_law"] = table["independent_law"]
+    risk = _risk(risks, kmax)
+    if risk is not None:           # the levels some cell asked, among those shown
+        cols.update(_risk_columns(risk, [x for x in _levels(res, k) if x in risk["asked"]]))
+    df = pd.DataFrame(cols, index=pd.RangeIndex(res.n_cells, name="cell"))
+    df.attrs.update(sweep_name=res.name, interval_level=level)
+    return df
+
+
+def _label(lv) -> str:
+    """A typeable name for a tail level spec: 4 -> '4', 'N/4' -> 'N_4'."""
+    return re.sub(r"\W+", "_", str(lv).strip())
+
+
+def _rows(res, tail, unit: str, storms: bool = False) -> tuple[list[str], list[dict]]:
+    risks = [None] * res.n_cells
+    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risks))
+    P = res.params
+    names = ["cell"] + list(res.grid_keys) + ["N", "fleets", "fleets_done", "passed",
+                                              "censored", "median", "median_lo", "median_hi"]
+    names = list(dict.fromkeys(names))
+    for lv in tail:
+        lab = _label(lv)
+        names += [f"k_{lab}", f"p_ge_{lab}", f"p_ge_{lab}_lo", f"p_ge_{lab}_hi",
+                  f"p_ge_{lab}_method"]
+        if storms:
+            names += [f"{stem}_ge_{lab}{end}" for stem in ("storms", "storms_per_s",
+                                                            "storm_duration")
+                      for end in (("", "_method") if stem == "storms" else ("", "_lo", "_hi"))]
+    rows = []
+    for i in range(res.n_cells):
+        r = {"cell": i}
+        for key in names[1:]:
+            if key in P and key not in s:
+                r[key] = P[key][i]
+        for key in ("fleets", "fleets_done", "passed", "censored", "median", "median_lo",
+                    "median_hi"):
+            r[key] = s[key][i]
+        for lv in tail:
+            lab, src = _label(lv), f"P(n_w>={lv})"
+            r[f"k_{lab}"] = s[f"k:{lv}"][i]
+            r[f"p_ge_{lab}"] = s[src][i]
+            r[f"p_ge_{lab}_lo"] = s[f"{src}:lo"][i]
+            r[f"p_ge_{lab}_hi"] = s[f"{src}:hi"][i]
+            r[f"p_ge_{lab}_method"] = (s[f"{src}:method"][i] if s[f"k:{lv}"][i]
+                                       else "no such level")       # k > the cell's N
+            if storms:
+                r[f"storms_ge_{lab}"] = s[f"storms(n_w>={lv})"][i]
+                r[f"storms_ge_{lab}_method"] = s[f"storms(n_w>={lv}):method"][i]
+                for stem in ("storms_per_s", "storm_duration"):
+                    for end, key in (("", ""), ("_lo", ":lo"), ("_hi", ":hi")):
+                        r[f"{stem}_ge_{lab}{end}"] = s[f"{stem}(n_w>={lv}){key}"][i]
+        rows.append(r)
+    kmax = int(np.max(P["N"])) if res.n_cells else 0
+    risk = _risk(risks, kmax)
+    if risk is not None:           # every level some cell asked (absolute k, not --tail's)
+        extra = _risk_columns(risk, risk["asked"])
+        names += list(extra)
+        for i, r in enumerate(rows):
+            r.update({name: col[i] for name, col in extra.items()})
+    return names, [{k: _plain(r[k]) for k in names} for r in rows]
+
+
+def _plain(v):
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return float(v)
+    return v if isinstance(v, (int, str)) else str(v)
+
+
+def inspect_csv(res, tail, unit: str = "cycle", storms: bool = False) -> str:
+    """``stormsim inspect --format csv``: one row per cell; NaN is empty,
+    infinity ``inf`` (pandas.read_csv reads both back)."""
+    names, rows = _rows(res, tail, unit, storms)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(names)
+    for r in rows:
+        w.writerow(["" if isinstance(v, float) and math.isnan(v) else
+                    ("inf" if v == math.inf else "-inf" if v == -math.inf else v)
+                    for v in (r[k] for k in names)])
+    return buf.getvalue()
+
+
+def inspect_json(res, tail, unit: str = "cycle", storms: bool = False) -> str:
+    """``stormsim inspect --format json``: the sweep, the columns, one object
+    per cell (NaN is null, infinity the string "inf") and what the methods mean."""
+    names, rows = _rows(res, tail, unit, storms)
+
+    def enc(v):
+        if isinstance(v, float):
+            if math.isnan(v):
+                return None
+            if math.isinf(v):
+                return "inf" if v > 0 else "-inf"
+        return v
+
+    doc = {"path": str(res.path), "sweep_name": res.name, "complete": bool(res.complete),
+           "occupancy": res.occupancy, "unit": unit, "interval_level": 0.95,
+           "columns": names, "cells": [{k: enc(r[k]) for k in names} for r in rows],
+           "methods": METHOD_NOTES}
+    return json.dumps(doc, indent=1)
+
+
+#: What each interval method means (for the JSON output and the docs).
+METHOD_NOTES = {
+    "median": "Kaplan-Meier median first passage, censored fleets included; 95% interval by "
+              "Brookmeyer-Crowley (log-log band); inf: beyond the cycle cap / unbounded",
+    "ratio-logit": "P(n_w>=k) = sum of fleets' time at n_w>=k / their total time; 95% interval "
+                   "by the delta method of a ratio estimator over independent fleets (or fixed "
+                   "blocks of fleets in occupancy='sum' mode), on the logit scale, Student t",
+    "zero-bound": "no fleet reached k: the interval is [0, 1 - 0.05**(1/fleets)], a one-sided "
+                  "95% upper bound",
+    "one-bound": "every fleet always at n_w>=k: [0.05**(1/fleets), 1], a one-sided lower bound",
+    "none": "no interval: a single independent unit (one fleet, or a version-1 file in "
+            "occupancy='sum' mode, which kept only the total)",
+    "ratio-log": "storms_per_s = storms counted / measured time, storm_duration = time at "
+                 "n_w>=k / storms; 95% interval by the delta method of a ratio estimator over "
+                 "the same independent units, on the log scale, Student t (stormsim.storms)",
+    "storms zero-bound": "no storm at k: storms_per_s in [0, -ln(0.05)/measured time], a "
+                         "one-sided 95% Poisson upper bound; storm_duration NaN",
+    "not-recorded": "a result written before storms were counted: NaN",
+    "structural": "NaN: the fleets stop at their first passage to n_w>=passage_level, so the "
+                  "time at those levels is zero by construction",
+}

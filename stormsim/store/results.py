@@ -1,0 +1,476 @@
+"""Reading a sweep's results: a finished HDF5 file, or the parts of an unfinished sweep.
+
+``open_results(path)`` -> :class:`Results`: the parameter table (numpy
+arrays, one row per cell) and each cell's arrays (:class:`CellResult`),
+read one cell at a time. The layout is docs/FORMAT.md; stormsim.layout
+knows it (names, writer, cell reader).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .files import DirLock
+from .parts import is_risk_file, parts_dir, read_manifest, read_risk, read_unit, unit_pieces
+from .layout import FLEET_ARRAYS, FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
+from .._version import __version__
+from ..errors import SpecError, SweepError
+from ..sweep.spec import Sweep, parse_sweep
+from .tables import inspect_table
+from ..stats.tails import check_tail_level, tail_level
+from ..sweep.work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
+
+__all__ = ["DEFAULT_TAIL_LEVELS", "FORMAT", "FORMAT_VERSION", "CellResult", "Results",
+           "cell_group", "check_tail_level", "open_results", "read_identity", "tail_level",
+           "tail_levels"]
+
+DEFAULT_TAIL_LEVELS = ("N/4", "N/2", "N")
+
+
+def tail_levels(spec, n_jobs) -> np.ndarray:
+    """The k of a tail level for each cell's N (int64), 0 where it is above that N.
+
+    Raises SpecError when the level is bad for every N (naming them)."""
+    check_tail_level(spec)
+    ks = []
+    for n in np.asarray(n_jobs, dtype=np.int64).tolist():
+        try:
+            ks.append(tail_level(spec, n))
+        except SpecError:
+            ks.append(0)
+    if ks and not any(ks):
+        ns = ", ".join(str(n) for n in sorted(set(np.asarray(n_jobs).tolist())))
+        raise SpecError(f"tail level {spec!r}: above N in every cell (N = {ns}); k must be "
+                        "in 1..N")
+    return np.array(ks, dtype=np.int64)
+
+
+@dataclass(eq=False)
+class CellResult:
+    """One cell's stored arrays; fleets are axis 0 (only the fleets done so far
+    when the sweep is unfinished: ``fleet_index`` says which).
+
+    Each array of :data:`stormsim.work.RESULT_ARRAYS` is an attribute
+    (``cell.passage_time``, ``cell.occupancy``: None when only its sum is
+    kept), and each summed one's exact sum over the fleets is ``NAME_sum``
+    (``cell.occupancy_sum``, float64 (N+1,)); when only the sum is kept (and
+    the file is layout 2), its sums per block of fleets are ``NAME_blocks``
+    (``cell.occupancy_blocks``, float64 (blocks, N+1); None otherwise).
+    ``cell.risk``: its storm risk (risk_levels; see the attribute).
+    """
+
+    index: int
+    params: dict
+    T: np.ndarray
+    d: np.ndarray
+    sigma: np.ndarray
+    f: np.ndarray
+    fleets: int
+    fleet_index: np.ndarray
+    arrays: dict
+    sums: dict
+    blocks: dict = field(default_factory=dict)
+    snapshot: np.ndarray = None  # (N,) MODEL.md E1 / E2 per-job options
+    slowdown: np.ndarray = None
+    weights: np.ndarray = None
+    #: The cell's storm risk (risk_levels), None without one (or not yet done):
+    #: ``levels`` (int64) and each of stormsim.work.RISK_ARRAYS (per level) and
+    #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
+    risk: dict | None = None
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        if name in d.get("arrays", ()):
+            return d["arrays"][name]
+        if name.endswith("_sum") and name[:-4] in d.get("sums", ()):
+            return d["sums"][name[:-4]]
+        if name.endswith("_blocks") and name[:-7] in d.get("sums", ()):
+            return d.get("blocks", {}).get(name[:-7])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def fleets_done(self) -> int:
+        return int(self.fleet_index.size)
+
+    @property
+    def cycles(self) -> int:
+        return int(self.params["cycles"])
+
+    @property
+    def passage_level(self) -> int:
+        return int(self.params["passage_level"])
+
+    def survival(self, unit: str = "cycle", level: float = 0.95):
+        """Kaplan-Meier curve of the first passage, censored fleets included."""
+        from ..stats.survival import kaplan_meier, passage_times
+
+        if unit == "cycle":
+            t, obs = passage_times(self.passage_cycle, self.cycles)
+        elif unit == "time":
+            t, obs = passage_times(self.passage_cycle, self.cycles, self.passage_time,
+                                   self.end_time)
+        else:
+            raise ValueError(f"unit = {unit!r}: must be 'cycle' or 'time'")
+        return kaplan_meier(t, obs, level)
+
+    def median(self, unit: str = "cycle", level: float = 0.95) -> tuple[float, float, float]:
+        """(median, lower, upper) first passage; NaN without a passage level or fleets."""
+        if self.passage_level == 0 or self.fleets_done == 0:
+            return (math.nan,) * 3
+        return self.survival(unit, level).median
+
+    def tail(self, k) -> float:
+        """P(n_w >= k) over the cell's summed occupancy (k: int, 'N' or 'N/q');
+        NaN where it is zero by construction (a fleet stopped at its passage
+        to n_w >= passage_level <= k; see stormsim.summary)."""
+        k = tail_level(k, self.T.size)
+        if bool(self.params.get("stop_at_passage", True)) and 0 < self.passage_level <= k:
+            return math.nan
+        total = float(self.occupancy_sum.sum())
+        return float(self.occupancy_sum[k:].sum() / total) if total > 0 else math.nan
+
+    def summary(self, level: float = 0.95) -> dict:
+        """The cell's numbers (stormsim.summary.cell_summary): medians with
+        intervals, P(n_w >= k) for k = 0..N with intervals, the baseline."""
+        from ..stats.summary import cell_summary
+
+        return cell_summary(self, level)
+
+
+class Results:
+    """A sweep's results: the parameter table and each cell's arrays.
+
+    Attributes
+    ----------
+    path : str
+    complete : bool (False: read from the parts of an unfinished sweep)
+    running : bool (True: unfinished, and another process is writing it now;
+        ``writer`` says which, e.g. "pid 1234")
+    name, description, version, occupancy ("fleet" | "sum"), sweep_hash, sweep_toml
+    grid_keys : list of the varied keys; fixed : dict of the fixed ones
+    params : dict key -> array (n_cells,) (see docs/FORMAT.md)
+    fleets, fleets_done : int64 (n_cells,)
+    """
+
+    def __init__(self):
+        raise TypeError("use stormsim.open_results(path)")
+
+    @classmethod
+    def new(cls, **kw) -> "Results":
+        """(For the readers in stormsim: builds Results from its attributes.)"""
+        self = object.__new__(cls)
+        self.__dict__.update(kw)
+        return self
+
+    @classmethod
+    def from_parts(cls, sweep: Sweep, parts_of, *, complete: bool, location: str,
+                   done=None, risk_of=None) -> "Results":
+        """Results of a sweep whose cell i's parts are ``parts_of(i)`` (and storm
+        risk ``risk_of(i)``, a RiskPart or None)."""
+        if done is None:
+            done = [sum(p.n for p in parts_of(c.index)) for c in sweep.cells]
+        done = np.asarray(done, dtype=np.int64)
+        return cls.new(path=location, complete=complete, running=False, writer=None,
+                       name=sweep.name,
+                       description=sweep.description, version=__version__,
+                       occupancy=sweep.occupancy, sweep_hash=sweep.hash, sweep_toml=sweep.text,
+                       grid_keys=sweep.grid_keys, fixed=dict(sweep.fixed),
+                       params=sweep.columns(),
+                       fleets=np.array([c.fleets for c in sweep.cells], dtype=np.int64),
+                       fleets_done=done,
+                       _cell=lambda i: cell_from_parts(sweep, i, parts_of(i),
+                                                       risk_of(i) if risk_of else None))
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.fleets.size)
+
+    def __len__(self) -> int:
+        return self.n_cells
+
+    def __iter__(self):
+        it = self.__dict__.get("_iter")
+        return it() if it is not None else (self.cell(i) for i in range(self.n_cells))
+
+    def cell(self, i: int) -> CellResult:
+        """Cell i's arrays (read now; one cell in memory at a time)."""
+        if not 0 <= int(i) < self.n_cells:
+            raise IndexError(f"cell {i}: the sweep has cells 0..{self.n_cells - 1}")
+        return self._cell(int(i))
+
+    def summary(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle",
+                level: float = 0.95, cells=None) -> dict[str, np.ndarray]:
+        """Per-cell summary arrays (n_cells,), as ``stormsim inspect`` prints them.
+
+        ``cells``: the cells to summarize (default: every cell, read now); a
+        view that needs more of each cell (e.g. its storm risk) passes a
+        generator over ``self`` that keeps it, so each cell is read once.
+
+        Keys: fleets, fleets_done, passed, censored, median, median_lo,
+        median_hi (Kaplan-Meier, censoring included; NaN without a passage
+        level; passed + censored = fleets_done, counted in ``unit``: in
+        cycles a passage at a cycle >= the cap K is censored at K), and
+        ``P(n_w>=LEVEL)`` for each tail level (int k, 'N' or 'N/q'), plus
+        ``k:LEVEL`` with the k each level resolves to per cell. A level above
+        a cell's N gives NaN there (and k = 0); a level outside 1..N for
+        every cell raises SpecError. Each ``P(n_w>=LEVEL)`` comes with its
+        ``level`` interval ``P(n_w>=LEVEL):lo`` and ``:hi`` and how that was
+        made, ``:method`` (stormsim.tails: "ratio-logit", "zero-bound" (no
+        fleet reached k: [0, one-sided upper bound]), "one-bound", "none", or
+        "structural": NaN, zero by construction for a fleet stopped at its
+        passage).
+
+        Storms (MODEL.md E3, stormsim.storms), per tail level:
+        ``storms_per_s(n_w>=LEVEL)`` the storm rate nu_k (storms per second of
+        measured time) and ``storm_duration(n_w>=LEVEL)`` the mean storm
+        duration (s), each with ``:lo`` and ``:hi`` (its ``level`` interval)
+        and ``storms(n_w>=LEVEL):method`` ("ratio-log", "zero-bound": no storm,
+        [0, one-sided Poisson upper bound] for the rate and NaN duration,
+        "none", "structural", "not-recorded": a file written before storms
+        were counted); ``storms(n_w>=LEVEL)`` is the count. The time fraction
+        is ``P(n_w>=LEVEL)``.
+        """
+        from ..stats.summary import cell_summary
+
+        n = self.n_cells
+        ks = {lv: tail_levels(lv, self.params["N"]) for lv in tail}
+        out = {"fleets": self.fleets.copy(), "fleets_done": self.fleets_done.copy(),
+               "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
+               "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
+               "median_hi": np.full(n, np.nan)}
+        for lv in tail:
+            for end in ("", ":lo", ":hi"):
+                out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
+            out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+            out[f"k:{lv}"] = ks[lv]
+            for stem in ("storms_per_s", "storm_duration"):
+                for end in ("", ":lo", ":hi"):
+                    out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
+            out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
+            out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+        for c in (self if cells is None else cells):
+            i = c.index
+            out["fleets_done"][i] = c.fleets_done
+            if c.passage_level:
+                # counted as the median's Kaplan-Meier counts them: in cycles a
+                # passage at a cycle >= K is censored at the cap K, in seconds
+                # it is a passage (see survival.passage_times)
+                if c.fleets_done:
+                    km = c.survival(unit, level)
+                    out["censored"][i] = km.n_censored
+                    out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
+                out["passed"][i] = c.fleets_done - out["censored"][i]
+            cs = cell_summary(c, level) if c.fleets_done else None
+            for lv in tail:
+                k = ks[lv][i]
+                if cs is not None and k:
+                    for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
+                                     (":method", "p_ge_method")):
+                        out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
+                    for key in ("storms_per_s", "storm_duration"):
+                        for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
+                            out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
+                    out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
+                    out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
+        return out
+
+    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
+              risk: bool = False) -> str:
+        """The text table of ``stormsim inspect`` (``storms``: with storm rates and
+        durations; ``risk``: then the cells' storm risk, stormsim.tables.risk_table_text)."""
+        return inspect_table(self, tail, unit, storms=storms, risk=risk)
+
+    def to_xarray(self, grid: bool = True, level: float = 0.95):
+        """The per-cell table as an xarray.Dataset, on the grid's dimensions
+        (``.sel(load=0.9)``) or, with ``grid=False``, on ``cell``; see
+        stormsim.export.to_xarray. Needs xarray."""
+        from .export import to_xarray
+
+        return to_xarray(self, grid=grid, level=level)
+
+    def to_dataframe(self, k=None, level: float = 0.95):
+        """One row per cell as a pandas.DataFrame (``p_ge_4``, ``p_ge_4_lo``, ...,
+        ``median``, ``median_lo``, ...); see stormsim.export.to_dataframe. Needs pandas."""
+        from .export import to_dataframe
+
+        return to_dataframe(self, k=k, level=level)
+
+    def __repr__(self) -> str:
+        state = "complete" if self.complete else "unfinished"
+        return (f"<stormsim sweep results {self.name!r}: {self.n_cells} cells, {state}, "
+                f"{int(self.fleets_done.sum())}/{int(self.fleets.sum())} fleets, {self.path}>")
+
+
+def cell_from_parts(sweep: Sweep, i: int, parts, risk=None) -> CellResult:
+    """Cell i's CellResult from its parts (in fleet order) and its storm risk
+    (a RiskPart, or None)."""
+    c = sweep.cells[i]
+    parts = list(parts)
+    arrays, sums, blocks = {}, {}, {}
+    for a in RESULT_ARRAYS:
+        if a.summed:
+            total = None
+            for p in parts:
+                total = add_exact(total, p.sums[a.name])
+            sums[a.name] = exact_to_float(total if total is not None else [0] * (c.n_jobs + 1))
+            if sweep.occupancy != "fleet":
+                per = {}
+                for p in parts:
+                    for b, s in p.blocks.get(a.name, ()):
+                        per[b] = add_exact(per.get(b), s)
+                # only the blocks begun so far (an unfinished cell's last may be partial)
+                blocks[a.name] = (np.array([exact_to_float(per[b]) for b in sorted(per)])
+                                  .reshape((len(per),) + a.width(c.n_jobs)))
+                arrays[a.name] = None
+                continue
+        rows = [p.arrays[a.name] for p in parts]
+        arrays[a.name] = (np.concatenate(rows) if rows
+                          else np.empty((0,) + a.width(c.n_jobs), a.dtype))
+    idx = (np.concatenate([np.arange(p.start, p.stop) for p in parts]) if parts
+           else np.empty(0, np.int64))
+    fleet = c.fleet
+    return CellResult(index=i, params=dict(c.values), fleets=c.fleets, fleet_index=idx,
+                      arrays=arrays, sums=sums, blocks=blocks,
+                      risk=None if risk is None else {"levels": risk.levels, **risk.arrays},
+                      **{k: getattr(fleet, attr).copy() for k, attr in FLEET_ARRAYS.items()})
+
+
+def read_identity(path: Path) -> dict | None:
+    """Root attributes of a finished result, or None if it is not one."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            if f.attrs.get("format") != FORMAT:
+                return None
+            return {k: f.attrs[k] for k in ("sweep_hash", "sweep_name", "n_cells",
+                                             "stormsim_version", "sweep_source", "sweep_toml")
+                    if k in f.attrs}
+    except (OSError, ValueError):
+        return None
+
+
+def _h5_results(path: Path) -> Results:
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        version = check_version(f, path)
+        a = f.attrs
+        params = {}
+        for k, ds in f["params"].items():
+            if k == "cell":                     # layout 2: the dimension scale
+                continue
+            params[k] = ds.asstr()[()].astype(str) if h5py.check_string_dtype(ds.dtype) else ds[()]
+        fleets = np.asarray(params["fleets"], dtype=np.int64)
+        meta = dict(path=str(path), complete=True, running=False, writer=None, name=str(a["sweep_name"]),
+                    description=str(a["sweep_description"]), version=str(a["stormsim_version"]),
+                    occupancy=str(a["occupancy"]), sweep_hash=str(a["sweep_hash"]),
+                    sweep_toml=str(a["sweep_toml"]), grid_keys=json.loads(a["grid_keys"]),
+                    fixed={k: None for k in json.loads(a["fixed_keys"])}, params=params,
+                    fleets=fleets, fleets_done=fleets.copy(), format_version=version)
+    try:
+        import tomllib
+
+        fx = tomllib.loads(meta["sweep_toml"]).get("fixed", {})
+        meta["fixed"] = {k: fx.get(k) for k in meta["fixed"]}
+    except Exception:  # the stored text is informative only
+        pass
+
+    def from_group(i: int, g) -> CellResult:
+        return CellResult(index=i, **read_cell(g))
+
+    def read_cell_at(i: int) -> CellResult:
+        with h5py.File(path, "r") as f:
+            return from_group(i, f["cells"][cell_group(i)])
+
+    def iterate():
+        with h5py.File(path, "r") as f:        # one open for all cells
+            cells = f["cells"]
+            for i in range(len(fleets)):
+                yield from_group(i, cells[cell_group(i)])
+
+    return Results.new(**meta, _cell=read_cell_at, _iter=iterate)
+
+
+def _parts_results(path: Path, parts: Path) -> Results:
+    man = read_manifest(parts)
+    if man is None:
+        raise SweepError(f"{parts}: no readable MANIFEST.json; not the parts of a stormsim sweep")
+    sweep = parse_sweep(man["sweep_toml"], man.get("sweep_source", str(parts)))
+    if sweep.hash != man.get("sweep_hash"):
+        raise SweepError(f"{parts} was made by stormsim {man.get('stormsim_version')}, whose "
+                         "cells this version resolves differently: open it with that version")
+    index: dict[int, set] = {}                # cell -> unit files holding some of it
+    done = FleetRanges()
+    risk_files = {}                           # cell -> its storm-risk file
+    for p in sorted(parts.glob("r*.npz")):
+        if is_risk_file(p):
+            risk_files[int(p.name[1:-4])] = p
+    for p in sorted(parts.glob("u*.npz")):
+        try:
+            pieces = unit_pieces(p, sweep)
+            for q in pieces:
+                if done.overlaps(q["cell"], q["start"], q["stop"]):
+                    raise ValueError("overlaps another unit")
+        except Exception:  # removed by a finishing run, or not trustworthy: skip
+            continue
+        for q in pieces:
+            done.add(q["cell"], q["start"], q["stop"])
+            index.setdefault(q["cell"], set()).add(p)
+
+    def parts_of(i):
+        out = []
+        for path in sorted(index.get(i, ())):
+            try:
+                out.extend(read_unit(path, sweep, only_cell=i))
+            except Exception:  # removed by a finishing run, or not trustworthy: skip
+                continue
+        return sorted(out, key=lambda x: x.start)
+
+    cache: dict[int, list] = {}
+
+    def cached(i):
+        if i not in cache:
+            cache.clear()
+            cache[i] = parts_of(i)
+        return cache[i]
+
+    def risk_of(i):
+        try:
+            return read_risk(risk_files[i], sweep) if i in risk_files else None
+        except Exception:  # removed by a finishing run, or not trustworthy: skip
+            return None
+
+    res = Results.from_parts(sweep, cached, complete=False, location=str(path),
+                             done=[done.count(c.index) for c in sweep.cells], risk_of=risk_of)
+    res.version = str(man.get("stormsim_version"))
+    res.writer = DirLock(parts, "").holder_elsewhere()
+    res.running = res.writer is not None
+    return res
+
+
+def open_results(path) -> Results:
+    """Open a sweep's results for reading (plain numpy arrays; nothing is kept open).
+
+    ``path`` is the HDF5 output of ``stormsim sweep``. While that sweep is
+    unfinished (running or interrupted), the output does not exist yet and
+    the finished units are read from ``path.parts/`` instead
+    (``Results.complete`` is then False). A ``.parts`` directory may also be
+    given directly.
+    """
+    p = Path(path)
+    if p.is_dir() and p.name.endswith(".parts"):
+        return _parts_results(p.with_name(p.name[:-len(".parts")]), p)
+    if p.exists():
+        if read_identity(p) is None:
+            raise SweepError(f"{p} is not a stormsim sweep result (no '{FORMAT}' format "
+                             "attribute, or not an HDF5 file)")
+        return _h5_results(p)
+    parts = parts_dir(p)
+    if parts.is_dir():
+        return _parts_results(p, parts)
+    raise SweepError(f"{p}: no such result (and no unfinished sweep in {parts})")

@@ -1,0 +1,316 @@
+"""Text tables: ``stormsim inspect`` (a result's cells) and ``stormsim sweep --dry-run``.
+
+Each takes what it shows (a Results, a Sweep) as an argument and imports
+neither: the readers sit above this module.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._format import fmt_value
+from ..engine.cost import run_events, run_seconds
+from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
+
+__all__ = ["cells_table", "inspect_table", "outline_table", "render", "risk_table_text",
+           "sweep_figures"]
+
+
+def render(header: list, rows: list) -> list[str]:
+    """Right-aligned columns: the header line, then one line per row."""
+    widths = [max(len(h), *(len(r[j]) for r in rows)) if rows else len(h)
+              for j, h in enumerate(header)]
+    return (["  ".join(h.rjust(w) for h, w in zip(header, widths))]
+            + ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows])
+
+
+def _fmt_passage(x: float, cap) -> str:
+    """A first-passage median: '-' (none), '>CAP' (beyond the cycle cap), else 6 digits."""
+    if math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return f">{cap}"
+    return fmt_value(x)
+
+
+def _duration(seconds: float) -> str:
+    """'36 s', '12 min', '3.5 h', '2.1 days', '4.2 years' (two digits)."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.2g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def sweep_figures(source, name, n_cells: int, fleets: int, fleet_cycles: float,
+                  events: float, seconds: float) -> str:
+    """The first line of a dry run: size and cost of a sweep. ``seconds`` is the
+    events' time on one core at the benchmarked cost per event for each cell's N
+    (``engine.cost.run_seconds``)."""
+    return (f"{source}: sweep {name!r}, {n_cells} cells, {fleets} fleets, at most "
+            f"{fleet_cycles:.3g} fleet-cycles ({events:.3g} events: ~"
+            f"{_duration(seconds)} on one core at the benchmarked cost per event)")
+
+
+def _cell_rows(keys: list, cells) -> list:
+    return [[str(c.index)] + [fmt_value(c.values[k]) for k in keys] + [str(c.fleets)]
+            for c in cells]
+
+
+def cells_table(sweep) -> str:
+    """The cells of a sweep, as ``stormsim sweep --dry-run`` lists them."""
+    keys = sweep.grid_keys + ["run_seed"]
+    head = sweep_figures(sweep.source, sweep.name, sweep.n_cells, sweep.total_fleets,
+                         sum(float(c.fleets) * c.cycles for c in sweep.cells),
+                         sum(run_events(c.n_jobs, c.fleets, c.cycles) for c in sweep.cells),
+                         sum(run_seconds(c.n_jobs, c.fleets, c.cycles) for c in sweep.cells))
+    lines = [f"{head}; identity {sweep.hash[:16]}"]
+    risky = [c for c in sweep.cells if c.has_risk]
+    if risky:
+        lines.append(_risk_line(risky))
+    return "\n".join(lines + render(["cell"] + keys + ["fleets"], _cell_rows(keys, sweep.cells)))
+
+
+def _risk_line(risky: list) -> str:
+    """The dry run's storm-risk line: the plain Monte Carlo part as storm_risk runs
+    it (risk_fleets rounded up to whole batches, risk.fixed_batch; none with
+    risk_method = 'splitting'), costed like the fleets; the splitting part
+    (risk_replicates per cell that may split) counted, not costed."""
+    fleets, events, seconds, after, every, reps = 0, 0.0, 0.0, 0, 0, set()
+    for c in risky:
+        kw = c.risk_kwargs()
+        method = kw.get("method", "auto")
+        if method != "splitting":
+            batch = fixed_batch(c.n_jobs, c.cycles, kw["max_fleets"])
+            n = batch * -(-kw["max_fleets"] // batch)
+            fleets, events = fleets + n, events + run_events(c.n_jobs, n, c.cycles)
+            seconds += run_seconds(c.n_jobs, n, c.cycles)
+        if method == "splitting" or (method == "auto" and c.fleet.is_anonymous):
+            after += method == "auto"
+            every += method == "splitting"
+            reps.add(kw.get("replicates", FIXED_REPLICATES))
+    text = f"plus the storm risk of {len(risky)} cells (risk_levels), a fixed effort: "
+    if fleets:
+        text += (f"at most {fleets} plain fleets in all (risk_fleets rounded up to whole "
+                 f"batches; fewer if every level resolves first): {events:.3g} events, ~"
+                 f"{_duration(seconds)} on one core at the benchmarked cost per event")
+    else:
+        text += "no plain fleets (risk_method = 'splitting')"
+    if reps:
+        cells = (lambda n: f"{n} cell{'s' if n != 1 else ''}")
+        where = [f"for the levels plain Monte Carlo leaves unresolved in {cells(after)}"] \
+            * bool(after) + [f"for every level in {cells(every)} (risk_method = "
+                             "'splitting')"] * bool(every)
+        text += (f"; then {'/'.join(str(x) for x in sorted(reps))} splitting replicates "
+                 f"{' and '.join(where)}, not costed here (their cost depends on how deep the "
+                 "levels are)")
+    return text + ". None of it is in the estimates above or below"
+
+
+def outline_table(outline, first: list, last: list, limit: int) -> str:
+    """A dry run of a sweep too large to resolve at once: its figures, then
+    the cells ``first`` and ``last`` (resolved) with '...' between them."""
+    n = outline.n_cells
+    keys = list(outline.grid) + ["run_seed"]
+    lines = [sweep_figures(outline.source, outline.name, n, outline.total_fleets,
+                           outline.fleet_cycles, outline.events, outline.seconds)]
+    if n > limit:
+        return "\n".join(lines)
+    lines.append(f"cells 0..{len(first) - 1} and {n - len(last)}..{n - 1} of {n}, checked; "
+                 "every cell is checked when the sweep runs (about 0.3 ms each), and its "
+                 "identity computed")
+    rows = _cell_rows(keys, first) + [["..."] * (len(keys) + 2)] + _cell_rows(keys, last)
+    return "\n".join(lines + render(["cell"] + keys + ["fleets"], rows))
+
+
+def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
+    """P(n_w >= k) with its interval, as the inspect table prints it."""
+    if method == "zero-bound":
+        return f"0 (<{hi:.2e})"
+    if method == "one-bound":
+        return f"1 (>{lo:.2e})"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{p:.3e} no CI"
+    return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
+def _fmt_storms(r: float, lo: float, hi: float, method: str) -> str:
+    """A storm rate with its interval ('0 (<b)': no storm, b a one-sided bound)."""
+    if method == "zero-bound":
+        return f"0 (<{hi:.2e})"
+    if math.isnan(r):
+        return "-"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{r:.3e} no CI"
+    return f"{r:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
+def _fmt_duration(d: float, lo: float, hi: float) -> str:
+    if math.isnan(d):
+        return "-"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{d:.4g} no CI"
+    return f"{d:.4g} [{lo:.4g}, {hi:.4g}]"
+
+
+def risk_table_text(res, cells=None) -> str | None:
+    """The storm risk of the cells that have one (risk_levels): one row per cell
+    and level, P(n_w >= k), storms per second and per day, each with its 95 %
+    interval and method, and the effort spent. None when no cell has one.
+    ``cells``: the cells (anything with index, params and risk; default: read
+    every cell of ``res``)."""
+    from ..engine.units import SECONDS_PER_DAY
+
+    head = ["cell", *res.grid_keys, "k", "method", "P(n_w>=k) [95% CI]", "P method",
+            "storms/s [95% CI]", "storms/day [95% CI]", "rate method", "effort"]
+    head = list(dict.fromkeys(head))
+    rows = []
+    for c in (res if cells is None else cells):
+        r = c.risk
+        if r is None:
+            continue
+        effort = (f"{int(r['risk_fleets_run'])} fleets"
+                  + (f", {int(r['risk_replicates_run'])} replicates x {int(r['risk_trials_run'])}"
+                     if int(r["risk_replicates_run"]) else ""))
+        for j, k in enumerate(r["levels"].tolist()):
+            pm, rm = str(r["risk_p_ge_method"][j]), str(r["risk_storms_method"][j])
+            p = (f"0 (<{r['risk_p_ge_hi'][j]:.2e})" if pm in ("zero-bound", "monotone-bound")
+                 else _fmt_tail(r["risk_p_ge"][j], r["risk_p_ge_lo"][j], r["risk_p_ge_hi"][j], pm))
+            rate = [float(r[f"risk_storms_per_s{e}"][j]) * f for f in (1.0, SECONDS_PER_DAY)
+                    for e in ("", "_lo", "_hi")]
+            per_s = ("not reached, no bound" if rm == "not-reached" else
+                     _fmt_storms(*rate[:3], rm))
+            per_day = ("-" if rm == "not-reached" else _fmt_storms(*rate[3:], rm))
+            rows.append([str(c.index), *(fmt_value(c.params[g]) for g in res.grid_keys),
+                         str(k), str(r["risk_level_method"][j]), p, pm, per_s, per_day, rm, effort])
+    if not rows:
+        return None
+    return "\n".join(render(head, rows))
+
+
+def _keeping_risk(res, kept: list):
+    """Each cell of ``res``, read once; of those with a storm risk, its index,
+    params and risk kept (not its arrays) in ``kept``."""
+    from types import SimpleNamespace
+
+    for c in res:
+        if c.risk is not None:
+            kept.append(SimpleNamespace(index=c.index, params=c.params, risk=c.risk))
+        yield c
+
+
+def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False) -> str:
+    """The text table of ``stormsim inspect`` for a Results (``storms``: also
+    the storm rate and mean storm duration at each tail level; ``risk``: then
+    the storm risk of the cells that have one, risk_table_text)."""
+    risky: list = []
+    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risky) if risk else None)
+    P = res.params
+    n = res.n_cells
+    lines = []
+    cells_done = int((res.fleets_done == res.fleets).sum())
+    if res.complete:
+        state = "complete"
+    elif res.running:
+        state = (f"RUNNING ({res.writer} is writing it): {cells_done}/{n} cells done so far; "
+                 "inspect it again later")
+    else:
+        state = (f"UNFINISHED: {cells_done}/{n} cells done; run the same sweep command again "
+                 "to resume")
+    lines.append(f"{res.path}: sweep {res.name!r}, {n} cells, {state}")
+    lines.append(f"stormsim {res.version}; occupancy stored "
+                 + ("per fleet" if res.occupancy == "fleet" else "as its sum over fleets"))
+    fixed = [k for k in P if k not in res.grid_keys and k not in ("run_seed",)
+             and len(set(map(str, P[k].tolist()))) == 1]
+    if n:
+        shown = ", ".join(f"{k} = {fmt_value(P[k][0])}" for k in fixed
+                          if k in res.fixed or k in ("N", "T", "d", "launch", "cycles", "fleets"))
+        if shown:
+            lines.append("same in every cell: " + shown)
+    header = ["cell"] + list(res.grid_keys) + ["fleets"]
+    has_passage = bool(np.any(P["passage_level"] > 0))
+    if has_passage:
+        header += ["censored", f"median {unit} [95% CI]"]
+    same_n = len(set(P["N"].tolist())) == 1
+
+    def structural_zero(lv, i):
+        # a fleet stopped at its passage never spends time at n_w >= its level
+        return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
+
+    tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
+    too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
+    for lv in tail:
+        label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
+        header.append(label + " [95% CI]")
+        if storms:
+            lab = label[2:-1]                 # n_w>=k
+            header += [f"storms/s({lab}) [95% CI]", f"storm s({lab}) [95% CI]"]
+    rows = []
+    for i in range(n):
+        row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
+        row.append(f"{s['fleets_done'][i]}/{s['fleets'][i]}")
+        if has_passage:
+            if P["passage_level"][i] > 0 and s["fleets_done"][i] > 0:
+                cap = "cap" if unit == "time" else int(P["cycles"][i])
+                med, lo, hi = (_fmt_passage(s[k][i], cap)
+                               for k in ("median", "median_lo", "median_hi"))
+                row += [str(int(s["censored"][i])), f"{med} [{lo}, {hi}]"]
+            else:
+                row += ["-", "-"]
+        for lv in tail:
+            p = s[f"P(n_w>={lv})"][i]
+            row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
+                p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
+                s[f"P(n_w>={lv}):method"][i]))
+            if storms:
+                key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
+                m = s[f"storms(n_w>={lv}):method"][i]
+                if structural_zero(lv, i) or m in ("structural", "not-recorded"):
+                    row += ["-", "-"]
+                else:
+                    row += [_fmt_storms(s[key][i], s[f"{key}:lo"][i], s[f"{key}:hi"][i], m),
+                            _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i])]
+        rows.append(row)
+    lines.append("")
+    lines += render(header, rows)
+    lines.append("")
+    if has_passage:
+        if unit == "time":
+            lines.append("median time: first passage to n_w >= passage_level, in seconds, "
+                         "Kaplan-Meier with the fleets without a passage included, censored at "
+                         "the end of their run (the K-cycle cap); 95% CI by Brookmeyer-Crowley "
+                         "(log-log band); '>cap': not reached by the end of the runs.")
+        else:
+            lines.append(f"median {unit}: first passage to n_w >= passage_level, Kaplan-Meier "
+                         "with the fleets censored at the cycle cap K included (a passage at a "
+                         "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
+                         "band); '>K': not reached within the K-cycle cap.")
+    for lv in too_high:
+        lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
+    if tail:
+        lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
+                     "writing, from the occupancy summed over its fleets; 95% CI from the "
+                     "spread between its independent " + ("fleets" if res.occupancy == "fleet"
+                                                          else "blocks of fleets")
+                     + " (delta method of the ratio estimator, on the logit scale); '0 (<b)': "
+                     "no fleet reached k, b is a one-sided 95% upper bound (1 - "
+                     "0.05^(1/fleets)); 'no CI': one independent unit only.")
+    if tail and storms:
+        lines.append("storms/s(n_w>=k): storms (episodes with at least k jobs writing, counted "
+                     "at their up-crossings, MODEL.md E3) per second of measured time; storm s: "
+                     "their mean duration in seconds; 95% CI from the same independent units "
+                     "(delta method of the ratio estimator, on the log scale); '0 (<b)': no "
+                     "storm, b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
+                     "'-': not recorded (a result written before storms were counted).")
+    if not tail:
+        lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
+                     "those levels is zero by construction; choose levels with --tail)")
+    text = risk_table_text(res, risky) if risky else None
+    if text is not None:
+        lines += ["", "Storm risk (risk_levels), per cell and level k asked:", "", text, "",
+                  "From stormsim.storm_risk with the fixed effort shown; method: plain (Monte "
+                  "Carlo over independent fleets) or splitting (forward flux sampling, its "
+                  "interval over independent replicates); storms/day = storms/s x 86400; "
+                  "'0 (<b)': not reached, b a one-sided 95% upper bound. Every column: "
+                  "--format csv/json (risk_p_ge_K, ...)."]
+    return "\n".join(lines)

@@ -1,0 +1,160 @@
+"""Value checks of sweep-file keys: raw TOML value -> normalized value, or raise Bad.
+
+The building blocks of ``stormsim._keys.KEYS`` (each Key names its check).
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+from .._format import fmt_toml
+from ..errors import SpecError
+from ..engine.cost import FLEET_BYTES_PER_JOB, check_memory
+from ..engine.model import canonical_throughput
+from ..stats.tails import check_tail_level
+
+__all__ = ["Bad", "boolean", "int_at_least", "int_or_one_of", "is_int", "is_num", "one_of",
+           "passage_level", "per_job", "positive", "positive_or_inf", "tail_level_list", "throughput"]
+
+
+class Bad(Exception):
+    """A value breaks its key's rule; the message says what is allowed."""
+
+
+def is_int(v) -> bool:
+    return isinstance(v, Integral) and not isinstance(v, bool)
+
+
+def is_num(v) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool)
+
+
+def int_at_least(lo: int, below: int | None = None):
+    def check(v):
+        if not is_int(v) or v < lo:
+            raise Bad(f"must be an integer >= {lo}")
+        if below is not None and v >= below:
+            raise Bad(f"must be < 2**{int(math.log2(below))}")
+        return int(v)
+    return check
+
+
+def n_jobs(v) -> int:
+    """N: an integer >= 1 whose fleet fits in memory (model.check_memory)."""
+    n = int_at_least(1)(v)
+    try:
+        check_memory(f"N = {n}", FLEET_BYTES_PER_JOB * float(n), "use fewer jobs")
+    except SpecError as exc:
+        raise Bad(str(exc)[len(f"N = {n} "):]) from None
+    return n
+
+
+def positive(v, *, allow_inf=False) -> float:
+    if not is_num(v):
+        raise Bad("must be a number")
+    v = float(v)
+    if math.isnan(v) or v <= 0.0 or (math.isinf(v) and not allow_inf):
+        raise Bad("must be " + ("> 0 (inf allowed)" if allow_inf else "finite and > 0"))
+    return v
+
+
+def positive_or_inf(v) -> float:
+    if isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "none"):
+        return math.inf
+    return positive(v, allow_inf=True)
+
+
+def _per_job_numbers(v, bad_rule, rule: str):
+    """A number, or a non-empty list of them (one per job), each passing
+    ``not bad_rule(x)``: the float (or tuple of floats), or raise Bad."""
+    items = v if isinstance(v, list) else [v]
+    if isinstance(v, list) and not v:
+        raise Bad("an empty list: give one value per job")
+    out = []
+    for x in items:
+        if not is_num(x):
+            raise Bad(f"must be a number, or a list of numbers (one per job); found "
+                      f"{fmt_toml(x)}")
+        x = float(x)
+        if bad_rule(x):
+            raise Bad(f"every value must be {rule}; found {fmt_toml(x)}")
+        out.append(x)
+    return tuple(out) if isinstance(v, list) else out[0]
+
+
+def per_job(lo_ok_zero: bool):
+    """A finite number > 0 (>= 0 with lo_ok_zero), or a list of them (one per job)."""
+    rule = "finite and " + (">= 0" if lo_ok_zero else "> 0")
+
+    def bad(x):
+        return not math.isfinite(x) or x < 0.0 or (x == 0.0 and not lo_ok_zero)
+
+    return lambda v: _per_job_numbers(v, bad, rule)
+
+
+def per_job_in(lo: float, hi: float):
+    """A number in [lo, hi], or a list of them (one per job)."""
+    return lambda v: _per_job_numbers(v, lambda x: not lo <= x <= hi, f"in [{lo:g}, {hi:g}]")
+
+
+def one_of(*choices):
+    def check(v):
+        if v not in choices:
+            raise Bad("must be one of " + ", ".join(repr(x) for x in choices))
+        return v
+    return check
+
+
+def int_or_one_of(lo: int, *choices):
+    """An integer >= lo, or one of the (text) choices."""
+    def check(v):
+        if v in choices:
+            return v
+        if not is_int(v) or v < lo:
+            raise Bad(f"must be an integer >= {lo} or one of " + ", ".join(map(repr, choices)))
+        return int(v)
+    return check
+
+
+def boolean(v):
+    if not isinstance(v, bool):
+        raise Bad("must be true or false")
+    return v
+
+
+def throughput(v):
+    """-> the canonical rule of stormsim.model: 'fair', 'ideal', ('power', a) or a tuple."""
+    if isinstance(v, list) and not all(is_num(x) for x in v):
+        raise Bad("a table must list f(1), ..., f(N) as numbers")
+    try:
+        return canonical_throughput(tuple(v) if isinstance(v, list) else v)
+    except SpecError as exc:
+        raise Bad(str(exc)) from None
+
+
+def passage_level(v):
+    if isinstance(v, str) and v.strip().lower() == "none":
+        return 0
+    if not is_int(v) or v < 0:
+        raise Bad("must be an integer >= 1 (the level k), or 0 / 'none' for no passage")
+    return int(v)
+
+
+def tail_level_list(v) -> tuple:
+    """Tail levels: a list of integers k >= 1, 'N' or 'N/q' (or one of them) ->
+    a tuple of ints and normalized strings ('N/2'); [] -> () (none)."""
+    items = v if isinstance(v, list) else [v]
+    out = []
+    for x in items:
+        if isinstance(x, bool) or not (is_int(x) or isinstance(x, str)):
+            raise Bad(f"must be a list of levels k (integers >= 1, 'N' or 'N/q'); found "
+                      f"{fmt_toml(x)}")
+        try:
+            check_tail_level(x)
+        except SpecError as exc:
+            raise Bad(str(exc)) from None
+        norm = int(x) if is_int(x) else x.strip().replace(" ", "")
+        if norm in out:
+            raise Bad(f"lists {fmt_toml(x)} twice: give each level once")
+        out.append(norm)
+    return tuple(out)

@@ -1,0 +1,265 @@
+"""The keys of a sweep file, one table: each key's doc, check, default, column
+dtype, aliases and how it enters the run seed (see ``stormsim.spec``, "How to
+add a key"). ``spec`` reads sweep files with it and resolves their cells.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import checks as ck
+from . import jobtable as _jobtable
+from ..risk.stormrisk import METHODS as RISK_METHODS, storm_risk
+from ..risk.splitting import BASIN_RULES, MIN_ENTRIES, MIN_REPLICATES, SCORE_EVERY
+
+__all__ = ["ABSENT", "COLUMNS", "DEFAULTS", "KEY", "KEYS", "OCCUPANCY_MODES", "PARAMS", "PARAM_ATTRS",
+           "REFUSED_KEYS", "REQUIRED", "RISK_DEFAULTS", "RISK_KEYS", "SEED_DOMAIN", "SEED_ROLES",
+           "SWEEP_KEYS", "TABLES", "Key", "unknown_key"]
+
+#: Version of the cell-seed derivation (part of the hashed bytes).
+SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
+
+#: How a key enters a cell's run seed:
+#: "fleet": through the fleet's canonical encoding (N, T, d, cap, f, sigma);
+#: "always": its value is in the seed's canonical JSON (the keys of version 1);
+#: "unless-default": in it only when not at its default (every key added later);
+#: "no": not at all (``fleets``: more fleets extend a cell);
+#: "identity": not in the run seed (the same draws), but in the sweep's
+#: identity away from its default (``fast_forward``: another engine's digits,
+#: which a resume must not mix with the first one's).
+SEED_ROLES = ("fleet", "always", "unless-default", "no", "identity")
+
+
+class _Marker:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+#: ``Key.default`` for a key the file must give.
+REQUIRED = _Marker("REQUIRED")
+#: ``Key.default`` for a key whose absence means something (e.g. ``load`` vs ``d``).
+ABSENT = _Marker("ABSENT")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a cell (see the module docstring: "How to add a key")."""
+
+    name: str
+    doc: str
+    check: Callable | None          # None: derived, a column only (not accepted in a file)
+    default: object = ABSENT
+    dtype: object = None            # column dtype in the parameter table; None: no column
+    aliases: tuple = ()
+    seed: str = "fleet"
+    kwarg: bool = False             # passed to stormsim.simulate under its own name
+    units: str | None = None        # of its column in results (UDUNITS; None: text)
+    long_name: str = ""             # of its column in results (netCDF long_name)
+
+    def __post_init__(self):
+        assert self.seed in SEED_ROLES, self.seed
+
+
+# -- storm risk defaults: storm_risk's own (one place: its signature) ---------------
+
+def _storm_risk_defaults() -> dict:
+    import inspect
+
+    from ..risk.stormrisk import FIXED_REPLICATES
+
+    out = {name: p.default for name, p in inspect.signature(storm_risk).parameters.items()
+           if p.default is not inspect.Parameter.empty}
+    out["replicates"] = FIXED_REPLICATES
+    return out
+
+
+#: storm_risk's defaults of the parameters a sweep's risk_* keys set.
+RISK_DEFAULTS = _storm_risk_defaults()
+
+# -- THE table of keys ------------------------------------------------------------
+
+_f8, _i8 = np.float64, np.int64
+
+#: Every key of a cell, in order (the order of error messages and of the
+#: parameter table). The only place a key is described.
+KEYS: tuple[Key, ...] = (
+    Key("N", "the number of jobs, an integer >= 1", ck.n_jobs, REQUIRED, _i8,
+        aliases=("n", "n_jobs"),
+        units="1", long_name="number of jobs"),
+    Key("T", "compute work between two checkpoints (s at full rate): a number > 0, or a list "
+        "with one per job", ck.per_job(False), 1.0, _f8,
+        units="s", long_name="compute work between checkpoints at full rate (NaN where jobs differ)"),
+    Key("d", "checkpoint volume (s writing alone): a number > 0, or a list with one per job",
+        ck.per_job(False), ABSENT, _f8,
+        units="s", long_name="checkpoint volume, seconds writing alone (NaN where jobs differ)"),
+    Key("load", "the write load L = sum_i d_i / T_i, a number > 0 (identical jobs: d = L T / N)",
+        ck.positive, ABSENT, _f8, aliases=("L",),
+        units="1", long_name="write load L = sum d_i / T_i"),
+    Key("cap", "the power cap C in full-rate jobs: a number > 0, or inf (uncapped)",
+        ck.positive_or_inf, ABSENT, _f8, aliases=("C",),
+        units="1", long_name="power cap C in full-rate jobs (inf: uncapped)"),
+    Key("cap_fraction", "the power cap as a fraction of N (C = cap_fraction * N): a number > 0, "
+        "or inf (uncapped)", ck.positive_or_inf, ABSENT, _f8,
+        units="1", long_name="power cap as a fraction of N (C / N)"),
+    Key("throughput", "'fair', 'ideal', 'power:ALPHA' (or {power = ALPHA}) with ALPHA in [0, 1], "
+        "or a table [f(1), ..., f(N)]", ck.throughput, "fair", str, aliases=("f",),
+        units=None, long_name="storage throughput f(n): fair, ideal, power:ALPHA or table"),
+    Key("jitter", "the per-cycle compute jitter sigma (s): a number >= 0, or a list with one per "
+        "job", ck.per_job(True), ABSENT, _f8, aliases=("sigma",),
+        units="s", long_name="compute jitter sigma (NaN where jobs differ)"),
+    Key("margin", "the stagger margin m = s - d of the fleet (derived; NaN unless the jobs are "
+        "identical and a stagger fits)", None, ABSENT, _f8,
+        units="s", long_name="stagger margin m (NaN where no stagger exists)"),
+    Key("m_over_sigma", "the stagger margin over the jitter, m/sigma: a number > 0 (inf: no "
+        "jitter); sets sigma = m / (m/sigma), m = stagger_margin of the fleet",
+        lambda v: ck.positive(v, allow_inf=True), ABSENT, _f8,
+        aliases=("m/sigma", "margin_over_sigma"),
+        units="1", long_name="stagger margin over jitter m/sigma (inf: no jitter)"),
+    Key("jobs", "a CSV job table (path relative to the sweep file; units in its header): gives "
+        "N, T, d, jitter", _jobtable.check_path, ABSENT, str,
+        units=None, long_name="CSV job table giving the jobs (relative to the sweep file; empty: none)"),
+    Key("bandwidth", "the fabric's bandwidth with 'jobs', e.g. '80 GB/s'",
+        _jobtable.check_bandwidth, ABSENT, str,
+        units=None, long_name="the fabric's bandwidth with its unit, with jobs (empty: none)"),
+    Key("checkpoint", "'blocking' (the default) or 'async' (a snapshot, then a background persist "
+        "while computing; MODEL.md E1)", ck.one_of("blocking", "async"), "blocking", str,
+        units=None, long_name="checkpoint mode: blocking or async (MODEL.md E1)"),
+    Key("snapshot", "the async snapshot time s (s): a number >= 0, or a list with one per job",
+        ck.per_job(True), 0.0, _f8,
+        units="s", long_name="async snapshot time s (NaN where jobs differ)"),
+    # (the E1/E2 options above and below are seeded through Fleet.canonical)
+    Key("slowdown", "the compute slowdown eps of an async job while its persist is in flight: a "
+        "number in [0, 1], or a list with one per job", ck.per_job_in(0.0, 1.0), 0.0, _f8,
+        aliases=("eps",),
+        units="1",
+        long_name="async compute slowdown eps while the job's persist is in flight (NaN where jobs differ)"),
+    Key("on_busy", "'block' or 'skip': an async checkpoint due with its persist in flight waits, "
+        "or is skipped", ck.one_of("block", "skip"), "block", str, aliases=("rule",),
+        units=None, long_name="async checkpoint due with its persist in flight: block or skip"),
+    Key("weights", "storage weights w_i (MODEL.md E2): a number > 0, or a list with one per job",
+        ck.per_job(False), 1.0, _f8, aliases=("weight", "w"),
+        units="1", long_name="storage weight w (MODEL.md E2; NaN where jobs differ)"),
+    Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
+        "random", str, aliases=("theta",), seed="always", kwarg=True,
+        units=None, long_name="initial phases: random, sync or stagger"),
+    Key("passage_level", "record the first passage to n_w >= k: an integer k in 1..N, or 0 "
+        "(or 'none') for no passage", ck.passage_level, 0, _i8, aliases=("level", "passage"),
+        seed="always", kwarg=True,
+        units="1", long_name="first passage recorded to n_w >= this level (0: none)"),
+    Key("stop_at_passage", "true (stop each fleet at its passage: cycles is then a cap) or false",
+        ck.boolean, True, np.bool_, seed="always", kwarg=True,
+        units="1", long_name="each fleet stops at its passage"),
+    Key("fleets", "independent fleets per cell, an integer >= 1", ck.int_at_least(1), REQUIRED,
+        _i8, aliases=("n_fleets",), seed="no",
+        units="1", long_name="independent fleets"),
+    Key("cycles", "cycles K per fleet (a cap when stopping at the passage), an integer >= 1",
+        ck.int_at_least(1), REQUIRED, _i8, aliases=("K",), seed="always", kwarg=True,
+        units="cycles", long_name="cycles K per fleet (the cap with a passage)"),
+    Key("burn_in", "cycles before the occupancy is measured, an integer in 0..cycles-1",
+        ck.int_at_least(0), 0, _i8, aliases=("burnin", "B"), seed="always", kwarg=True,
+        units="cycles", long_name="cycles before the occupancy is measured"),
+    Key("fast_forward", "true (integrate collision-free stretches with the exact fast-forward "
+        "where it applies: uncapped base-model cells; first passages the same cycles, times to "
+        "1e-9 relative, not bit for bit) or false (the event loop only)", ck.boolean, False,
+        seed="identity", kwarg=True),
+    # storm risk: stormsim.storm_risk per cell with a fixed effort (max_seconds
+    # = None), run once per cell besides its fleets; the cell's run seed, cycles, burn_in and
+    # launch (Cell.risk_kwargs). None: storm_risk's own default (RISK_DEFAULTS).
+    Key("risk_levels", "the storm risk's levels k: a list of integers, 'N' or 'N/q' (e.g. "
+        "[4, 'N/2', 'N']); [] (the default): no storm risk", ck.tail_level_list, (),
+        aliases=("storm_risk", "risk", "risk_level"), seed="identity"),
+    Key("risk_method", "'auto' (plain Monte Carlo, then forward flux sampling with "
+        "risk_replicates for the levels it left unresolved), 'plain' or 'splitting'",
+        ck.one_of(*RISK_METHODS), "auto", seed="identity"),
+    Key("risk_fleets", "plain Monte Carlo fleets of the storm risk, an integer >= 1 (at least "
+        "2 batches, rounded up to whole ones: stormsim.risk.fixed_batch); needed unless "
+        "risk_method = 'splitting'", ck.int_at_least(1), None, aliases=("max_fleets",),
+        seed="identity"),
+    Key("risk_replicates", f"splitting replicates of the storm risk, an integer >= "
+        f"{MIN_REPLICATES} (its interval comes from their spread; default "
+        f"{RISK_DEFAULTS['replicates']})", ck.int_at_least(MIN_REPLICATES), None,
+        aliases=("replicates",), seed="identity"),
+    Key("risk_rel_error", "the storm risk's target relative error, a number > 0 (default "
+        f"{RISK_DEFAULTS['rel_error']}): plain Monte Carlo stops early once every level "
+        "reaches it, and 'auto' splits the levels that do not", ck.positive, None,
+        aliases=("rel_error",), seed="identity"),
+    Key("risk_trials", "splitting clones per stage, an integer >= 1 (default "
+        f"{RISK_DEFAULTS['trials']})", ck.int_at_least(1), None, aliases=("trials",),
+        seed="identity"),
+    Key("risk_flux_cycles", "cycles of each splitting replicate's flux run, an integer > burn_in "
+        f"(default {RISK_DEFAULTS['flux_cycles']})", ck.int_at_least(1), None,
+        aliases=("flux_cycles",), seed="identity"),
+    Key("risk_horizon", "the splitting score's look-ahead in cycles, an integer >= 0 (default "
+        f"{RISK_DEFAULTS['horizon']})", ck.int_at_least(0), None, aliases=("horizon",),
+        seed="identity"),
+    # A sweep's default basin is the rule of the sweeps made before "raised" existed, so
+    # that their numbers stay bit-identical (storm_risk's own default is "raised").
+    Key("risk_basin", "the splitting basin's edge L_0: an integer level, 'raised' (the highest "
+        f"level a flux run enters >= {MIN_ENTRIES} times: faster deep levels; storm_risk's "
+        "default) or 'most-entries' (the level entered most often; the sweeps' default, as "
+        "before 'raised' existed)", ck.int_or_one_of(1, *BASIN_RULES), "most-entries",
+        aliases=("basin",), seed="identity"),
+    # Likewise "write-end", the rule before "cycle" existed (storm_risk's own default).
+    Key("risk_score_every", "when the splitting score is looked at: 'cycle' (once a cycle, and "
+        "at every write end near the next interface: ~5x less CPU per replicate; storm_risk's "
+        "default) or 'write-end' (at every write end; the sweeps' default, as before 'cycle' "
+        "existed)", ck.one_of(*SCORE_EVERY), "write-end", aliases=("score_every",),
+        seed="identity"),
+    Key("seed", "an integer >= 0; each cell's run seed derives from it and the cell's parameters",
+        ck.int_at_least(0, below=2**63), 0, _i8, seed="always",
+        units="1", long_name="the user's seed"),
+    Key("run_seed", "the cell's run seed, passed to stormsim.simulate(seed=...) (derived)",
+        None, ABSENT, _i8, seed="no",
+        units="1", long_name="the seed given to stormsim.simulate"),
+)
+
+KEY: dict[str, Key] = {k.name: k for k in KEYS}
+#: Keys a sweep file may give ([fixed] or [grid]) -> what is allowed.
+PARAMS: dict[str, str] = {k.name: k.doc for k in KEYS if k.check is not None}
+DEFAULTS: dict[str, object] = {k.name: k.default for k in KEYS
+                               if k.check is not None and k.default not in (REQUIRED, ABSENT)}
+#: Columns of the parameter table, in order, with their numpy dtype (str: text).
+COLUMNS: dict[str, object] = {k.name: k.dtype for k in KEYS if k.dtype is not None}
+#: Column -> (units, long name), the attributes of its dataset in results.
+PARAM_ATTRS: dict[str, tuple] = {k.name: (k.units, k.long_name) for k in KEYS if k.dtype is not None}
+_HINTS = {a: k.name for k in KEYS for a in k.aliases}
+#: The risk_* keys -> the storm_risk parameter each sets (risk_levels: ``levels``).
+RISK_KEYS: dict[str, str] = {k.name: k.name[len("risk_"):] for k in KEYS
+                             if k.name.startswith("risk_")}
+RISK_KEYS["risk_fleets"] = "max_fleets"
+#: Keys refused with a reason (not merely unknown).
+REFUSED_KEYS: dict[str, str] = {
+    name: ("a sweep's storm risk has a fixed effort, never a time budget: a result must not "
+           "depend on the machine's speed, threads or a resume. Give risk_fleets (plain Monte "
+           "Carlo fleets) and risk_replicates (splitting replicates) instead; for a time budget "
+           "use stormsim risk FILE --cell I --max-seconds S")
+    for name in ("risk_max_seconds", "max_seconds")}
+
+#: [sweep] table: key -> what is allowed (every value is a string).
+SWEEP_KEYS: dict[str, str] = {
+    "name": "a string naming the sweep (default: the file's name)",
+    "description": "a string",
+    "occupancy": "'fleet' (store each fleet's occupancy, the default) or 'sum' (store only "
+                 "its exact sum over the cell's fleets)",
+}
+OCCUPANCY_MODES = ("fleet", "sum")
+
+TABLES = {"sweep": "options of the sweep", "fixed": "parameters shared by every cell",
+          "grid": "parameters to vary: each a list of values; cells are every combination"}
+
+
+def unknown_key(key: str, allowed) -> str:
+    allowed = list(allowed)
+    hint = _HINTS.get(key) if _HINTS.get(key) in allowed else None
+    if hint is None:
+        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        hint = close[0] if close else None
+    did = f" (did you mean {hint!r}?)" if hint else ""
+    return f"unknown key{did}; allowed keys: {', '.join(allowed)}"
+

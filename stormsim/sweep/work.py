@@ -1,0 +1,508 @@
+"""Units of work: which fleets of which cells to run next, how to run them, what comes back.
+
+    Sweep --Planner--> Unit (pieces: fleets [a, b) of a cell; small cells packed)
+          --run_unit--> [Part, ...] (the result arrays of each piece)
+    Sweep --Planner--> RiskUnit (a cell's storm risk, risk_levels; one per cell)
+          --run_unit--> [RiskPart] (stormsim.cellrisk)
+
+Unit boundaries never change a result: fleet j of a cell depends only on
+(the cell's run seed, j), and sums over fleets are exact integers
+(:func:`exact_column_sums`), so any cut adds up to the same bits.
+
+The result arrays of a fleet are listed once, in :data:`RESULT_ARRAYS`; unit
+files, the HDF5 result and the reader all follow that table.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engine.cost import run_events, seconds_per_event
+from .cellrisk import RiskPart, RiskUnit, make_risk_unit, run_risk
+from .executors import layer_guard
+from ..engine.model import Fleet
+from .spec import Sweep
+from ..stats.tails import block_sums_exact
+
+__all__ = ["RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "Planner", "ResultArray", "Unit",
+           "WorkEstimate", "add_exact", "exact_column_sums", "exact_to_float", "make_piece",
+           "make_unit", "run_unit"]
+
+
+# ---------------------------------------------------------------------------
+# The result arrays
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ResultArray:
+    """One array that simulate() returns per fleet and a sweep keeps.
+
+    per_level : False: shape (fleets,); True: shape (fleets, N + 1), n = 0..N
+    summed : its exact column sum over the cell's fleets is kept as
+        ``NAME_sum`` (N + 1,); the per-fleet array only when the sweep's
+        ``occupancy = "fleet"`` (in ``"sum"`` mode it is None)
+    """
+
+    name: str
+    dtype: type
+    units: str
+    doc: str
+    per_level: bool = False
+    summed: bool = False
+
+    def width(self, n_jobs: int) -> tuple:
+        """Shape of one fleet's row."""
+        return (n_jobs + 1,) if self.per_level else ()
+
+
+#: Every per-fleet result array, in order. Add a new one here (and to Run):
+#: the unit files, the HDF5 writer, the reader and CellResult follow.
+RESULT_ARRAYS: tuple[ResultArray, ...] = (
+    ResultArray("passage_time", np.float64, "s",
+                "time of the first passage to n_w >= passage_level (inf: none by the end)"),
+    ResultArray("passage_cycle", np.int64, "cycles",
+                "completed cycles of the fleet at its first passage (-1: none)"),
+    ResultArray("end_time", np.float64, "s", "time at which the fleet's run ended"),
+    ResultArray("events", np.int64, "1", "events the kernel processed for the fleet"),
+    ResultArray("occupancy", np.float64, "s",
+                "time with exactly n jobs writing, n = 0..N, after the burn-in",
+                per_level=True, summed=True),
+    ResultArray("upcrossings", np.int64, "1",
+                "storms: up-crossings of n_w to k or more, k = 0..N, in the measured window "
+                "(MODEL.md E3)", per_level=True, summed=True),
+)
+RESULT_ARRAY: dict[str, ResultArray] = {a.name: a for a in RESULT_ARRAYS}
+
+
+# ---------------------------------------------------------------------------
+# Exact sums
+# ---------------------------------------------------------------------------
+
+#: Every finite float64 is an integer multiple of 2**-1074 (the smallest
+#: subnormal), so a sum of floats is exactly an integer in those units.
+_ULP_EXP = 1074
+
+
+def exact_column_sums(a) -> list[int]:
+    """Exact column sums of a float64 array, as Python ints in units of 2**-1074.
+
+    The sums of any split of the rows add up (as ints) to the sum of all rows:
+    this is what makes a cell's occupancy sum independent of how its fleets
+    were cut into units. Convert with :func:`exact_to_float`.
+
+    Parameters
+    ----------
+    a : float64 (rows, cols) or (rows,), finite
+    """
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2:
+        raise ValueError(f"exact_column_sums takes a 1-d or 2-d array; got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError("exact_column_sums needs finite values")
+    rows, cols = a.shape
+    if rows == 0:
+        return [0] * cols
+    mant, expo = np.frexp(a)                      # a = mant * 2**expo, 0.5 <= |mant| < 1
+    m = np.ldexp(mant, 53).astype(np.int64)       # exact: |m| < 2**53
+    shift = expo.astype(np.int64) + (_ULP_EXP - 53)  # a = m * 2**shift * 2**-1074
+    sub = shift < 0                               # subnormal: a * 2**1074 is an integer
+    if sub.any():
+        m[sub] = np.ldexp(a[sub], _ULP_EXP).astype(np.int64)
+        shift[sub] = 0
+    # Group equal (column, shift) and add the integer mantissas in int64 halves
+    # (26 bits each, so a group of up to 2**36 values cannot overflow).
+    keys = (np.arange(cols, dtype=np.int64)[None, :] * 4096 + shift).ravel()
+    order = np.argsort(keys, kind="stable")
+    ks = keys[order]
+    mv = m.ravel()[order]
+    starts = np.flatnonzero(np.concatenate([[True], ks[1:] != ks[:-1]]))
+    hi = np.add.reduceat(mv >> 26, starts)
+    lo = np.add.reduceat(mv & ((1 << 26) - 1), starts)
+    out = [0] * cols
+    for k, high, low in zip(ks[starts].tolist(), hi.tolist(), lo.tolist()):
+        col, s = divmod(k, 4096)
+        out[col] += ((high << 26) + low) << s
+    return out
+
+
+def exact_to_float(ints) -> np.ndarray:
+    """Exact sums from :func:`exact_column_sums` -> float64, correctly rounded
+    (Python's int / int is), so equal to ``math.fsum`` of the same values."""
+    den = 1 << _ULP_EXP
+    return np.array([x / den for x in ints], dtype=np.float64)
+
+
+def add_exact(total: list | None, more) -> list:
+    """Element-wise sum of two exact sums (None: nothing yet)."""
+    return list(more) if total is None else [x + y for x, y in zip(total, more)]
+
+
+# ---------------------------------------------------------------------------
+# Fleet ranges
+# ---------------------------------------------------------------------------
+
+class FleetRanges:
+    """Which fleets [a, b) of each cell are done: the one bookkeeping of ranges."""
+
+    def __init__(self, ranges: dict | None = None):
+        self._r: dict[int, list] = {}
+        for cell, rs in (ranges or {}).items():
+            for a, b in rs:
+                self.add(cell, a, b)
+
+    @classmethod
+    def full(cls, sweep: Sweep) -> "FleetRanges":
+        return cls({c.index: [(0, c.fleets)] for c in sweep.cells})
+
+    def overlaps(self, cell: int, a: int, b: int) -> bool:
+        return any(a < y and x < b for x, y in self._r.get(cell, []))
+
+    def add(self, cell: int, a: int, b: int) -> None:
+        """Record fleets [a, b) of a cell; RuntimeError if any is already there."""
+        if self.overlaps(cell, a, b):
+            raise RuntimeError(f"cell {cell}: fleets {a}..{b} committed twice")
+        self._r.setdefault(cell, []).append((a, b))
+
+    def count(self, cell: int) -> int:
+        return sum(b - a for a, b in self._r.get(cell, []))
+
+    def total(self) -> int:
+        return sum(self.count(c) for c in self._r)
+
+    def gaps(self, cell: int, fleets: int) -> list:
+        """The ranges of fleets 0..fleets-1 of a cell not yet done, in order."""
+        out, pos = [], 0
+        for a, b in sorted(self._r.get(cell, [])):
+            if a > pos:
+                out.append((pos, a))
+            pos = max(pos, b)
+        if pos < fleets:
+            out.append((pos, fleets))
+        return out
+
+    def check_tiling(self, sweep: Sweep) -> None:
+        """RuntimeError unless every cell's fleets are there exactly once (at assembly)."""
+        for c in sweep.cells:
+            pos = 0
+            for a, b in sorted(self._r.get(c.index, [])):
+                if a != pos:
+                    raise RuntimeError(f"cell {c.index}: fleets {pos}..{a} missing or "
+                                       "overlapping at assembly (a bug: please report it)")
+                pos = b
+            if pos != c.fleets:
+                raise RuntimeError(f"cell {c.index}: only {pos} of {c.fleets} fleets at "
+                                   "assembly")
+
+    def as_dict(self) -> dict:
+        """cell -> sorted list of (start, stop), cells with fleets only."""
+        return {c: sorted(r) for c, r in self._r.items() if r}
+
+    def __repr__(self) -> str:
+        return f"FleetRanges({self.as_dict()!r})"
+
+
+# ---------------------------------------------------------------------------
+# Pieces, units, parts
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Piece:
+    """Fleets [start, stop) of one cell, with everything needed to run them
+    (plain, picklable data: a Fleet and the simulate keyword arguments)."""
+
+    cell: int
+    start: int
+    stop: int
+    fleet: Fleet
+    kwargs: dict = field(hash=False)
+    cell_fleets: int = 0     # the cell's fleets: they fix its blocks (stormsim.tails)
+
+    @property
+    def run_seed(self) -> int:
+        return self.kwargs["seed"]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit of work: one or more pieces (a big cell is cut into several
+    units; small cells are packed several to a unit)."""
+
+    sweep_hash: str
+    pieces: tuple
+    keep_per_fleet: bool        # the sweep's occupancy = "fleet"
+    threads: int | None = None
+
+    @property
+    def fleets(self) -> int:
+        return sum(p.stop - p.start for p in self.pieces)
+
+    @property
+    def key(self) -> str:
+        p = self.pieces[0]
+        return f"stormsim-unit-{self.sweep_hash[:12]}-c{p.cell}-{p.start}"
+
+
+def make_piece(sweep: Sweep, cell: int, start: int, stop: int) -> Piece:
+    c = sweep.cells[cell]
+    return Piece(cell=cell, start=start, stop=stop, fleet=c.fleet, kwargs=c.simulate_kwargs(),
+                 cell_fleets=c.fleets)
+
+
+def make_unit(sweep: Sweep, cell: int, start: int, stop: int, threads=None) -> Unit:
+    """A unit of a single piece: fleets [start, stop) of one cell."""
+    return Unit(sweep_hash=sweep.hash, pieces=(make_piece(sweep, cell, start, stop),),
+                keep_per_fleet=sweep.occupancy == "fleet", threads=threads)
+
+
+@dataclass(eq=False)
+class Part:
+    """Fleets [start, stop) of one cell, as ``run_unit`` returns them.
+
+    ``arrays``: name -> array, one row per fleet in fleet order, for each of
+    :data:`RESULT_ARRAYS` (a summed one is None when the sweep keeps only its
+    sum); ``sums``: summed name -> its exact column sums over these fleets
+    (see exact_column_sums); ``blocks``: when only the sums are kept, summed
+    name -> ((block, exact sums), ...) of these fleets per fixed block of the
+    cell's fleets (stormsim.tails.block_sums_exact: the independent units of
+    the tail intervals). ``part.NAME`` reads ``part.arrays[NAME]``.
+    """
+
+    cell: int
+    start: int
+    stop: int
+    sweep_hash: str
+    run_seed: int
+    arrays: dict
+    sums: dict
+    seconds: float = 0.0
+    fleet_cycles: int = 0
+    blocks: dict = field(default_factory=dict)
+
+    def __getattr__(self, name):
+        arrays = self.__dict__.get("arrays")
+        if arrays is not None and name in arrays:
+            return arrays[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def n(self) -> int:
+        return self.stop - self.start
+
+    @classmethod
+    def from_run(cls, piece: Piece, run, *, sweep_hash: str, keep_per_fleet: bool,
+                 seconds: float = 0.0) -> "Part":
+        """The part of a piece from its simulate() Run."""
+        arrays, sums, blocks = {}, {}, {}
+        for a in RESULT_ARRAYS:
+            value = getattr(run, a.name)
+            if a.summed:
+                sums[a.name] = tuple(exact_column_sums(value))
+                if not keep_per_fleet:
+                    blocks[a.name] = block_sums_exact(value, piece.start, piece.cell_fleets,
+                                                      exact_column_sums)
+                value = value if keep_per_fleet else None
+            arrays[a.name] = value
+        kw = piece.kwargs
+        n = piece.stop - piece.start
+        if kw["passage_level"] is not None and kw["stop_at_passage"]:
+            fc = int(np.where(run.passage_cycle >= 0, run.passage_cycle, kw["cycles"]).sum())
+        else:
+            fc = n * kw["cycles"]
+        return cls(cell=piece.cell, start=piece.start, stop=piece.stop, sweep_hash=sweep_hash,
+                   run_seed=piece.run_seed, arrays=arrays, sums=sums, seconds=seconds,
+                   fleet_cycles=fc, blocks=blocks)
+
+
+def _simulate_threadsafe(fleet, **kw):
+    """simulate(), serialized if numba's layer is not thread-safe (a threaded
+    Dask worker, or the local thread pool, could run two at once)."""
+    from ..engine.run import simulate
+
+    with layer_guard():
+        return simulate(fleet, **kw)
+
+
+def run_unit(unit: Unit) -> list:
+    """Run one unit: a pure function of the unit (seeds, fleet ranges, parameters).
+
+    Returns one :class:`Part` per piece, in order; for a :class:`RiskUnit`,
+    ``[RiskPart]``.
+    """
+    if isinstance(unit, RiskUnit):
+        return [run_risk(unit)]
+    out = []
+    for p in unit.pieces:
+        t0 = time.perf_counter()
+        n = p.stop - p.start
+        run = _simulate_threadsafe(p.fleet, fleets=n, fleet_start=p.start, batch_size=n,
+                                   threads=unit.threads, **p.kwargs)
+        out.append(Part.from_run(p, run, sweep_hash=unit.sweep_hash,
+                                 keep_per_fleet=unit.keep_per_fleet,
+                                 seconds=time.perf_counter() - t0))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# How much work is left
+# ---------------------------------------------------------------------------
+
+def fleet_events_bound(cell) -> int:
+    """Events of one fleet that runs all its cycles (an upper bound when it
+    stops at its passage, where ``cycles`` is a cap)."""
+    return int(run_events(cell.n_jobs, 1, cell.cycles))
+
+
+def _stops_early(cell) -> bool:
+    return cell.passage_level is not None and cell.stop_at_passage
+
+
+class WorkEstimate:
+    """The events a sweep still has to run, estimated from those measured.
+
+    A cell's fleets cost its measured events per fleet once some are done;
+    before that, :func:`fleet_events_bound` times the ratio measured / bound
+    seen so far in cells of its kind (stopping at their passage or not;
+    1 before any is measured). So costs are counted in events, whatever the
+    cells' sizes, and a cell that stops early is not charged its cycle cap
+    once its kind is measured. ``bound`` is True while a stopping cell is
+    still charged its cap (the estimate is then an upper bound).
+    """
+
+    def __init__(self, sweep: Sweep, done: FleetRanges):
+        self.cells = sweep.cells
+        self.left = [c.fleets - done.count(c.index) for c in sweep.cells]
+        self.measured = [[0, 0] for _ in sweep.cells]         # cell -> [events, fleets]
+        self.kind = {False: [0, 0], True: [0, 0]}              # stops early -> [events, bound]
+
+    def add(self, part) -> None:
+        """Count a finished part (its fleets are no longer left)."""
+        c = self.cells[part.cell]
+        events = int(np.sum(part.arrays["events"]))
+        self.left[part.cell] -= part.n
+        self.measured[part.cell][0] += events
+        self.measured[part.cell][1] += part.n
+        k = self.kind[_stops_early(c)]
+        k[0] += events
+        k[1] += part.n * fleet_events_bound(c)
+
+    def per_fleet(self, i: int) -> float:
+        events, fleets = self.measured[i]
+        if fleets:
+            return events / fleets
+        c = self.cells[i]
+        seen, bound = self.kind[_stops_early(c)]
+        return fleet_events_bound(c) * (seen / bound if bound else 1.0)
+
+    def events_left(self) -> float:
+        return sum(n * self.per_fleet(i) for i, n in enumerate(self.left) if n)
+
+    def seconds_left(self, workers: int = 1) -> float:
+        """Wall time left on ``workers`` cores at the benchmarked cost per event."""
+        one_core = sum(n * self.per_fleet(i) * seconds_per_event(self.cells[i].n_jobs)
+                       for i, n in enumerate(self.left) if n)
+        return one_core / max(1, workers)
+
+    @property
+    def bound(self) -> bool:
+        return any(n and not self.measured[i][1] and _stops_early(self.cells[i])
+                   and not self.kind[True][1] for i, n in enumerate(self.left))
+
+
+# ---------------------------------------------------------------------------
+# The planner
+# ---------------------------------------------------------------------------
+
+class Planner:
+    """Cuts the fleets not yet done into units of about ``target_seconds``.
+
+    Unit boundaries never change a result (fleet j depends on (seed, j) only),
+    so the planner sizes units from measured speed: a cell's fleets are first
+    estimated pessimistically (``assumed_rate`` job-cycles per second against
+    N x cycles per fleet, an upper bound of the work), then from that cell's
+    measured seconds per fleet, growing at most ``growth`` times per unit. Small
+    cells are packed several to a unit (at most ``max_pieces``). A unit never
+    holds more than ``max_fleets`` fleets of a cell or about ``max_bytes`` of
+    results: memory stays bounded by one unit, whatever the number of cells.
+    """
+
+    def __init__(self, sweep: Sweep, done: FleetRanges, target_seconds: float = 0.25,
+                 assumed_rate: float = 1e6, growth: float = 4.0, max_fleets: int = 4096,
+                 max_bytes: int = 32 << 20, max_pieces: int = 64, threads: int | None = None,
+                 risk_done=frozenset()):
+        self.sweep = sweep
+        self.target = float(target_seconds)
+        self.assumed_rate = float(assumed_rate)
+        self.growth = growth
+        self.max_fleets = max_fleets
+        self.max_bytes = max_bytes
+        self.max_pieces = max_pieces
+        self.threads = threads
+        self.queue = []
+        for c in sweep.cells:
+            for a, b in done.gaps(c.index, c.fleets):
+                self.queue.append([c.index, a, b])
+        self.queue.reverse()                  # pop() from the end = cell order
+        # each cell's storm risk (risk_levels), first: the longest tasks start early
+        self.risk_queue = [c.index for c in reversed(sweep.cells)
+                           if c.has_risk and c.index not in risk_done]
+        self.per_fleet: dict[int, float] = {}  # cell -> measured seconds per fleet
+        self.last: dict[int, int] = {}         # cell -> size of its last piece
+
+    @property
+    def remaining(self) -> int:
+        """Fleets not yet handed out, plus storm-risk tasks (0: nothing left to run)."""
+        return sum(b - a for _, a, b in self.queue) + len(self.risk_queue)
+
+    def _seconds_per_fleet(self, cell: int) -> float:
+        if cell in self.per_fleet:
+            return max(self.per_fleet[cell], 1e-9)
+        c = self.sweep.cells[cell]
+        return c.n_jobs * c.cycles / self.assumed_rate
+
+    def bytes_per_fleet(self, cell: int) -> int:
+        """Bytes of one fleet's results (the per-fleet arrays), plus some overhead."""
+        n = self.sweep.cells[cell].n_jobs
+        return 64 + sum(np.dtype(a.dtype).itemsize * int(np.prod(a.width(n)))
+                        for a in RESULT_ARRAYS)
+
+    def next(self) -> Unit | RiskUnit | None:
+        if self.risk_queue:
+            return make_risk_unit(self.sweep, self.risk_queue.pop(), self.threads)
+        pieces, budget, room = [], self.target, self.max_bytes
+        while self.queue and len(pieces) < self.max_pieces:
+            item = self.queue[-1]
+            cell, a, b = item
+            per = self._seconds_per_fleet(cell)
+            n = budget / per
+            if cell in self.per_fleet:
+                n = min(n, self.growth * self.last.get(cell, 1))
+            n = min(n, self.max_fleets, room // self.bytes_per_fleet(cell), b - a)
+            if n < 1:
+                if pieces:
+                    break
+                n = 1                         # a unit always makes progress
+            n = int(n)
+            pieces.append(make_piece(self.sweep, cell, a, a + n))
+            self.last[cell] = n
+            budget -= n * per
+            room -= n * self.bytes_per_fleet(cell)
+            if a + n < b:
+                item[1] = a + n
+                break                         # this cell fills the unit
+            self.queue.pop()
+        if not pieces:
+            return None
+        return Unit(sweep_hash=self.sweep.hash, pieces=tuple(pieces),
+                    keep_per_fleet=self.sweep.occupancy == "fleet", threads=self.threads)
+
+    def feedback(self, parts) -> None:
+        for part in parts:
+            if isinstance(part, RiskPart):
+                continue
+            rate = part.seconds / (part.stop - part.start)
+            old = self.per_fleet.get(part.cell)
+            self.per_fleet[part.cell] = rate if old is None else 0.5 * (old + rate)
