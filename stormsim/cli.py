@@ -17,6 +17,7 @@ exit codes:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import signal
@@ -25,8 +26,21 @@ import threading
 import time
 from pathlib import Path
 
+from ._format import fmt_duration
 from ._version import __version__
+from .driver import run_sweep
 from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError
+from .risk.stormrisk import storm_risk
+from .store import export
+from .store.results import check_tail_level, open_results, tail_level
+from .store.tables import cells_table, outline_table
+from .sweep.executors import DaskExecutor, LocalExecutor, executor_from
+from .sweep.grid import MAX_CELLS
+from .sweep.keys import RISK_DEFAULTS
+from .sweep.progress import MODES
+from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell
+from .sweep.plan import WorkEstimate
+from .sweep.work import FleetRanges
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
@@ -85,13 +99,11 @@ def _executor(args):
                         f"address (local:{args.workers}) or start them with the cluster")
     if args.workers < 1:
         raise SpecError(f"--workers {args.workers}: must be an integer >= 1")
-    from .sweep.executors import LocalExecutor
 
     return LocalExecutor(workers=args.workers)
 
 
 def _run_sweep_command(args, sweep, output: str, executor) -> int:
-    from .driver import run_sweep
 
     stop, state = threading.Event(), {}
     previous = _install_stop_handlers(stop, state, args.quiet)
@@ -126,7 +138,6 @@ def _run_sweep_command(args, sweep, output: str, executor) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .sweep.spec import load_sweep
 
     if args.output is not None and not args.output.strip():
         raise SpecError(f"-o/--output is empty ({args.output!r}): give the HDF5 file to write, "
@@ -153,10 +164,6 @@ LONG_SWEEP_SECONDS = 3600.0
 
 def _estimate(sweep, output: str, executor) -> tuple[float, str]:
     """(seconds, a sentence): the expected wall time of what is left to run."""
-    from ._format import fmt_duration
-    from .sweep.executors import DaskExecutor, executor_from
-    from .store.results import open_results
-    from .sweep.work import FleetRanges, WorkEstimate
 
     done = FleetRanges()
     if Path(output).exists() or Path(output + ".parts").is_dir():
@@ -216,9 +223,6 @@ DRY_RUN_SHOWN = 5
 
 
 def _dry_run(args, output: str) -> int:
-    from .sweep.grid import MAX_CELLS
-    from .sweep.spec import load_outline, load_sweep, resolve_cell
-    from .store.tables import cells_table, outline_table
 
     outline = load_outline(args.file)        # the keys checked, no cell resolved yet
     n = outline.n_cells
@@ -235,11 +239,7 @@ def _dry_run(args, output: str) -> int:
 
 
 def _risk(args: argparse.Namespace) -> int:
-    import json
 
-    from .store.results import tail_level
-    from .risk.stormrisk import storm_risk
-    from .sweep.spec import load_sweep
 
     sweep = load_sweep(args.file)
     if not 0 <= args.cell < sweep.n_cells:
@@ -247,24 +247,12 @@ def _risk(args: argparse.Namespace) -> int:
                         "(list them with: stormsim sweep FILE --dry-run)")
     c = sweep.cells[args.cell]
     kw = c.simulate_kwargs()
-    if args.as_sweep:
-        given = [f"--{name.replace('_', '-')}" for name in _RISK_OPTIONS
-                 if getattr(args, name) is not None]
-        if given:
-            raise SpecError(f"--as-sweep takes the cell's own risk_* keys; {', '.join(given)} "
-                            "would change them: drop --as-sweep or those options")
-        if not c.has_risk:
-            raise SpecError(f"--as-sweep: cell {args.cell} of {args.file} has no storm risk "
-                            "(no risk_levels key): give --levels instead")
-    else:
-        from .sweep.keys import RISK_DEFAULTS      # storm_risk's own, from its signature
-
-        defaults = {"levels": _RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
-                                                ("rel_error", "max_seconds", "method", "trials",
-                                                 "basin", "score_every")}}
-        for name, value in defaults.items():
-            if getattr(args, name) is None:
-                setattr(args, name, value)
+    defaults = {"levels": _RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
+                                            ("rel_error", "max_seconds", "method", "trials",
+                                             "basin", "score_every")}}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
 
     def progress(r):
         if not args.quiet:
@@ -273,16 +261,13 @@ def _risk(args: argparse.Namespace) -> int:
                   f"{int(r.resolved.sum())}/{r.levels.size} levels resolved",
                   file=sys.stderr, flush=True)
 
-    if args.as_sweep:      # the numbers `stormsim sweep` stores for this cell, bit for bit
-        r = storm_risk(c.fleet, progress=progress, **c.risk_kwargs())
-    else:
-        levels = sorted({tail_level(lv, c.n_jobs) for lv in _tail_levels(args.levels)})
-        r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
-                       seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
-                       launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
-                       method=args.method, trials=args.trials,
-                       basin=int(args.basin) if str(args.basin).isdigit() else args.basin,
-                       score_every=args.score_every)
+    levels = sorted({tail_level(lv, c.n_jobs) for lv in _tail_levels(args.levels)})
+    r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
+                   seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
+                   launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
+                   method=args.method, trials=args.trials,
+                   basin=int(args.basin) if str(args.basin).isdigit() else args.basin,
+                   score_every=args.score_every)
     if args.format == "json":
         print(json.dumps({"file": args.file, "cell": args.cell, **r.to_dict()}, indent=1,
                          default=str))
@@ -294,9 +279,6 @@ def _risk(args: argparse.Namespace) -> int:
 
 #: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
 _RISK_LEVELS = "2,N/4,N/2"
-#: ``stormsim risk`` options that --as-sweep takes from the cell's risk_* keys instead.
-_RISK_OPTIONS = ("levels", "rel_error", "max_seconds", "max_fleets", "method", "trials", "basin",
-                 "score_every")
 
 
 def _tail_levels(text: str):
@@ -304,7 +286,6 @@ def _tail_levels(text: str):
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from .store.results import check_tail_level, open_results
 
     levels = _tail_levels(args.tail)
     for lv in levels:
@@ -313,7 +294,6 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.format == "text":
         print(res.table(tail=levels, unit=args.unit, storms=args.storms, risk=True))
     else:
-        from .store import export
 
         show = export.inspect_csv if args.format == "csv" else export.inspect_json
         sys.stdout.write(show(res, levels, args.unit, storms=args.storms).rstrip("\n") + "\n")
@@ -341,9 +321,6 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .store.results import open_results
-    from .sweep.spec import parse_sweep
-    from .driver import run_sweep
 
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
@@ -387,7 +364,6 @@ In Python: stormsim.open_results("{h5}") gives the same numbers as arrays.""")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .sweep.progress import MODES
 
     parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -445,10 +421,6 @@ def main(argv: list[str] | None = None) -> int:
                           "(stormsim.storm_risk; the cell's cycles, burn_in, launch and seed).")
     risk.add_argument("file", help="a sweep file (TOML)")
     risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
-    risk.add_argument("--as-sweep", action="store_true",
-                      help="the cell's own storm risk (its risk_* keys, a fixed effort): the "
-                           "numbers `stormsim sweep` stores for it, bit for bit (without it: "
-                           "storm_risk's defaults, e.g. basin raised, and a time budget)")
     risk.add_argument("--levels", default=None,
                       help=f"levels k: integers, 'N' or 'N/q' (default: {_RISK_LEVELS})")
     risk.add_argument("--rel-error", type=float, default=None,
@@ -464,12 +436,10 @@ def main(argv: list[str] | None = None) -> int:
                       help="splitting: clones per stage and replicate (default 100)")
     risk.add_argument("--basin", default=None,
                       help="splitting: the basin's edge, a level or a rule: raised (the "
-                           "default) or most-entries (a sweep cell's default risk_basin, so "
-                           "without --as-sweep the deep levels can differ from the sweep's)")
+                           "default) or most-entries")
     risk.add_argument("--score-every", default=None,
                       help="splitting: when the score is looked at: cycle (the default: once "
-                           "a cycle and near the next interface) or write-end (every write "
-                           "end: a sweep cell's default risk_score_every)")
+                           "a cycle and near the next interface) or write-end (every write end)")
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     risk.set_defaults(func=_risk)

@@ -23,12 +23,13 @@ from pathlib import Path
 
 from ._version import __version__
 from .errors import SweepError
+from .store.stores import HDF5Store, Store
+from .sweep.cellrisk import RiskPart
 from .sweep.executors import executor_from
 from .sweep.progress import Progress
 from .sweep.spec import Sweep, load_sweep
-from .store.stores import HDF5Store, Store
-from .sweep.cellrisk import RiskPart
-from .sweep.work import Planner, WorkEstimate, run_unit
+from .sweep.plan import Planner, WorkEstimate
+from .sweep.work import run_unit
 
 __all__ = ["SweepOutcome", "run_sweep"]
 

@@ -35,7 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
+from . import plots
 from ._format import fmt_value
+from .stats.survival import kaplan_meier, passage_times
+from .store.results import open_results
 from .store.tables import risk_table_text
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
@@ -70,7 +73,6 @@ def _main_key(res) -> str | None:
 
 def _cell_summary(c) -> dict:
     """What the figures need from one cell; its per-fleet arrays are dropped after."""
-    from .stats.survival import kaplan_meier, passage_times
 
     cs = c.summary()
     p = c.params
@@ -117,7 +119,6 @@ def _xaxis(vals):
 
 
 def _suptitle(fig, text: str, fontsize: float = 10.0) -> None:
-    from . import plots
 
     fig.suptitle(plots.wrap(text, fig.get_figwidth() * 0.95, fontsize), fontsize=fontsize)
 
@@ -149,7 +150,6 @@ _BOUND_STYLE = ("no fleet reached k: one-sided 95% upper bound",
 
 
 def _tail_figure(res, occ_cells):
-    from . import plots
 
     ns = sorted({s["N"] for s in occ_cells})[:MAX_PANELS]
     fig, axes = plots.grid(len(ns), 1, size=(5.0, 4.2))
@@ -205,7 +205,6 @@ def _tail_figure(res, occ_cells):
 
 
 def _tail_vs_figure(res, occ_cells, xkey):
-    from . import plots
 
     others = [k for k in res.grid_keys if k != xkey]
     groups = _groups(occ_cells, others, xkey)
@@ -246,7 +245,6 @@ def _tail_vs_figure(res, occ_cells, xkey):
 
 
 def _survival_figure(res, pass_cells, xkey):
-    from . import plots
 
     others = [k for k in res.grid_keys if k != xkey]
     panels = list(_groups(pass_cells, others, xkey).items())
@@ -272,7 +270,6 @@ def _survival_figure(res, pass_cells, xkey):
 
 
 def _median_figure(res, pass_cells, xkey):
-    from . import plots
 
     others = [k for k in res.grid_keys if k != xkey]
     groups = _groups(pass_cells, others, xkey)
@@ -337,7 +334,6 @@ def main(path: str, outdir: str) -> int:
     Returns 0. Raises ``stormsim.SweepError`` (a ValueError) when ``path`` is
     not a stormsim sweep result.
     """
-    from .store.results import open_results
 
     res = open_results(path)
     out = Path(outdir)

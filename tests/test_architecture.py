@@ -19,10 +19,10 @@ WINGS = [
     ("engine", ["__init__", "_numba_cache", "units", "cost", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "survival", "analysis", "tails", "storms", "summary", "physical"]),
-    ("risk", ["__init__", "split_estimate", "splitting", "stormrisk"]),
-    ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "spec",
-               "cellrisk", "work"]),                           # the sweep file -> units of work
-    ("store", ["__init__", "files", "parts", "layout", "tables", "export", "results",
+    ("risk", ["__init__", "split_estimate", "splitting", "result", "stormrisk"]),
+    ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
+               "cellrisk", "work", "plan"]),                         # the sweep file -> units of work
+    ("store", ["__init__", "files", "parts", "identity", "layout", "tables", "export", "results",
                "stores"]),                                     # files, the layout, the reader
     ("", ["driver", "plots", "report", "cli", "__main__", "__init__"]),   # faces
 ]

@@ -15,6 +15,10 @@ import numpy as np
 from .._format import fmt_array
 from ..errors import SpecError
 from .cost import FLEET_BYTES_PER_JOB, check_memory
+from .units import (
+    fleet_arguments,  # a floor below the model: imported on use
+    read_jobs,
+)
 
 __all__ = ["Fleet", "SpecError", "canonical_throughput", "throughput_label", "throughput_table"]
 
@@ -339,7 +343,6 @@ class Fleet:
         """A fleet from physical units (MODEL.md E4), e.g. ``Fleet.from_jobs(n_jobs=24,
         compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
         Keywords and conventions: ``stormsim.units.fleet_arguments``."""
-        from .units import fleet_arguments  # a floor below the model: imported on use
 
         return cls(**fleet_arguments(**quantities))
 
@@ -348,7 +351,6 @@ class Fleet:
                  throughput: ThroughputSpec = "fair") -> "Fleet":
         """A fleet from a CSV job table (one row per job, each column's unit in its
         header) and the fabric's bandwidth: ``stormsim.units.read_jobs``."""
-        from .units import read_jobs
 
         return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
                              throughput=throughput)

@@ -4,15 +4,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 import numba
+import numpy as np
 
 from .._args import check_flag, check_int
 from ..errors import SpecError
-from . import door, launch as _launch
+from . import door
+from . import launch as _launch
 from .cost import check_memory, default_batch, memory_needed, next_batch
 from .model import Fleet
+
 
 @dataclass(frozen=True)
 class Run:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from ..engine.cost import seconds_per_event
 from ..engine.model import Fleet
@@ -108,7 +109,6 @@ class SplitEstimate:
 
 
 def _log_interval(m, se, R, level):
-    from scipy.stats import t as student_t
 
     q = float(student_t.ppf(0.5 + level / 2.0, max(R - 1, 1)))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -51,19 +51,27 @@ from __future__ import annotations
 import inspect
 import math
 import time
-from dataclasses import dataclass, field
 from numbers import Integral
 
 import numpy as np
 
 from ..engine.cost import default_batch
+from ..engine.model import Fleet
 from ..engine.run import simulate
 from ..errors import SpecError
-from ..engine.model import Fleet
-from .splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, MIN_REPLICATES, TOP_SHARE_WARN,
-                        check_score_every, check_splittable, storm_split, storm_split_until)
 from ..stats.storms import ratio_of_means, storm_estimate
 from ..stats.tails import LEVEL, tail_estimate
+from .result import StormRisk
+from .splitting import (
+    DEFAULT_BASIN,
+    DEFAULT_HORIZON,
+    DEFAULT_SCORE_EVERY,
+    MIN_REPLICATES,
+    check_score_every,
+    check_splittable,
+    storm_split,
+    storm_split_until,
+)
 
 __all__ = ["StormRisk", "fixed_batch", "storm_risk"]
 
@@ -79,146 +87,12 @@ METHODS = ("auto", "plain", "splitting")
 FIXED_REPLICATES = inspect.signature(storm_split).parameters["replicates"].default
 
 
-@dataclass
-class StormRisk:
-    """What ``storm_risk`` found. Arrays are indexed like ``levels``.
-
-    p, p_lo, p_hi, p_method, p_rel_error : P(n_w >= k), its interval and method
-        (stormsim.tails), its relative standard error (NaN without one)
-    rate, rate_lo, rate_hi, rate_method, rate_rel_error : nu_k, storms per
-        second of measured time (stormsim.storms)
-    duration, duration_lo, duration_hi : mean storm duration (s)
-    hits : fleets that reached each level
-    resolved : both relative errors <= rel_error (with >= MIN_HITS hits)
-    fleets_needed, cpu_seconds_needed : estimated plain Monte Carlo cost to
-        reach rel_error at each level (the work done for resolved levels);
-        ``needed_is_lower_bound`` where no fleet reached the level
-    fleets, fleet_cycles, events, cpu_seconds, wall_seconds, batches : effort
-    stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets", or
-        "replicates" (a fixed effort's splitting replicates done)
-    level_method : "plain" or "splitting" per level; split : the
-        stormsim.splitting.SplitEstimate of the split levels (or None)
-
-    A split level no replicate reached has p = 0, p_method "monotone-bound":
-    p_hi is the upper end of the interval of the deepest lower level asked
-    (P(n_w >= k) falls with k), or 1; its rate is NaN, rate_method
-    "not-reached" (no such bound). Ask for intermediate levels, or more time.
-    """
-
-    levels: np.ndarray
-    rel_error_target: float
-    seed: int
-    batch_fleets: int
-    p: np.ndarray
-    p_lo: np.ndarray
-    p_hi: np.ndarray
-    p_method: np.ndarray
-    p_rel_error: np.ndarray
-    rate: np.ndarray
-    rate_lo: np.ndarray
-    rate_hi: np.ndarray
-    rate_method: np.ndarray
-    rate_rel_error: np.ndarray
-    duration: np.ndarray
-    duration_lo: np.ndarray
-    duration_hi: np.ndarray
-    hits: np.ndarray
-    resolved: np.ndarray
-    fleets_needed: np.ndarray
-    cpu_seconds_needed: np.ndarray
-    needed_is_lower_bound: np.ndarray
-    fleets: int = 0
-    fleet_cycles: int = 0
-    events: int = 0
-    cpu_seconds: float = 0.0
-    wall_seconds: float = 0.0
-    batches: int = 0
-    stopped: str = "running"
-    level_method: np.ndarray | None = None
-    split: object = field(default=None, repr=False)
-    level: float = LEVEL
-    method: str = field(default=(
-        "plain Monte Carlo over independent fleets; P(n_w>=k): ratio estimator, delta method "
-        "on the logit scale (stormsim.tails); storms/s and duration: ratio estimators, delta "
-        "method on the log scale (stormsim.storms); no event: one-sided 95% bounds"), repr=False)
-
-    @property
-    def storms_per_day(self) -> np.ndarray:
-        """nu_k in storms per day (the model's time unit being the second)."""
-        return self.rate * 86400.0
-
-    def to_dict(self) -> dict:
-        """Plain lists and numbers (JSON-ready, NaN as None)."""
-        def plain(v):
-            if isinstance(v, np.ndarray):
-                return [plain(x) for x in v.tolist()]
-            if isinstance(v, float) and math.isnan(v):
-                return None
-            return v
-        out = {k: plain(v) for k, v in self.__dict__.items() if k != "split"}
-        if self.split is not None:
-            sp = self.split
-            out["split"] = {k: plain(getattr(sp, k)) for k in (
-                "levels", "interfaces", "trials", "replicates", "flux_cycles", "burn_in", "horizon",
-                "score_every", "events", "truncated", "cpu_seconds", "wall_seconds", "work_relvar",
-                "mc_work_relvar", "gain", "top_share", "method")}
-        return out
-
-    def __str__(self) -> str:
-        lines = [f"storm_risk: {self.fleets} fleets in {self.batches} batches of "
-                 f"{self.batch_fleets}, {self.fleet_cycles:.4g} fleet-cycles, "
-                 f"{self.cpu_seconds:.3g} CPU s ({self.wall_seconds:.3g} s wall); stopped: "
-                 f"{self.stopped}; target relative error {self.rel_error_target:g}"]
-        head = ["k", "P(n_w>=k) [95% CI]", "RE", "storms/s [95% CI]", "RE",
-                "storm s [95% CI]", "resolved / plain-MC cost to resolve"]
-        rows = []
-        for j, k in enumerate(self.levels.tolist()):
-            p = (f"0 (<{self.p_hi[j]:.2e})" if self.p_method[j] in ("zero-bound",
-                                                                  "monotone-bound") else
-                 f"{self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}]")
-            r = (f"0 (<{self.rate_hi[j]:.2e})" if self.rate_method[j] == "zero-bound" else
-                 "not reached, no bound" if self.rate_method[j] == "not-reached" else
-                 f"{self.rate[j]:.3e} [{self.rate_lo[j]:.3e}, {self.rate_hi[j]:.3e}]")
-            d = ("-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}" +
-                 ("" if math.isnan(self.duration_lo[j]) else
-                  f" [{self.duration_lo[j]:.4g}, {self.duration_hi[j]:.4g}]"))
-            if self.level_method is not None and self.level_method[j] == "splitting":
-                cost = ("yes" if self.resolved[j] else "no") + " (splitting)"
-            elif self.resolved[j]:
-                cost = "yes"
-            else:
-                at_least = ">= " if self.needed_is_lower_bound[j] else "~"
-                cost = (f"no: {at_least}{self.fleets_needed[j]:.3g} fleets, "
-                        f"{at_least}{self.cpu_seconds_needed[j]:.3g} CPU s")
-            rows.append([str(k), p, _re(self.p_rel_error[j]), r, _re(self.rate_rel_error[j]),
-                         d, cost])
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-        lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
-        lines += ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows]
-        lines.append("RE: relative standard error. " + self.method)
-        if self.split is not None:
-            sp = self.split
-            lines.append(f"splitting levels: {sp.replicates} replicates x {sp.trials} clones per "
-                         f"stage, score every {sp.score_every}, interfaces {sp.interfaces.tolist()}, "
-                         f"{sp.cpu_seconds:.3g} CPU s; " + sp.method)
-            heavy = sp.levels[sp.top_share > TOP_SHARE_WARN]
-            if heavy.size:
-                lines.append(f"WARNING: at k = {', '.join(map(str, heavy.tolist()))} one splitting "
-                             "replicate holds most of the estimate (heavy tail): the typical run "
-                             "lies below the mean and the interval may be too narrow; run longer")
-        return "\n".join(lines)
-
-
 def fixed_batch(n_jobs: int, cycles: int, fleets: int) -> int:
     """Fleets per batch of a fixed effort of ``fleets``: >= MIN_BATCHES equal
     batches of <= ``engine.default_batch``, adding up to ``fleets`` rounded up
     by less than their number."""
     nb = max(MIN_BATCHES, -(-int(fleets) // default_batch(n_jobs, cycles)))
     return max(1, -(-int(fleets) // nb))
-
-
-def _re(x: float) -> str:
-    return "-" if math.isnan(x) else f"{x:.3f}"
 
 
 def _check_levels(levels, n: int) -> np.ndarray:

@@ -6,6 +6,7 @@ All functions take arrays, fleets on axis 0: firings is (fleets, N, K) as in
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import binom
 
 
 def phases(firings: np.ndarray) -> np.ndarray:
@@ -81,6 +82,5 @@ def writing_fraction(occupancy: np.ndarray) -> np.ndarray:
 
 def binomial_baseline(n_jobs: int, p_write: float) -> np.ndarray:
     """Occupancy of N independent jobs each writing a fraction p of the time: (N + 1,)."""
-    from scipy.stats import binom
 
     return binom.pmf(np.arange(n_jobs + 1), n_jobs, p_write)

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+from scipy.stats import binomtest, chi2
 
+from ..engine.units import SECONDS_PER_DAY, quantity, seconds
 from ..errors import SpecError
 from .survival import median_survival, passage_times
 from .tails import LEVEL, tail_estimate
-from ..engine.units import SECONDS_PER_DAY, quantity, seconds
 
 __all__ = ["LEVEL", "Estimate", "passage_probability", "storm_duration", "storm_time_per_day",
            "storms_per_day", "time_to_passage", "write_time_per_day"]
@@ -138,7 +139,6 @@ def storms_per_day(run, level: int = 2, time_unit="s") -> Estimate:
     window = occ.sum(axis=1)
     per_day = SECONDS_PER_DAY / seconds(time_unit, "time_unit")       # model time units per day
     if counts.sum() == 0:
-        from scipy.stats import chi2
 
         hi = chi2.ppf(0.5 + LEVEL / 2.0, 2) / 2.0 / float(window.sum()) * per_day
         return Estimate(0.0, 0.0, hi, "storms/day",
@@ -212,7 +212,6 @@ def passage_probability(run, within, time_unit="s") -> Estimate:
                         f"{within!r} without a passage (the longest ran "
                         f"{float(run.end_time.max()) * seconds(time_unit, 'time_unit') / 3600.0:.3g} h): "
                         "raise cycles so every fleet covers the horizon")
-    from scipy.stats import binomtest
 
     x, n = int(hit.sum()), int(run.fleets)
     ci = binomtest(x, n).proportion_ci(confidence_level=LEVEL, method="exact")

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from .tails import LEVEL
 
@@ -70,7 +71,6 @@ class StormEstimate:
 
 def _ratio_log(num, den, total_num, total_den, reached, level):
     """(R, lo, hi, relative se) of sum num / sum den over units (columns: levels)."""
-    from scipy.stats import t as student_t
 
     u = num.shape[0]
     r = total_num / total_den

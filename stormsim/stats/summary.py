@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from .storms import STORM_METHODS, storm_estimate
+from .survival import kaplan_meier, passage_times
 from .tails import LEVEL, independent_tail, tail_estimate
 
 __all__ = ["METHOD_CODES", "cell_summary", "job_write_fractions", "summary_table",
@@ -98,7 +99,6 @@ def job_write_fractions(c):
 
 
 def _median(t, obs, level):
-    from .survival import kaplan_meier
 
     return kaplan_meier(t, obs, level).median
 
@@ -111,7 +111,6 @@ def cell_summary(c, level: float = LEVEL) -> dict:
     occupancy_blocks (per block of fleets, or None), occupancy_sum and
     fleets_done. Arrays indexed by k run over k = 0..N.
     """
-    from .survival import passage_times
 
     p = c.params
     n = int(np.size(c.T))

@@ -32,7 +32,6 @@ arrays into (time, observed).
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from statistics import NormalDist
 
 import numpy as np

@@ -57,6 +57,8 @@ import math
 import re
 
 import numpy as np
+from scipy.stats import binom
+from scipy.stats import t as student_t
 
 from ..errors import SpecError
 
@@ -131,7 +133,6 @@ class TailEstimate:
 def _t_quantile(df: int, level: float) -> float:
     """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom
     (cached: a sweep asks for the same few df in every cell)."""
-    from scipy.stats import t as student_t
 
     return float(student_t.ppf(0.5 + level / 2.0, df))
 
@@ -221,7 +222,6 @@ def independent_tail(occupancy_sum, alike: bool, job_fractions=None) -> tuple[np
     "binomial" (identical jobs: the Poisson-binomial with equal p), or
     "none" (unlike jobs without per-job fractions: NaN).
     """
-    from scipy.stats import binom
 
     occ = np.asarray(occupancy_sum, dtype=np.float64)
     n = occ.size - 1

@@ -22,12 +22,15 @@ import io
 import json
 import math
 import re
+import tomllib
 
 import numpy as np
 
-from ..sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
 from ..stats.storms import STORM_METHODS
 from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, summary_table
+from ..sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
+from ..sweep.keys import PARAM_ATTRS
+from .layout import grid_attrs, grid_axes
 
 __all__ = ["inspect_csv", "inspect_json", "to_dataframe", "to_xarray"]
 
@@ -56,7 +59,6 @@ def _need(module: str):
 
 
 def _grid(res) -> dict:
-    import tomllib
 
     try:
         grid = tomllib.loads(res.sweep_toml).get("grid", {})
@@ -76,8 +78,6 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
     each variable's attributes.
     """
     xr = _need("xarray")
-    from ..sweep.keys import PARAM_ATTRS
-    from .layout import grid_attrs, grid_axes
 
     n = res.n_cells
     risks = [None] * n

@@ -12,6 +12,7 @@ code between modules cannot silently disarm a test.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,7 +110,6 @@ class DirLock:
     def acquire(self, create: bool = True) -> None:
         """Take the lock (creating the directory if asked) or raise ResourceError.
         The lock file names its holder only after ``claim``."""
-        import fcntl
 
         for _ in range(5):
             if create:
@@ -144,7 +144,6 @@ class DirLock:
         """What the LOCK file says ('pid N') if another process holds the lock
         now, else None. Probed with a shared flock released at once (a sweep
         starting in that instant is refused as if this one ran: retry it)."""
-        import fcntl
 
         try:
             fh = open(self.path)

@@ -34,16 +34,20 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from types import SimpleNamespace
 
+import h5py
 import numpy as np
 
-from ..sweep.keys import KEY, PARAM_ATTRS
-from .._version import __version__
+from .._version import ALGORITHM_VERSION, __version__
 from ..stats.storms import STORM_METHODS
 from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
 from ..stats.tails import LEVEL, block_ranges
 from ..sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
+from ..sweep.keys import KEY, PARAM_ATTRS
 from ..sweep.work import RESULT_ARRAYS, add_exact, exact_to_float
+from .identity import settings_json
 
 __all__ = ["FLEET_ARRAYS", "FORMAT", "FORMAT_VERSION", "cell_group", "check_version",
            "grid_attrs", "grid_axes", "read_cell", "write_result"]
@@ -131,7 +135,6 @@ def _jsonable(values: dict) -> dict:
 
 
 def _column(group, key, col):
-    import h5py
 
     if col.dtype.kind == "U":
         return group.create_dataset(key, data=col.astype(object), dtype=h5py.string_dtype())
@@ -178,7 +181,6 @@ def write_result(path, sweep, parts_of, *, risk_of, level: float = LEVEL) -> Non
     ``risk_of(i)``: cell i's storm risk (a RiskPart) where it asks for one
     (``risk_of`` is required; None only for a sweep without storm risk: a
     result is never written without the storm risk its cells ask for)."""
-    import h5py
 
     risky = [c.index for c in sweep.cells if c.has_risk]
     if risk_of is None and risky:
@@ -202,7 +204,6 @@ def _abandon(f, path) -> None:
     interpreter's exit then crashed (SIGSEGV). Emptying the file first
     (truncate frees its blocks, the descriptor stays valid) gives the flush
     room, so the file closes; its contents are discarded anyway."""
-    import os
 
     try:
         os.truncate(path, 0)
@@ -221,7 +222,8 @@ def _fill(f, sweep, parts_of, level: float, risk_of) -> None:
     cols = sweep.columns()
     a = f.attrs
     a["format"], a["format_version"] = FORMAT, FORMAT_VERSION
-    a["stormsim_version"] = __version__
+    a["stormsim_version"], a["algorithm_version"] = __version__, ALGORITHM_VERSION
+    a["settings"] = settings_json(sweep)       # every resolved setting, beside the numbers
     a["sweep_hash"], a["sweep_name"] = sweep.hash, sweep.name
     a["sweep_description"], a["sweep_source"] = sweep.description, sweep.source
     a["sweep_toml"], a["occupancy"], a["n_cells"] = sweep.text, sweep.occupancy, sweep.n_cells
@@ -259,7 +261,6 @@ def _risk_of(risk_of, c):
 
 
 def _string_or_number(group, name, data):
-    import h5py
 
     data = np.asarray(data)
     if data.dtype.kind in "UO":
@@ -283,7 +284,6 @@ def _write_risk(g, part) -> dict:
 def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
     """Cell c's group from its parts; returns its summary row (stormsim.summary),
     computed from the arrays just written (no read-back)."""
-    from types import SimpleNamespace
 
     g = cells.create_group(cell_group(c.index))
     g.attrs["index"] = c.index
@@ -341,7 +341,6 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
 
 def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None:
     """The summary arrays into ``group`` over ``dims`` (+ k for the BY_LEVEL ones)."""
-    import h5py
 
     shape = tuple(len(s) for s in dims)
 

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import atomic_path, fault, write_atomic
-from ..sweep.spec import Sweep
+from .._version import ALGORITHM_VERSION
 from ..stats.tails import block_ranges
 from ..sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS, RiskPart
+from ..sweep.spec import Sweep
 from ..sweep.work import RESULT_ARRAYS, Part
+from .files import atomic_path, fault, write_atomic
 
 __all__ = ["BAD_UNIT_ERRORS", "PARTS_FORMAT", "is_risk_file", "is_unit_file", "parts_dir",
            "read_manifest", "read_risk", "read_unit", "risk_name", "unit_name", "unit_pieces",
@@ -218,6 +219,7 @@ def write_manifest(parts: Path, sweep: Sweep, version: str, format_version: int)
     man = {"format": PARTS_FORMAT, "format_version": format_version,
            "sweep_hash": sweep.hash, "sweep_name": sweep.name,
            "sweep_source": sweep.source, "n_cells": sweep.n_cells,
-           "stormsim_version": version, "sweep_toml": sweep.text}
+           "stormsim_version": version, "algorithm_version": ALGORITHM_VERSION,
+           "sweep_toml": sweep.text}
     write_atomic(parts / "MANIFEST.json", json.dumps(man, indent=1).encode())
     return man

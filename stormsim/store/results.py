@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import h5py
 import numpy as np
 
-from .files import DirLock
-from .parts import is_risk_file, parts_dir, read_manifest, read_risk, read_unit, unit_pieces
-from .layout import FLEET_ARRAYS, FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
 from .._version import __version__
 from ..errors import SpecError, SweepError
-from ..sweep.spec import Sweep, parse_sweep
-from .tables import inspect_table
+from ..stats.summary import cell_summary
+from ..stats.survival import kaplan_meier, passage_times
 from ..stats.tails import check_tail_level, tail_level
+from ..sweep.spec import Sweep, parse_sweep
 from ..sweep.work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
+from .export import to_dataframe, to_xarray
+from .files import DirLock
+from .layout import FLEET_ARRAYS, FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
+from .parts import is_risk_file, parts_dir, read_manifest, read_risk, read_unit, unit_pieces
+from .tables import inspect_table
 
 __all__ = ["DEFAULT_TAIL_LEVELS", "FORMAT", "FORMAT_VERSION", "CellResult", "Results",
            "cell_group", "check_tail_level", "open_results", "read_identity", "tail_level",
@@ -106,7 +111,6 @@ class CellResult:
 
     def survival(self, unit: str = "cycle", level: float = 0.95):
         """Kaplan-Meier curve of the first passage, censored fleets included."""
-        from ..stats.survival import kaplan_meier, passage_times
 
         if unit == "cycle":
             t, obs = passage_times(self.passage_cycle, self.cycles)
@@ -136,7 +140,6 @@ class CellResult:
     def summary(self, level: float = 0.95) -> dict:
         """The cell's numbers (stormsim.summary.cell_summary): medians with
         intervals, P(n_w >= k) for k = 0..N with intervals, the baseline."""
-        from ..stats.summary import cell_summary
 
         return cell_summary(self, level)
 
@@ -234,7 +237,6 @@ class Results:
         were counted); ``storms(n_w>=LEVEL)`` is the count. The time fraction
         is ``P(n_w>=LEVEL)``.
         """
-        from ..stats.summary import cell_summary
 
         n = self.n_cells
         ks = {lv: tail_levels(lv, self.params["N"]) for lv in tail}
@@ -288,14 +290,12 @@ class Results:
         """The per-cell table as an xarray.Dataset, on the grid's dimensions
         (``.sel(load=0.9)``) or, with ``grid=False``, on ``cell``; see
         stormsim.export.to_xarray. Needs xarray."""
-        from .export import to_xarray
 
         return to_xarray(self, grid=grid, level=level)
 
     def to_dataframe(self, k=None, level: float = 0.95):
         """One row per cell as a pandas.DataFrame (``p_ge_4``, ``p_ge_4_lo``, ...,
         ``median``, ``median_lo``, ...); see stormsim.export.to_dataframe. Needs pandas."""
-        from .export import to_dataframe
 
         return to_dataframe(self, k=k, level=level)
 
@@ -341,21 +341,20 @@ def cell_from_parts(sweep: Sweep, i: int, parts, risk=None) -> CellResult:
 
 def read_identity(path: Path) -> dict | None:
     """Root attributes of a finished result, or None if it is not one."""
-    import h5py
 
     try:
         with h5py.File(path, "r") as f:
             if f.attrs.get("format") != FORMAT:
                 return None
-            return {k: f.attrs[k] for k in ("sweep_hash", "sweep_name", "n_cells",
-                                             "stormsim_version", "sweep_source", "sweep_toml")
+            return {k: f.attrs[k].item() if hasattr(f.attrs[k], "item") else f.attrs[k]
+                    for k in ("sweep_hash", "sweep_name", "n_cells", "stormsim_version",
+                              "algorithm_version", "sweep_source", "sweep_toml")
                     if k in f.attrs}
     except (OSError, ValueError):
         return None
 
 
 def _h5_results(path: Path) -> Results:
-    import h5py
 
     with h5py.File(path, "r") as f:
         version = check_version(f, path)
@@ -373,7 +372,6 @@ def _h5_results(path: Path) -> Results:
                     fixed={k: None for k in json.loads(a["fixed_keys"])}, params=params,
                     fleets=fleets, fleets_done=fleets.copy(), format_version=version)
     try:
-        import tomllib
 
         fx = tomllib.loads(meta["sweep_toml"]).get("fixed", {})
         meta["fixed"] = {k: fx.get(k) for k in meta["fixed"]}

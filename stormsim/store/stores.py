@@ -29,26 +29,35 @@ runs give the same bits.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import shutil
 from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
 
-from .._format import fmt_toml
-from .files import DirLock, atomic_path, fault, fsync_dir, tmp_path_of
-from .parts import (BAD_UNIT_ERRORS, is_risk_file, is_unit_file, parts_dir, read_manifest,
-                     read_risk, read_unit, risk_name, unit_name, write_manifest, write_risk,
-                     write_unit)
-from .._version import __version__
+from .._version import ALGORITHM_VERSION, __version__
 from ..errors import ResourceError, SweepError
-from .layout import FORMAT_VERSION, write_result
-from .results import Results, open_results, read_identity
-from ..sweep.keys import RISK_KEYS
-from ..sweep.spec import Sweep, parse_sweep
 from ..sweep.cellrisk import RiskPart
+from ..sweep.spec import Sweep
 from ..sweep.work import FleetRanges
+from .files import DirLock, atomic_path, fault, fsync_dir, tmp_path_of
+from .identity import other_sweep
+from .layout import FORMAT_VERSION, write_result
+from .parts import (
+    BAD_UNIT_ERRORS,
+    is_risk_file,
+    is_unit_file,
+    parts_dir,
+    read_manifest,
+    read_risk,
+    read_unit,
+    risk_name,
+    unit_name,
+    write_manifest,
+    write_risk,
+    write_unit,
+)
+from .results import Results, open_results, read_identity
 
 __all__ = ["AssemblyError", "HDF5Store", "MemoryStore", "OpenState", "Store"]
 
@@ -177,62 +186,6 @@ class MemoryStore(Store):
                                   risk_of=self.risk.get)
 
 
-def _other_sweep(meta: dict, sweep: Sweep) -> str:
-    """'a different sweep (...) than ...': what an output's identity or manifest
-    says it was made from, against the sweep being run."""
-    return (f"a different sweep ({meta.get('sweep_name')!r}, {meta.get('n_cells')} cells, from "
-            f"{meta.get('sweep_source')}) than {sweep.source} ({sweep.name!r}, "
-            f"{sweep.n_cells} cells){_one_key_differs(meta.get('sweep_toml'), sweep)}")
-
-
-def _one_key_differs(other_toml, sweep: Sweep) -> str:
-    """'' unless the other sweep differs from ``sweep`` only in ``fleets``, or
-    only in ``fast_forward``: then say so, and what to do (an output cannot be
-    extended to more fleets, nor hold the digits of two engines)."""
-    if not other_toml:
-        return ""
-    try:
-        other = parse_sweep(str(other_toml), "<stored>")
-    except Exception:  # made by another version, or unreadable: no hint
-        return ""
-    if other.hash == sweep.hash:
-        return ""
-
-    def key(sw, drop):
-        drop = {drop} if isinstance(drop, str) else set(drop)
-        ids = [{k: v for k, v in c.identity().items() if k not in drop} for c in sw.cells]
-        return sw.occupancy, json.dumps(ids, sort_keys=True)
-
-    fmt = (lambda v: str(v[0]) if len(v) == 1 else str(v))
-    if key(other, "fleets") == key(sweep, "fleets"):
-        had = sorted({c.fleets for c in other.cells})
-        want = sorted({c.fleets for c in sweep.cells})
-        return (f"; only 'fleets' differs (fleets = {fmt(had)} there, {fmt(want)} here). An "
-                "output cannot be extended to more (or cut to fewer) fleets: run the sweep with "
-                f"fleets = {fmt(had)} to resume or keep that output, or write this one to another "
-                "output (its first fleets will be the same numbers)")
-    if key(other, "fast_forward") == key(sweep, "fast_forward"):
-        def toml(sw):
-            return fmt(sorted({str(bool(c.values["fast_forward"])).lower() for c in sw.cells}))
-        return (f"; only 'fast_forward' differs (fast_forward = {toml(other)} there, "
-                f"{toml(sweep)} here). The fast-forward's digits agree with the event loop's "
-                "to rounding, not bit for bit, so one output cannot mix them (its numbers would "
-                f"depend on where it was resumed): run with fast_forward = {toml(other)} to "
-                "resume that output, or write this one to another output")
-    risk = [k for k in RISK_KEYS if any(a.values[k] != b.values[k]
-                                        for a, b in zip(other.cells, sweep.cells))]
-    if risk and other.n_cells == sweep.n_cells and key(other, risk) == key(sweep, risk):
-        def vals(sw, k):
-            return fmt(sorted({fmt_toml(list(v) if isinstance(v, tuple) else v)
-                               for v in (c.values[k] for c in sw.cells)}))
-        shown = "; ".join(f"{k} = {vals(other, k)} there, {vals(sweep, k)} here" for k in risk)
-        return (f"; only the storm risk differs ({shown}). Each cell's storm risk is computed "
-                "once, with its fixed effort, and stored whole: one output cannot hold two "
-                "settings. Run with the stored setting to resume that output, or write this one "
-                "to another output (its fleets will be the same numbers)")
-    return ""
-
-
 def _remove_entries(directory: Path, keep=("LOCK",)) -> None:
     for p in sorted(directory.iterdir()):
         if p.name not in keep:
@@ -297,7 +250,7 @@ class HDF5Store(Store):
             self._lock.claim()                      # going ahead: LOCK names this process
             man = read_manifest(parts)
             if overwrite or man is None or man.get("sweep_hash") != sweep.hash \
-                    or man.get("stormsim_version") != __version__:
+                    or man.get("algorithm_version") != ALGORITHM_VERSION:
                 # (a different or stale manifest is only replaced when no unit
                 # holds results: _check_parts refused otherwise)
                 write_manifest(parts, sweep, __version__, FORMAT_VERSION)
@@ -319,8 +272,9 @@ class HDF5Store(Store):
         ident = read_identity(path)
         if ident is None:
             self._refuse(f"{path} exists and is not a stormsim sweep result")
-        if ident.get("sweep_hash") != sweep.hash:
-            self._refuse(f"{path} holds the results of {_other_sweep(ident, sweep)}: "
+        if ident.get("sweep_hash") != sweep.hash or \
+                ident.get("algorithm_version") != ALGORITHM_VERSION:
+            self._refuse(f"{path} holds the results of {other_sweep(ident, sweep)}: "
                          "refusing to touch it")
         if parts.exists():      # a run killed after its final rename left them
             try:
@@ -343,12 +297,9 @@ class HDF5Store(Store):
         man = read_manifest(parts)
         if man is None:
             self._refuse(f"{parts} exists but has no readable MANIFEST.json")
-        elif man.get("sweep_hash") != sweep.hash:
-            self._refuse(f"{parts} holds finished units of {_other_sweep(man, sweep)}")
-        elif man.get("stormsim_version") != __version__:
-            self._refuse(f"{parts} holds finished units made by stormsim "
-                         f"{man.get('stormsim_version')}, but this is stormsim {__version__}: "
-                         "their numbers may differ, so they cannot be resumed")
+        elif man.get("sweep_hash") != sweep.hash or \
+                man.get("algorithm_version") != ALGORITHM_VERSION:
+            self._refuse(f"{parts} holds finished units of {other_sweep(man, sweep)}")
 
     def _release(self, remove_if_empty: bool = False) -> None:
         """Release the lock; with ``remove_if_empty``, first remove PARTS when it

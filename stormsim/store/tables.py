@@ -6,11 +6,13 @@ neither: the readers sit above this module.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
 from .._format import fmt_value
 from ..engine.cost import run_events, run_seconds
+from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
 
 __all__ = ["cells_table", "inspect_table", "outline_table", "render", "risk_table_text",
@@ -159,7 +161,6 @@ def risk_table_text(res, cells=None) -> str | None:
     interval and method, and the effort spent. None when no cell has one.
     ``cells``: the cells (anything with index, params and risk; default: read
     every cell of ``res``)."""
-    from ..engine.units import SECONDS_PER_DAY
 
     head = ["cell", *res.grid_keys, "k", "method", "P(n_w>=k) [95% CI]", "P method",
             "storms/s [95% CI]", "storms/day [95% CI]", "rate method", "effort"]
@@ -191,7 +192,6 @@ def risk_table_text(res, cells=None) -> str | None:
 def _keeping_risk(res, kept: list):
     """Each cell of ``res``, read once; of those with a storm risk, its index,
     params and risk kept (not its arrays) in ``kept``."""
-    from types import SimpleNamespace
 
     for c in res:
         if c.risk is not None:

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .executors import layer_guard
-from ..engine.units import SECONDS_PER_DAY
 from ..engine.model import Fleet
+from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import storm_risk
+from .executors import layer_guard
 from .spec import Sweep
 
 __all__ = ["PER_DAY", "RISK_ARRAYS", "RISK_SCALARS", "RiskArray", "RiskPart",

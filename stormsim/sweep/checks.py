@@ -8,9 +8,9 @@ import math
 from numbers import Integral, Real
 
 from .._format import fmt_toml
-from ..errors import SpecError
 from ..engine.cost import FLEET_BYTES_PER_JOB, check_memory
 from ..engine.model import canonical_throughput
+from ..errors import SpecError
 from ..stats.tails import check_tail_level
 
 __all__ = ["Bad", "boolean", "int_at_least", "int_or_one_of", "is_int", "is_num", "one_of",
@@ -119,6 +119,13 @@ def int_or_one_of(lo: int, *choices):
 def boolean(v):
     if not isinstance(v, bool):
         raise Bad("must be true or false")
+    return v
+
+
+def auto_or_boolean(v):
+    """'auto', true or false (simulate's ``fast_forward``)."""
+    if v != "auto" and not isinstance(v, bool):
+        raise Bad("must be 'auto', true or false")
     return v
 
 

@@ -10,11 +10,16 @@ imports it until a DaskExecutor starts.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
+import signal
 import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+import numba
 
 from ..errors import ResourceError, SweepError
 
@@ -30,7 +35,6 @@ CLOSE_TIMEOUT_SECONDS = 3.0
 def threadsafe_layer() -> bool:
     """Whether numba's threading layer lets several threads run parallel
     kernels at once: 'tbb' and 'omp' do; 'workqueue' aborts the process."""
-    import numba
 
     layer = str(numba.config.THREADING_LAYER)
     if layer in ("tbb", "omp", "threadsafe"):
@@ -67,7 +71,6 @@ NANNY_KILL_SECONDS = 0.3
 async def _close_nannies(nannies, timeout: float) -> None:
     """Close the nannies of our LocalCluster (each kills its worker after
     ``timeout``), within about twice that in all."""
-    import asyncio
 
     closing = asyncio.gather(*(n.close(timeout=timeout, reason="stormsim-sweep-done")
                                for n in nannies), return_exceptions=True)
@@ -118,7 +121,6 @@ class LocalExecutor(Executor):
     """
 
     def __init__(self, workers: int | None = None, target_seconds: float = 0.25):
-        import numba
 
         n = numba.config.NUMBA_NUM_THREADS if workers is None else int(workers)
         if n < 1:
@@ -132,7 +134,6 @@ class LocalExecutor(Executor):
         self._pending: set = set()
 
     def start(self) -> None:
-        from concurrent.futures import ThreadPoolExecutor
 
         self._pool = ThreadPoolExecutor(self.slots, thread_name_prefix="stormsim-unit")
 
@@ -140,7 +141,6 @@ class LocalExecutor(Executor):
         self._pending.add(self._pool.submit(fn, task))
 
     def poll(self, timeout: float) -> list:
-        from concurrent.futures import FIRST_COMPLETED, wait
 
         if not self._pending:
             return []
@@ -238,7 +238,6 @@ class DaskExecutor(Executor):
                 # then ends the workers (a worker killed by it would be restarted
                 # by its nanny, delaying the stop). Their nannies end them with
                 # SIGKILL, and they exit with this process.
-                import signal
 
                 saved = {sig: signal.signal(sig, signal.SIG_IGN)
                          for sig in (signal.SIGINT, signal.SIGTERM)}

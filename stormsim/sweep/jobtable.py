@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .checks import Bad
-from ..errors import SpecError
-from ..engine.model import Fleet
 from ..engine import units
+from ..engine.model import Fleet
+from ..errors import SpecError
+from .checks import Bad
 
 __all__ = ["GIVES", "check_bandwidth", "check_path", "clash", "fleet", "read"]
 

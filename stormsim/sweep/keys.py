@@ -5,15 +5,17 @@ add a key"). ``spec`` reads sweep files with it and resolves their cells.
 from __future__ import annotations
 
 import difflib
+import inspect
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from . import checks as ck
-from . import jobtable as _jobtable
-from ..risk.stormrisk import METHODS as RISK_METHODS, storm_risk
 from ..risk.splitting import BASIN_RULES, MIN_ENTRIES, MIN_REPLICATES, SCORE_EVERY
+from ..risk.stormrisk import FIXED_REPLICATES, storm_risk
+from ..risk.stormrisk import METHODS as RISK_METHODS
+from . import checks as ck
+from . import jobtable
 
 __all__ = ["ABSENT", "COLUMNS", "DEFAULTS", "KEY", "KEYS", "OCCUPANCY_MODES", "PARAMS", "PARAM_ATTRS",
            "REFUSED_KEYS", "REQUIRED", "RISK_DEFAULTS", "RISK_KEYS", "SEED_DOMAIN", "SEED_ROLES",
@@ -28,8 +30,8 @@ SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
 #: "unless-default": in it only when not at its default (every key added later);
 #: "no": not at all (``fleets``: more fleets extend a cell);
 #: "identity": not in the run seed (the same draws), but in the sweep's
-#: identity away from its default (``fast_forward``: another engine's digits,
-#: which a resume must not mix with the first one's).
+#: identity (``fast_forward``: another engine's digits, which a resume must
+#: not mix with the first one's; the storm risk's settings).
 SEED_ROLES = ("fleet", "always", "unless-default", "no", "identity")
 
 
@@ -69,9 +71,7 @@ class Key:
 # -- storm risk defaults: storm_risk's own (one place: its signature) ---------------
 
 def _storm_risk_defaults() -> dict:
-    import inspect
 
-    from ..risk.stormrisk import FIXED_REPLICATES
 
     out = {name: p.default for name, p in inspect.signature(storm_risk).parameters.items()
            if p.default is not inspect.Parameter.empty}
@@ -122,10 +122,10 @@ KEYS: tuple[Key, ...] = (
         aliases=("m/sigma", "margin_over_sigma"),
         units="1", long_name="stagger margin over jitter m/sigma (inf: no jitter)"),
     Key("jobs", "a CSV job table (path relative to the sweep file; units in its header): gives "
-        "N, T, d, jitter", _jobtable.check_path, ABSENT, str,
+        "N, T, d, jitter", jobtable.check_path, ABSENT, str,
         units=None, long_name="CSV job table giving the jobs (relative to the sweep file; empty: none)"),
     Key("bandwidth", "the fabric's bandwidth with 'jobs', e.g. '80 GB/s'",
-        _jobtable.check_bandwidth, ABSENT, str,
+        jobtable.check_bandwidth, ABSENT, str,
         units=None, long_name="the fabric's bandwidth with its unit, with jobs (empty: none)"),
     Key("checkpoint", "'blocking' (the default) or 'async' (a snapshot, then a background persist "
         "while computing; MODEL.md E1)", ck.one_of("blocking", "async"), "blocking", str,
@@ -164,9 +164,10 @@ KEYS: tuple[Key, ...] = (
     Key("burn_in", "cycles before the occupancy is measured, an integer in 0..cycles-1",
         ck.int_at_least(0), 0, _i8, aliases=("burnin", "B"), seed="always", kwarg=True,
         units="cycles", long_name="cycles before the occupancy is measured"),
-    Key("fast_forward", "true (integrate collision-free stretches with the exact fast-forward "
-        "where it applies: uncapped base-model cells; first passages the same cycles, times to "
-        "1e-9 relative, not bit for bit) or false (the event loop only)", ck.boolean, False,
+    Key("fast_forward", "'auto' (simulate's default: integrate collision-free stretches with the "
+        "exact fast-forward in first-passage runs of uncapped base-model cells), true (in every "
+        "run where it applies) or false (the event loop only); the fast-forward's numbers are "
+        "the event loop's to rounding, not bit for bit", ck.auto_or_boolean, "auto",
         seed="identity", kwarg=True),
     # storm risk: stormsim.storm_risk per cell with a fixed effort (max_seconds
     # = None), run once per cell besides its fleets; the cell's run seed, cycles, burn_in and
@@ -198,19 +199,14 @@ KEYS: tuple[Key, ...] = (
     Key("risk_horizon", "the splitting score's look-ahead in cycles, an integer >= 0 (default "
         f"{RISK_DEFAULTS['horizon']})", ck.int_at_least(0), None, aliases=("horizon",),
         seed="identity"),
-    # A sweep's default basin is the rule of the sweeps made before "raised" existed, so
-    # that their numbers stay bit-identical (storm_risk's own default is "raised").
     Key("risk_basin", "the splitting basin's edge L_0: an integer level, 'raised' (the highest "
-        f"level a flux run enters >= {MIN_ENTRIES} times: faster deep levels; storm_risk's "
-        "default) or 'most-entries' (the level entered most often; the sweeps' default, as "
-        "before 'raised' existed)", ck.int_or_one_of(1, *BASIN_RULES), "most-entries",
-        aliases=("basin",), seed="identity"),
-    # Likewise "write-end", the rule before "cycle" existed (storm_risk's own default).
+        f"level a flux run enters >= {MIN_ENTRIES} times) or 'most-entries' (the level entered "
+        f"most often); default {RISK_DEFAULTS['basin']!r}", ck.int_or_one_of(1, *BASIN_RULES),
+        None, aliases=("basin",), seed="identity"),
     Key("risk_score_every", "when the splitting score is looked at: 'cycle' (once a cycle, and "
-        "at every write end near the next interface: ~5x less CPU per replicate; storm_risk's "
-        "default) or 'write-end' (at every write end; the sweeps' default, as before 'cycle' "
-        "existed)", ck.one_of(*SCORE_EVERY), "write-end", aliases=("score_every",),
-        seed="identity"),
+        "at every write end near the next interface) or 'write-end' (at every write end); "
+        f"default {RISK_DEFAULTS['score_every']!r}", ck.one_of(*SCORE_EVERY), None,
+        aliases=("score_every",), seed="identity"),
     Key("seed", "an integer >= 0; each cell's run seed derives from it and the cell's parameters",
         ck.int_at_least(0, below=2**63), 0, _i8, seed="always",
         units="1", long_name="the user's seed"),

@@ -61,7 +61,7 @@ class Progress:
         self.bar = None
         if mode == "bar":
             try:
-                from tqdm.auto import tqdm       # a widget in a notebook, text elsewhere
+                from tqdm.auto import tqdm  # a widget in a notebook, text elsewhere
             except ImportError:
                 mode = "lines"
             else:
