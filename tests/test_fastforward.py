@@ -272,17 +272,20 @@ cap_fraction = [inf, 0.75]
 
 def test_the_sweep_key_fast_forward():
     """A sweep with fast_forward = true runs the same draws (the same run
-    seeds) to the same passage cycles, times to RTOL (the fast-forward's
-    rounding, above), and is another sweep (its hash); capped cells, where no
-    fast-forward applies, give the same digits."""
+    seeds) as one with false to the same passage cycles, times to RTOL (the
+    fast-forward's rounding, above), and is another sweep (its hash); capped
+    cells, where no fast-forward applies, keep simulate's "auto" and give the
+    same digits. The key's default is simulate's own, "auto"."""
     from stormsim.sweep.spec import parse_sweep
 
-    off = parse_sweep(FF_SWEEP)
+    off = parse_sweep(FF_SWEEP.replace("[grid]", "fast_forward = false\n[grid]"))
     on = parse_sweep(FF_SWEEP.replace("[grid]", "fast_forward = true\n[grid]"))
     assert [c.run_seed for c in on.cells] == [c.run_seed for c in off.cells]
     assert on.hash != off.hash
-    assert [c.simulate_kwargs()["fast_forward"] for c in on.cells] == [True, False] * 2
+    assert [c.simulate_kwargs()["fast_forward"] for c in on.cells] == [True, "auto"] * 2
     assert not any(c.simulate_kwargs()["fast_forward"] for c in off.cells)
+    default = parse_sweep(FF_SWEEP)
+    assert [c.simulate_kwargs()["fast_forward"] for c in default.cells] == ["auto"] * 4
     res = {}
     for name, sw in (("off", off), ("on", on)):
         store = stormsim.MemoryStore()
@@ -295,7 +298,7 @@ def test_the_sweep_key_fast_forward():
         scale = float(np.max(cell.fleet.T + cell.fleet.d))
         np.testing.assert_array_equal(b["events"], a["events"])
         np.testing.assert_array_equal(b["upcrossings"], a["upcrossings"])
-        if on.cells[i].simulate_kwargs()["fast_forward"]:
+        if on.cells[i].simulate_kwargs()["fast_forward"] is True:
             assert_close(b["passage_time"], a["passage_time"], scale, "passage time")
             assert_close(b["end_time"], a["end_time"], scale, "end time")
             window = a["occupancy"].sum(axis=1, keepdims=True)

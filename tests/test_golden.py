@@ -2,11 +2,13 @@
 
 tests/golden/examples.json holds, for every dataset of the results of
 ``stormsim sweep examples/stagger_survival.toml`` and ``examples/tail_sweep.toml``
-made at commit 9e493bb, its dtype, shape and the sha256 of its values. The test
+at algorithm version 2 (stormsim 0.2.0), its dtype, shape and the sha256 of
+its values. The test
 runs both examples and compares every one of those datasets by path: a
 refactor, a new layout or a new writer may add datasets and attributes, but
 must not change one value of these. Regenerate (only for a deliberate change
-of numbers, which must then be explained) with::
+of numbers, which bumps the algorithm version and is explained in the
+commit) with::
 
     python tests/test_golden.py stagger=PATH.h5 tail=PATH.h5 > tests/golden/examples.json
 """

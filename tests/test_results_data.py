@@ -175,8 +175,9 @@ def test_structural_zeros_are_nan_not_zero():
 
 @pytest.mark.parametrize("name", ["v1_fleet", "v1_sum"])
 def test_version_1_files_read_and_keep_their_numbers(tmp_path, name):
-    """A file written at 9e493bb (layout 1) opens, summarises and converts;
-    the current writer gives the same values for every one of its datasets."""
+    """A file written in layout 1 (stormsim 0.1.0) opens, summarises and
+    converts; the current writer, run with the rules of then (the event loop:
+    fast_forward = false), gives the same values for every one of its datasets."""
     old = DATA / f"{name}.h5"
     toml = DATA / ("v1_small.toml" if name == "v1_fleet" else "v1_small_sum.toml")
     with h5py.File(old) as f:
@@ -187,7 +188,9 @@ def test_version_1_files_read_and_keep_their_numbers(tmp_path, name):
     ds = res.to_xarray()
     assert ds.sizes["N"] == 2 and ds.sizes["load"] == 2
     new = tmp_path / "new.h5"
-    run_sweep(stormsim.load_sweep(toml), new, progress="none")
+    then = toml.read_text().replace("[fixed]", "[fixed]\nfast_forward = false", 1)
+    assert "fast_forward = false" in then
+    run_sweep(stormsim.parse_sweep(then, str(toml)), new, progress="none")
     with h5py.File(old) as fo, h5py.File(new) as fn:
         names = []
         fo.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)

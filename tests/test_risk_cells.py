@@ -107,8 +107,7 @@ def test_a_sweep_cell_s_risk_is_a_direct_storm_risk_call_bit_for_bit(risk_result
         direct = stormsim.storm_risk(cell.fleet, [2, n], max_seconds=None, max_fleets=32,
                                      replicates=3, trials=40, flux_cycles=300,
                                      seed=cell.run_seed, cycles=150, burn_in=20,
-                                     launch="random", basin="most-entries",
-                                     score_every="write-end")
+                                     launch="random")
         r = c.risk
         assert list(r["levels"]) == [2, n]
         for a, b in (("risk_p_ge", "p"), ("risk_p_ge_lo", "p_lo"), ("risk_p_ge_hi", "p_hi"),
@@ -233,43 +232,31 @@ def test_resuming_with_another_risk_option_is_refused_naming_the_key(tmp_path, c
         run_sweep(_sweep(other), out, progress="none")
 
 
-#: A splitting cell where the two basin rules differ (N = 16: L_0 = 5 most
-#: entries, 8 raised), and its P(n_w >= 8) and nu_8 as stored at 1a8d09c,
-#: before risk_basin existed (hex: bit for bit).
+#: A splitting cell where the two basin rules differ (N = 16: the raised
+#: basin lies above the most-entries one).
 BASIN_CELL = (RISK_SWEEP.replace('risk_levels = [2, "N"]', 'risk_levels = ["N/2"]\n'
                                  'risk_method = "splitting"')
               .replace("risk_trials = 40\n", "risk_trials = 20\n")
               .replace("risk_flux_cycles = 300\n", "").replace("N = [6, 10]", "N = [16]"))
-BASIN_CELL_AT_1A8D09C = ("0x1.e532b0abb57dfp-11", "0x1.e0b75612dd4ccp-6")
-#: The same with risk_basin = "raised" as made at 6d53e62, where the key came
-#: in: a retuned rule (MIN_ENTRIES, the pilots) would change them, and a sweep
-#: resumed across it would mix two rules under one hash.
-BASIN_CELL_RAISED_AT_6D53E62 = ("0x1.a10abbf5b31ffp-11", "0x1.d4a645b50352bp-7")
 
 
-def test_a_sweep_without_risk_basin_keeps_the_numbers_made_before_it():
-    """storm_risk's default basin is "raised"; a sweep's stays "most-entries"
-    (the rule before), so existing sweeps' numbers and hashes do not move."""
+def test_a_sweep_cell_s_storm_risk_runs_storm_risk_s_own_defaults():
+    """One set of defaults: a cell that leaves risk_basin and risk_score_every
+    out runs storm_risk's ("raised", "cycle"), resolved and recorded in its
+    identity; giving either is another sweep, and its rule is the one run."""
+    from stormsim.risk.splitting import DEFAULT_BASIN, DEFAULT_SCORE_EVERY
+
     old = _sweep(BASIN_CELL)
-    cell = old.cells[0]
-    assert cell.risk_kwargs()["basin"] == "most-entries"
-    r = stormsim.storm_risk(cell.fleet, **cell.risk_kwargs())
-    assert (r.p[0].hex(), r.rate[0].hex()) == BASIN_CELL_AT_1A8D09C
-    assert r.split.interfaces[0] == 5
-    same = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_basin = "most-entries"'))
-    assert same.cells[0].run_seed == cell.run_seed and same.hash == old.hash
-    raised = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_basin = "raised"'))
-    assert raised.hash != old.hash                 # a new sweep: no mixed resume
-    kw = raised.cells[0].risk_kwargs()
-    assert kw["basin"] == "raised"
-    new = stormsim.storm_risk(raised.cells[0].fleet, **kw)
-    assert new.split.interfaces[0] == 8
-    assert (new.p[0].hex(), new.rate[0].hex()) == BASIN_CELL_RAISED_AT_6D53E62
-    assert kw["score_every"] == "write-end"          # and the score's looks of before
-    cycle = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_score_every = "cycle"'))
-    assert cycle.hash != old.hash and cycle.cells[0].risk_kwargs()["score_every"] == "cycle"
-    assert _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_score_every = "write-end"')
-                  ).hash == old.hash
+    kw = old.cells[0].risk_kwargs()
+    assert (kw["basin"], kw["score_every"]) == (DEFAULT_BASIN, DEFAULT_SCORE_EVERY)
+    assert old.cells[0].identity()["risk_basin"] is None       # given as storm_risk's default
+    raised = stormsim.storm_risk(old.cells[0].fleet, **kw).split.interfaces[0]
+    most = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_basin = "most-entries"'))
+    assert most.hash != old.hash and most.cells[0].run_seed == old.cells[0].run_seed
+    lowest = stormsim.storm_risk(most.cells[0].fleet, **most.cells[0].risk_kwargs())
+    assert lowest.split.interfaces[0] < raised          # the rule asked is the rule run
+    ends = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_score_every = "write-end"'))
+    assert ends.hash != old.hash and ends.cells[0].risk_kwargs()["score_every"] == "write-end"
     fixed = _sweep(BASIN_CELL.replace("[fixed]", "[fixed]\nrisk_basin = 6"))
     assert stormsim.storm_risk(fixed.cells[0].fleet,
                                **fixed.cells[0].risk_kwargs()).split.interfaces[0] == 6
@@ -469,33 +456,6 @@ def test_a_grid_key_without_a_column_selects_by_its_values_as_given(tmp_path):
     assert list(ds["fast_forward"].values) == ["false", "true"]
     assert float(ds["p_ge"].sel(N=6, fast_forward="true", k=2)) == \
         float(g["p_ge"].sel(N=6, fast_forward="true", k=2))
-
-
-def test_cli_risk_as_sweep_prints_the_cell_s_stored_numbers(tmp_path, risk_result, capsys):
-    """``stormsim risk FILE --cell i --as-sweep`` runs the cell's own fixed effort: the
-    numbers the sweep stored, bit for bit (JSON floats round-trip exactly)."""
-    import json
-
-    from stormsim.cli import main
-
-    spec = tmp_path / "risk.toml"
-    spec.write_text(RISK_SWEEP)
-    assert main(["risk", str(spec), "--cell", "1", "--as-sweep", "--format", "json", "-q"]) == 0
-    got = json.loads(capsys.readouterr().out)
-    stored = stormsim.open_results(risk_result).cell(1).risk
-    assert got["levels"] == [int(k) for k in stored["levels"]]
-    for a, b in (("risk_p_ge", "p"), ("risk_p_ge_hi", "p_hi"), ("risk_storms_per_s", "rate")):
-        want = [None if np.isnan(x) else float(x) for x in stored[a]]
-        assert got[b] == want, a
-    assert got["level_method"] == list(stored["risk_level_method"])
-    # it takes the cell's keys or the options, not both; a cell without risk keys is refused
-    assert main(["risk", str(spec), "--as-sweep", "--levels", "2", "-q"]) == 2
-    assert "--as-sweep takes the cell's own risk_* keys; --levels" in capsys.readouterr().err
-    plain = tmp_path / "plain.toml"
-    plain.write_text(RISK_SWEEP.replace('risk_levels = [2, "N"]', "").split("risk_fleets")[0]
-                     + "[grid]\nN = [6, 10]\n")
-    assert main(["risk", str(plain), "--as-sweep", "-q"]) == 2
-    assert "has no storm risk (no risk_levels key)" in capsys.readouterr().err
 
 
 def test_no_stored_risk_name_is_a_key_and_a_grid_over_the_effort_assembles(tmp_path):

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stormsim
+from stormsim._version import ALGORITHM_VERSION
 from stormsim.store.files import inject_fault
 from stormsim.errors import ResourceError, SweepError
 from stormsim.store.results import open_results
@@ -402,17 +403,49 @@ def test_only_fleets_differ_is_named(tmp_path, sweep, parts):
     store.commit(parts[0])
     store.close()
     more = parse_sweep(SWEEP.replace("fleets = 23", "fleets = 40"), "more.toml")
-    msg = (r"only 'fleets' differs \(fleets = 23 there, 40 here\)\. An output cannot be "
-           r"extended to more \(or cut to fewer\) fleets: run the sweep with fleets = 23 to "
-           r"resume or keep that output, or write this one to another output")
+    msg = (r"key 'fleets' differs \(fleets = 23 there, 40 here\)\. An output cannot be "
+           r"extended to more \(or cut to fewer\) fleets.*run with the stored settings to "
+           r"resume that output, or write this one to another output")
     with pytest.raises(SweepError, match=r"holds finished units of a different sweep.*" + msg):
         HDF5Store(tmp_path / "out.h5").open(more)
     with pytest.raises(SweepError) as exc:           # any other difference: no such hint
         HDF5Store(tmp_path / "out.h5").open(parse_sweep(OTHER, "other.toml"))
-    assert "only 'fleets'" not in str(exc.value)
+    assert "key 'fleets'" not in str(exc.value)
     _complete(tmp_path, sweep, parts[1:])
     with pytest.raises(SweepError, match=r"holds the results of a different sweep.*" + msg):
         HDF5Store(tmp_path / "out.h5").open(more)
+
+
+def test_a_changed_seed_or_algorithm_version_is_refused_by_name(tmp_path, sweep, parts):
+    """A resume refuses any difference and names it: a changed seed by its key
+    and values, units made by another algorithm version by that version."""
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    store.commit(parts[0])
+    store.close()
+    seeded = parse_sweep(SWEEP.replace("[grid]", "seed = 7\n[grid]"), "seeded.toml")
+    with pytest.raises(SweepError, match=r"key 'seed' differs \(seed = 0 there, 7 here\)"):
+        HDF5Store(tmp_path / "out.h5").open(seeded)
+    man_path = tmp_path / "out.h5.parts" / "MANIFEST.json"
+    man = json.loads(man_path.read_text())
+    man["algorithm_version"], man["stormsim_version"] = 1, "0.1.0"
+    man_path.write_text(json.dumps(man))
+    with pytest.raises(SweepError, match=r"the algorithm version differs \(1 there, made by "
+                                         r"stormsim 0\.1\.0; 2 here\)"):
+        HDF5Store(tmp_path / "out.h5").open(sweep)
+
+
+def test_every_resolved_setting_is_recorded_with_the_result(tmp_path, sweep, parts):
+    """The result's attributes hold the algorithm version and every cell's
+    resolved settings (defaults filled in), beside the numbers."""
+    _complete(tmp_path, sweep, parts)
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert int(f.attrs["algorithm_version"]) == ALGORITHM_VERSION
+        settings = json.loads(f.attrs["settings"])
+    assert settings["algorithm_version"] == ALGORITHM_VERSION
+    first = settings["cells"][0]["values"]
+    assert first["fast_forward"] == "auto" and first["seed"] == 0 and first["cycles"] == 120
+    assert len(settings["cells"]) == sweep.n_cells
 
 
 def test_a_changed_fast_forward_is_refused_and_named(tmp_path, sweep, parts):
@@ -426,15 +459,15 @@ def test_a_changed_fast_forward_is_refused_and_named(tmp_path, sweep, parts):
     fast = parse_sweep(SWEEP.replace("[grid]", "fast_forward = true\n[grid]"), "fast.toml")
     assert [c.run_seed for c in fast.cells] == [c.run_seed for c in sweep.cells]
     assert fast.hash != sweep.hash
-    msg = (r"only 'fast_forward' differs \(fast_forward = false there, true here\)\..*one "
-           r"output cannot mix them.*run with fast_forward = false to resume that output")
+    msg = (r"key 'fast_forward' differs \(fast_forward = \"auto\" there, true here\)\..*one "
+           r"output cannot mix them.*run with the stored settings to resume that output")
     with pytest.raises(SweepError, match=r"holds finished units of a different sweep.*" + msg):
         HDF5Store(tmp_path / "out.h5").open(fast)
     _complete(tmp_path, sweep, parts[1:])
     with pytest.raises(SweepError, match=r"holds the results of a different sweep.*" + msg):
         HDF5Store(tmp_path / "out.h5").open(fast)
     # the default, written out, is the same sweep as the key left out
-    same = parse_sweep(SWEEP.replace("[grid]", "fast_forward = false\n[grid]"), "same.toml")
+    same = parse_sweep(SWEEP.replace("[grid]", "fast_forward = \"auto\"\n[grid]"), "same.toml")
     assert same.hash == sweep.hash
     assert HDF5Store(tmp_path / "out.h5").open(same).complete
 

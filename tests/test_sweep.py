@@ -377,9 +377,9 @@ def test_a_new_key_at_its_default_keeps_every_run_seed(monkeypatch):
     """The recipe of stormsim.spec's docstring: a key added later is seeded
     'unless-default', so at its default no run seed moves, and away from it
     the cell is another experiment."""
+    from stormsim.sweep import cell as spec
     from stormsim.sweep import checks as _checks
     from stormsim.sweep import keys as _keys
-    from stormsim.sweep import spec
 
     before = parse_sweep(BASE)
     knob = _keys.Key("test_knob", "a key added later", _checks.positive, 1.0, np.float64,

@@ -13,12 +13,18 @@ from stormsim.driver import run_sweep
 
 from conftest import ROOT
 
-#: The sweep identities (sha256 over every cell's fleet, seeded keys, fleets
-#: and run seed) of both examples, as computed by main at 2ff4c88, before
-#: these keys existed. Equal hashes: every existing sweep keeps its run seeds.
+#: The sweep identities (sha256 over every cell's fleet, resolved settings,
+#: fleets, run seed and the algorithm version) of both examples at algorithm
+#: version 2, and their first run seeds, which are those of version 1 (the
+#: run seed derives from the fleet and the seeded keys alone: a new default
+#: changes the identity, not the draws).
 EXAMPLE_HASHES = {
-    "stagger_survival": "ac9e1b28a7a8cc3a71447c6699e479b1e68dc74ee6fa951f3fa83cfb567730c3",
-    "tail_sweep": "4b305deb6381023d357ba298ca74afdee4f1e5b87391009012bc741c0b6cc47c",
+    "stagger_survival": "76e0935600121c5df8ad8d12c3ef0759bdf9ad2c86b55687b568f2fbfd11b4ff",
+    "tail_sweep": "d739e7de633279fc68e5797c99e8fff32ee9875948cee864b44e290f922ceb18",
+}
+EXAMPLE_RUN_SEEDS = {
+    "stagger_survival": [3693653558161107420, 6011118877858052850, 3206690599656814622],
+    "tail_sweep": [3608559311969989947, 3614542487654973544, 5890149219418701163],
 }
 
 BASE = """
@@ -33,7 +39,9 @@ jitter = 0.01
 
 @pytest.mark.parametrize("name", sorted(EXAMPLE_HASHES))
 def test_existing_sweeps_keep_their_identity_and_run_seeds(name):
-    assert load_sweep(ROOT / "examples" / f"{name}.toml").hash == EXAMPLE_HASHES[name]
+    sweep = load_sweep(ROOT / "examples" / f"{name}.toml")
+    assert sweep.hash == EXAMPLE_HASHES[name]
+    assert [c.run_seed for c in sweep.cells[:3]] == EXAMPLE_RUN_SEEDS[name]
 
 
 def test_defaults_written_out_change_nothing():

@@ -15,12 +15,12 @@ __all__ = ["other_sweep", "settings_json"]
 #: What to do when only these keys differ, beside the general rule (a resume
 #: runs the very settings the stored units were made with).
 _ADVICE = {
-    "fleets": "an output cannot be extended to more (or cut to fewer) fleets: its first fleets "
-              "would be the same numbers, so write this sweep to another output",
-    "fast_forward": "the fast-forward's digits agree with the event loop's to rounding, not bit "
-                    "for bit, so one output cannot mix them",
-    "risk": "each cell's storm risk is computed once, with its fixed effort, and stored whole: "
-            "one output cannot hold two settings",
+    "fleets": "An output cannot be extended to more (or cut to fewer) fleets (another output's "
+              "first fleets will be the same numbers).",
+    "fast_forward": "The fast-forward's digits agree with the event loop's to rounding, not bit "
+                    "for bit, so one output cannot mix them.",
+    "risk": "Each cell's storm risk is computed once, with its fixed effort, and stored whole: "
+            "one output cannot hold two settings.",
 }
 
 
@@ -64,20 +64,20 @@ def _what_differs(meta: dict, sweep: Sweep) -> str:
     if other.n_cells != sweep.n_cells or other.grid_keys != sweep.grid_keys:
         return (f"; the grid differs ({other.n_cells} cells over {other.grid_keys or 'no key'} "
                 f"there, {sweep.n_cells} over {sweep.grid_keys or 'no key'} here)")
-    differ = [k.name for k in KEYS if any(_show(a.values[k.name]) != _show(b.values[k.name])
-                                          for a, b in zip(other.cells, sweep.cells))]
+    # the keys a file gives (derived ones, such as run_seed, follow from them)
+    differ = [k.name for k in KEYS if k.check is not None and any(
+        _show(a.values[k.name]) != _show(b.values[k.name]) for a, b in zip(other.cells, sweep.cells))]
     if other.occupancy != sweep.occupancy:
         differ.insert(0, "occupancy")
     if not differ:
         return ""
     shown = "; ".join(f"{k} = {_values(other, k)} there, {_values(sweep, k)} here" for k in differ)
     kinds = {"risk" if k in RISK_KEYS else k for k in differ}
-    advice = " ".join(_ADVICE[k] + "." for k in sorted(kinds) if k in _ADVICE)
+    advice = "".join(" " + _ADVICE[k] for k in sorted(kinds) if k in _ADVICE)
     return (f"; {'key' if len(differ) == 1 else 'keys'} {', '.join(map(repr, differ))} "
-            f"{'differs' if len(differ) == 1 else 'differ'} ({shown}). A resume runs the "
-            f"settings its units were made with. {advice}".rstrip()
-            + " Run with the stored settings to resume that output, or write this one to "
-            "another output")
+            f"{'differs' if len(differ) == 1 else 'differ'} ({shown}).{advice} A resume runs "
+            "the settings its units were made with: run with the stored settings to resume "
+            "that output, or write this one to another output")
 
 
 def _show(v) -> str:
