@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import math
-from pathlib import Path
 
 import h5py
 import numpy as np
@@ -23,7 +22,9 @@ from stormsim.sweep.work import exact_column_sums, make_unit, run_unit
 from stormsim.stats.tails import (BLOCKS, block_ranges, block_sums_exact, poisson_binomial_sf,
                             tail_estimate)
 
-DATA = Path(__file__).parent / "data"
+from conftest import ROOT
+
+DATA = ROOT / "tests" / "data"
 
 #: Coverage of a nominal 95 % interval over REPS synthetic replications: the
 #: binomial standard error of the observed coverage is sqrt(.95 .05 / REPS)

@@ -24,6 +24,8 @@ from stormsim.stats.storms import ratio_of_means, storm_estimate
 from stormsim.driver import run_sweep
 from stormsim.stats.tails import tail_estimate
 
+from conftest import ROOT
+
 #: An estimate is within Z_TOL of its standard errors of the exact value:
 #: 3 se, since each test compares many correlated levels at once (a 2-se
 #: rule would fail by chance on one of them about a third of the time).
@@ -191,9 +193,8 @@ def test_inspect_storms_column(tmp_path, capsys):
 
 
 def test_a_file_written_before_storms_were_counted_reads_as_not_recorded():
-    from pathlib import Path
 
-    res = open_results(Path(__file__).parent / "data" / "v1_sum.h5")
+    res = open_results(ROOT / "tests" / "data" / "v1_sum.h5")
     s = res.summary(tail=(2,))
     assert set(s["storms(n_w>=2):method"].tolist()) <= {"not-recorded", "structural"}
     assert np.all(np.isnan(s["storms_per_s(n_w>=2)"]))

@@ -2,7 +2,6 @@
 the limit; the estimate behind the refusal bounds what is really allocated."""
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import numba
@@ -13,19 +12,24 @@ from stormsim.engine.cost import CALL_OVERHEAD, KERNEL_BYTES_PER_JOB, memory_nee
 from stormsim.engine.cost import FLEET_BYTES_PER_JOB, format_bytes, memory_limit
 from stormsim.errors import SpecError
 
-#: A refusal computes a product and raises: it must not allocate first (the
-#: issue saw 7.28 TiB attempted), so it answers at once. Generous for a loaded machine.
-REFUSE_WITHIN_S = 1.0
+#: A refusal computes a product and raises: it must not allocate first (7.28
+#: TiB was once attempted). Python's peak allocation during the refused call
+#: stays below this (a few arrays of the small sizes checked, messages).
+REFUSE_PEAK_BYTES = 16 << 20
 #: memory_needed may exceed what Python allocates by this factor (plus the
 #: fixed CALL_OVERHEAD): an estimate that refuses what fits is as bad as none.
 ESTIMATE_SLACK = 1.10
 
 
 def _refused(call):
-    t0 = time.perf_counter()
-    with pytest.raises(SpecError) as info:
-        call()
-    assert time.perf_counter() - t0 < REFUSE_WITHIN_S
+    tracemalloc.start()
+    try:
+        with pytest.raises(SpecError) as info:
+            call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < REFUSE_PEAK_BYTES, peak
     return str(info.value)
 
 

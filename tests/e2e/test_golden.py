@@ -15,12 +15,13 @@ commit) with::
 import hashlib
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).parent / "golden" / "examples.json"
-EXAMPLES = Path(__file__).parent.parent / "examples"
+from conftest import ROOT
+
+GOLDEN = ROOT / "tests" / "golden" / "examples.json"
+EXAMPLES = ROOT / "examples"
 SWEEPS = {"stagger": "stagger_survival.toml", "tail": "tail_sweep.toml"}
 
 
