@@ -24,7 +24,6 @@ from pathlib import Path
 from ._version import __version__
 from .errors import SweepError
 from .store.stores import HDF5Store, Store
-from .sweep.cellrisk import RiskPart
 from .sweep.executors import executor_from
 from .sweep.progress import Progress
 from .sweep.spec import Sweep, load_sweep
@@ -135,7 +134,7 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
 
         def keep(parts):
             store.commit(parts)
-            if parts and isinstance(parts[0], RiskPart):
+            if parts and parts[0].kind == "risk":
                 risk_done.add(parts[0].cell)
                 out.cells_done += cell_done(parts[0].cell)
                 prog.update(0, 0, out.cells_done, events=parts[0].events,

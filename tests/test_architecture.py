@@ -185,3 +185,15 @@ def test_no_issue_number_or_commit_hash_in_code():
            for i, line in enumerate(_path(PACKAGE, m).read_text().splitlines(), 1)
            if pattern.search(line)]
     assert not bad, bad
+
+
+def test_units_and_parts_are_told_apart_by_their_kind():
+    """A unit or part says what it is (``kind``): no driver, planner or store
+    dispatches on its class."""
+    import re
+
+    pattern = re.compile(r"isinstance\([^)]*\b(RiskPart|RiskUnit|Part|Unit)\b")
+    bad = [f"{m}:{i}" for m in _modules(PACKAGE)
+           for i, line in enumerate(_path(PACKAGE, m).read_text().splitlines(), 1)
+           if pattern.search(line)]
+    assert not bad, bad

@@ -159,7 +159,7 @@ class MemoryStore(Store):
                          frozenset(self.risk))
 
     def commit(self, parts: list) -> None:
-        if parts and isinstance(parts[0], RiskPart):
+        if parts and parts[0].kind == "risk":
             if parts[0].cell in self.risk:
                 raise RuntimeError(f"cell {parts[0].cell}: storm risk committed twice")
             self.risk[parts[0].cell] = parts[0]
@@ -356,7 +356,7 @@ class HDF5Store(Store):
 
     # -- writing ---------------------------------------------------------------
     def commit(self, parts: list) -> None:
-        if parts and isinstance(parts[0], RiskPart):
+        if parts and parts[0].kind == "risk":
             self._commit_risk(parts[0])
             return
         for part in parts:

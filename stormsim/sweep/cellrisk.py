@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -161,6 +162,7 @@ class RiskUnit:
     """A unit of work: one cell's storm risk, ``storm_risk(fleet, **kwargs)``
     (Cell.risk_kwargs: a fixed effort), run whole."""
 
+    kind: ClassVar[str] = "risk"    # what a driver, planner and store tell units and parts by
     sweep_hash: str
     cell: int
     fleet: Fleet
@@ -188,6 +190,7 @@ class RiskPart:
     levels asked, resolved for the cell's N) and ``arrays``: name -> value of
     each of RISK_ARRAYS (an array per level) and RISK_SCALARS (a 0-d array)."""
 
+    kind: ClassVar[str] = "risk"
     cell: int
     sweep_hash: str
     run_seed: int

@@ -11,7 +11,7 @@ import numpy as np
 from ..engine.cost import run_events, seconds_per_event
 from .cellrisk import make_risk_unit
 from .spec import Sweep
-from .cellrisk import RiskPart, RiskUnit
+from .cellrisk import RiskUnit
 from .work import RESULT_ARRAYS, FleetRanges, Unit, make_piece
 
 __all__ = ["Planner", "WorkEstimate", "fleet_events_bound"]
@@ -172,7 +172,7 @@ class Planner:
 
     def feedback(self, parts) -> None:
         for part in parts:
-            if isinstance(part, RiskPart):
+            if part.kind == "risk":
                 continue
             rate = part.seconds / (part.stop - part.start)
             old = self.per_fleet.get(part.cell)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -230,6 +231,7 @@ class Unit:
     """A unit of work: one or more pieces (a big cell is cut into several
     units; small cells are packed several to a unit)."""
 
+    kind: ClassVar[str] = "fleets"  # a cell's storm risk is the other kind (cellrisk.RiskUnit)
     sweep_hash: str
     pieces: tuple
     keep_per_fleet: bool        # the sweep's occupancy = "fleet"
@@ -259,7 +261,8 @@ def make_unit(sweep: Sweep, cell: int, start: int, stop: int, threads=None) -> U
 
 @dataclass(eq=False)
 class Part:
-    """Fleets [start, stop) of one cell, as ``run_unit`` returns them.
+    """Fleets [start, stop) of one cell, as ``run_unit`` returns them (kind "fleets";
+    a cell's storm risk comes back as a ``cellrisk.RiskPart``, kind "risk").
 
     ``arrays``: name -> array, one row per fleet in fleet order, for each of
     :data:`RESULT_ARRAYS` (a summed one is None when the sweep keeps only its
@@ -270,6 +273,7 @@ class Part:
     the tail intervals). ``part.NAME`` reads ``part.arrays[NAME]``.
     """
 
+    kind: ClassVar[str] = "fleets"
     cell: int
     start: int
     stop: int
@@ -324,13 +328,13 @@ def _simulate_threadsafe(fleet, **kw):
         return simulate(fleet, **kw)
 
 
-def run_unit(unit: Unit) -> list:
+def run_unit(unit: Unit | RiskUnit) -> list:
     """Run one unit: a pure function of the unit (seeds, fleet ranges, parameters).
 
     Returns one :class:`Part` per piece, in order; for a :class:`RiskUnit`,
     ``[RiskPart]``.
     """
-    if isinstance(unit, RiskUnit):
+    if unit.kind == "risk":
         return [run_risk(unit)]
     out = []
     for p in unit.pieces:

@@ -524,6 +524,8 @@ def test_planner_units_tile_the_fleets_within_their_bounds(sweep, target):
             seen.add(p.cell, p.start, p.stop)              # raises on a fleet run twice
 
         class Measured:                                     # as run_unit reports a piece
+            kind = "fleets"
+
             def __init__(self, p):
                 self.cell, self.start, self.stop, self.seconds = p.cell, p.start, p.stop, 1e-4
 
