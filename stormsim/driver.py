@@ -9,8 +9,8 @@ Data flows one way::
 
 This module only drives: it asks the planner for units, hands them to an
 executor, commits what comes back to the store, reports progress, and stops
-on request. The pieces live one floor down: stormsim.spec (the sweep file,
-cells and seeds), stormsim.work (units, parts, exact sums), stormsim.executors
+on request. The pieces live one floor down: stormsim.sweep.spec (the sweep file,
+cells and seeds), stormsim.sweep.work (units, parts, exact sums), stormsim.sweep.executors
 (where units run), stormsim.store (where results go).
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ or the parts of an unfinished sweep) and writes to DIR:
 
 - ``tail.png``: P(n_w >= k) against k for every cell whose occupancy is
   measured, one panel per N, with its 95 % interval over the independent
-  fleets (stormsim.tails) and the law of independent jobs that write the
+  fleets (stormsim.stats.tails) and the law of independent jobs that write the
   measured fractions of the time (dashed; binomial for identical jobs, not
   drawn for unlike jobs, whose per-job fractions are not recorded); where no
   fleet reached k a hollow downward triangle marks the one-sided 95 % upper

@@ -342,7 +342,7 @@ class Fleet:
     def from_jobs(cls, **quantities) -> "Fleet":
         """A fleet from physical units (MODEL.md E4), e.g. ``Fleet.from_jobs(n_jobs=24,
         compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
-        Keywords and conventions: ``stormsim.units.fleet_arguments``."""
+        Keywords and conventions: ``stormsim.engine.units.fleet_arguments``."""
 
         return cls(**fleet_arguments(**quantities))
 
@@ -350,7 +350,7 @@ class Fleet:
     def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
                  throughput: ThroughputSpec = "fair") -> "Fleet":
         """A fleet from a CSV job table (one row per job, each column's unit in its
-        header) and the fabric's bandwidth: ``stormsim.units.read_jobs``."""
+        header) and the fabric's bandwidth: ``stormsim.engine.units.read_jobs``."""
 
         return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
                              throughput=throughput)

@@ -1,6 +1,6 @@
 """Fleets in physical units (MODEL.md E4): minutes, GB and TB/s in, the
 model's seconds out (``Fleet.from_jobs``, ``Fleet.from_csv``); results read
-back in physical terms are in ``stormsim.physical``.
+back in physical terms are in ``stormsim.stats.physical``.
 
 The convention (one, everywhere)
 --------------------------------

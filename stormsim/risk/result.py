@@ -22,9 +22,9 @@ class StormRisk:
     """What ``storm_risk`` found. Arrays are indexed like ``levels``.
 
     p, p_lo, p_hi, p_method, p_rel_error : P(n_w >= k), its interval and method
-        (stormsim.tails), its relative standard error (NaN without one)
+        (stormsim.stats.tails), its relative standard error (NaN without one)
     rate, rate_lo, rate_hi, rate_method, rate_rel_error : nu_k, storms per
-        second of measured time (stormsim.storms)
+        second of measured time (stormsim.stats.storms)
     duration, duration_lo, duration_hi : mean storm duration (s)
     hits : fleets that reached each level
     resolved : both relative errors <= rel_error (with >= MIN_HITS hits)
@@ -35,7 +35,7 @@ class StormRisk:
     stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets", or
         "replicates" (a fixed effort's splitting replicates done)
     level_method : "plain" or "splitting" per level; split : the
-        stormsim.splitting.SplitEstimate of the split levels (or None)
+        stormsim.risk.splitting.SplitEstimate of the split levels (or None)
 
     A split level no replicate reached has p = 0, p_method "monotone-bound":
     p_hi is the upper end of the interval of the deepest lower level asked
@@ -77,8 +77,8 @@ class StormRisk:
     level: float = LEVEL
     method: str = field(default=(
         "plain Monte Carlo over independent fleets; P(n_w>=k): ratio estimator, delta method "
-        "on the logit scale (stormsim.tails); storms/s and duration: ratio estimators, delta "
-        "method on the log scale (stormsim.storms); no event: one-sided 95% bounds"), repr=False)
+        "on the logit scale (stormsim.stats.tails); storms/s and duration: ratio estimators, delta "
+        "method on the log scale (stormsim.stats.storms); no event: one-sided 95% bounds"), repr=False)
 
     @property
     def storms_per_day(self) -> np.ndarray:

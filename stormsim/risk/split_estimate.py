@@ -1,4 +1,4 @@
-"""What forward flux sampling found: its replicates combined (stormsim.splitting).
+"""What forward flux sampling found: its replicates combined (stormsim.risk.splitting).
 
 ``summarise`` turns the per-replicate estimates of ``splitting._run`` into a
 :class:`SplitEstimate` (mean, standard error over independent replicates,

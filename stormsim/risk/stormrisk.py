@@ -13,9 +13,9 @@ the same fleets: the estimate from F fleets is a function of (seed, inputs, F).
 
 Statistics (all over independent fleets, the units):
 
-- P(n_w >= k): stormsim.tails (ratio estimator, delta method, logit scale;
+- P(n_w >= k): stormsim.stats.tails (ratio estimator, delta method, logit scale;
   no fleet at k: the one-sided bound 1 - 0.05^(1/F));
-- nu_k and the mean storm duration: stormsim.storms (ratio estimators,
+- nu_k and the mean storm duration: stormsim.stats.storms (ratio estimators,
   delta method on the log scale; no storm: the one-sided Poisson bound
   -ln(0.05) / measured time on nu_k);
 - the relative error of an estimate is its relative standard error
@@ -32,7 +32,7 @@ Choosing the method (``method="auto"``): plain Monte Carlo runs first, with
 PLAIN_SHARE of the budget (less once every unresolved level would cost it more
 than the whole budget left). The levels it resolved stay plain. If the rest
 would cost plain Monte Carlo more than the remaining budget (its own estimate
-above), they go to forward flux sampling (stormsim.splitting), in rounds of
+above), they go to forward flux sampling (stormsim.risk.splitting), in rounds of
 replicates until they reach ``rel_error`` or the budget is spent; otherwise
 plain Monte Carlo continues. So splitting is never chosen where plain Monte
 Carlo suffices (shallow tails, where splitting loses). Splitting runs the base
@@ -89,7 +89,7 @@ FIXED_REPLICATES = inspect.signature(storm_split).parameters["replicates"].defau
 
 def fixed_batch(n_jobs: int, cycles: int, fleets: int) -> int:
     """Fleets per batch of a fixed effort of ``fleets``: >= MIN_BATCHES equal
-    batches of <= ``engine.default_batch``, adding up to ``fleets`` rounded up
+    batches of <= ``engine.cost.default_batch``, adding up to ``fleets`` rounded up
     by less than their number."""
     nb = max(MIN_BATCHES, -(-int(fleets) // default_batch(n_jobs, cycles)))
     return max(1, -(-int(fleets) // nb))
@@ -193,7 +193,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     seed : int >= 0; fleet j is fleet j of ``simulate(fleet, seed=seed)``
     cycles, burn_in, launch : per fleet, as in ``simulate`` (measured after
         ``burn_in`` cycles, splitting's flux runs too)
-    batch_fleets : fleets per batch (default: ``engine.default_batch``, about
+    batch_fleets : fleets per batch (default: ``engine.cost.default_batch``, about
         half a second of work; with max_seconds=None, ``fixed_batch``: at
         least MIN_BATCHES batches adding up to max_fleets; fixed by the
         inputs, never by timing)
@@ -203,7 +203,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         the StormRisk so far (``risk.fleets``, ``risk.resolved``, ...)
     method : "auto" (plain Monte Carlo, then splitting for the levels it
         cannot reach in the budget; see the module docstring), "plain", or
-        "splitting" (every level by stormsim.splitting; base model only)
+        "splitting" (every level by stormsim.risk.splitting; base model only)
     trials, flux_cycles, horizon, basin, score_every : storm_split's clones per
         stage, flux run, look-ahead, basin edge (a level <= the deepest level
         split, or "raised", "most-entries"), score looks ("cycle", "write-end")

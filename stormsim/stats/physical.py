@@ -5,7 +5,7 @@ Every reader takes a ``Run`` and, where it reads times, the model's time unit
 (``time_unit="s"``: fleets from ``Fleet.from_jobs`` are in seconds). Fleets
 are independent, so the intervals are over fleets: a ratio estimator's normal
 interval for pooled time fractions and rates, Kaplan-Meier with
-Brookmeyer-Crowley for median first passages (``stormsim.survival``), and
+Brookmeyer-Crowley for median first passages (``stormsim.stats.survival``), and
 Clopper-Pearson for proportions. No event gives a bound, never a bare 0.
 """
 from __future__ import annotations
@@ -99,7 +99,7 @@ def _level(level, n_jobs: int) -> int:
 def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:
     """Time per day with at least ``level`` jobs writing at once (default: minutes per day).
 
-    P(n_w >= level) with its interval from ``stormsim.tails`` (the ratio
+    P(n_w >= level) with its interval from ``stormsim.stats.tails`` (the ratio
     estimator over fleets on the logit scale; no fleet reaching the level
     gives a one-sided upper bound), times one day. Independent of the
     model's time unit: it is a time fraction.
@@ -109,10 +109,10 @@ def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:
     est = tail_estimate(occ, level=LEVEL)
     per_day = SECONDS_PER_DAY / seconds(unit)
     method = {"ratio-logit": f"{LEVEL:.0%} ratio-estimator interval over {run.fleets} fleets "
-                             "(logit scale, stormsim.tails)",
+                             "(logit scale, stormsim.stats.tails)",
               "zero-bound": f"no fleet of {run.fleets} reached {level} writers: {LEVEL:.0%} "
-                            "one-sided upper bound (stormsim.tails)"}.get(
-        est.method[level], f"{est.method[level]} (stormsim.tails)")
+                            "one-sided upper bound (stormsim.stats.tails)"}.get(
+        est.method[level], f"{est.method[level]} (stormsim.stats.tails)")
     return Estimate(float(est.p[level]) * per_day, float(est.lo[level]) * per_day,
                     float(est.hi[level]) * per_day, f"{unit}/day", method, run.fleets)
 
@@ -177,7 +177,7 @@ def time_to_passage(run, unit: str = "h", time_unit="s") -> Estimate:
 
     Kaplan-Meier over fleets in time, each fleet without a passage censored
     at the end of its run; the interval is Brookmeyer-Crowley's
-    (``stormsim.survival``). ``upper = inf`` (or value inf) where the runs are
+    (``stormsim.stats.survival``). ``upper = inf`` (or value inf) where the runs are
     too short to bound it: raise ``cycles``. ``time_unit`` is the model's unit
     of time (seconds for fleets from physical units).
     """

@@ -3,7 +3,7 @@
 A storm at level k is an episode with n_w >= k; the kernel counts its
 up-crossings E[k] in the measured window (``Run.upcrossings``). Over
 independent units u (fleets, or fixed blocks of fleets in ``occupancy =
-"sum"`` mode, the same units as :mod:`stormsim.tails`):
+"sum"`` mode, the same units as :mod:`stormsim.stats.tails`):
 
 - the storm rate ``nu_k = sum_u E_u[k] / sum_u W_u`` (storms per second of
   measured time, W_u the unit's measured time);

@@ -5,10 +5,10 @@
 report`` all take a cell's numbers from :func:`cell_summary`:
 
 - the Kaplan-Meier median first passage with its 95 % Brookmeyer-Crowley
-  interval, censored fleets included (``stormsim.survival``), in fleet cycles
+  interval, censored fleets included (``stormsim.stats.survival``), in fleet cycles
   and in seconds;
 - P(n_w >= k) for every k = 1..N with a 95 % interval from the independent
-  fleets (``stormsim.tails``: ratio estimator, delta method on the logit
+  fleets (``stormsim.stats.tails``: ratio estimator, delta method on the logit
   scale; a one-sided bound where no fleet reached k);
 - the independent-jobs baseline: the Poisson-binomial of the per-job
   writing fractions where the cell records each job's writing time
@@ -63,7 +63,7 @@ BY_LEVEL = {
     "p_ge_hi": ("1", "upper end of the 95% interval of P(n_w >= k) (see p_ge_method)"),
     "p_ge_independent": ("1", "P(n_w >= k) for independent jobs with the measured writing "
                          "fractions (see independent_law)"),
-    # storms (MODEL.md E3; stormsim.storms): episodes with n_w >= k
+    # storms (MODEL.md E3; stormsim.stats.storms): episodes with n_w >= k
     "storms": ("1", "storms at level k (up-crossings of n_w to k or more) counted in the "
                "measured window, summed over the fleets"),
     "storms_per_s": ("1/s", "storm rate nu_k: storms per second of measured time"),
@@ -157,7 +157,7 @@ def cell_summary(c, level: float = LEVEL) -> dict:
 
 
 def _storm_summary(c, n: int, F: int, level: float, structural_from: int) -> dict:
-    """The STORM_KEYS and ``storms_method`` of a cell (stormsim.storms), k = 0..N,
+    """The STORM_KEYS and ``storms_method`` of a cell (stormsim.stats.storms), k = 0..N,
     over the same independent units as P(n_w >= k)."""
     e_sum = getattr(c, "upcrossings_sum", None)
     occ_sum = np.asarray(c.occupancy_sum, dtype=np.float64)

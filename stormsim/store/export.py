@@ -1,16 +1,16 @@
 """Results as data: xarray, pandas, CSV and JSON views of a sweep's cells.
 
-Every number comes from :mod:`stormsim.summary` (the same as ``stormsim
+Every number comes from :mod:`stormsim.stats.summary` (the same as ``stormsim
 inspect`` and the result file's top-level table). pandas and xarray are
 optional (``pip install 'stormsim[data]'``) and imported only here, when a
 view is asked for.
 
 Column names are ones a person can type: ``p_ge_4`` is P(n_w >= 4),
 ``p_ge_4_lo`` / ``p_ge_4_hi`` its 95 % interval, ``p_ge_4_method`` how that
-was made (stormsim.tails), ``p_ge_4_independent`` the independent-jobs law;
+was made (stormsim.stats.tails), ``p_ge_4_independent`` the independent-jobs law;
 ``median``, ``median_lo``, ``median_hi`` the Kaplan-Meier median first passage
 in fleet cycles (``median_time...`` in seconds). A sweep with storm risk
-(``risk_levels``) adds its numbers (stormsim.cellrisk: ``risk_p_ge_4``,
+(``risk_levels``) adds its numbers (stormsim.sweep.cellrisk: ``risk_p_ge_4``,
 ``risk_storms_per_s_ge_4_lo``, ``risk_storms_per_day_ge_4``, ``risk_level_method_ge_4``,
 ..., and per cell ``risk_fleets_run``, ``risk_replicates_run``, ...): in
 the DataFrame, and at every level some cell asked in CSV and JSON.
@@ -151,7 +151,7 @@ def _keeping_risk(res, risks: list):
 
 
 def _risk(risks: list, kmax: int) -> dict | None:
-    """The storm-risk table of the cells' risks (stormsim.cellrisk.risk_table, with
+    """The storm-risk table of the cells' risks (stormsim.sweep.cellrisk.risk_table, with
     per-day rates and ``asked``: the levels any cell asked), or None when no
     cell has a storm risk."""
     if all(r is None for r in risks):
@@ -326,7 +326,7 @@ METHOD_NOTES = {
             "occupancy='sum' mode, which kept only the total)",
     "ratio-log": "storms_per_s = storms counted / measured time, storm_duration = time at "
                  "n_w>=k / storms; 95% interval by the delta method of a ratio estimator over "
-                 "the same independent units, on the log scale, Student t (stormsim.storms)",
+                 "the same independent units, on the log scale, Student t (stormsim.stats.storms)",
     "storms zero-bound": "no storm at k: storms_per_s in [0, -ln(0.05)/measured time], a "
                          "one-sided 95% Poisson upper bound; storm_duration NaN",
     "not-recorded": "a result written before storms were counted: NaN",

@@ -11,14 +11,14 @@ bit, and adds:
   (and ``block``) in a cell;
 - a top-level per-cell table (dimensions ``cell`` and ``k``): every parameter
   as a coordinate (the ``/params`` datasets, hard-linked, not copied), the
-  summary of :mod:`stormsim.summary` (medians, P(n_w >= k) with intervals,
+  summary of :mod:`stormsim.stats.summary` (medians, P(n_w >= k) with intervals,
   the independent baseline);
 - ``/grid``: the same table on the grid's own dimensions (one per [grid] key,
   the grid being their full Cartesian product), so that
   ``xarray.open_dataset(path, engine="h5netcdf", group="grid").sel(load=0.9)``
   selects by parameter value;
 - per cell, in ``occupancy = "sum"`` mode, ``occupancy_block_sum``: the exact
-  occupancy sums of fixed blocks of fleets (``stormsim.tails.block_ranges``),
+  occupancy sums of fixed blocks of fleets (``stormsim.stats.tails.block_ranges``),
   the independent units of the tail intervals.
 
 Version 1 files read as before (their table is computed when asked for).
@@ -26,7 +26,7 @@ Version 1 files read as before (their table is computed when asked for).
 A sweep with storm risk (``risk_levels``; still version 2: the datasets are
 added, none changes) also has, per cell that asks for it, a dimension
 ``risk_k`` (the levels asked) and the datasets of
-:data:`stormsim.work.RISK_ARRAYS` on it and of ``RISK_SCALARS`` (0-d); and at
+:data:`stormsim.sweep.work.RISK_ARRAYS` on it and of ``RISK_SCALARS`` (0-d); and at
 the top and in /grid the same on (cell, k) and (cell,) (NaN / '' / -1 where
 a level is not asked).
 """
@@ -282,7 +282,7 @@ def _write_risk(g, part) -> dict:
 
 
 def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
-    """Cell c's group from its parts; returns its summary row (stormsim.summary),
+    """Cell c's group from its parts; returns its summary row (stormsim.stats.summary),
     computed from the arrays just written (no read-back)."""
 
     g = cells.create_group(cell_group(c.index))
@@ -369,7 +369,7 @@ def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None
                                         sorted(METHOD_CODES.items(), key=lambda kv: kv[1]))
     m.attrs["missing_value_meaning"] = "-1: no such level (k > the cell's N)"
     m = put("storms_method", table["storms_method"], "1",
-            "how each storm rate / duration interval was made (stormsim.storms)", with_k=True)
+            "how each storm rate / duration interval was made (stormsim.stats.storms)", with_k=True)
     m.attrs["flag_values"] = np.array(sorted(STORM_METHODS.values()), dtype=np.int8)
     m.attrs["flag_meanings"] = " ".join(x.replace("-", "_") for x, _ in
                                         sorted(STORM_METHODS.items(), key=lambda kv: kv[1]))

@@ -2,11 +2,11 @@
 
 Each finished unit is one ``u<cell:06d>_<start:012d>.npz``, written atomically
 (``_files.atomic_path``), holding for piece j the arrays of
-:data:`stormsim.work.RESULT_ARRAYS` as ``j_NAME`` and, for a summed array,
+:data:`stormsim.sweep.work.RESULT_ARRAYS` as ``j_NAME`` and, for a summed array,
 its exact column sums as ``j_NAME_exact`` (decimal integers, units of
 2**-1074). A cell's storm risk (``risk_levels``) is one ``r<cell:06d>.npz``,
 written the same way, holding ``levels`` and each of
-:data:`stormsim.work.RISK_ARRAYS` and ``RISK_SCALARS``. ``MANIFEST.json``
+:data:`stormsim.sweep.work.RISK_ARRAYS` and ``RISK_SCALARS``. ``MANIFEST.json``
 says which sweep (and which stormsim) the units belong to.
 """
 from __future__ import annotations
@@ -159,7 +159,7 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
 
 
 def _blocks_touched(fleets: int, a: int, b: int) -> list[int]:
-    """The blocks (stormsim.tails.block_ranges) that fleets [a, b) of a cell touch, in order."""
+    """The blocks (stormsim.stats.tails.block_ranges) that fleets [a, b) of a cell touch, in order."""
     starts, stops = block_ranges(fleets)
     return np.flatnonzero((starts < b) & (stops > a)).tolist()
 

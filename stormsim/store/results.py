@@ -2,7 +2,7 @@
 
 ``open_results(path)`` -> :class:`Results`: the parameter table (numpy
 arrays, one row per cell) and each cell's arrays (:class:`CellResult`),
-read one cell at a time. The layout is docs/FORMAT.md; stormsim.layout
+read one cell at a time. The layout is docs/FORMAT.md; stormsim.store.layout
 knows it (names, writer, cell reader).
 """
 from __future__ import annotations
@@ -59,7 +59,7 @@ class CellResult:
     """One cell's stored arrays; fleets are axis 0 (only the fleets done so far
     when the sweep is unfinished: ``fleet_index`` says which).
 
-    Each array of :data:`stormsim.work.RESULT_ARRAYS` is an attribute
+    Each array of :data:`stormsim.sweep.work.RESULT_ARRAYS` is an attribute
     (``cell.passage_time``, ``cell.occupancy``: None when only its sum is
     kept), and each summed one's exact sum over the fleets is ``NAME_sum``
     (``cell.occupancy_sum``, float64 (N+1,)); when only the sum is kept (and
@@ -83,7 +83,7 @@ class CellResult:
     slowdown: np.ndarray = None
     weights: np.ndarray = None
     #: The cell's storm risk (risk_levels), None without one (or not yet done):
-    #: ``levels`` (int64) and each of stormsim.work.RISK_ARRAYS (per level) and
+    #: ``levels`` (int64) and each of stormsim.sweep.work.RISK_ARRAYS (per level) and
     #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
     risk: dict | None = None
 
@@ -130,7 +130,7 @@ class CellResult:
     def tail(self, k) -> float:
         """P(n_w >= k) over the cell's summed occupancy (k: int, 'N' or 'N/q');
         NaN where it is zero by construction (a fleet stopped at its passage
-        to n_w >= passage_level <= k; see stormsim.summary)."""
+        to n_w >= passage_level <= k; see stormsim.stats.summary)."""
         k = tail_level(k, self.T.size)
         if bool(self.params.get("stop_at_passage", True)) and 0 < self.passage_level <= k:
             return math.nan
@@ -138,7 +138,7 @@ class CellResult:
         return float(self.occupancy_sum[k:].sum() / total) if total > 0 else math.nan
 
     def summary(self, level: float = 0.95) -> dict:
-        """The cell's numbers (stormsim.summary.cell_summary): medians with
+        """The cell's numbers (stormsim.stats.summary.cell_summary): medians with
         intervals, P(n_w >= k) for k = 0..N with intervals, the baseline."""
 
         return cell_summary(self, level)
@@ -222,12 +222,12 @@ class Results:
         a cell's N gives NaN there (and k = 0); a level outside 1..N for
         every cell raises SpecError. Each ``P(n_w>=LEVEL)`` comes with its
         ``level`` interval ``P(n_w>=LEVEL):lo`` and ``:hi`` and how that was
-        made, ``:method`` (stormsim.tails: "ratio-logit", "zero-bound" (no
+        made, ``:method`` (stormsim.stats.tails: "ratio-logit", "zero-bound" (no
         fleet reached k: [0, one-sided upper bound]), "one-bound", "none", or
         "structural": NaN, zero by construction for a fleet stopped at its
         passage).
 
-        Storms (MODEL.md E3, stormsim.storms), per tail level:
+        Storms (MODEL.md E3, stormsim.stats.storms), per tail level:
         ``storms_per_s(n_w>=LEVEL)`` the storm rate nu_k (storms per second of
         measured time) and ``storm_duration(n_w>=LEVEL)`` the mean storm
         duration (s), each with ``:lo`` and ``:hi`` (its ``level`` interval)
@@ -283,19 +283,19 @@ class Results:
     def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
               risk: bool = False) -> str:
         """The text table of ``stormsim inspect`` (``storms``: with storm rates and
-        durations; ``risk``: then the cells' storm risk, stormsim.tables.risk_table_text)."""
+        durations; ``risk``: then the cells' storm risk, stormsim.store.tables.risk_table_text)."""
         return inspect_table(self, tail, unit, storms=storms, risk=risk)
 
     def to_xarray(self, grid: bool = True, level: float = 0.95):
         """The per-cell table as an xarray.Dataset, on the grid's dimensions
         (``.sel(load=0.9)``) or, with ``grid=False``, on ``cell``; see
-        stormsim.export.to_xarray. Needs xarray."""
+        stormsim.store.export.to_xarray. Needs xarray."""
 
         return to_xarray(self, grid=grid, level=level)
 
     def to_dataframe(self, k=None, level: float = 0.95):
         """One row per cell as a pandas.DataFrame (``p_ge_4``, ``p_ge_4_lo``, ...,
-        ``median``, ``median_lo``, ...); see stormsim.export.to_dataframe. Needs pandas."""
+        ``median``, ``median_lo``, ...); see stormsim.store.export.to_dataframe. Needs pandas."""
 
         return to_dataframe(self, k=k, level=level)
 

@@ -1,6 +1,6 @@
 """Stores for sweep results: one interface, in memory or on disk (HDF5).
 
-A store receives finished units of work (:class:`~stormsim.work.Part`:
+A store receives finished units of work (:class:`~stormsim.sweep.work.Part`:
 fleets [start, stop) of one cell), keeps them, tells a resumed sweep which
 fleets are done, and assembles the result once every fleet of every cell is in.
 
@@ -13,7 +13,7 @@ of its data). So the HDF5 file is never open for writing while units run:
 
 1. each finished unit (fleets of one cell, or several small cells) goes to
    its own small file ``OUTPUT.parts/u<cell>_<start>.npz``, written
-   atomically (stormsim._files): a unit exists whole or not at all;
+   atomically (stormsim.store.files): a unit exists whole or not at all;
 2. a resumed sweep loads and checks every part (CRC, shapes, sweep identity)
    and runs only the fleets that no valid part holds;
 3. when all fleets are in, ``OUTPUT`` is written atomically from the parts
@@ -472,7 +472,7 @@ class HDF5Store(Store):
 
 
 def write_h5(path: Path, sweep: Sweep, parts_of, risk_of) -> None:
-    """Write a finished result (docs/FORMAT.md; stormsim.layout), cell by cell:
+    """Write a finished result (docs/FORMAT.md; stormsim.store.layout), cell by cell:
     ``parts_of(i)`` yields the Parts that tile cell i, ``risk_of(i)`` its
     storm risk (a RiskPart; asked only of the cells with risk_levels)."""
     write_result(path, sweep, parts_of, risk_of=risk_of)

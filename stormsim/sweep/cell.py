@@ -137,7 +137,7 @@ class Cell:
 
         ``fast_forward`` is the cell's key, simulate()'s own values and default
         ("auto"), except that true in a grid of mixed cells asks for the
-        fast-forward where the engine has one (``engine.fast_forward_applies``)
+        fast-forward where the engine has one (``engine.run.fast_forward_applies``)
         and leaves the others at "auto" (which is the event loop for them)."""
         kw = {k.name: self.values[k.name] for k in KEYS if k.kwarg}
         kw["passage_level"] = self.passage_level

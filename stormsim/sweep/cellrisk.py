@@ -7,7 +7,7 @@
 
 The numbers a sweep keeps of a StormRisk are listed once, in
 :data:`RISK_ARRAYS` and :data:`RISK_SCALARS`: the unit files
-(stormsim._parts), the HDF5 layout, the readers and the exports follow them.
+(stormsim.store.parts), the HDF5 layout, the readers and the exports follow them.
 Nothing here depends on timing: ``storm_risk`` with a fixed effort is a
 function of (seed, inputs, effort), so threads, Dask, units and resume give
 the same bits.
@@ -67,8 +67,8 @@ RISK_ARRAYS: tuple[RiskArray, ...] = (
     RiskArray("risk_p_ge_rel_error", "p_rel_error", _F, "1", "relative standard error of "
               "risk_p_ge (NaN: none)", "risk_p_ge_{k}_rel_error"),
     RiskArray("risk_p_ge_method", "p_method", str, None, "how the risk_p_ge interval was made: "
-              "ratio-logit, zero-bound, one-bound, none (plain Monte Carlo, stormsim.tails), "
-              "splitting, monotone-bound (stormsim.risk)", "risk_p_ge_{k}_method"),
+              "ratio-logit, zero-bound, one-bound, none (plain Monte Carlo, stormsim.stats.tails), "
+              "splitting, monotone-bound (stormsim.risk.stormrisk)", "risk_p_ge_{k}_method"),
     RiskArray("risk_storms_per_s", "rate", _F, "1/s", "storm risk: storm rate nu_k, storms "
               "(up-crossings of n_w to k or more) per second (NaN: not reached, no bound)",
               "risk_storms_per_s_ge_{k}"),
@@ -81,7 +81,7 @@ RISK_ARRAYS: tuple[RiskArray, ...] = (
               "error of risk_storms_per_s (NaN: none)", "risk_storms_per_s_ge_{k}_rel_error"),
     RiskArray("risk_storms_method", "rate_method", str, None, "how the risk_storms_per_s "
               "interval was made: ratio-log, zero-bound, none (plain Monte Carlo, "
-              "stormsim.storms), splitting, not-reached (stormsim.risk)",
+              "stormsim.stats.storms), splitting, not-reached (stormsim.risk.stormrisk)",
               "risk_storms_ge_{k}_method"),
     RiskArray("risk_storm_duration", "duration", _F, "s", "storm risk: mean storm duration "
               "(time at n_w >= k per storm; NaN: no storm)", "risk_storm_duration_ge_{k}"),

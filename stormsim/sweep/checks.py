@@ -1,6 +1,6 @@
 """Value checks of sweep-file keys: raw TOML value -> normalized value, or raise Bad.
 
-The building blocks of ``stormsim._keys.KEYS`` (each Key names its check).
+The building blocks of ``stormsim.sweep.keys.KEYS`` (each Key names its check).
 """
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def auto_or_boolean(v):
 
 
 def throughput(v):
-    """-> the canonical rule of stormsim.model: 'fair', 'ideal', ('power', a) or a tuple."""
+    """-> the canonical rule of stormsim.engine.model: 'fair', 'ideal', ('power', a) or a tuple."""
     if isinstance(v, list) and not all(is_num(x) for x in v):
         raise Bad("a table must list f(1), ..., f(N) as numbers")
     try:

@@ -1,5 +1,5 @@
 """Job tables in sweep files: the keys ``jobs`` (a CSV job table) and
-``bandwidth`` (the fabric's, with its unit), read by ``stormsim.units``.
+``bandwidth`` (the fabric's, with its unit), read by ``stormsim.engine.units``.
 
 A table gives every job's T, d and jitter (and any asynchronous columns), so
 it replaces N, T, d, load, jitter and m_over_sigma; its path is relative to

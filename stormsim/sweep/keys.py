@@ -1,5 +1,5 @@
 """The keys of a sweep file, one table: each key's doc, check, default, column
-dtype, aliases and how it enters the run seed (see ``stormsim.spec``, "How to
+dtype, aliases and how it enters the run seed (see ``stormsim.sweep.spec``, "How to
 add a key"). ``spec`` reads sweep files with it and resolves their cells.
 """
 from __future__ import annotations

@@ -35,7 +35,7 @@ class Progress:
     """Reports cells done, fleets done, fleet-cycles per second and the ETA.
 
     ETA = events left (``update(events_left=f)``, f() an estimate from the
-    events measured per fleet, see stormsim.work.WorkEstimate) / events per
+    events measured per fleet, see stormsim.sweep.work.WorkEstimate) / events per
     second, measured from the first finished unit of this run on (a compile
     before it, or work done by an earlier, interrupted run, is not speed).
     ``clock`` (default time.monotonic) is where time comes from.

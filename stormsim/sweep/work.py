@@ -3,7 +3,7 @@
     Sweep --Planner (sweep.plan)--> Unit (pieces: fleets [a, b) of a cell; small cells packed)
           --run_unit--> [Part, ...] (the result arrays of each piece)
     Sweep --Planner--> RiskUnit (a cell's storm risk, risk_levels; one per cell)
-          --run_unit--> [RiskPart] (stormsim.cellrisk)
+          --run_unit--> [RiskPart] (stormsim.sweep.cellrisk)
 
 Unit boundaries never change a result: fleet j of a cell depends only on
 (the cell's run seed, j), and sums over fleets are exact integers
@@ -219,7 +219,7 @@ class Piece:
     stop: int
     fleet: Fleet
     kwargs: dict = field(hash=False)
-    cell_fleets: int = 0     # the cell's fleets: they fix its blocks (stormsim.tails)
+    cell_fleets: int = 0     # the cell's fleets: they fix its blocks (stormsim.stats.tails)
 
     @property
     def run_seed(self) -> int:
@@ -269,7 +269,7 @@ class Part:
     sum); ``sums``: summed name -> its exact column sums over these fleets
     (see exact_column_sums); ``blocks``: when only the sums are kept, summed
     name -> ((block, exact sums), ...) of these fleets per fixed block of the
-    cell's fleets (stormsim.tails.block_sums_exact: the independent units of
+    cell's fleets (stormsim.stats.tails.block_sums_exact: the independent units of
     the tail intervals). ``part.NAME`` reads ``part.arrays[NAME]``.
     """
 
