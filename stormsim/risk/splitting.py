@@ -114,6 +114,7 @@ from .._args import check_int
 from ..engine import door
 from ..engine.launch import resolve
 from ..engine.model import Fleet
+from ..stats.analysis import time_at_or_above
 from ..errors import SpecError
 from .split_estimate import MIN_REPLICATES, TOP_SHARE_WARN, SplitEstimate, merge, summarise
 
@@ -347,7 +348,7 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
                        bank_due, o_due)
         total_events += int(ev.sum())
         truncated += int((status < 0).sum())
-        above = np.cumsum(s_occ[:, :, ::-1], axis=2)[:, :, ::-1]
+        above = time_at_or_above(s_occ)
         alive = (bank_n > 0)[:, None]
         tot_up += weight[:, None] * np.where(alive, s_up.mean(axis=1), 0.0)
         tot_time += weight[:, None] * np.where(alive, above.mean(axis=1), 0.0)
@@ -369,7 +370,7 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
             bank_due = np.full(1, np.inf)
     flux = entries / window
     plain_up = up / window[:, None]
-    plain_p = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1] / window[:, None]
+    plain_p = time_at_or_above(occ) / window[:, None]
     rep_rate = np.where(ks[None, :] < L0, plain_up[:, ks], flux[:, None] * tot_up[:, ks])
     rep_p = np.where(ks[None, :] < L0, plain_p[:, ks], flux[:, None] * tot_time[:, ks])
     sim_per_event = window.sum() / max(int(events.sum()), 1)

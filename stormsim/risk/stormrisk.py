@@ -58,6 +58,7 @@ import numpy as np
 from ..engine.cost import default_batch
 from ..engine.model import Fleet
 from ..engine.run import simulate
+from ..stats.analysis import time_at_or_above
 from ..errors import SpecError
 from ..stats.storms import ratio_of_means, storm_estimate
 from ..stats.tails import LEVEL, tail_estimate
@@ -124,7 +125,7 @@ def _collapse(occ: np.ndarray, up: np.ndarray, ks: np.ndarray):
     """Per-fleet (occupancy, up-crossings) collapsed onto the levels: column 0
     the time below ks[0], column j the time in [ks[j-1], ks[j]) (last: >= ks[-1]),
     so that P(n_w >= ks[j-1]) is column j's tail of it (tails/storms take it as is)."""
-    above = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1]          # time at n_w >= k
+    above = time_at_or_above(occ)                             # time at n_w >= k
     a = np.concatenate([above[:, :1], above[:, ks]], axis=1)  # total, then at >= each k
     c = a.copy()
     c[:, :-1] -= a[:, 1:]
@@ -136,7 +137,7 @@ def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, level):
     """The StormRisk arrays of the collapsed per-fleet data (levels = ks)."""
     tail = tail_estimate(occ, fleets=fleets, level=level)
     st = storm_estimate(up, occ, fleets=fleets, level=level)
-    above = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1]
+    above = time_at_or_above(occ)
     b = above[:, 0]
     u = occ.shape[0]
     p = tail.p[1:]

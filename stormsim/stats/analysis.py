@@ -67,17 +67,34 @@ def circular_gaps(firings: np.ndarray) -> np.ndarray:
     return np.diff(np.concatenate([th, th[:, :, :1] + 1.0], axis=2), axis=2)
 
 
+def time_at_or_above(occupancy: np.ndarray) -> np.ndarray:
+    """Time with n_w >= k for every k = 0..N along the last axis (the
+    occupancy's reversed cumulative sum; [..., 0] is the whole window).
+
+    The one home of this sum: tails, storms, storm risk and splitting read
+    P(n_w >= k) as its ratio to [..., 0]."""
+    occ = np.asarray(occupancy, dtype=np.float64)
+    return np.flip(np.cumsum(np.flip(occ, -1), axis=-1), -1)
+
+
 def tail_probability(occupancy: np.ndarray, k: int) -> np.ndarray:
     """P(n_w >= k) per fleet: fraction of the measured time with at least k writers."""
     occ = np.asarray(occupancy, dtype=np.float64)
     return occ[..., k:].sum(axis=-1) / occ.sum(axis=-1)
 
 
+def writer_seconds(occupancy: np.ndarray) -> np.ndarray:
+    """sum_n n H[n] along the last axis: the writers' time summed (E[n_w] x the window)."""
+    occ = np.asarray(occupancy, dtype=np.float64)
+    return (occ * np.arange(occ.shape[-1])).sum(axis=-1)
+
+
 def writing_fraction(occupancy: np.ndarray) -> np.ndarray:
-    """Mean fraction of time one job spends writing: E[n_w] / N, per fleet."""
+    """Mean fraction of time one job spends writing: E[n_w] / N, per fleet
+    (the one home of this ratio)."""
     occ = np.asarray(occupancy, dtype=np.float64)
     n = occ.shape[-1] - 1
-    return (occ * np.arange(n + 1)).sum(axis=-1) / (n * occ.sum(axis=-1))
+    return writer_seconds(occ) / (n * occ.sum(axis=-1))
 
 
 def binomial_baseline(n_jobs: int, p_write: float) -> np.ndarray:

@@ -19,6 +19,7 @@ from scipy.stats import binomtest, chi2
 
 from ..engine.units import SECONDS_PER_DAY, quantity, seconds
 from ..errors import SpecError
+from .analysis import writer_seconds
 from .survival import median_survival, passage_times
 from .tails import LEVEL, tail_estimate
 
@@ -167,7 +168,7 @@ def write_time_per_day(run, unit: str = "h") -> Estimate:
     """
     occ = _measured(run)
     n_jobs = occ.shape[1] - 1
-    busy = (occ * np.arange(n_jobs + 1)).sum(axis=1) / n_jobs
+    busy = writer_seconds(occ) / n_jobs
     per_day = SECONDS_PER_DAY / seconds(unit)
     return _ratio(busy, occ.sum(axis=1), per_day, f"{unit}/day per job", "write time")
 

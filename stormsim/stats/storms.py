@@ -36,6 +36,7 @@ import math
 import numpy as np
 from scipy.stats import t as student_t
 
+from .analysis import time_at_or_above
 from .tails import LEVEL
 
 __all__ = ["STORM_METHODS", "StormEstimate", "ratio_of_means", "storm_estimate"]
@@ -125,8 +126,8 @@ def storm_estimate(unit_upcrossings, unit_occupancy, fleets: int | None = None,
     window = float(occ_t.sum())
     if u == 0 or not window > 0:
         return StormEstimate(**out)
-    above = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1]           # time at n_w >= k, per unit
-    above_t = np.cumsum(occ_t[::-1])[::-1]
+    above = time_at_or_above(occ)                              # time at n_w >= k, per unit
+    above_t = time_at_or_above(occ_t)
     ks = np.arange(1, width)
     zero = ks[tot_e[1:] <= 0]
     out["rate"][zero], out["rate_lo"][zero] = 0.0, 0.0

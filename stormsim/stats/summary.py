@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from .analysis import writing_fraction
 from .storms import STORM_METHODS, storm_estimate
 from .survival import kaplan_meier, passage_times
 from .tails import LEVEL, independent_tail, tail_estimate
@@ -143,8 +144,7 @@ def cell_summary(c, level: float = LEVEL) -> dict:
     out["interval_units"] = est.units if F else 0
     pge, lo, hi, method = est.p, est.lo, est.hi, est.method
     total = occ_sum.sum()
-    out["p_write"] = (float((occ_sum * np.arange(n + 1)).sum() / (n * total))
-                      if total > 0 else math.nan)
+    out["p_write"] = float(writing_fraction(occ_sum)) if total > 0 else math.nan
     indep, law = independent_tail(occ_sum, _alike(c), job_write_fractions(c))
     if lvl > 0 and stops:
         s = slice(lvl, None)

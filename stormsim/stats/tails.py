@@ -61,6 +61,7 @@ from scipy.stats import binom
 from scipy.stats import t as student_t
 
 from ..errors import SpecError
+from .analysis import time_at_or_above, writing_fraction
 
 __all__ = ["BLOCKS", "LEVEL", "TailEstimate", "block_ranges", "block_sums_exact",
            "independent_tail", "poisson_binomial_sf", "tail_estimate", "tail_point",
@@ -167,7 +168,7 @@ def tail_estimate(unit_occupancy, fleets: int | None = None, level: float = LEVE
     method = np.full(width, "none", dtype=object)
     if u == 0 or not occ.sum() > 0:
         return TailEstimate(nan, nan.copy(), nan.copy(), method, u, fleets, level)
-    a = np.cumsum(occ[:, ::-1], axis=1)[:, ::-1]          # time at n_w >= k, per unit
+    a = time_at_or_above(occ)                              # time at n_w >= k, per unit
     b = a[:, 0]
     p = tail_point(occ.sum(axis=0) if occupancy_sum is None else occupancy_sum)
     lo, hi = nan.copy(), nan.copy()
@@ -230,7 +231,7 @@ def independent_tail(occupancy_sum, alike: bool, job_fractions=None) -> tuple[np
     total = occ.sum()
     if not alike or not total > 0:
         return np.full(n + 1, np.nan), "none"
-    pw = float((occ * np.arange(n + 1)).sum() / (n * total))
+    pw = float(writing_fraction(occ))
     return binom.sf(np.arange(n + 1) - 1, n, pw), "binomial"
 
 
