@@ -13,6 +13,7 @@ from typing import Sequence, Union
 import numpy as np
 
 from .._format import fmt_array
+from .._args import check_int
 from ..errors import SpecError
 from .cost import FLEET_BYTES_PER_JOB, check_memory
 from .units import (
@@ -305,8 +306,7 @@ class Fleet:
         """N identical jobs, given either the load L = N d / T or the volume d.
 
         The other keywords are ``Fleet``'s, one value for every job."""
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
-            raise SpecError(f"n_jobs = {n_jobs!r}: must be an integer >= 1")
+        n_jobs = check_int("n_jobs", n_jobs, 1)
         check_memory(f"n_jobs = {n_jobs}", FLEET_BYTES_PER_JOB * float(n_jobs),
                      "use fewer jobs")
         if (load is None) == (d is None):

@@ -55,6 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from .._format import fmt_array as _fmt
+from .._args import check_int
 from ..errors import SpecError
 
 __all__ = ["JOB_COLUMNS", "SECONDS_PER_DAY", "fleet_arguments", "quantity", "read_jobs",
@@ -271,9 +272,7 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         if value is not None and not isinstance(value, str):
             lengths.add(len(value))
     if n_jobs is not None:
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
-            raise SpecError(f"n_jobs = {n_jobs!r}: must be an integer >= 1")
-        lengths.add(int(n_jobs))
+        lengths.add(check_int("n_jobs", n_jobs, 1))
     if len(lengths) > 1:
         raise SpecError("per-job values have different lengths "
                         f"({', '.join(f'{k}: {v.size}' for k, v in values.items() if v.size > 1)}"

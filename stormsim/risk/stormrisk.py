@@ -55,6 +55,7 @@ from numbers import Integral
 
 import numpy as np
 
+from .._args import check_int
 from ..engine.cost import default_batch
 from ..engine.model import Fleet
 from ..engine.run import simulate
@@ -110,15 +111,14 @@ def _check_levels(levels, n: int) -> np.ndarray:
     return np.array(sorted(out), dtype=np.int64)
 
 
-def _positive(name, value, integer=False, allow_none=False):
+def _positive(name, value, allow_none=False):
+    """A finite number > 0 (None where ``allow_none``)."""
     if value is None and allow_none:
         return None
-    ok = (isinstance(value, Integral) if integer else isinstance(value, (int, float))) \
-        and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    if not ok:
-        kind = "an integer" if integer else "a finite number"
-        raise SpecError(f"{name} = {value!r}: must be {kind} > 0")
-    return int(value) if integer else float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not (math.isfinite(value) and value > 0):
+        raise SpecError(f"{name} = {value!r}: must be a finite number > 0")
+    return float(value)
 
 
 def _collapse(occ: np.ndarray, up: np.ndarray, ks: np.ndarray):
@@ -220,7 +220,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     ks = _check_levels(levels, fleet.n_jobs)
     target = _positive("rel_error", rel_error)
     budget = _positive("max_seconds", max_seconds, allow_none=True)
-    max_fleets = _positive("max_fleets", max_fleets, integer=True, allow_none=True)
+    max_fleets = None if max_fleets is None else check_int("max_fleets", max_fleets, 1)
     fixed = budget is None
     if fixed and max_fleets is None and method != "splitting":
         raise SpecError("max_seconds = None (a fixed effort) needs max_fleets: the plain Monte "
@@ -229,22 +229,20 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         raise SpecError(f"replicates = {replicates!r} is the splitting effort of a fixed effort "
                         "(max_seconds = None); with a time budget replicates run in rounds until "
                         "rel_error or max_seconds: leave replicates out, or set max_seconds=None")
-    replicates = _positive("replicates", FIXED_REPLICATES if replicates is None else replicates,
-                           integer=True)
+    replicates = check_int("replicates", FIXED_REPLICATES if replicates is None else replicates, 1)
     if replicates < MIN_REPLICATES:
         raise SpecError(f"replicates = {replicates}: must be >= {MIN_REPLICATES} (the interval of "
                         "a splitting estimate comes from the spread of its replicates; fewer "
                         "give none)")
-    min_hits = _positive("min_hits", min_hits, integer=True)
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise SpecError(f"seed = {seed!r}: must be an integer >= 0 (results are a function of it)")
+    min_hits = check_int("min_hits", min_hits, 1)
+    seed = check_int("seed", seed, 0, what="results are a function of it")
     check_score_every(score_every)
     if method not in METHODS:
         raise SpecError(f"method = {method!r}: must be one of {', '.join(METHODS)}")
     if method == "splitting":
         check_splittable(fleet)
     if batch_fleets is not None:
-        batch = _positive("batch_fleets", batch_fleets, integer=True)
+        batch = check_int("batch_fleets", batch_fleets, 1)
     elif fixed and max_fleets is not None:
         batch = fixed_batch(fleet.n_jobs, int(cycles), max_fleets)
     else:

@@ -18,6 +18,7 @@ import numpy as np
 from scipy.stats import binomtest, chi2
 
 from ..engine.units import SECONDS_PER_DAY, quantity, seconds
+from .._args import check_int
 from ..errors import SpecError
 from .analysis import writer_seconds
 from .survival import median_survival, passage_times
@@ -92,9 +93,7 @@ def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str,
 
 
 def _level(level, n_jobs: int) -> int:
-    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 1 <= level <= n_jobs:
-        raise SpecError(f"level = {level!r}: must be an integer in 1..N = {n_jobs}")
-    return int(level)
+    return check_int("level", level, 1, n_jobs, what=f"a level k of N = {n_jobs} jobs")
 
 
 def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:

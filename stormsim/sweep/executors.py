@@ -21,6 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numba
 
+from .._args import check_int
 from ..errors import ResourceError, SweepError
 
 __all__ = ["DaskExecutor", "Executor", "LocalExecutor", "executor_from", "layer_guard",
@@ -122,9 +123,7 @@ class LocalExecutor(Executor):
 
     def __init__(self, workers: int | None = None, target_seconds: float = 0.25):
 
-        n = numba.config.NUMBA_NUM_THREADS if workers is None else int(workers)
-        if n < 1:
-            raise SweepError(f"workers = {workers!r}: must be an integer >= 1")
+        n = numba.config.NUMBA_NUM_THREADS if workers is None else check_int("workers", workers, 1)
         if threadsafe_layer():
             self.slots, self.task_threads = n, 1
         else:  # pragma: no cover - depends on the machine's numba

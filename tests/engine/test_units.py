@@ -239,7 +239,7 @@ def test_result_helpers_refuse_runs_they_cannot_read(pod_runs):
         physical.storm_time_per_day(first)
     with pytest.raises(SpecError, match=r"needs a run with a passage_level"):
         physical.time_to_passage(occ)
-    with pytest.raises(SpecError, match=r"level = 9: must be an integer in 1..N = 8"):
+    with pytest.raises(SpecError, match=r"level = 9: must be an integer in 1..8 \(a level k of N = 8 jobs\)"):
         physical.storm_time_per_day(occ, level=9)
     with pytest.raises(SpecError, match=r"unit = '1 GB' is a size: must be a time"):
         physical.storm_time_per_day(occ, unit="GB")
