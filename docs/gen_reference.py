@@ -166,7 +166,7 @@ def outputs_page() -> str:
                "`stormsim.stats.summary.cell_summary`. In a DataFrame a per-level array gets "
                "one column per level k asked (shown for k = 4).\n")
     out.append("| name | dims | units | DataFrame column | what it is |\n|---|---|---|---|---|")
-    for name, (t, units, doc) in S.SCALARS.items():
+    for name, (_dtype, units, doc) in S.SCALARS.items():
         out.append(f"| `{name}` | cell | {_cell(units)} | `{name}` | {_cell(doc)} |")
     for name, (units, doc) in S.BY_LEVEL.items():
         out.append(f"| `{name}` | cell, k | {_cell(units)} | `{level_column(name, 4)}` | {_cell(doc)} |")
