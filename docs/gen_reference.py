@@ -72,8 +72,10 @@ def _check_name(check) -> str:
 def keys_page() -> str:
     from stormsim.sweep import keys as K
 
-    roles = {"fleet": "through the fleet", "always": "yes", "unless-default": "unless at its default",
-             "no": "no", "identity": "no (in the sweep's identity)"}
+    roles = {"fleet": "through the fleet's canonical encoding (N, T, d, cap, f, sigma and the options)",
+             "always": "always, by value", "unless-default": "by value, unless at its default",
+             "no": "no", "identity": "no, but in the sweep's identity away from its default "
+             "(a resume with another value is refused)"}
     out = [BANNER.format(src="stormsim/sweep/keys.py (KEYS)"),
            "# Sweep keys\n",
            "A sweep file (TOML) has three tables:\n"]
@@ -90,10 +92,9 @@ def keys_page() -> str:
     out.append("*Default*: REQUIRED keys must be given; ABSENT keys are optional and their "
                "absence means something (e.g. `load` instead of `d`); for the `risk_*` keys, "
                "none means `storm_risk`'s own default. *Check*: the rule the value must "
-               "pass, as its error message states it. *In the run seed*: how the key "
-               "enters each cell's run seed (see [File formats](../FORMAT.md), \"Seeding\").\n")
-    out.append("| key | what it is | default | check | aliases | in the run seed |\n"
-               "|---|---|---|---|---|---|")
+               "pass, as its error message states it. A key's aliases (in brackets) are "
+               "refused with a hint to the key's name.\n")
+    out.append("| key | what it is | default | check |\n|---|---|---|---|")
     for k in given:
         if k.default is None:
             param = K.RISK_KEYS.get(k.name, "")
@@ -101,9 +102,18 @@ def keys_page() -> str:
                        if param in K.RISK_DEFAULTS else "storm_risk's")
         else:
             default = _value(k.default) if k.default not in (K.REQUIRED, K.ABSENT) else repr(k.default)
-        aliases = ", ".join(_code(a) for a in k.aliases)
-        out.append(f"| `{k.name}` | {_cell(k.doc)} | {_cell(default)} | "
-                   f"{_check_name(k.check)}{_cell(_rule(k.check))} | {aliases} | {roles[k.seed]} |")
+        aliases = f" ({', '.join(_code(a) for a in k.aliases)})" if k.aliases else ""
+        out.append(f"| `{k.name}`{aliases} | {_cell(k.doc)} | {_cell(default)} | "
+                   f"{_check_name(k.check)}{_cell(_rule(k.check))} |")
+    out.append("\n## How keys enter the run seed\n")
+    out.append("Each cell's run seed is derived from its parameters and `seed` ([File "
+               "formats](../FORMAT.md), \"Seeding\"), so cells are independent and adding grid "
+               "values leaves the other cells' numbers unchanged.\n")
+    out.append("| in the run seed | keys |\n|---|---|")
+    for role, shown in roles.items():
+        names = [k.name for k in K.KEYS if k.seed == role]
+        if names:
+            out.append(f"| {shown} | {', '.join(_code(n) for n in names)} |")
     out.append("\n## Derived columns\n")
     out.append("Not accepted in a file; computed for every cell and stored with its parameters.\n")
     out.append("| key | what it is |\n|---|---|")
