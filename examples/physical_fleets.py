@@ -5,8 +5,8 @@
     python examples/physical_fleets.py object-store   # remote object store: blocking storms
 
 Each runs in a few seconds (after the kernels are compiled or cached) and
-prints every estimate with its 95% interval (README, "Fleets in physical
-units", reads them). The seeds are fixed: the output is reproducible.
+prints every estimate with its 95% interval (docs/guide-operators.md, "Three
+fleets from public figures", reads them). The seeds are fixed: the output is reproducible.
 """
 from __future__ import annotations
 

@@ -95,6 +95,8 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
         boundary; finished units are kept and the outcome is "interrupted"
     stream : where progress goes (default sys.stderr)
 
+    Notes
+    -----
     The sweep file is validated, and an output from another sweep refused,
     before any output is created or touched.
     """

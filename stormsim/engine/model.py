@@ -212,6 +212,8 @@ class Fleet:
         w_i > 0, finite (default 1), MODEL.md E2: writers share f(n_w) in
         proportion to weight (equal weights: the anonymous base model).
 
+    Notes
+    -----
     The asynchronous options apply to async jobs: given on a fleet with no
     async job, or per job with a non-default value on a blocking job, they
     raise SpecError; a scalar given to a mixed fleet applies to its async

@@ -245,6 +245,8 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         Asynchronous checkpoints and weighted sharing (MODEL.md E1, E2),
         passed to ``Fleet`` (``weight`` as ``weights``).
 
+    Notes
+    -----
     Every quantity carries its unit: a string pint reads, or a pint Quantity.
     Blocking fleets get no asynchronous keywords (all at their defaults).
     """

@@ -212,8 +212,11 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         splitting.MIN_REPLICATES (default FIXED_REPLICATES); with a time budget it must be None
         (replicates then run in rounds until rel_error or the budget)
 
-    Returns a :class:`StormRisk`; its estimate from F fleets (and R splitting
-    replicates) is a function of (seed, the inputs, F, R) alone.
+    Returns
+    -------
+    StormRisk
+        Its estimate from F fleets (and R splitting replicates) is a function
+        of (seed, the inputs, F, R) alone.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
