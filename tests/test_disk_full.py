@@ -148,3 +148,36 @@ cp -r {w}/rep {r}/rep2
     assert all(whole.get(k) == v for k, v in left.items()), "a file left is not whole"
     assert (res / "2.rc").read_text().strip() == "0", (res / "2.err").read_text()
     assert sorted(f.name for f in (res / "rep2").iterdir()) == sorted(whole)
+
+
+@pytest.mark.slow
+@needs_namespace
+def test_a_full_disk_before_the_first_unit_is_one_message(tmp_path, reference):
+    """A disk with room for LOCK and no more: MANIFEST.json fails, and the
+    message says where (it was a bare '[Errno 28] No space left on device')."""
+    work, res = tmp_path / "work", tmp_path / "res"
+    work.mkdir()
+    res.mkdir()
+    w, r = shlex.quote(str(work)), shlex.quote(str(res))
+    sweep = shlex.join([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "out.h5",
+                        "--progress", "none"])
+    script = f"""
+cd {w}
+printf '%s' {shlex.quote(SWEEP)} > sweep.toml
+rc=0; {sweep} > {r}/1.out 2> {r}/1.err || rc=$?; echo $rc > {r}/1.rc
+mount -o remount,size={ROOMY} {w}/out.h5.parts
+rc=0; {sweep} > {r}/2.out 2> {r}/2.err || rc=$?; echo $rc > {r}/2.rc
+cp {w}/out.h5 {r}/out.h5
+"""
+    p = run_in_namespace([tmpfs(work, ROOMY), f"mkdir {w}/out.h5.parts",
+                          tmpfs(work / "out.h5.parts", str(PAGE))], ["sh", "-ec", script],
+                         env=env(), timeout=SCRIPT_TIMEOUT_S)
+    assert p.returncode == 0, p.stderr
+    rc, err = int((res / "1.rc").read_text()), (res / "1.err").read_text()
+    assert rc == EXIT_ENVIRONMENT, f"exit {rc}\n{err}"
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert ("stormsim: error: no space left on device while writing LOCK and MANIFEST.json into "
+            "out.h5.parts; 0 units of work are kept in out.h5.parts; free space and run the "
+            "same command to resume") in err, err
+    assert (res / "2.rc").read_text().strip() == "0", (res / "2.err").read_text()
+    assert datasets(res / "out.h5") == datasets(reference)
