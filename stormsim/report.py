@@ -30,13 +30,16 @@ summaries kept (no resampling), so memory stays bounded by one cell.
 """
 from __future__ import annotations
 
+import errno
 import math
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from . import plots
 from ._format import fmt_value
+from .errors import ResourceError
 from .stats.survival import kaplan_meier, passage_times
 from .store.results import open_results
 from .store.tables import risk_table_text
@@ -340,11 +343,33 @@ def main(path: str, outdir: str) -> int:
     out.mkdir(parents=True, exist_ok=True)
     figs = []
     for name, fig, caption in figures(res):
-        fig.savefig(out / name, dpi=110)
+        with _writing(out / name):
+            fig.savefig(out / name, dpi=110)
         figs.append((name, caption))
-    _write_markdown(res, out, figs, _main_key(res))
+    with _writing(out / "report.md"):
+        _write_markdown(res, out, figs, _main_key(res))
     print(f"stormsim report: wrote {len(figs)} figures and report.md to {out}")
     return 0
+
+
+@contextmanager
+def _writing(path: Path):
+    """A write of ``path`` that the disk refuses (full, quota, I/O) becomes one
+    ResourceError naming the file and what to do; the partial file is removed,
+    as a truncated figure or report.md would pass for a whole one."""
+    try:
+        yield
+    except OSError as exc:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            what = "no space left on device" if exc.errno == errno.ENOSPC else "disk quota exceeded"
+            raise ResourceError(f"{what} while writing {path}; free space and run the same "
+                                "command again") from None
+        raise ResourceError(f"could not write {path} ({exc.strerror or exc}); fix that and run "
+                            "the same command again") from None
 
 
 def _write_markdown(res, out: Path, figs, xkey) -> None:

@@ -181,19 +181,37 @@ def write_result(path, sweep, parts_of, *, risk_of, level: float = LEVEL) -> Non
     ``risk_of(i)``: cell i's storm risk (a RiskPart) where it asks for one
     (``risk_of`` is required; None only for a sweep without storm risk: a
     result is never written without the storm risk its cells ask for)."""
-
     risky = [c.index for c in sweep.cells if c.has_risk]
     if risk_of is None and risky:
         raise ValueError(f"write_result: cells {risky[:5]}{' ...' if len(risky) > 5 else ''} "
                          "ask for their storm risk (risk_levels), but risk_of is None: give "
                          f"risk_of(i) -> cell i's RiskPart; {path} was not written")
-    f = h5py.File(path, "w")
+    f = _create(path)
     try:
         _fill(f, sweep, parts_of, level, risk_of)
         f.close()
     except BaseException:
         _abandon(f, path)
         raise
+
+
+def _create(path):
+    """A new HDF5 file, as ``h5py.File(path, "w")`` makes it, but whose raw data
+    reach the disk in the call that writes them.
+
+    HDF5 keeps a dataset smaller than its sieve buffer (64 KiB by default) in
+    that buffer until the dataset is closed, which h5py does when the Dataset
+    object is dropped. On a full disk that close fails inside ``__del__``: the
+    error is only printed ("Exception ignored"), the writing goes on, and HDF5,
+    having freed the dataset but kept its id, frees it again at the
+    interpreter's exit (SIGSEGV). Without the sieve buffer the failing write is
+    create_dataset's own, an ordinary exception that reaches the caller."""
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(h5py.h5f.LIBVER_EARLIEST, h5py.h5f.LIBVER_LATEST)   # h5py's default
+    fapl.set_sieve_buf_size(0)
+    fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    fcpl.set_obj_track_times(False)     # h5py's default: no times, so the same bytes each run
+    return h5py.File(h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fapl=fapl, fcpl=fcpl))
 
 
 def _abandon(f, path) -> None:

@@ -261,8 +261,14 @@ class HDF5Store(Store):
                 fsync_dir(parts)
             self.sweep = sweep
             self._done = self._scan()
-        except BaseException:
+        except BaseException as exc:
+            # a full disk here (LOCK's pid, MANIFEST.json) is no bare errno: say
+            # where, and that nothing is lost (before the parts may be removed)
+            full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            why = self._write_failed(exc, f"LOCK and MANIFEST.json into {parts}") if full else ""
             self._release(remove_if_empty=True)
+            if full:
+                raise ResourceError(why) from None
             raise
         return OpenState(FleetRanges(self._done.as_dict()), False, __version__,
                          frozenset(self._risk))
