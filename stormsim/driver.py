@@ -21,11 +21,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._args import check_flag, check_progress_mode
 from ._version import __version__
-from .errors import SweepError
+from .errors import SpecError, SweepError
 from .store.stores import HDF5Store, Store
 from .sweep.executors import executor_from
-from .sweep.progress import Progress
+from .sweep.progress import MODES as PROGRESS_MODES, Progress
 from .sweep.spec import Sweep, load_sweep
 from .sweep.plan import Planner, WorkEstimate
 from .sweep.work import run_unit
@@ -77,7 +78,7 @@ def _refuse_input_as_output(sweep: Sweep, output) -> None:
 
 
 def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
-              progress: str = "auto", stop: threading.Event | None = None,
+              progress: str | bool | None = "auto", stop: threading.Event | None = None,
               stream=None) -> SweepOutcome:
     """Run a sweep into an output, resuming whatever is already done.
 
@@ -90,7 +91,8 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
         workers) or a scheduler address
     overwrite : discard an existing output (a finished result or finished
         units) instead of refusing a different sweep or resuming this one
-    progress : "auto" (a bar on a terminal, else lines), "bar", "lines" or "none"
+    progress : "auto" (a bar on a terminal, else lines), "bar", "lines" or "none";
+        True is "auto" and False or None "none" (as for ``simulate``)
     stop : set it (e.g. from a signal handler) to stop at the next unit
         boundary; finished units are kept and the outcome is "interrupted"
     stream : where progress goes (default sys.stderr)
@@ -100,6 +102,20 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
     The sweep file is validated, and an output from another sweep refused,
     before any output is created or touched.
     """
+    progress = check_progress_mode("progress", progress, PROGRESS_MODES)
+    overwrite = check_flag("overwrite", overwrite)
+    if stop is not None and not callable(getattr(stop, "is_set", None)):
+        raise SpecError(f"stop = {stop!r}: must be a threading.Event (or None)")
+    if stream is not None and not callable(getattr(stream, "write", None)):
+        raise SpecError(f"stream = {stream!r}: must be a text stream with write() (or None: "
+                        "stderr)")
+    if not isinstance(output, (str, os.PathLike, Store)) or (isinstance(output, str)
+                                                            and not output.strip()):
+        raise SpecError(f"output = {output!r}: must be the path of the HDF5 result (a str or "
+                        "Path) or a store (MemoryStore, HDF5Store)")
+    if not isinstance(sweep, (Sweep, str, os.PathLike)):
+        raise SpecError(f"sweep = {sweep!r}: must be a Sweep (load_sweep, parse_sweep) or the "
+                        "path of a sweep file")
     if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
     ex = executor_from(executor)       # validates the spec; connects nothing yet

@@ -26,6 +26,8 @@ def stagger_spacing(fleet: Fleet) -> float:
     Raises SpecError when no collision-free stagger exists (s < d). Identical
     async jobs: see ``_async_spacing``.
     """
+    if not isinstance(fleet, Fleet):
+        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
     if not fleet.is_identical:
         raise SpecError(
             f"launch = 'stagger' needs identical jobs (one T, d and jitter); got {fleet!r}. "

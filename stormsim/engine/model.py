@@ -13,7 +13,7 @@ from typing import Sequence, Union
 import numpy as np
 
 from .._format import fmt_array
-from .._args import check_int
+from .._args import check_int, check_keywords
 from ..errors import SpecError
 from .cost import FLEET_BYTES_PER_JOB, check_memory
 from .units import (
@@ -28,9 +28,12 @@ ThroughputSpec = Union[str, tuple, Sequence[float]]
 
 def _job_array(name: str, value, n: int | None) -> np.ndarray:
     try:
+        kind = np.asarray(value).dtype.kind      # "3", True, None: not numbers (never coerced)
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise SpecError(f"{name} = {fmt_array(value)}: must be a number or a sequence of numbers") from None
+        kind = "O"
+    if kind not in "iuf":
+        raise SpecError(f"{name} = {fmt_array(value)}: must be a number or a sequence of numbers")
     if arr.ndim == 0:
         if n is None:
             raise SpecError(f"{name} = {fmt_array(value)}: give one value per job (a sequence), "
@@ -118,6 +121,7 @@ def throughput_table(spec: ThroughputSpec, n_jobs: int) -> tuple[np.ndarray, obj
     f : float64 (N + 1,), f[0] = 0 (unused), f[1] = 1
     normalized : the rule in canonical form ("fair", "ideal", ("power", a) or a tuple)
     """
+    n_jobs = check_int("n_jobs", n_jobs, 1)
     try:
         canon = canonical_throughput(spec)
     except SpecError as exc:
@@ -236,10 +240,9 @@ class Fleet:
                 i = int(bad[0])
                 raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be finite and > 0 "
                                 "(seconds at full rate)")
-        try:
-            cap_f = float(cap)
-        except (TypeError, ValueError):
-            raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)") from None
+        if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, Real):
+            raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)")
+        cap_f = float(cap)
         if math.isnan(cap_f) or cap_f <= 0.0:
             raise SpecError(f"cap = {cap!r}: must be > 0 (inf = uncapped)")
         sigma = _job_array("jitter", jitter, n)
@@ -313,8 +316,14 @@ class Fleet:
                      "use fewer jobs")
         if (load is None) == (d is None):
             raise SpecError(f"load = {load!r}, d = {d!r}: give exactly one of them")
+        for name, value in dict(T=T, load=load, d=d, jitter=jitter, snapshot=snapshot,
+                                slowdown=slowdown, weights=weights).items():
+            if (value is not None or name not in ("load", "d")) and (
+                    isinstance(value, (bool, np.bool_)) or not isinstance(value, Real)):
+                raise SpecError(f"{name} = {value!r}: must be a number (one value for every job; "
+                                "Fleet(...) takes one per job)")
         if d is None:
-            if not isinstance(load, Real) or not (load > 0 and math.isfinite(load)):
+            if not (load > 0 and math.isfinite(load)):
                 raise SpecError(f"load = {load!r}: must be finite and > 0")
             d = float(load) * float(T) / n_jobs
         return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
@@ -346,6 +355,7 @@ class Fleet:
         compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
         Keywords and conventions: ``stormsim.engine.units.fleet_arguments``."""
 
+        check_keywords("Fleet.from_jobs", quantities, fleet_arguments)
         return cls(**fleet_arguments(**quantities))
 
     @classmethod

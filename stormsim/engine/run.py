@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from .._args import check_flag, check_int
+from .._args import check_flag, check_int, check_progress, stderr_line
 from ..errors import SpecError
 from . import door
 from . import launch as _launch
@@ -237,6 +237,11 @@ def _check_memory(n, fleets, cycles, record_firings, batch_size, threads) -> Non
     check_memory(what, need, advice)
 
 
+def _batch_line(done: int, total: int) -> None:
+    """simulate's progress=True: one line per batch."""
+    stderr_line(f"simulate: {done}/{total} fleets")
+
+
 def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 800,
              seed: int | None = 0, record_firings: bool = False,
              passage_level: int | None = None, burn_in: int = 0, *,
@@ -277,8 +282,10 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         results do not depend on it.
     threads : int, optional
         numba threads for this call; results do not depend on it.
-    progress : callable, optional
-        Called as ``progress(fleets_done, fleets)`` after each batch.
+    progress : callable, True, False or None
+        A callable is called as ``progress(fleets_done, fleets)`` after each
+        batch; True prints a short line per batch on stderr; False or None
+        (the default): no progress.
     queues : "auto" | "heap" | "ring"
         The kernel's event queues (a speed choice; results are identical,
         except that with unequal weights the general kernel may sum weights
@@ -316,6 +323,9 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         batch_size = check_int("batch_size", batch_size, 1)
     if threads is not None:
         threads = check_int("threads", threads, 1, numba.config.NUMBA_NUM_THREADS)
+    progress = check_progress("progress", progress, _batch_line)
+    record_firings = check_flag("record_firings", record_firings)
+    stop_at_passage = check_flag("stop_at_passage", stop_at_passage)
     if queues not in QUEUE_KINDS:
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
@@ -327,8 +337,6 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         ring_w, ring_c, ring_s = choose_general_queues(fleet, queues)
     theta_spec = _launch.resolve(launch, fleet, fleets)
 
-    record_firings = check_flag("record_firings", record_firings)
-    stop_at_passage = check_flag("stop_at_passage", stop_at_passage)
     inputs = door.prepare(fleet, seed)
     level = 0 if passage_level is None else passage_level
 

@@ -49,7 +49,9 @@ from __future__ import annotations
 import csv
 import functools
 import math
+import os
 import re
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
@@ -251,8 +253,10 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     Blocking fleets get no asynchronous keywords (all at their defaults).
     """
     if (compute_interval is None) == (checkpoint_period is None):
-        raise SpecError("give exactly one of compute_interval (compute time between checkpoints "
-                        "at full speed) and checkpoint_period (wall-clock period of a job alone); "
+        raise SpecError(f"compute_interval = {compute_interval!r}, checkpoint_period = "
+                        f"{checkpoint_period!r}: give exactly one of compute_interval (compute "
+                        "time between checkpoints at full speed) and checkpoint_period "
+                        "(wall-clock period of a job alone); "
                         "got " + ("both" if compute_interval is not None else "neither"))
     interval_name = "compute_interval" if compute_interval is not None else "checkpoint_period"
     bw = _magnitudes("bandwidth", bandwidth, "bandwidth", "byte / second", "positive")
@@ -265,13 +269,19 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     lengths = set()
     for name, value in given.items():
         if value is None:
+            if name in ("size", interval_name):
+                raise SpecError(f"{name} = None: must be {JOB_COLUMNS[name][2]}, e.g. "
+                                f"{_KINDS[JOB_COLUMNS[name][0]][1]}")
             continue
         kind, rule, _ = JOB_COLUMNS[name]
         values[name] = _magnitudes(name, value, kind, "second" if kind == "time" else "byte", rule)
         if _is_sequence(value):
             lengths.add(values[name].size)       # a sequence, even of one: one value per job
-    for value in (checkpoint, on_busy):
+    for name, value in (("checkpoint", checkpoint), ("on_busy", on_busy)):
         if value is not None and not isinstance(value, str):
+            if not isinstance(value, (list, tuple, np.ndarray)):
+                raise SpecError(f"{name} = {value!r}: must be one of "
+                                + ", ".join(map(repr, _CHOICES[name])) + ", or a list with one per job")
             lengths.add(len(value))
     if n_jobs is not None:
         lengths.add(check_int("n_jobs", n_jobs, 1))
@@ -288,10 +298,9 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     modes = _texts("checkpoint", checkpoint, _CHOICES["checkpoint"], n) if checkpoint is not None \
         else ["blocking"] * n
     is_async = np.array([m == "async" for m in modes])
-    try:
-        c = min(1.0, float(cap))
-    except (TypeError, ValueError):
-        raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)") from None
+    if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, Real) or not cap > 0:
+        raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)")
+    c = min(1.0, float(cap))
 
     if interval_name == "compute_interval":
         T = v["compute_interval"]
@@ -344,6 +353,8 @@ def read_jobs(path, names: bool = True) -> dict:
     Returns per-job lists of pint Quantities, numbers and strings, plus
     ``names`` (the ``name`` column, or job-0, job-1, ...) unless ``names`` is False.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise SpecError(f"path = {path!r}: must be the path of a CSV job table (a str or Path)")
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")

@@ -110,7 +110,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._args import check_int
+from .._args import check_int, check_levels, check_progress, check_real, stderr_line
 from ..engine import door
 from ..engine.launch import resolve
 from ..engine.model import Fleet
@@ -165,6 +165,17 @@ def check_score_every(score_every) -> str:
 def _once_a_cycle(score_every) -> bool:
     """The kernels' flag (``sparse``) for a score_every rule."""
     return check_score_every(score_every) == "cycle"
+
+
+def check_basin(basin, top: int):
+    """Refuse a basin that is neither None, a rule of BASIN_RULES nor an integer
+    level in 1..top (top: the deepest level asked)."""
+    if basin is None or (isinstance(basin, str) and basin in BASIN_RULES):
+        return basin
+    if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= top:
+        raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {top} "
+                        f"or a rule, one of {', '.join(map(repr, BASIN_RULES))}")
+    return int(basin)
 
 
 def check_splittable(fleet: Fleet) -> None:
@@ -276,10 +287,7 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
         before "cycle" existed, the sweeps' default); see the module docstring
     """
     check_splittable(fleet)
-    n = fleet.n_jobs
-    ks = np.array(sorted({int(k) for k in np.atleast_1d(levels)}), dtype=np.int64)
-    if ks.size == 0 or ks[0] < 1 or ks[-1] > n:
-        raise SpecError(f"levels = {levels!r}: integers in 1..N = {n}")
+    ks = check_levels("levels", levels, fleet.n_jobs)
     trials = check_int("trials", trials, 1)
     replicates = check_int("replicates", replicates, 1)
     flux_cycles = check_int("flux_cycles", flux_cycles, 1)
@@ -293,6 +301,12 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
         raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0")
+    rep0 = check_int("rep0", rep0, 0)
+    max_events = check_int("max_events", max_events, 1)
+    if threads is not None:
+        threads = check_int("threads", threads, 1)
+    check_basin(basin, int(ks[-1]))
+    resolve(launch, fleet, 1)           # refused here, not after the basin's pilot runs
     if basin is None or isinstance(basin, str):
         basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon,
                              DEFAULT_BASIN if basin is None else basin, score_every)
@@ -379,6 +393,11 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
                 truncated=truncated, sim_per_event=sim_per_event)
 
 
+def _round_line(est: SplitEstimate) -> None:
+    """storm_split_until's progress=True: one line per round."""
+    stderr_line(f"storm_split: {est.replicates} replicates, {est.wall_seconds:.1f} s")
+
+
 def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float, *,
                       round_replicates: int = 8, max_replicates: int = 65536,
                       progress=None, seed: int = 0, basin: int | str = DEFAULT_BASIN,
@@ -389,10 +408,16 @@ def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float
     duration; at least one round runs). Replicate r is the same whatever the
     rounds, so the result for R replicates equals ``storm_split(replicates=R)``
     (the basin is placed once, from the seed). ``progress(estimate)`` after
-    each round. ``max_replicates`` is a guard on memory, not an effort: 65536
+    each round (True: a short line per round on stderr; False or None: none).
+    ``max_replicates`` is a guard on memory, not an effort: 65536
     (4096 would stop a 10-minute run at N = 32 early with score_every "cycle",
     ~0.17 CPU s a replicate there)."""
     check_splittable(fleet)
+    progress = check_progress("progress", progress, _round_line)
+    check_real("rel_error", rel_error, 0.0, open_lo=True)
+    check_real("max_seconds", max_seconds, 0.0, open_lo=True)
+    round_replicates = check_int("round_replicates", round_replicates, 1)
+    max_replicates = check_int("max_replicates", max_replicates, 1)
     burn_in = kw.get("burn_in", 100)
     flux_cycles = kw.get("flux_cycles", 2000)
     if basin is None or isinstance(basin, str):

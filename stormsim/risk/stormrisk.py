@@ -51,12 +51,12 @@ from __future__ import annotations
 import inspect
 import math
 import time
-from numbers import Integral
 
 import numpy as np
 
-from .._args import check_int
+from .._args import check_int, check_levels, check_progress, check_real, stderr_line
 from ..engine.cost import default_batch
+from ..engine.launch import resolve
 from ..engine.model import Fleet
 from ..engine.run import simulate
 from ..stats.analysis import time_at_or_above
@@ -69,6 +69,7 @@ from .splitting import (
     DEFAULT_HORIZON,
     DEFAULT_SCORE_EVERY,
     MIN_REPLICATES,
+    check_basin,
     check_score_every,
     check_splittable,
     storm_split,
@@ -95,30 +96,6 @@ def fixed_batch(n_jobs: int, cycles: int, fleets: int) -> int:
     by less than their number."""
     nb = max(MIN_BATCHES, -(-int(fleets) // default_batch(n_jobs, cycles)))
     return max(1, -(-int(fleets) // nb))
-
-
-def _check_levels(levels, n: int) -> np.ndarray:
-    ks = np.atleast_1d(np.asarray(levels, dtype=object))
-    if ks.size == 0:
-        raise SpecError("levels = []: give at least one level k in 1..N")
-    out = []
-    for k in ks.tolist():
-        if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= int(k) <= n:
-            raise SpecError(f"levels: {k!r} is not an integer in 1..N = {n}")
-        out.append(int(k))
-    if len(set(out)) != len(out):
-        raise SpecError(f"levels = {out}: each level once")
-    return np.array(sorted(out), dtype=np.int64)
-
-
-def _positive(name, value, allow_none=False):
-    """A finite number > 0 (None where ``allow_none``)."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not (math.isfinite(value) and value > 0):
-        raise SpecError(f"{name} = {value!r}: must be a finite number > 0")
-    return float(value)
 
 
 def _collapse(occ: np.ndarray, up: np.ndarray, ks: np.ndarray):
@@ -172,6 +149,12 @@ def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, level):
                 needed_is_lower_bound=lower)
 
 
+def _risk_line(risk: StormRisk) -> None:
+    """storm_risk's progress=True: one line per batch or splitting round."""
+    stderr_line(f"storm_risk: {risk.fleets} fleets, {int(np.sum(risk.resolved))}/"
+                f"{len(risk.levels)} levels resolved, {risk.wall_seconds:.1f} s")
+
+
 def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float | None = 60.0,
                *, seed: int = 0, cycles: int = 800, burn_in: int = 80, launch="random",
                batch_fleets: int | None = None, max_fleets: int | None = None,
@@ -200,8 +183,10 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         inputs, never by timing)
     max_fleets : stop after this many fleets (rounded up to whole batches)
     min_hits : fleets that must reach a level before its error counts
-    progress : callable, optional: ``progress(risk)`` after each batch, with
-        the StormRisk so far (``risk.fleets``, ``risk.resolved``, ...)
+    progress : a callable, ``progress(risk)`` after each batch (or splitting
+        round), with the StormRisk so far (``risk.fleets``, ``risk.resolved``,
+        ...); True: a short line per batch or round on stderr; False or None
+        (the default): no progress
     method : "auto" (plain Monte Carlo, then splitting for the levels it
         cannot reach in the budget; see the module docstring), "plain", or
         "splitting" (every level by stormsim.risk.splitting; base model only)
@@ -220,9 +205,11 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
-    ks = _check_levels(levels, fleet.n_jobs)
-    target = _positive("rel_error", rel_error)
-    budget = _positive("max_seconds", max_seconds, allow_none=True)
+    ks = check_levels("levels", levels, fleet.n_jobs)
+    progress = check_progress("progress", progress, _risk_line)
+    target = check_real("rel_error", rel_error, 0.0, open_lo=True)
+    budget = None if max_seconds is None else check_real("max_seconds", max_seconds, 0.0,
+                                                                  open_lo=True)
     max_fleets = None if max_fleets is None else check_int("max_fleets", max_fleets, 1)
     fixed = budget is None
     if fixed and max_fleets is None and method != "splitting":
@@ -239,6 +226,15 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
                         "give none)")
     min_hits = check_int("min_hits", min_hits, 1)
     seed = check_int("seed", seed, 0, what="results are a function of it")
+    cycles = check_int("cycles", cycles, 1)
+    burn_in = check_int("burn_in", burn_in, 0, cycles - 1)
+    trials = check_int("trials", trials, 1)
+    flux_cycles = check_int("flux_cycles", flux_cycles, 1)
+    horizon = check_int("horizon", horizon, 0, what="cycles of look-ahead")
+    if threads is not None:
+        threads = check_int("threads", threads, 1)
+    check_basin(basin, fleet.n_jobs)    # a level above those split is lowered to them
+    resolve(launch, fleet, 1)           # refused here, not at the first batch
     check_score_every(score_every)
     if method not in METHODS:
         raise SpecError(f"method = {method!r}: must be one of {', '.join(METHODS)}")

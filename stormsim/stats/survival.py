@@ -36,6 +36,10 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .._args import check_real
+from .._format import fmt_array
+from ..errors import SpecError
+
 __all__ = ["KaplanMeier", "kaplan_meier", "median_survival", "passage_times",
            "survival_at"]
 
@@ -103,15 +107,21 @@ def kaplan_meier(time, observed=None, level: float = 0.95) -> KaplanMeier:
     level : float in (0, 1)
         Confidence level of the pointwise band.
     """
+    if np.asarray(time).dtype.kind not in "iuf":
+        raise SpecError(f"time = {fmt_array(time)}: must be a number or an array of numbers "
+                        "(passage or censoring times)")
     t = np.asarray(time, dtype=np.float64).ravel()
+    if observed is not None and not (np.asarray(observed).dtype.kind == "b" or (
+            np.asarray(observed).dtype.kind in "iu" and np.isin(observed, (0, 1)).all())):
+        raise SpecError(f"observed = {fmt_array(observed)}: must be an array of bools (True "
+                        "where the passage was seen), or None (all seen)")
     obs = np.ones(t.shape, dtype=bool) if observed is None else np.asarray(observed, dtype=bool).ravel()
     if obs.shape != t.shape:
-        raise ValueError(f"time has {t.size} values but observed has {obs.size}: lengths must match")
+        raise SpecError(f"time has {t.size} values but observed has {obs.size}: lengths must match")
     if not np.all(np.isfinite(t)):
-        raise ValueError("time must be finite: give censored fleets their censoring time "
-                         "and observed = False")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level = {level!r}: must be in (0, 1)")
+        raise SpecError(f"time = {fmt_array(time)}: time must be finite: give censored fleets "
+                        "their censoring time and observed = False")
+    check_real("level", level, 0.0, 1.0, open_lo=True, open_hi=True, what="the band's confidence")
     n = int(t.size)
     ev_times, ev_counts = np.unique(t[obs], return_counts=True)
     # at risk at u: fleets with time >= u (censored at u included: events first)

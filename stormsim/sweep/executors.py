@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numba
 
-from .._args import check_int
+from .._args import check_int, check_real
 from ..errors import ResourceError, SweepError
 
 __all__ = ["DaskExecutor", "Executor", "LocalExecutor", "executor_from", "layer_guard",
@@ -124,6 +124,8 @@ class LocalExecutor(Executor):
     def __init__(self, workers: int | None = None, target_seconds: float = 0.25):
 
         n = numba.config.NUMBA_NUM_THREADS if workers is None else check_int("workers", workers, 1)
+        target_seconds = check_real("target_seconds", target_seconds, 0.0, open_lo=True,
+                                    what="the seconds of work per unit")
         if threadsafe_layer():
             self.slots, self.task_threads = n, 1
         else:  # pragma: no cover - depends on the machine's numba
@@ -188,8 +190,9 @@ class DaskExecutor(Executor):
 
     def __init__(self, address, *, threads_per_task: int = 1, target_seconds: float = 1.0):
         self.address = address
-        self.task_threads = threads_per_task
-        self.target_seconds = float(target_seconds)
+        self.task_threads = check_int("threads_per_task", threads_per_task, 1)
+        self.target_seconds = check_real("target_seconds", target_seconds, 0.0, open_lo=True,
+                                         what="the seconds of work per unit")
         self.client = None
         self.cluster = None
         self._user_client = None     # a Client given by the user: used, never closed
@@ -204,19 +207,19 @@ class DaskExecutor(Executor):
             if a.startswith("local"):
                 w = a.partition(":")[2] or str(os.cpu_count() or 1)
                 if not w.isdigit() or int(w) < 1:
-                    raise SweepError(f"--dask {address}: 'local:W' needs W, the number of "
-                                     "workers, an integer >= 1 (e.g. local:2)")
+                    raise SweepError(f"address = {address!r} (--dask): 'local:W' needs W, the "
+                                     "number of workers, an integer >= 1 (e.g. local:2)")
                 self.local_workers = int(w)
             else:
                 self.local_workers = None
                 if not a:
-                    raise SweepError("--dask: give 'local:W' or a scheduler address "
-                                     "(e.g. tcp://host:8786) or a scheduler file")
+                    raise SweepError(f"address = {address!r} (--dask): give 'local:W' or a "
+                                     "scheduler address (e.g. tcp://host:8786) or a scheduler file")
         elif type(address).__name__ == "Client":
             self.local_workers = None
             self._user_client = self.client = address
         else:
-            raise SweepError(f"dask executor address = {address!r}: must be 'local:W', a "
+            raise SweepError(f"address = {address!r}: must be 'local:W', a "
                              "scheduler address, a scheduler file or a distributed.Client")
 
     def start(self) -> None:
@@ -381,6 +384,9 @@ def executor_from(spec) -> Executor:
     if isinstance(spec, Executor):
         return spec
     if isinstance(spec, str) or type(spec).__name__ == "Client":
-        return DaskExecutor(spec)
+        try:
+            return DaskExecutor(spec)
+        except SweepError as exc:           # run_sweep's argument is its executor
+            raise SweepError(str(exc).replace("address = ", "executor = ", 1)) from None
     raise SweepError(f"executor = {spec!r}: must be None (local), a stormsim executor, "
                      "a dask.distributed Client, 'local:W' or a scheduler address")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +112,8 @@ class Outline:
 
 def read_text(path) -> tuple[str, str]:
     """(text, source) of a sweep file, or a SweepError saying why it cannot be read."""
+    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and not path.strip()):
+        raise SweepError(f"path = {path!r}: must be the path of a sweep file (a str or Path)")
     p = Path(path)
     try:
         return p.read_text(encoding="utf-8"), str(p)

@@ -132,6 +132,11 @@ def read_sweep(text: str, source: str = "<sweep>") -> Outline:
     def fail(msg):
         raise SweepError(f"{source}: {msg}") from None
 
+    if not isinstance(text, str):
+        raise SweepError(f"text = {text!r}: must be a sweep file's text (a str; load_sweep reads "
+                         "a file)")
+    if not isinstance(source, str):
+        raise SweepError(f"source = {source!r}: must be a str, the name errors give the sweep")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
