@@ -16,7 +16,7 @@ PACKAGE = ROOT / "stormsim"
 #: The wings come in this order; a wing's ``__init__`` says what lives in it.
 WINGS = [
     ("", ["_version", "errors", "_format", "_args"]),           # facts without dependencies
-    ("engine", ["__init__", "_numba_cache", "units", "cost", "model", "launch", "_kernel", "door",
+    ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "survival", "analysis", "tails", "storms", "summary", "physical"]),
     ("risk", ["__init__", "split_estimate", "splitting", "result", "stormrisk"]),

@@ -16,10 +16,8 @@ from .._format import fmt_array
 from .._args import check_int, check_keywords
 from ..errors import SpecError
 from .cost import FLEET_BYTES_PER_JOB, check_memory
-from .units import (
-    fleet_arguments,  # a floor below the model: imported on use
-    read_jobs,
-)
+from .jobcsv import read_jobs
+from .units import fleet_arguments
 
 __all__ = ["Fleet", "SpecError", "canonical_throughput", "throughput_label", "throughput_table"]
 
@@ -166,7 +164,9 @@ ASYNC_DEFAULTS = {"snapshot": 0.0, "slowdown": 0.0, "on_busy": "block"}
 def _job_choice(name: str, value, n: int, allowed: tuple[str, ...]) -> np.ndarray:
     """A string, or one string per job, from ``allowed`` -> read-only (N,) array."""
     if isinstance(value, str):
-        values = [value] * n
+        if value not in allowed:
+            raise SpecError(f"{name} = {value!r}: must be one of {', '.join(repr(a) for a in allowed)}")
+        return np.full(n, value, dtype=f"<U{max(len(a) for a in allowed)}")
     else:
         try:
             values = list(value)
@@ -362,7 +362,7 @@ class Fleet:
     def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
                  throughput: ThroughputSpec = "fair") -> "Fleet":
         """A fleet from a CSV job table (one row per job, each column's unit in its
-        header) and the fabric's bandwidth: ``stormsim.engine.units.read_jobs``."""
+        header) and the fabric's bandwidth: ``stormsim.engine.jobcsv.read_jobs``."""
 
         return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
                              throughput=throughput)

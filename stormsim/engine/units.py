@@ -36,7 +36,10 @@ bandwidth
 snapshot
     Blocking snapshot time of an async checkpoint, s_i (MODEL.md E1).
 jitter
-    Standard deviation of each compute interval, sigma_i (time).
+    Standard deviation of each compute interval, sigma_i: a time, or a
+    percentage of the job's compute interval T_i ("2%": sigma_i = 0.02 T_i;
+    a column ``jitter [%]`` or cells "2%"), at most T_i (100%). A job table
+    must give it (0 for a deterministic fleet): a missing column is refused.
 slowdown, weight, checkpoint, on_busy
     eps_i (in [0, 1]), w_i (> 0), "blocking" | "async", "block" | "skip":
     passed to ``Fleet`` as ``slowdown``, ``weights``, ``checkpoint``,
@@ -46,13 +49,9 @@ The model's time unit is then the second.
 """
 from __future__ import annotations
 
-import csv
 import functools
 import math
-import os
-import re
 from numbers import Real
-from pathlib import Path
 
 import numpy as np
 
@@ -60,18 +59,30 @@ from .._format import fmt_array as _fmt
 from .._args import check_int
 from ..errors import SpecError
 
-__all__ = ["JOB_COLUMNS", "SECONDS_PER_DAY", "fleet_arguments", "quantity", "read_jobs",
-           "registry", "seconds"]
+__all__ = ["CHOICES", "JOB_COLUMNS", "KINDS", "SECONDS_PER_DAY", "UNITS", "fleet_arguments",
+           "is_percent", "magnitudes", "quantity", "registry", "seconds"]
 
 #: The kinds of quantity: pint's root unit of each (pint counts bits as
 #: dimensionless, so a size is told from a plain number by its root unit,
 #: not by its dimensionality) and an example for error messages.
-_KINDS = {
+KINDS = {
     "time": ("second", "'30 min'"),
     "size": ("bit", "'156 GB'"),
     "bandwidth": ("bit / second", "'5 TB/s'"),
     "number": ("dimensionless", "0.5"),
+    "jitter": ("second", "'9 s' or a percentage of the compute interval, '1%'"),
 }
+
+#: Each kind's unit in the model (a time in seconds, a size in bytes).
+UNITS = {"time": "second", "jitter": "second", "size": "byte", "bandwidth": "byte / second",
+         "number": "dimensionless"}
+
+#: Above these (in UNITS) a value is a typo, not a fleet: 1e9 s is ~32 years,
+#: 1e18 B an exabyte (a thousand times today's largest checkpoints, and an
+#: exabyte a second through one fabric). They also keep the model's float64
+#: times far from overflow (1e308 GB is inf bytes).
+CEILINGS = {"second": (1e9, "1e9 s (~32 years)"), "byte": (1e18, "1e18 B (an exabyte)"),
+            "byte / second": (1e18, "1e18 B/s (an exabyte a second)")}
 
 #: Job table columns and the per-job keywords of fleet_arguments -> (kind,
 #: rule on the value (a key of _RULES), what it is). One row per job.
@@ -81,7 +92,8 @@ JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
     "checkpoint_period": ("time", "positive", "wall-clock checkpoint period of the job alone"),
     "size": ("size", "positive", "bytes per checkpoint"),
     "snapshot": ("time", "nonnegative", "async snapshot time (s)"),
-    "jitter": ("time", "nonnegative", "standard deviation of each compute interval (sigma)"),
+    "jitter": ("jitter", "nonnegative", "standard deviation of each compute interval (sigma): a "
+               "time, or a percentage of the compute interval (at most 100%)"),
     "slowdown": ("number", "fraction", "async compute slowdown while persisting, in [0, 1] (eps)"),
     "weight": ("number", "positive", "storage sharing weight, > 0 (w)"),
     "checkpoint": ("text", None, "'blocking' or 'async'"),
@@ -89,7 +101,7 @@ JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
 }
 
 #: Text columns with a fixed set of values.
-_CHOICES = {"checkpoint": ("blocking", "async"), "on_busy": ("block", "skip")}
+CHOICES = {"checkpoint": ("blocking", "async"), "on_busy": ("block", "skip")}
 
 #: Per-job keywords of fleet_arguments -> the Fleet keyword they become.
 _ASYNC_FIELDS = {"checkpoint": "checkpoint", "snapshot": "snapshot", "slowdown": "slowdown",
@@ -120,7 +132,7 @@ def quantity(name: str, value, kind: str):
     plain number is accepted only there).
     """
     ureg = registry()
-    root, example = _KINDS[kind]
+    root, example = KINDS[kind]
     if _is_quantity(value):
         q = ureg.Quantity(np.asarray(value.magnitude, dtype=np.float64), str(value.units))
     elif isinstance(value, str):
@@ -140,7 +152,7 @@ def quantity(name: str, value, kind: str):
         raise SpecError(f"{name} = {_fmt(value)}: must be a quantity such as {example}")
     _, units = ureg.get_root_units(q.units)
     if str(units) != root or (kind != "number" and q.unitless):
-        got = next((k for k, (r, _) in _KINDS.items() if r == str(units)), None)
+        got = next((k for k, (r, _) in KINDS.items() if r == str(units)), None)
         got = ("a plain number" if q.unitless else
                f"a {got}" if got else f"in {q.units:~} ({q.dimensionality})")
         want = "a plain number" if kind == "number" else f"a {kind}, e.g. {example}"
@@ -168,31 +180,86 @@ _RULES = {
 }
 
 
-def _magnitudes(name: str, value, kind: str, unit: str, rule: str) -> np.ndarray:
+def magnitudes(name: str, value, kind: str, unit: str, rule: str) -> np.ndarray:
     """One or several quantities -> float64 magnitudes in ``unit`` (1-d), each
     checked against ``rule`` (a key of ``_RULES``) with the value as given."""
     if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype == object):
         items = list(value)
         if not items:
             raise SpecError(f"{name} = []: a fleet needs at least one job")
-        return np.array([float(_magnitudes(f"{name}[{i}]", v, kind, unit, rule)[0])
+        return np.array([float(magnitudes(f"{name}[{i}]", v, kind, unit, rule)[0])
                          for i, v in enumerate(items)])
     if isinstance(value, np.ndarray) and kind != "number":
         raise SpecError(f"{name} = {_fmt(value)}: plain numbers are ambiguous; give their unit, "
-                        f"e.g. a pint Quantity or strings like {_KINDS[kind][1]}")
+                        f"e.g. a pint Quantity or strings like {KINDS[kind][1]}")
     if isinstance(value, np.ndarray):
         mag = value.astype(np.float64).ravel()
     else:
         q = quantity(name, value, kind)
-        mag = np.atleast_1d(np.asarray(q.to(unit if kind != "number" else "dimensionless").magnitude,
-                                       dtype=np.float64)).ravel()
-    test, text = _RULES[rule]
-    bad = np.nonzero(~test(mag))[0]
-    if bad.size:
-        shown = _shown(value) if mag.size == 1 else f"{float(mag[bad[0]])!r} {unit}"
-        label = name if mag.size == 1 else f"{name}[{int(bad[0])}]"
-        raise SpecError(f"{label} = {shown}: must be {text}")
+        with np.errstate(over="ignore"):      # 1e308 GB in bytes: inf, refused below
+            mag = np.atleast_1d(np.asarray(q.to(UNITS[kind]).magnitude, dtype=np.float64)).ravel()
+    bad = first_bad(mag, rule, unit)
+    if bad is not None:
+        i, text = bad
+        shown = _shown(value) if mag.size == 1 else f"{float(mag[i])!r} {unit}"
+        label = name if mag.size == 1 else f"{name}[{i}]"
+        raise SpecError(f"{label} = {shown}: {text}")
     return mag
+
+
+def first_bad(mag: np.ndarray, rule: str, unit: str) -> tuple[int, str] | None:
+    """(index, what it breaks) of the first magnitude (in ``unit``) that breaks
+    ``rule`` or lies above the unit's ceiling (CEILINGS), or None."""
+    test, text = _RULES[rule]
+    top, shown = CEILINGS.get(unit, (np.inf, ""))
+    with np.errstate(invalid="ignore"):
+        over = mag > top
+    bad = np.nonzero(~test(mag) | over)[0]
+    if not bad.size:
+        return None
+    i = int(bad[0])
+    if over[i]:               # 1e308 GB is inf bytes: the ceiling's message, not "> 0"
+        return i, f"must be finite and at most {shown}: not a plausible value, check its unit"
+    return i, f"must be {text}"
+
+
+def is_percent(value) -> bool:
+    """A percentage ('2%', '2 percent', a pint Quantity in percent): a jitter
+    relative to the compute interval."""
+    if isinstance(value, str):
+        value = value.strip()
+        if not value.endswith("%") and not value.endswith("percent"):
+            return False
+        try:
+            value = registry().Quantity(value)
+        except Exception:        # pint raises several kinds; the caller reports it
+            return False
+    return _is_quantity(value) and str(value.units) == "percent"
+
+
+def _jitter_parts(value, name: str = "jitter") -> tuple[np.ndarray, np.ndarray]:
+    """A jitter (or one per job) -> (seconds, fractions of T), each 1-d, NaN
+    where the other applies: times in seconds, percentages as fractions."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype == object):
+        if len(value) == 0:
+            raise SpecError("jitter = []: a fleet needs at least one job")
+        parts = [_jitter_parts(v, f"{name}[{i}]") for i, v in enumerate(value)]
+        for i, (sec, _) in enumerate(parts):
+            if sec.size != 1:
+                raise SpecError(f"{name}[{i}] = {_shown(value[i])}: one value per job")
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if is_percent(value):
+        q = registry().Quantity(value) if isinstance(value, str) else value
+        frac = np.atleast_1d(np.asarray(q.to("dimensionless").magnitude, dtype=np.float64)).ravel()
+        bad = np.nonzero(~(np.isfinite(frac) & (frac >= 0.0) & (frac <= 1.0)))[0]
+        if bad.size:
+            label = name if frac.size == 1 else f"{name}[{int(bad[0])}]"
+            raise SpecError(f"{label} = {_shown(value) if frac.size == 1 else frac[bad[0]] * 100}"
+                            ": a percentage of the compute interval must be finite and in "
+                            "[0%, 100%] (a jitter above the interval clips most intervals to 0)")
+        return np.full(frac.size, np.nan), frac
+    sec = magnitudes(name, value, "jitter", "second", "nonnegative")
+    return sec, np.full(sec.size, np.nan)
 
 
 def _per_job(name: str, arr: np.ndarray, n: int) -> np.ndarray:
@@ -240,7 +307,9 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     n_jobs : int, optional
         Number of jobs when every per-job value is a single one.
     jitter : quantity or sequence, optional
-        Standard deviation of each compute interval (sigma), >= 0.
+        Standard deviation of each compute interval (sigma), >= 0: a time
+        ("9 s") or a percentage of the job's compute interval ("1%"), at most
+        the interval; default 0 (a deterministic fleet).
     cap, throughput
         As in ``Fleet`` (the cap counts full-rate jobs: no unit).
     checkpoint, snapshot, slowdown, on_busy, weight : optional
@@ -259,7 +328,7 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
                         "(wall-clock period of a job alone); "
                         "got " + ("both" if compute_interval is not None else "neither"))
     interval_name = "compute_interval" if compute_interval is not None else "checkpoint_period"
-    bw = _magnitudes("bandwidth", bandwidth, "bandwidth", "byte / second", "positive")
+    bw = magnitudes("bandwidth", bandwidth, "bandwidth", "byte / second", "positive")
     if bw.size != 1:
         raise SpecError(f"bandwidth has {bw.size} values: give one, the fabric's aggregate bandwidth")
     given = {"size": size, interval_name: compute_interval if compute_interval is not None
@@ -271,17 +340,20 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         if value is None:
             if name in ("size", interval_name):
                 raise SpecError(f"{name} = None: must be {JOB_COLUMNS[name][2]}, e.g. "
-                                f"{_KINDS[JOB_COLUMNS[name][0]][1]}")
+                                f"{KINDS[JOB_COLUMNS[name][0]][1]}")
             continue
         kind, rule, _ = JOB_COLUMNS[name]
-        values[name] = _magnitudes(name, value, kind, "second" if kind == "time" else "byte", rule)
+        if name == "jitter":                 # a time, or a percentage of T (known below)
+            values[name], jitter_share = _jitter_parts(value)
+        else:
+            values[name] = magnitudes(name, value, kind, UNITS[kind], rule)
         if _is_sequence(value):
             lengths.add(values[name].size)       # a sequence, even of one: one value per job
     for name, value in (("checkpoint", checkpoint), ("on_busy", on_busy)):
         if value is not None and not isinstance(value, str):
             if not isinstance(value, (list, tuple, np.ndarray)):
                 raise SpecError(f"{name} = {value!r}: must be one of "
-                                + ", ".join(map(repr, _CHOICES[name])) + ", or a list with one per job")
+                                + ", ".join(map(repr, CHOICES[name])) + ", or a list with one per job")
             lengths.add(len(value))
     if n_jobs is not None:
         lengths.add(check_int("n_jobs", n_jobs, 1))
@@ -295,7 +367,7 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     n = lengths.pop()
     v = {k: _per_job(k, a, n) for k, a in values.items()}
     d = v["size"] / bw[0]
-    modes = _texts("checkpoint", checkpoint, _CHOICES["checkpoint"], n) if checkpoint is not None \
+    modes = _texts("checkpoint", checkpoint, CHOICES["checkpoint"], n) if checkpoint is not None \
         else ["blocking"] * n
     is_async = np.array([m == "async" for m in modes])
     if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, Real) or not cap > 0:
@@ -324,116 +396,26 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
                 + (", and the persist must end before the next checkpoint is due" if is_async[i] else "")
                 + "; give a longer period, a smaller size or a faster fabric")
 
-    kwargs = dict(T=T, d=d, cap=cap, throughput=throughput,
-                  jitter=v["jitter"] if "jitter" in v else 0.0)
+    sigma = 0.0
+    if "jitter" in v:
+        share = _per_job("jitter", jitter_share, n)
+        sigma = np.where(np.isnan(share), v["jitter"], share * T)
+        bad = np.nonzero(sigma > T)[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(f"{'jitter' if values['jitter'].size == 1 else f'jitter[{i}]'} = "
+                            f"{sigma[i]:.6g} s is above the compute interval T = {T[i]:.6g} s: "
+                            "a jitter that large clips most compute intervals to 0; give at "
+                            "most the interval (100%)")
+    kwargs = dict(T=T, d=d, cap=cap, throughput=throughput, jitter=sigma)
     if checkpoint is not None and is_async.any():
         kwargs["checkpoint"] = modes     # all "blocking" is the default
     if on_busy is not None:
-        kwargs["on_busy"] = _texts("on_busy", on_busy, _CHOICES["on_busy"], n)
+        kwargs["on_busy"] = _texts("on_busy", on_busy, CHOICES["on_busy"], n)
     for name in ("snapshot", "slowdown", "weight"):
         if name in v:
             kwargs[_ASYNC_FIELDS[name]] = v[name]
     return kwargs
-
-
-# ---------------------------------------------------------------------------
-# Job tables (CSV)
-# ---------------------------------------------------------------------------
-
-_HEADER = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[\s*(.*?)\s*\])?\s*$")
-
-
-def read_jobs(path, names: bool = True) -> dict:
-    """A CSV job table -> keyword arguments of :func:`fleet_arguments` (one row per job).
-
-    Lines starting with ``#`` are comments (put the sources there). The first
-    other line is the header: each column is a name of ``JOB_COLUMNS`` with
-    its unit in brackets, ``size [GB]``; cells are then plain numbers. A
-    physical column without a unit in its header takes one in every cell.
-    Returns per-job lists of pint Quantities, numbers and strings, plus
-    ``names`` (the ``name`` column, or job-0, job-1, ...) unless ``names`` is False.
-    """
-    if not isinstance(path, (str, os.PathLike)):
-        raise SpecError(f"path = {path!r}: must be the path of a CSV job table (a str or Path)")
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise SpecError(f"job table {str(path)!r}: cannot be read ({exc.strerror or exc})") from None
-    numbered = [(no, line) for no, line in enumerate(text.splitlines(), start=1)
-                if line.strip() and not line.lstrip().startswith("#")]
-    if not numbered:
-        raise SpecError(f"job table {str(path)!r} is empty: it needs a header line naming the "
-                        "columns and their units, then one row per job")
-    rows = list(csv.reader(line for _, line in numbered))
-    where = f"job table {str(path)!r}"
-    header_no = numbered[0][0]
-    columns = []
-    for j, cell in enumerate(rows[0]):
-        m = _HEADER.match(cell)
-        if not m:
-            raise SpecError(f"{where} line {header_no}, column {j + 1} header {cell!r}: must be a "
-                            "name and an optional unit in brackets, e.g. 'size [GB]'")
-        name, unit = m.group(1), m.group(2)
-        if name not in JOB_COLUMNS:
-            raise SpecError(f"{where} line {header_no}: unknown column {name!r}; the columns are "
-                            + ", ".join(JOB_COLUMNS))
-        if name in [c for c, _ in columns]:
-            raise SpecError(f"{where} line {header_no}: column {name!r} appears twice")
-        kind = JOB_COLUMNS[name][0]
-        if unit and kind in ("text", "number"):
-            raise SpecError(f"{where} line {header_no}: column {name!r} takes no unit "
-                            f"(got [{unit}]): it is {JOB_COLUMNS[name][2]}")
-        if unit:
-            quantity(f"{where} column {name!r} unit", "1 " + unit, kind)
-        columns.append((name, unit))
-    given = [c for c, _ in columns]
-    if "size" not in given:
-        raise SpecError(f"{where}: missing column 'size' (bytes per checkpoint, e.g. 'size [GB]')")
-    if ("compute_interval" in given) == ("checkpoint_period" in given):
-        raise SpecError(f"{where}: give exactly one of the columns 'compute_interval' (compute "
-                        "time between checkpoints at full speed) and 'checkpoint_period' "
-                        "(wall-clock period of a job alone)")
-    if len(rows) < 2:
-        raise SpecError(f"{where} has a header but no jobs: give one row per job")
-    out: dict[str, list] = {name: [] for name in given}
-    for (line_no, _), row in zip(numbered[1:], rows[1:]):
-        if len(row) != len(columns):
-            raise SpecError(f"{where} line {line_no}: {len(row)} cells, but the header names "
-                            f"{len(columns)} columns")
-        for (name, unit), cell in zip(columns, row):
-            cell = cell.strip()
-            label = f"{where} line {line_no}, {name}"
-            if cell == "":
-                raise SpecError(f"{label}: empty cell; every job needs every column")
-            kind = JOB_COLUMNS[name][0]
-            if kind == "text":
-                if name in _CHOICES and cell not in _CHOICES[name]:
-                    raise SpecError(f"{label} = {cell!r}: must be one of "
-                                    + ", ".join(repr(a) for a in _CHOICES[name]))
-                out[name].append(cell)
-                continue
-            if unit:
-                try:
-                    number = float(cell)
-                except ValueError:
-                    raise SpecError(f"{label} = {cell!r}: must be a plain number (the unit, "
-                                    f"{unit}, is in the header)") from None
-                value = registry().Quantity(number, unit)
-            elif kind == "number":
-                try:
-                    value = float(cell)
-                except ValueError:
-                    raise SpecError(f"{label} = {cell!r}: must be a number") from None
-            else:
-                value = cell
-            _magnitudes(label, value, kind, "second" if kind == "time" else "byte",
-                        JOB_COLUMNS[name][1])          # its rule, with its line in the message
-            out[name].append(value if kind == "number" else quantity(label, value, kind))
-    labels = out.pop("name", None) or [f"job-{i}" for i in range(len(rows) - 1)]
-    if names:
-        out["names"] = labels
-    return out
 
 
 def seconds(unit, name: str = "unit") -> float:

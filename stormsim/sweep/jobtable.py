@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..engine import units
+from ..engine import jobcsv, units
 from ..engine.model import Fleet
 from ..errors import SpecError
 from .checks import Bad
@@ -58,7 +58,7 @@ def read(v: dict, folder) -> dict | None:
                   f"together: give both; got only {'jobs' if 'jobs' in v else 'bandwidth'}")
     path = Path(v["jobs"])
     try:
-        return units.read_jobs(path if path.is_absolute() else Path(folder) / path, names=False)
+        return jobcsv.read_jobs(path if path.is_absolute() else Path(folder) / path, names=False)
     except SpecError as exc:
         raise Bad(str(exc)) from None
 
