@@ -22,6 +22,7 @@ from ..engine.run import fast_forward_applies
 from ..errors import SpecError
 from ..risk.splitting import check_splittable
 from ..stats.tails import tail_level
+from . import checks as ck
 from . import jobtable
 from .checks import Bad
 from .keys import (
@@ -242,7 +243,7 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
                           "cannot set the jitter; give jitter instead")
             sigma = margin / v["m_over_sigma"]
         else:
-            sigma = per_job("jitter") if "jitter" in v else 0.0
+            sigma = _sigma(v["jitter"], T, n) if "jitter" in v else 0.0
         fleet = jobs or Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma, **options)
         if v["launch"] == "stagger":
             if not fleet.is_identical:
@@ -289,6 +290,16 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
     values = {k.name: derived[k.name] if k.name in derived else v.get(k.name) for k in KEYS}
     values["run_seed"] = cell_seed(fleet, **values)
     return Cell(index=index, fleet=fleet, values=values)
+
+
+def _sigma(x, T: np.ndarray, n: int) -> np.ndarray:
+    """The jitter key (seconds, '2%' of each job's T, or one of them per job) in seconds."""
+    items = list(x) if isinstance(x, tuple) else [x] * n
+    if len(items) != n:
+        raise Bad(f"jitter = {fmt_toml(list(x))} has {len(items)} values but N = {n}: give one "
+                  "per job, or a single value")
+    share = [ck.percent(s) for s in items]
+    return np.array([T[i] * f if f is not None else float(items[i]) for i, f in enumerate(share)])
 
 
 def _check_risk(v: dict, n: int, fleet: Fleet) -> None:

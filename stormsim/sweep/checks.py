@@ -92,6 +92,42 @@ def per_job(lo_ok_zero: bool):
     return lambda v: _per_job_numbers(v, bad, rule)
 
 
+def percent(v) -> float | None:
+    """The fraction a percentage string such as '2%' gives (0.02), None for
+    anything else, or raise Bad for a percentage outside [0%, 100%]."""
+    if not isinstance(v, str) or not v.strip().endswith("%"):
+        return None
+    try:
+        x = float(v.strip()[:-1])
+    except ValueError:
+        raise Bad(f"{fmt_toml(v)} is no percentage: write a number and %, e.g. '2%'") from None
+    if not (math.isfinite(x) and 0.0 <= x <= 100.0):
+        raise Bad(f"a percentage of the compute interval must be in [0%, 100%] (above, most "
+                  f"intervals would clip to 0); found {fmt_toml(v)}")
+    return x / 100.0
+
+
+def jitter(v):
+    """A number >= 0 (seconds), a percentage of each job's T ('2%'), or a list
+    of them (one per job): the float, the string, or a tuple of them."""
+    items = v if isinstance(v, list) else [v]
+    if isinstance(v, list) and not v:
+        raise Bad("an empty list: give one value per job")
+    out = []
+    for x in items:
+        if percent(x) is not None:
+            out.append(x.strip())
+            continue
+        if not is_num(x):
+            raise Bad("must be a number >= 0 (s), a percentage of the compute interval such as "
+                      f"'2%', or a list of them (one per job); found {fmt_toml(x)}")
+        if not math.isfinite(x) or x < 0.0:
+            raise Bad("every value must be finite and >= 0 (or a percentage of the compute "
+                      f"interval such as '2%'); found {fmt_toml(x)}")
+        out.append(float(x))
+    return tuple(out) if isinstance(v, list) else out[0]
+
+
 def per_job_in(lo: float, hi: float):
     """A number in [lo, hi], or a list of them (one per job)."""
     return lambda v: _per_job_numbers(v, lambda x: not lo <= x <= hi, f"in [{lo:g}, {hi:g}]")

@@ -110,8 +110,9 @@ KEYS: tuple[Key, ...] = (
     Key("throughput", "'fair', 'ideal', 'power:ALPHA' (or {power = ALPHA}) with ALPHA in [0, 1], "
         "or a table [f(1), ..., f(N)]", ck.throughput, "fair", str, aliases=("f",),
         units=None, long_name="storage throughput f(n): fair, ideal, power:ALPHA or table"),
-    Key("jitter", "the per-cycle compute jitter sigma (s): a number >= 0, or a list with one per "
-        "job", ck.per_job(True), ABSENT, _f8, aliases=("sigma",),
+    Key("jitter", "the per-cycle compute jitter sigma (s): a number >= 0, a percentage of each "
+        "job's T such as '2%' (at most '100%'), or a list with one per job", ck.jitter, ABSENT,
+        _f8, aliases=("sigma",),
         units="s", long_name="compute jitter sigma (NaN where jobs differ)"),
     Key("margin", "the stagger margin m = s - d of the fleet (derived; NaN unless the jobs are "
         "identical and a stagger fits)", None, ABSENT, _f8,
