@@ -82,6 +82,10 @@ def _header(cells: list[str], line: int, where: str) -> list[tuple[str, str | No
     columns: list[tuple[str, str | None]] = []
     for j, cell in enumerate(cells):
         at = f"{where} line {line}, column {j + 1}"
+        sep = next((c for c in ";\t|" if c in cell), None)
+        if sep and len(cells) == 1:
+            raise SpecError(f"{at}: header {cell!r} is one column: columns are separated by "
+                            f"commas, and this looks {sep!r}-separated (save it as CSV with commas)")
         m = _HEADER.match(cell)
         if not m:
             raise SpecError(f"{at}: header {cell!r} must be a name and an optional unit in "
@@ -165,8 +169,9 @@ def read_jobs(path, names: bool = True) -> dict:
     for no, row in zip(lines, rows[1:]):
         if len(row) != len(columns):
             raise SpecError(f"{where} line {no}: {len(row)} cells, but the header (line "
-                            f"{header_no}) names {len(columns)} columns: "
-                            + ", ".join(given))
+                            f"{header_no}) names {len(columns)} columns: " + ", ".join(given)
+                            + ("; a decimal comma or a comma inside a cell? write 0.5, and "
+                               "quote a cell with a comma" if len(row) > len(columns) else ""))
     out: dict[str, object] = {}
     # jitter last: a jitter in time is checked against its row's compute interval
     for j, (name, unit) in sorted(enumerate(columns), key=lambda c: c[1][0] == "jitter"):

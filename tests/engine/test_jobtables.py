@@ -97,6 +97,13 @@ HOSTILE = [
     (HEADER + "30,10\n", r"line 2: 2 cells, but the header \(line 1\) names 3 columns: "
                          r"compute_interval, size, jitter"),
     (HEADER + "30,10,1\n30,10,1,1\n", r"line 3: 4 cells, but the header \(line 1\) names 3"),
+    (HEADER + "30,0,5,1\n", r"line 2: 4 cells, .*; a decimal comma or a comma inside a cell\?"),
+    ("compute_interval [min];size [GB];jitter [s]\n30;10;1\n",
+     r"line 1, column 1: header .* this looks ';'-separated"),
+    ("compute_interval [min],size [GB],jitter [s],\n30,10,1,\n",
+     r"line 1, column 4: header '' must be a name"),
+    (HEADER + ",,\n", r"line 2, column 1 \(compute_interval\): empty cell"),
+    (HEADER + '"30","1,000","1"\n', r"line 2, column 2 \(size\) = '1,000': must be a plain number"),
     ("compute_interval [min],size [GB],jitter [s],slowdown\n30,10,1,x\n",
      r"line 2, column 4 \(slowdown\) = 'x': must be a plain number"),
     ("compute_interval [min],size [GB],jitter [s],slowdown\n30,10,1,1.5\n",
@@ -235,11 +242,16 @@ def test_a_jitter_above_the_interval_or_without_a_unit_is_refused(jitter, messag
 
 SWEEP = '[fixed]\njobs = "jobs.csv"\nbandwidth = "80 GB/s"\nlaunch = "random"\nfleets = 4\ncycles = 10\n'
 
-IN_SWEEPS = [HOSTILE[i] for i in (0, 3, 4, 12, 14, 20, 29, 34, 44)]
+#: Missing size, missing jitter, misspelled, header only, 'size [s]', '40GB' for a time,
+#: 1e400, 'ten', Latin-1 bytes.
+IN_SWEEPS = [h for h in HOSTILE if any(m in h[1] for m in (
+    "missing column 'size'", "missing column 'jitter'", "'siz'", "but no jobs",
+    "size \\[s\\]", "'40GB'", "'1e400'", "'ten'", "0xe9"))]
 
 
 @pytest.mark.parametrize("content, message", IN_SWEEPS, ids=[f"{i}" for i in range(len(IN_SWEEPS))])
 def test_a_hostile_table_in_a_sweep_file(tmp_path, content, message):
+    assert len(IN_SWEEPS) == 10          # every pattern above picked its case
     write(tmp_path, content)
     (tmp_path / "s.toml").write_text(SWEEP)
     with pytest.raises(stormsim.SweepError, match=message) as info:
@@ -247,7 +259,7 @@ def test_a_hostile_table_in_a_sweep_file(tmp_path, content, message):
     assert "jobs.csv" in str(info.value) and "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("content, message", IN_SWEEPS[:4], ids=[f"{i}" for i in range(4)])
+@pytest.mark.parametrize("content, message", IN_SWEEPS, ids=[f"{i}" for i in range(len(IN_SWEEPS))])
 def test_a_hostile_table_at_the_command_line_exits_2_with_one_line(tmp_path, capsys, content,
                                                                    message):
     write(tmp_path, content)
