@@ -1,4 +1,4 @@
-"""The command line at the edges (issue 13): a full disk during the final
+"""The command line at the edges: a full disk during the final
 write, grids too large to run, an empty output name, refused runs and odd
 files where the parts directory should be. Real processes, real full disks
 (a small tmpfs in a private mount namespace)."""

@@ -1,4 +1,4 @@
-"""Forward flux sampling (stormsim.splitting, issue 11 items 3-4).
+"""Forward flux sampling (stormsim.risk.splitting).
 
 Known answer: jobs with ideal f and no cap never interact, so after a long
 burn-in with jitter each job's phase is uniform and n_w ~ Binomial(N, q),
@@ -36,7 +36,7 @@ def _independent():
 
 
 def _paper_cell(n=N):
-    """The validation cell of issue 11: L = 0.6, sigma = 0.01 T, fair, uncapped."""
+    """The validation cell: L = 0.6, sigma = 0.01 T, fair, uncapped."""
     return stormsim.Fleet.identical(n, load=0.6, jitter=0.01)
 
 

@@ -1,4 +1,4 @@
-"""Storms (MODEL.md E3) in sweeps and results, and storm_risk (issue 11 items 1-2).
+"""Storms (MODEL.md E3) in sweeps and results, and storm_risk.
 
 The known answer: jobs with ideal f (each writer at rate 1) and no cap never
 interact, so each is an independent renewal process; with jitter, after a

@@ -1,4 +1,4 @@
-"""The ETA and the up-front estimate count events, not fleets (issue 8, defect 3.3).
+"""The ETA and the up-front estimate count events, not fleets.
 
 Before: the ETA was fleets left / fleets per second since the start, so a
 numba compile inflated it (36 min shown during a compile of an 11 s run) and

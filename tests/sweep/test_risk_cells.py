@@ -1,4 +1,4 @@
-"""Storm risk with a fixed effort, and as a sweep cell option (issue 11 item 2).
+"""Storm risk with a fixed effort, and as a sweep cell option.
 
 The sweep cases are small (N = 8..12, a few hundred cycles, 2-4 splitting
 replicates): they check that numbers flow and stay put, not the estimator's
