@@ -347,6 +347,22 @@ def _sweep(lu, lv, lh, last):
     return lE, E1, loo
 
 
+def _cumsum(terms: np.ndarray) -> np.ndarray:
+    """[0, t_1, t_1 + t_2, ...] with compensated (Neumaier) summation.
+
+    log g(n) sums up to N logs to magnitudes ~N log N (1e5 at N = 1e4); a plain
+    cumsum's rounding grows with the number of terms (1.3e-10 in the log at
+    N = 2000, power f, binding cap), a compensated one stays at ~1 ulp of the sum."""
+    out = np.empty(terms.size + 1)
+    out[0] = total = comp = 0.0
+    for i, t in enumerate(terms.tolist(), 1):
+        s = total + t
+        comp += (total - s) + t if abs(total) >= abs(t) else (t - s) + total
+        total = s
+        out[i] = total + comp
+    return out
+
+
 def _log_binom(a: int, b: np.ndarray) -> np.ndarray:
     return gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
 
@@ -416,8 +432,8 @@ def stationary(fleet) -> StationaryLaw:
     k = levels[1:]
     # log g(n) as sums of log(k / f(k)) and log(k / min(k, C)): exactly 0 for
     # ideal f and an idle cap, so those cases carry no rounding at all.
-    cum_f = np.concatenate([[0.0], np.cumsum(np.log(k / f[1:]))])
-    cum_c = np.concatenate([[0.0], np.cumsum(np.log(k / np.minimum(k, cap)))])
+    cum_f = _cumsum(np.log(k / f[1:]))
+    cum_c = _cumsum(np.log(k / np.minimum(k, cap)))
     lg = cum_f + cum_c[::-1]
     log_rc = np.log(np.minimum(1.0, cap / k))          # log r_c(m), m = 1..N
     m = levels[:-1]                                     # m = 0..N-1 others writing
