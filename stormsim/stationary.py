@@ -14,17 +14,23 @@ without simulation.
 Numerics
 --------
 Every term of every sum is positive, so everything is computed in log space
-and nothing cancels: a level far below 1e-308 is as exact (to ~1e-12
-relative) as the mode. The sums over subsets reduce to elementary symmetric
-polynomials (ESPs) e_n(x), built by the recurrence
-E_j[n] = logaddexp(E_{j-1}[n], log x_j + E_{j-1}[n-1]). Per-job quantities
-need leave-one-out sums sum_m h(m) e_m(x_{-i}); they pair each job's prefix
-ESP with a suffix "adjoint" A_j[a] = sum_b h(a+b) e_b(x_{j..N}) (the
-reverse mode of the recurrence, again all positive). Identical jobs share
-their leave-one-out sums (computed once per job type); a fleet of one type
-uses the closed form e_n = C(N, n) x^n (O(N)). Otherwise the cost is O(N^2)
-and the memory O(N^1.5): prefixes are kept every ~sqrt(N) jobs and
-recomputed block by block during the backward sweep.
+and nothing cancels: a level far below 1e-308 is as exact as the mode, to a
+few units in the last place of its log (against an extended-precision
+recurrence: 7e-12 in log P(n_w = k) at N = 2000, levels down to e^-21900;
+4.5e-11 at N = 10 000, down to e^-101000, where one ulp of the log is 1.5e-11).
+
+The sums over subsets reduce to elementary symmetric polynomials (ESPs)
+e_n(x), built by the recurrence E_j[n] = logaddexp(E_{j-1}[n], log x_j +
+E_{j-1}[n-1]) on x scaled by its geometric mean (rounding is relative to the
+logs, so they are kept small). Per-job quantities need leave-one-out sums
+sum_m h(m) e_m(x_{-i}); they pair each job's prefix ESP with a suffix
+"adjoint" A_j[a] = sum_b h(a+b) e_b(x_{j..N}) (the reverse mode of the
+recurrence, again all positive). Identical jobs share their leave-one-out
+sums (computed once per job type); a fleet of one type uses the closed form
+e_n = C(N, n) x^n (O(N)). Otherwise the cost is O(N^2) time (N = 10 000:
+~5 s) and O(N^1.5) memory: with many job types the forward sweep keeps a
+prefix every ~sqrt(N) jobs and the backward sweep recomputes them block by
+block.
 """
 from __future__ import annotations
 
@@ -481,7 +487,10 @@ def stationary(fleet) -> StationaryLaw:
     log_p = lx + loo[1] - log_z
     log_lam = loo[2] - np.log(T) - log_z
     log_wd = log_p - log_lam
-    log_bin = _poisson_binomial(log_p, log_q, identical)
+    # The baseline's recurrence runs in the law's (sorted) job order, so that
+    # the result does not depend on how the fleet lists its jobs.
+    sweep_order = slice(None) if identical else order
+    log_bin = _poisson_binomial(log_p[sweep_order], log_q[sweep_order], identical)
     return StationaryLaw(
         n_jobs=n, mean_compute=T, log_pmf=log_pmf, log_tail=log_tail, log_storm_rate=log_nu,
         log_storm_duration=log_dur, log_writing_probability=log_p, log_checkpoint_rate=log_lam,
