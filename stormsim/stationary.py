@@ -39,7 +39,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import gammaln, logsumexp, ndtr
+from scipy.special import gammaln, ndtr
 
 from .errors import SpecError
 
@@ -266,19 +266,18 @@ def _step(P: np.ndarray, lu: float) -> np.ndarray:
     return out
 
 
-def _log_esp(lu: np.ndarray) -> np.ndarray:
-    """log e_n(u), n = 0..N, for log u (N,)."""
-    P = np.zeros(1)
-    for lu_j in lu:
-        P = _step(P, float(lu_j))
-    return P
-
-
-def _log_dot(p: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """log sum_a exp(p[a] + M[r, a]) per row r, for finite p (n,), M (H, n); M is overwritten.
+def _lse(M: np.ndarray) -> np.ndarray:
+    """log sum exp over the last axis, for arrays whose every row has a finite entry.
 
     scipy's logsumexp validates and copies at each call: at N = 5000 it took
     half the time of the whole law, one call per job type."""
+    top = M.max(axis=-1, keepdims=True)
+    M = np.exp(M - top)
+    return np.log(M.sum(axis=-1)) + top[..., 0]
+
+
+def _log_dot(p: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """log sum_a exp(p[a] + M[r, a]) per row r, for finite p (n,), M (H, n); M is overwritten."""
     M += p
     top = M.max(axis=1, keepdims=True)
     M -= top
@@ -286,70 +285,136 @@ def _log_dot(p: np.ndarray, M: np.ndarray) -> np.ndarray:
     return np.log(M.sum(axis=1)) + top[:, 0]
 
 
-def _sweep(lu, lv, lh, last):
-    """The forward and backward sweeps over jobs in group-contiguous order.
+def _kernel(c: int, lu: float) -> np.ndarray:
+    """log ESPs of c jobs with one value u: log C(c, k) + k log u, k = 0..c."""
+    k = np.arange(c + 1, dtype=np.float64)
+    return _log_binom(c, k) + k * lu
+
+
+#: Floats of the largest temporary a grouped step builds (chunks of this size).
+_CHUNK = 1 << 21
+
+
+def _add_group(P: np.ndarray, c: int, lu: float) -> np.ndarray:
+    """ESPs of c more jobs with one value u: the convolution of P with the kernel, in logs."""
+    if c == 0:
+        return P
+    if c == 1:
+        return _step(P, lu)
+    a, b = P, _kernel(c, lu)
+    if a.size < b.size:                  # slide the shorter one: (len a + len b) x len b terms
+        a, b = b, a
+    if b.size == 1:
+        return a + b[0]
+    pad = np.full(b.size - 1, -np.inf)
+    windows = np.lib.stride_tricks.sliding_window_view(np.concatenate([pad, a, pad]), b.size)
+    out = np.empty(windows.shape[0])
+    rows = max(1, _CHUNK // b.size)
+    for r in range(0, out.size, rows):
+        out[r:r + rows] = _lse(windows[r:r + rows] + b[::-1])
+    return out
+
+
+def _remove_group(A: np.ndarray, c: int, lu: float, lh: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """The normalised adjoint one group earlier: hat A[a] <- sum_k B[k] (h'(a+k)/h'(a)) hat A[a+k],
+    B the group's kernel; (H, L) -> (H, L - c)."""
+    L = A.shape[1]
+    if c == 1:
+        return np.logaddexp(A[:, :L - 1], lu + rho[:, :L - 1] + A[:, 1:L])
+    b = _kernel(c, lu)
+    lh_w = np.lib.stride_tricks.sliding_window_view(lh[:, :L], c + 1, axis=1)
+    A_w = np.lib.stride_tricks.sliding_window_view(A, c + 1, axis=1)
+    out = np.empty((A.shape[0], L - c))
+    rows = max(1, _CHUNK // (A.shape[0] * (c + 1)))
+    for r in range(0, L - c, rows):
+        s = slice(r, min(L - c, r + rows))
+        # h'(a+k) - h'(a) as one subtraction of the stored logs: rounded relative
+        # to the (small) difference, not to the (large) logs themselves.
+        out[:, s] = _lse((lh_w[:, s] - lh[:, s, None]) + (A_w[:, s] + b))
+    return out
+
+
+def _log_esp(lu: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """log e_n(u), n = 0..N, for job types with log u (m,) and counts (m,)."""
+    P = np.zeros(1)
+    for lu_t, c in zip(lu.tolist(), counts.tolist()):
+        P = _add_group(P, c, lu_t)
+    return P
+
+
+def _sweep(lu, lv, counts, lh):
+    """The forward and backward sweeps over job types.
 
     Parameters
     ----------
-    lu : (N,) log u_j (x_j scaled by a common factor)
-    lv : (N,) log v_j (the weights of G, scaled by a common factor)
+    lu : (m,) log u_t, each type's x scaled by a common factor
+    lv : (m,) log v_t, each type's 1/T scaled by a common factor (the weights of G)
+    counts : int (m,) jobs of each type
     lh : (H, N) log h'(m), m = 0..N-1: the weight vectors of the leave-one-out sums
-    last : bool (N,) jobs whose leave-one-out sums are wanted (one per group)
 
     Returns
     -------
     lE : (N + 1,) log e_n(u)
     lE1 : (N,) log sum_j v_j e_n(u_{-j}), n = 0..N-1
-    loo : (H, N) log sum_m h'(m) e_m(u_{-k}) at the jobs k with last[k] (else nan)
+    loo : (H, m) log sum_m h'(m) e_m(u_{-j}) for a job j of each type
     """
-    n = lu.size
+    types_ = counts.size
+    n = int(counts.sum())
     H = lh.shape[0]
+    lu = lu.tolist()
+    counts = counts.tolist()
     block = math.isqrt(n - 1) + 1          # ceil(sqrt(N)): O(N^1.5) floats held at once
-    wanted = int(np.count_nonzero(last))
-    # Few job types: hold the prefix each type needs (<= max(block, 64) vectors);
-    # many: hold every block-th prefix and recompute a block's during the backward sweep.
-    keep_all = wanted <= max(block, _MIN_STORED_PREFIXES)
+    # Few job types: hold each type's leave-one-out prefix (<= max(block, 64)
+    # vectors); many: hold a prefix every ~block jobs and recompute a block's
+    # prefixes during the backward sweep (one more forward sweep).
+    keep_all = types_ <= max(block, _MIN_STORED_PREFIXES)
+    blocks, jobs = [0], 0
+    for t, c in enumerate(counts):
+        if jobs >= block:
+            blocks.append(t)
+            jobs = 0
+        jobs += c
+    blocks = [(s, e) for s, e in zip(blocks, blocks[1:] + [types_])]
     needed: dict[int, np.ndarray] = {}
     checkpoints: dict[int, np.ndarray] = {}
-    # Forward: prefixes P^(k) = log ESPs of jobs 0..k-1 and the G-sum E1 (the
-    # coefficient of s in prod_j (1 + u_j t + v_j s): all terms positive).
+    # Forward: P = log ESPs of the types before t; Q = P with c_t - 1 jobs of
+    # type t (what any one job of type t sees of the others); E1 the G-sum, the
+    # coefficient of s in prod_j (1 + u_j z + v_j s): all terms positive.
+    starts = {s for s, _ in blocks}
     P = np.zeros(1)
     E1 = np.empty(0)
-    for k in range(n):
+    for t in range(types_):
+        if not keep_all and t in starts:
+            checkpoints[t] = P
+        c = counts[t]
+        Q = _add_group(P, c - 1, lu[t])
         if keep_all:
-            if last[k]:
-                needed[k] = P
-        elif k % block == 0:
-            checkpoints[k] = P
-        lu_k = float(lu[k])
-        t = np.full(k + 1, -np.inf)
-        t[:k] = E1
-        if k:
-            np.logaddexp(t[1:], E1 + lu_k, out=t[1:])
-        E1 = np.logaddexp(t, P + lv[k])
-        P = _step(P, lu_k)
+            needed[t] = Q
+        E1_new = math.log(c) + lv[t] + Q
+        if E1.size:
+            np.logaddexp(E1_new, _add_group(E1, c, lu[t]), out=E1_new)
+        E1 = E1_new
+        P = _step(Q, lu[t])
     lE = P
-    # Backward: the adjoint, normalised by h' so that its logs stay small
-    # (hat A^(k)[a] = A^(k)[a] / h'(a), A^(k) over jobs k..N-1; hat A^(N) = 1),
-    # paired at each wanted job k with its prefix: sum_a P^(k)[a] h'(a) hat A^(k+1)[a].
+    # Backward: the adjoint over the types after t, normalised by h' so that its
+    # logs stay small (hat A[a] = A[a] / h'(a); over no job, hat A = 1), paired
+    # with each type's prefix: sum_a Q_t[a] h'(a) hat A[a].
     rho = np.diff(lh, axis=1)
     A = np.zeros((H, n))
-    loo = np.full((H, n), np.nan)
-    blocks = [(0, n)] if keep_all else [(s, min(n, s + block)) for s in range(0, n, block)]
-    for s, e in reversed(blocks):
+    loo = np.empty((H, types_))
+    for s, e in reversed(blocks if not keep_all else [(0, types_)]):
         if not keep_all:
             needed = {}
             P = checkpoints.pop(s)
-            for k in range(s, e):
-                if last[k]:
-                    needed[k] = P
-                if k + 1 < e:
-                    P = _step(P, float(lu[k]))
-        for k in range(e - 1, s - 1, -1):
-            if last[k]:
-                loo[:, k] = _log_dot(needed.pop(k), lh[:, :k + 1] + A)
-            if k:
-                A = np.logaddexp(A[:, :k], float(lu[k]) + rho[:, :k] + A[:, 1:k + 1])
+            for t in range(s, e):
+                needed[t] = Q = _add_group(P, counts[t] - 1, lu[t])
+                if t + 1 < e:
+                    P = _step(Q, lu[t])
+        for t in range(e - 1, s - 1, -1):
+            Q = needed.pop(t)
+            loo[:, t] = _log_dot(Q, lh[:, :Q.size] + A)
+            if t:
+                A = _remove_group(A, counts[t], lu[t], lh, rho)
     return lE, E1, loo
 
 
@@ -378,15 +443,13 @@ def _log_tail(log_pmf: np.ndarray) -> np.ndarray:
     return np.logaddexp.accumulate(log_pmf[::-1])[::-1]
 
 
-def _poisson_binomial(lp: np.ndarray, lq: np.ndarray, identical: bool) -> np.ndarray:
-    """log P(n = k) of a sum of independent Bernoulli(p_i), from log p, log q = log(1 - p)."""
-    n = lp.size
-    k = np.arange(n + 1, dtype=np.float64)
-    if identical:
-        return _log_binom(n, k) + k * lp[0] + (n - k) * lq[0]
+def _poisson_binomial(lp: np.ndarray, lq: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """log P(n = k) of a sum of independent Bernoulli(p): job types with log p,
+    log q = log(1 - p) (m,) and counts (m,)."""
+    k = np.arange(int(counts.sum()) + 1, dtype=np.float64)
     lr = lp - lq                         # log odds: P(k) = prod q * e_k(p / q)
-    lr0 = float(np.mean(lr))
-    return float(np.sum(lq)) + k * lr0 + _log_esp(lr - lr0)
+    lr0 = float(counts @ lr / counts.sum())
+    return float(counts @ lq) + k * lr0 + _log_esp(lr - lr0, counts)
 
 
 def stationary(fleet) -> StationaryLaw:
@@ -450,47 +513,40 @@ def stationary(fleet) -> StationaryLaw:
     rows = [0, 1, 0] if not np.any(log_rc) else [0, 1, 2]
     lh = lh[:max(rows) + 1]
 
-    _, group, counts = np.unique(np.stack([d, T], axis=1), axis=0, return_inverse=True,
-                                 return_counts=True)
+    # Job types: jobs with equal d and mean T have equal x and 1/T, hence equal
+    # leave-one-out sums; each type is swept once, with binomial kernels.
+    _, first, group, counts = np.unique(np.stack([d, T], axis=1), axis=0, return_index=True,
+                                           return_inverse=True, return_counts=True)
     group = group.ravel()
-    identical = counts.size == 1
-    if identical:
-        lx0, ly0 = float(lx[0]), float(ly[0])
+    lx_t, ly_t = lx[first], ly[first]
+    if counts.size == 1:
+        # Identical jobs, the closed form: e_n = C(N, n) x^n, e_m(x_-i) = C(N-1, m) x^m.
+        lx0, ly0 = float(lx_t[0]), float(ly_t[0])
         lE = _log_binom(n, levels) + levels * lx0
         lG = math.log(n) + _log_binom(n - 1, m) + m * lx0 + ly0
-        loo_sorted = logsumexp(lh + m * lx0 + _log_binom(n - 1, m), axis=1)[:, None]
-        loo = np.repeat(loo_sorted, n, axis=1)
+        loo_t = _lse(lh + m * lx0 + _log_binom(n - 1, m))[:, None]
     else:
         # Scale x and 1/T by their geometric means so that the recurrences' logs
         # stay small (rounding is relative to them); the scale returns exactly
         # as n log x0 at the end.
         lx0, ly0 = float(np.mean(lx)), float(np.mean(ly))
-        order = np.argsort(group, kind="stable")
-        gs = group[order]
-        last = np.ones(n, dtype=bool)
-        last[:-1] = gs[:-1] != gs[1:]
-        lE_u, lE1, loo_s = _sweep(lx[order] - lx0, ly[order] - ly0, lh + m * lx0, last)
+        lE_u, lE1, loo_t = _sweep(lx_t - lx0, ly_t - ly0, counts, lh + m * lx0)
         lE = lE_u + levels * lx0
         lG = lE1 + m * lx0 + ly0
-        by_group = np.empty((lh.shape[0], counts.size))
-        by_group[:, gs[last]] = loo_s[:, last]
-        loo = by_group[:, group]
-    loo = loo[rows]
-    log_z = float(logsumexp(lg + lE))
+    loo_t = loo_t[rows]
+    log_z = float(_lse(lg + lE))
     log_pmf = lg + lE - log_z
     log_tail = _log_tail(log_pmf)
     log_nu = np.full(n + 1, -np.inf)
     log_nu[1:] = lg[:-1] + log_rc[::-1] + lG - log_z
     log_dur = np.full(n + 1, np.inf)
     log_dur[1:] = log_tail[1:] - log_nu[1:]
-    log_q = loo[0] - log_z
-    log_p = lx + loo[1] - log_z
-    log_lam = loo[2] - np.log(T) - log_z
+    log_q_t = loo_t[0] - log_z
+    log_p_t = lx_t + loo_t[1] - log_z
+    log_bin = _poisson_binomial(log_p_t, log_q_t, counts)
+    log_p = log_p_t[group]
+    log_lam = loo_t[2][group] - np.log(T) - log_z
     log_wd = log_p - log_lam
-    # The baseline's recurrence runs in the law's (sorted) job order, so that
-    # the result does not depend on how the fleet lists its jobs.
-    sweep_order = slice(None) if identical else order
-    log_bin = _poisson_binomial(log_p[sweep_order], log_q[sweep_order], identical)
     return StationaryLaw(
         n_jobs=n, mean_compute=T, log_pmf=log_pmf, log_tail=log_tail, log_storm_rate=log_nu,
         log_storm_duration=log_dur, log_writing_probability=log_p, log_checkpoint_rate=log_lam,
