@@ -229,6 +229,32 @@ def test_extreme_levels_identical_and_near_identical(kind, cap):
         assert np.max(np.abs(got - ref)) <= LOG_EXTREME
 
 
+def test_job_types_agree_with_distinct_jobs():
+    """Three job types of 250, 200 and 150 jobs (one binomial kernel per type)
+    against the same fleet with every job made distinct by a few ulps in
+    +/- pairs (one step per job, prefixes recomputed by block): the pairs
+    cancel to first order, so both must give the same law."""
+    counts, T_t, d_t = [250, 200, 150], [1.0, 1.5, 0.8], [1e-3, 3e-3, 2e-3]
+    T = np.repeat(T_t, counts)
+    d = np.repeat(d_t, counts)
+    spread = d.copy()
+    start = 0
+    for c, dt in zip(counts, d_t):
+        k = np.arange(1, c // 2 + 1)
+        spread[start:start + c] = np.concatenate([dt + k * np.spacing(dt), dt - k * np.spacing(dt)])
+        start += c
+    assert np.unique(spread).size == spread.size
+    kw = dict(cap=400.0, throughput="power:0.5")
+    typed = stationary(stormsim.Fleet(T=T, d=d, jitter=0.02 * T, **kw))
+    distinct = stationary(stormsim.Fleet(T=T, d=spread, jitter=0.02 * T, **kw))
+    for name in ("log_pmf", "log_tail", "log_storm_rate", "log_writing_probability",
+                 "log_checkpoint_rate", "log_write_stretch"):
+        a, b = getattr(typed, name), getattr(distinct, name)
+        ok = np.isfinite(a)                      # log nu_0 = -inf in both
+        assert np.array_equal(a[~ok], b[~ok]), name
+        assert np.max(np.abs(a[ok] - b[ok])) <= LOG_EXTREME, name
+
+
 # -- ideal sharing: independent writers ----------------------------------------------------------
 
 def test_ideal_uncapped_is_poisson_binomial():
