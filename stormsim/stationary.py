@@ -56,9 +56,10 @@ SECONDS_PER_DAY = 86400.0
 #: import the model, so that it can live in a sub-package of its own).
 _FLEET_ATTRIBUTES = ("T", "d", "cap", "f", "jitter", "weights", "is_async", "n_jobs")
 
-#: Prefixes kept in memory at once by the backward sweep, in units of N
-#: floats: with more job types than this the forward sweep keeps a prefix
-#: every ~sqrt(N) jobs and each block is recomputed (one more forward sweep).
+#: Up to max(this, ceil(sqrt(N))) job types, the forward sweep keeps every
+#: type's leave-one-out prefix (that many vectors of <= N + 1 floats); with
+#: more it keeps one every ~sqrt(N) jobs and the backward sweep recomputes
+#: them block by block (one more forward sweep, O(N^1.5) memory).
 _MIN_STORED_PREFIXES = 64
 
 
