@@ -321,6 +321,22 @@ def test_mean_compute_work_enters_the_law():
         assert np.allclose(getattr(wide, name), getattr(same, name), rtol=0, atol=REL_EXACT)
 
 
+def test_physical_units_give_storms_per_day_and_seconds():
+    """MODEL.md E4: a fleet in minutes, GB and TB/s is in seconds, so the law's
+    rates are per second, storms_per_day is 86400 times them and durations are s."""
+    fleet = stormsim.Fleet.from_jobs(n_jobs=24, compute_interval="30 min", size="156 GB",
+                                     bandwidth="5 TB/s", jitter="1 min")
+    law = stationary(fleet)
+    assert np.array_equal(law.storms_per_day, law.storm_rate * 86400.0)
+    d = 156e9 / 5e12                                          # 31.2 s alone
+    assert np.allclose(law.mean_write_duration, d * law.write_stretch, rtol=IDENTITY_TOL, atol=0)
+    # Uncapped, a cycle is the compute work (at rate 1) plus the write: by renewal,
+    # lambda_i (T_i + mean write duration_i) = 1 exactly.
+    assert np.array_equal(law.mean_compute, fleet.T) and fleet.T[0] == 1800.0
+    cycle = law.mean_compute + law.mean_write_duration
+    assert np.allclose(law.checkpoint_rate * cycle, 1.0, rtol=IDENTITY_TOL, atol=0)
+
+
 # -- refusals and warnings -----------------------------------------------------------------------
 
 def test_async_fleets_are_refused():
