@@ -13,26 +13,21 @@ without simulation.
 
 Numerics
 --------
-Every term of every sum is positive, so everything is computed in log space
-and nothing cancels: a level far below 1e-308 is as exact as the mode, to a
-few units in the last place of its log. Against an extended-precision
-recurrence, log P(n_w >= k) was within 8e-12 at N = 2000 (levels down to
-e^-21900) and 5.5e-11 at N = 10 000 (down to e^-101000, where one ulp of the
-log is 1.5e-11).
-
-The sums over subsets reduce to elementary symmetric polynomials (ESPs)
-e_n(x), built job by job, e_n <- e_n + x_j e_{n-1}, on x scaled by its
-geometric mean and in mean form, log e_n - log C(J, n): each step is then a
-convex combination of small logs, and rounding (relative to the logs) does
-not drift over 10 000 nearly equal jobs. Per-job quantities need
-leave-one-out sums sum_m h(m) e_m(x_{-i}); they pair each job's prefix ESPs
-with a suffix "adjoint" A_j[a] = sum_b h(a+b) e_b(x_{j..N}) (the reverse mode
-of the recurrence, again all positive). Jobs of one type (equal d and mean T)
-enter as one binomial kernel and share their leave-one-out sums; a fleet of
-one type uses the closed form e_n = C(N, n) x^n (O(N)). Otherwise the cost is
-O(N^2) time (N = 10 000 distinct jobs: 5-10 s on a shared core) and O(N^1.5)
-memory: with many job types the forward sweep keeps a prefix every ~sqrt(N)
-jobs and the backward sweep recomputes them block by block.
+Every term of every sum is positive, so all is done in log space and nothing
+cancels: a level far below 1e-308 is as exact as the mode. Against an
+extended-precision recurrence, log P(n_w >= k) was within 8e-12 at N = 2000
+(levels down to e^-21900) and 5.5e-11 at N = 10 000 (down to e^-101000, where
+one ulp of the log is 1.5e-11). The subset sums are elementary symmetric
+polynomials (ESPs) e_n(x), built job by job (e_n <- e_n + x_j e_{n-1}) on x
+scaled by its geometric mean and in mean form, log e_n - log C(J, n): each
+step is a convex combination of small logs, so rounding does not drift over
+10 000 nearly equal jobs. Per-job quantities need leave-one-out sums
+sum_m h(m) e_m(x_{-i}): each job's prefix ESPs paired with a suffix adjoint
+A_j[a] = sum_b h(a+b) e_b(x_{j..N}) (the reverse mode of the recurrence, all
+positive). Jobs of one type (equal d and mean T) enter as one binomial kernel
+and share their sums; one type is the closed form e_n = C(N, n) x^n (O(N)).
+Otherwise: O(N^2) time (N = 10 000 distinct jobs: 5-10 s) and O(N^1.5)
+memory (many types: a prefix kept every ~sqrt(N) jobs, recomputed by block).
 """
 from __future__ import annotations
 
@@ -69,17 +64,11 @@ class DeterministicFleetWarning(UserWarning):
 
 
 def mean_compute_work(T, sigma) -> np.ndarray:
-    """Mean compute work per cycle, E[max(0, T + sigma xi)], xi standard normal.
+    """Mean compute work per cycle E[max(0, T + sigma xi)], xi standard normal (s).
 
-    Parameters
-    ----------
-    T, sigma : array_like, shape (N,)
-        Compute work (s at full rate) and its jitter (s), sigma >= 0.
-
-    Returns
-    -------
-    float64 (N,) : T Phi(T/sigma) + sigma phi(T/sigma) (s); T where sigma = 0.
-    It equals T to within 1e-80 relative when sigma <= T / 20.
+    T, sigma : array_like (N,), compute work (s at full rate) and jitter (s), sigma >= 0.
+    Returns float64 (N,): T Phi(T/sigma) + sigma phi(T/sigma); T where sigma = 0
+    (and to within 1e-80 relative when sigma <= T / 20).
     """
     T = np.asarray(T, dtype=np.float64)
     s = np.asarray(sigma, dtype=np.float64)
@@ -90,10 +79,13 @@ def mean_compute_work(T, sigma) -> np.ndarray:
     return out
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=np.float64)
-    a.flags.writeable = False
-    return a
+def _plain(log_name: str) -> property:
+    """A read-only property exp(self.<log_name>)."""
+    def get(self) -> np.ndarray:
+        out = np.exp(getattr(self, log_name))
+        out.flags.writeable = False
+        return out
+    return property(get, doc=f"exp({log_name}); see the class docstring.")
 
 
 @dataclass(frozen=True)
@@ -151,57 +143,24 @@ class StationaryLaw:
     log_binomial_tail: np.ndarray = field(repr=False)
 
     def __post_init__(self):
-        for name in ("mean_compute", "log_pmf", "log_tail", "log_storm_rate", "log_storm_duration",
-                     "log_writing_probability", "log_checkpoint_rate", "log_mean_write_duration",
-                     "log_write_stretch", "log_binomial_pmf", "log_binomial_tail"):
-            object.__setattr__(self, name, _readonly(getattr(self, name)))
+        for name in self.__dataclass_fields__:
+            if name != "n_jobs":
+                value = np.array(getattr(self, name), dtype=np.float64)
+                value.flags.writeable = False
+                object.__setattr__(self, name, value)
 
-    # The plain values, computed on access (exp of a read-only array is a new
-    # array: marked read-only too, so that no caller mistakes it for state).
-    def _exp(self, name: str) -> np.ndarray:
-        out = np.exp(getattr(self, name))
-        out.flags.writeable = False
-        return out
-
-    @property
-    def pmf(self) -> np.ndarray:
-        return self._exp("log_pmf")
-
-    @property
-    def tail(self) -> np.ndarray:
-        return self._exp("log_tail")
-
-    @property
-    def storm_rate(self) -> np.ndarray:
-        return self._exp("log_storm_rate")
-
-    @property
-    def storm_duration(self) -> np.ndarray:
-        return self._exp("log_storm_duration")
-
-    @property
-    def writing_probability(self) -> np.ndarray:
-        return self._exp("log_writing_probability")
-
-    @property
-    def checkpoint_rate(self) -> np.ndarray:
-        return self._exp("log_checkpoint_rate")
-
-    @property
-    def mean_write_duration(self) -> np.ndarray:
-        return self._exp("log_mean_write_duration")
-
-    @property
-    def write_stretch(self) -> np.ndarray:
-        return self._exp("log_write_stretch")
-
-    @property
-    def binomial_pmf(self) -> np.ndarray:
-        return self._exp("log_binomial_pmf")
-
-    @property
-    def binomial_tail(self) -> np.ndarray:
-        return self._exp("log_binomial_tail")
+    # The plain values, exp of the logs on access (read-only too, so that no
+    # caller mistakes a fresh array for the result's state).
+    pmf = _plain("log_pmf")
+    tail = _plain("log_tail")
+    storm_rate = _plain("log_storm_rate")
+    storm_duration = _plain("log_storm_duration")
+    writing_probability = _plain("log_writing_probability")
+    checkpoint_rate = _plain("log_checkpoint_rate")
+    mean_write_duration = _plain("log_mean_write_duration")
+    write_stretch = _plain("log_write_stretch")
+    binomial_pmf = _plain("log_binomial_pmf")
+    binomial_tail = _plain("log_binomial_tail")
 
     @property
     def storms_per_day(self) -> np.ndarray:
@@ -260,15 +219,6 @@ def _check(fleet) -> None:
 
 # -- log-space elementary symmetric polynomials ---------------------------------------------------
 
-def _step(P: np.ndarray, lu: float) -> np.ndarray:
-    """ESPs of one more job: new[n] = P[n] + u P[n-1] in logs; length + 1."""
-    out = np.empty(P.size + 1)
-    out[0] = P[0]
-    out[-1] = P[-1] + lu
-    np.logaddexp(P[1:], P[:-1] + lu, out=out[1:-1])
-    return out
-
-
 def _lse(M: np.ndarray) -> np.ndarray:
     """log sum exp over the last axis, for arrays whose every row has a finite entry.
 
@@ -277,15 +227,6 @@ def _lse(M: np.ndarray) -> np.ndarray:
     top = M.max(axis=-1, keepdims=True)
     M = np.exp(M - top)
     return np.log(M.sum(axis=-1)) + top[..., 0]
-
-
-def _log_dot(p: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """log sum_a exp(p[a] + M[r, a]) per row r, for finite p (n,), M (H, n); M is overwritten."""
-    M += p
-    top = M.max(axis=1, keepdims=True)
-    M -= top
-    np.exp(M, out=M)
-    return np.log(M.sum(axis=1)) + top[:, 0]
 
 
 def _kernel(c: int, lu: float) -> np.ndarray:
@@ -299,11 +240,7 @@ _CHUNK = 1 << 21
 
 
 def _add_group(P: np.ndarray, c: int, lu: float) -> np.ndarray:
-    """ESPs of c more jobs with one value u: the convolution of P with the kernel, in logs."""
-    if c == 0:
-        return P
-    if c == 1:
-        return _step(P, lu)
+    """log ESPs of c >= 2 more jobs with one value u: P convolved with the kernel."""
     a, b = P, _kernel(c, lu)
     if a.size < b.size:                  # slide the shorter one: (len a + len b) x len b terms
         a, b = b, a
@@ -338,12 +275,9 @@ def _remove_group(A: np.ndarray, c: int, lu: float, lh: np.ndarray, rho: np.ndar
 
 
 def _grow(F: np.ndarray, J: int, c: int, lu: float, tab: _Tables) -> np.ndarray:
-    """Mean-normalised log ESPs, F[n] = log e_n - log C(J, n) (the log of the mean
-    over n-subsets of prod u), of J jobs -> J + c jobs with one value u.
-
-    The mean form keeps the logs small (~ n |log u|, not log C(N, n) ~ 7000 at
-    N = 1e4), so that a long run of steps with nearly equal u, each rounded
-    relative to its logs, does not drift: one step is a convex combination."""
+    """Mean-form log ESPs F[n] = log e_n - log C(J, n) (the mean over n-subsets of prod u)
+    of J jobs -> J + c jobs with one value u. Its logs stay small (~n |log u|, not
+    log C(N, n) ~ 7000 at N = 1e4), so steps with nearly equal u do not drift."""
     if c == 0:
         return F
     lt = tab.log
@@ -362,9 +296,8 @@ def _grow(F: np.ndarray, J: int, c: int, lu: float, tab: _Tables) -> np.ndarray:
 
 def _grow_g(G: np.ndarray, Q: np.ndarray, J: int, c: int, lu: float, lv: float,
             tab: _Tables) -> np.ndarray:
-    """The G-sum E1[n] = sum_j v_j e_n(u_{-j}), normalised as G[n] = log E1[n] -
-    log(J C(J-1, n)), n = 0..J-1, of J jobs -> J + c jobs of one type (u, v);
-    Q: the normalised ESPs of the J + c - 1 jobs any one of the c sees."""
+    """The G-sum E1[n] = sum_j v_j e_n(u_{-j}) as G[n] = log E1[n] - log(J C(J-1, n)), of J
+    jobs -> J + c of one type (u, v); Q: the mean-form ESPs of the J + c - 1 others."""
     new = J + c
     lt = tab.log
     if c == 1:   # new[n] = ((J-n) G[n] + n u G[n-1] + v Q[n]) / (J+1)
@@ -392,18 +325,13 @@ def _log_esp(lu: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return F + tab.binom(n)
 
 
-def _log_integers(n: int) -> np.ndarray:
-    """log k, k = 0..n (log 0 = -inf, never used)."""
-    with np.errstate(divide="ignore"):
-        return np.log(np.arange(n + 1.0))
-
-
 class _Tables:
     """log k and log k! for k = 0..N: a row of log C(J, a) is then two
     subtractions (gammaln itself, three calls per row, cost half the sweep)."""
 
     def __init__(self, n: int):
-        self.log = _log_integers(n)
+        with np.errstate(divide="ignore"):      # log 0 = -inf, never used
+            self.log = np.log(np.arange(n + 1.0))
         self.log_factorial = gammaln(np.arange(n + 1.0) + 1.0)
 
     def binom(self, J: int) -> np.ndarray:
@@ -413,20 +341,10 @@ class _Tables:
 
 
 def _sweep(lu, lv, counts, lh):
-    """The forward and backward sweeps over job types.
-
-    Parameters
-    ----------
-    lu : (m,) log u_t, each type's x scaled by a common factor
-    lv : (m,) log v_t, each type's 1/T scaled by a common factor (the weights of G)
-    counts : int (m,) jobs of each type
-    lh : (H, N) log h'(m), m = 0..N-1: the weight vectors of the leave-one-out sums
-
-    Returns
-    -------
-    lE : (N + 1,) log e_n(u)
-    lE1 : (N,) log sum_j v_j e_n(u_{-j}), n = 0..N-1
-    loo : (H, m) log sum_m h'(m) e_m(u_{-j}) for a job j of each type
+    """The forward and backward sweeps over m job types: log u_t, log v_t (m,), x and 1/T
+    scaled by common factors; counts (m,); lh (H, N) log h'(a), a = 0..N-1, the weights
+    of the leave-one-out sums. Returns lE (N + 1,) log e_n(u); lE1 (N,) log sum_j v_j
+    e_n(u_{-j}); loo (H, m) log sum_a h'(a) e_a(u_{-j}) for a job j of each type.
     """
     types_ = counts.size
     n = int(counts.sum())
@@ -436,9 +354,6 @@ def _sweep(lu, lv, counts, lh):
     counts = counts.tolist()
     before = np.concatenate([[0], np.cumsum(counts)]).tolist()    # jobs before each type
     block = math.isqrt(n - 1) + 1          # ceil(sqrt(N)): O(N^1.5) floats held at once
-    # Few job types: hold each type's leave-one-out prefix (<= max(block, 64)
-    # vectors); many: hold a prefix every ~block jobs and recompute a block's
-    # prefixes during the backward sweep (one more forward sweep).
     keep_all = types_ <= max(block, _MIN_STORED_PREFIXES)
     blocks, jobs = [0], 0
     for t, c in enumerate(counts):
@@ -487,18 +402,15 @@ def _sweep(lu, lv, counts, lh):
                     P = _grow(Q, before[t + 1] - 1, 1, lu[t], tab)
         for t in range(e - 1, s - 1, -1):
             Q = needed.pop(t)
-            loo[:, t] = _log_dot(Q, lh[:, :Q.size] + A)
+            loo[:, t] = _lse(lh[:, :Q.size] + A + Q)
             if t:
                 A = _remove_group(A, counts[t], lu[t], lh, rho)
     return lE, lE1, loo
 
 
 def _cumsum(terms: np.ndarray) -> np.ndarray:
-    """[0, t_1, t_1 + t_2, ...] with compensated (Neumaier) summation.
-
-    log g(n) sums up to N logs to magnitudes ~N log N (1e5 at N = 1e4); a plain
-    cumsum's rounding grows with the number of terms (1.3e-10 in the log at
-    N = 2000, power f, binding cap), a compensated one stays at ~1 ulp of the sum."""
+    """[0, t_1, t_1 + t_2, ...], compensated (Neumaier): log g(n) sums N logs to ~N log N;
+    a plain cumsum lost 1.3e-10 in the log at N = 2000, this one ~1 ulp of the sum."""
     out = np.empty(terms.size + 1)
     out[0] = total = comp = 0.0
     for i, t in enumerate(terms.tolist(), 1):
@@ -513,8 +425,7 @@ def _log_binom(a: int, b: np.ndarray) -> np.ndarray:
     return gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
 
 
-def _log_tail(log_pmf: np.ndarray) -> np.ndarray:
-    """log P(n >= k) from the top down (each step adds a positive term)."""
+def _log_tail(log_pmf: np.ndarray) -> np.ndarray:    # from the top down: positive terms
     return np.logaddexp.accumulate(log_pmf[::-1])[::-1]
 
 
@@ -539,10 +450,9 @@ def stationary(fleet) -> StationaryLaw:
     Returns
     -------
     StationaryLaw
-        Level probabilities, storm rates and mean durations (levels 0..N),
-        per-job writing probabilities, checkpoint rates and write durations
-        (jobs 0..N-1), and the independent-phase (Poisson-binomial) baseline;
-        times in seconds when T and d are.
+        Levels 0..N: probabilities, storm rates and durations; jobs: writing
+        probabilities, checkpoint rates, write durations; the Poisson-binomial
+        baseline. Times in seconds when T and d are.
 
     Raises
     ------
@@ -561,8 +471,7 @@ def stationary(fleet) -> StationaryLaw:
     T_i in x_i = d_i / T_i and in lambda_i is the mean compute work
     E[max(0, T_i + sigma_i xi)] (:func:`mean_compute_work`). The storm rate is
     nu_k = g(k-1) min(1, C/(N-k+1)) G_{k-1} / Z with
-    G_n = sum_j (1/T_j) e_n(x_{-j}), the flow balance of MODEL.md. Cost: O(N)
-    for identical jobs, O(N^2) time and O(N^1.5) memory otherwise.
+    G_n = sum_j (1/T_j) e_n(x_{-j}), the flow balance of MODEL.md.
     """
     _check(fleet)
     n = int(fleet.n_jobs)
@@ -584,8 +493,7 @@ def stationary(fleet) -> StationaryLaw:
     # Leave-one-out weights h(m): P(i idle) = sum h0 e_m(x_-i) / Z, P(i writing) =
     # x_i sum h1 e_m / Z, lambda_i = sum h2 e_m / (T_i Z), h2(m) = g(m) r_c(N - m).
     lh = np.stack([lg[:-1], lg[1:], lg[:-1] + log_rc[::-1]])
-    # With the cap idle (C >= N) h2 is h0: one sweep row fewer (a third of the adjoint's cost).
-    rows = [0, 1, 0] if not np.any(log_rc) else [0, 1, 2]
+    rows = [0, 1, 0] if not np.any(log_rc) else [0, 1, 2]    # cap idle: h2 = h0, a row fewer
     lh = lh[:max(rows) + 1]
 
     # Job types: jobs with equal d and mean T have equal x and 1/T, hence equal
@@ -601,9 +509,8 @@ def stationary(fleet) -> StationaryLaw:
         lG = math.log(n) + _log_binom(n - 1, m) + m * lx0 + ly0
         loo_t = _lse(lh + m * lx0 + _log_binom(n - 1, m))[:, None]
     else:
-        # Scale x and 1/T by their geometric means so that the recurrences' logs
-        # stay small (rounding is relative to them); the scale returns exactly
-        # as n log x0 at the end.
+        # x and 1/T scaled by their geometric means: small logs (rounding is relative
+        # to them); the scale returns as n log x0 at the end.
         lx0, ly0 = float(np.mean(lx)), float(np.mean(ly))
         lE_u, lE1, loo_t = _sweep(lx_t - lx0, ly_t - ly0, counts, lh + m * lx0)
         lE = lE_u + levels * lx0
@@ -616,10 +523,8 @@ def stationary(fleet) -> StationaryLaw:
     log_nu[1:] = lg[:-1] + log_rc[::-1] + lG - log_z
     log_dur = np.full(n + 1, np.inf)
     log_dur[1:] = log_tail[1:] - log_nu[1:]
-    # Per job, Z = sum_{S not containing i} + sum_{S containing i} = L0_i + x_i L1_i:
-    # normalising by that job's own Z makes P(i writing) + P(i idle) = 1 to
-    # rounding, where the global Z left ~1e-11 per job, ~1e-7 in the baseline's
-    # total at N = 10 000 (a product over jobs of p_i + q_i).
+    # Per job Z = L0_i + x_i L1_i (S without i, with i): each job's own Z makes p_i + q_i = 1
+    # to rounding; the global Z left ~1e-11 per job, 1e-7 in the baseline's total at N = 1e4.
     log_z_t = np.logaddexp(loo_t[0], lx_t + loo_t[1])
     log_q_t = loo_t[0] - log_z_t
     log_p_t = lx_t + loo_t[1] - log_z_t

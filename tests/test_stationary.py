@@ -27,8 +27,8 @@ from stormsim.stationary import DeterministicFleetWarning, mean_compute_work
 _module = sys.modules["stormsim.stationary"]
 
 #: The target accuracy of the law at every level (the brief's). The float
-#: code observes ~3e-15 against exact rationals; a wrong factor anywhere
-#: (g, a rate, a leave-one-out sum) moves values by far more than 1e-10.
+#: code is within ~1e-14 of exact rationals; a wrong factor anywhere (g, a
+#: rate, a leave-one-out sum) moves values by far more than 1e-10.
 REL_EXACT = 1e-10
 
 #: Levels far below 1e-308: absolute error of the natural logs, i.e. the
@@ -41,7 +41,8 @@ LOG_EXTREME = 1e-10
 POISSON_BINOMIAL_TOL = 1e-12
 
 #: Identities that hold exactly (sum_k nu_k = sum_i lambda_i, E[n_w] =
-#: sum_i p_i, p_i + P(i idle) = 1), evaluated as sums of N ~ 30 floats.
+#: sum_i p_i, P(n_w >= 0) = 1, lambda_i (T_i + write_i) = 1 uncapped), each
+#: side a sum of <= 31 floats computed along different paths (~1e-15 each).
 IDENTITY_TOL = 1e-12
 
 #: N = 10 000: the pmf summed over 10 001 levels in float64 (each exp to
@@ -399,7 +400,10 @@ def test_ten_thousand_heterogeneous_jobs():
 
 # -- the engine against the law (MODEL.md check 6) -----------------------------------------------
 
-#: Family-wise false-alarm probability of the whole engine comparison.
+#: Family-wise false-alarm probability of the whole engine comparison. The
+#: rule: Bonferroni over every number compared (all fleets, levels and jobs),
+#: two-sided, so each |z| is held to norm.isf(FAMILY_WISE / (2 M)) (M = 54:
+#: 4.28). The z are correlated within a fleet, which only makes it conservative.
 FAMILY_WISE = 1e-3
 
 
