@@ -10,6 +10,8 @@ PUBLIC = {
     "parse_sweep", "run_sweep",
     # storm risk
     "StormRisk", "storm_risk", "SplitEstimate", "storm_split",
+    # the exact stationary law of the base model (MODEL.md)
+    "StationaryLaw", "stationary",
 }
 
 
