@@ -28,7 +28,9 @@ A level not resolved would cost plain Monte Carlo F (RE / target)^2 fleets
 least the fleets to see 1 / target^2 storms at the bound's rate (a lower
 bound: storms cluster, which only adds variance).
 
-Choosing the method (``method="auto"``): plain Monte Carlo runs first, with
+Choosing the method (``method="auto"``): a base-model fleet with jitter on
+every job, asked from a random launch, gets the exact long-run law
+(``risk.exact``: no simulation, no sampling error). Otherwise plain Monte Carlo runs first, with
 PLAIN_SHARE of the budget (less once every unresolved level would cost it more
 than the whole budget left). The levels it resolved stay plain. If the rest
 would cost plain Monte Carlo more than the remaining budget (its own estimate
@@ -63,6 +65,7 @@ from ..stats.analysis import time_at_or_above
 from ..errors import SpecError
 from ..stats.storms import ratio_of_means, storm_estimate
 from ..stats.tails import LEVEL, tail_estimate
+from .exact import exact_applies, exact_risk
 from .result import StormRisk
 from .splitting import (
     DEFAULT_BASIN,
@@ -84,7 +87,7 @@ MIN_BATCHES = 2     #: batches run before any level may stop the run (a spread n
 #: The share of max_seconds plain Monte Carlo gets before ``method="auto"``
 #: decides whether the unresolved levels go to splitting.
 PLAIN_SHARE = 0.25
-METHODS = ("auto", "plain", "splitting")
+METHODS = ("auto", "exact", "plain", "splitting")
 #: A fixed effort's splitting replicates when not given: storm_split's default (its signature).
 FIXED_REPLICATES = inspect.signature(storm_split).parameters["replicates"].default
 
@@ -202,8 +205,11 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     min_hits : fleets that must reach a level before its error counts
     progress : callable, optional: ``progress(risk)`` after each batch, with
         the StormRisk so far (``risk.fleets``, ``risk.resolved``, ...)
-    method : "auto" (plain Monte Carlo, then splitting for the levels it
-        cannot reach in the budget; see the module docstring), "plain", or
+    method : "auto" (the exact law where it applies: a base-model fleet
+        with jitter on every job, from a random launch (``risk.exact``); else
+        plain Monte Carlo, then splitting for the levels it cannot reach in
+        the budget; see the module docstring), "exact" (the long-run law,
+        whatever the launch; a SpecError where none exists), "plain", or
         "splitting" (every level by stormsim.risk.splitting; base model only)
     trials, flux_cycles, horizon, basin, score_every : storm_split's clones per
         stage, flux run, look-ahead, basin edge (a level <= the deepest level
@@ -225,7 +231,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     budget = _positive("max_seconds", max_seconds, allow_none=True)
     max_fleets = None if max_fleets is None else check_int("max_fleets", max_fleets, 1)
     fixed = budget is None
-    if fixed and max_fleets is None and method != "splitting":
+    exact = method == "exact" or (method == "auto" and exact_applies(fleet, launch))
+    if fixed and max_fleets is None and method != "splitting" and not exact:
         raise SpecError("max_seconds = None (a fixed effort) needs max_fleets: the plain Monte "
                         "Carlo fleets to run (or give a time budget max_seconds)")
     if not fixed and replicates is not None:
@@ -250,6 +257,11 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         batch = fixed_batch(fleet.n_jobs, int(cycles), max_fleets)
     else:
         batch = default_batch(fleet.n_jobs, int(cycles))
+    if exact:
+        risk = exact_risk(fleet, ks, target, seed, batch)
+        if progress is not None:
+            progress(risk)
+        return risk
     t0, c0 = time.perf_counter(), time.process_time()
     can_split = method != "plain" and fleet.is_anonymous
     state = dict(b=0, occs=[], ups=[], events=0)
