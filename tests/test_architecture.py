@@ -18,8 +18,8 @@ WINGS = [
     ("", ["_version", "errors", "_format", "_args"]),           # facts without dependencies
     ("engine", ["__init__", "_numba_cache", "units", "cost", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
-    ("stats", ["__init__", "survival", "analysis", "tails", "storms", "summary", "physical",
-               "product_form", "stationary"]),
+    ("stats", ["__init__", "survival", "analysis", "tails", "storms", "product_form",
+               "stationary", "summary", "physical"]),
     ("risk", ["__init__", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
                "cellrisk", "work", "plan"]),                         # the sweep file -> units of work
