@@ -39,7 +39,7 @@ from .sweep.grid import MAX_CELLS
 from .sweep.keys import RISK_DEFAULTS
 from .sweep.progress import MODES
 from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell
-from .sweep.plan import WorkEstimate
+from .sweep.planner import WorkEstimate
 from .sweep.work import FleetRanges
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of

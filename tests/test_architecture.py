@@ -22,7 +22,7 @@ WINGS = [
                "stationary", "summary", "physical"]),
     ("risk", ["__init__", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
-               "cellrisk", "work", "plan"]),                         # the sweep file -> units of work
+               "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
     ("store", ["__init__", "files", "parts", "identity", "layout", "tables", "export", "results",
                "stores"]),                                     # files, the layout, the reader
     ("", ["driver", "plots", "report", "cli", "__main__", "__init__"]),   # faces

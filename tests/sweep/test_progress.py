@@ -20,7 +20,7 @@ from stormsim.cli import main
 from stormsim.engine.cost import EVENTS_PER_JOB_CYCLE, seconds_per_event
 from stormsim.sweep.progress import MIN_RATE_SECONDS, Progress
 from stormsim.sweep.spec import parse_sweep
-from stormsim.sweep.plan import WorkEstimate
+from stormsim.sweep.planner import WorkEstimate
 from stormsim.sweep.work import FleetRanges, make_unit, run_unit
 
 from conftest import ROOT
