@@ -108,7 +108,7 @@ inside the central 90 % of the per-launch distribution of the same quantity
 launches, "not reproduced" outside every launch. The figures are PNGs in
 `figures/`.
 
-The paper's text is the only source of its figures (issue 9 lists them); each
+The paper's text is the only source of its figures; each
 entry puts them beside the project's measurement.
 
 <!-- summary -->

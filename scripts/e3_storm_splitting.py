@@ -1,4 +1,4 @@
-"""E3s: storm rates far below brute force, by forward flux sampling (issue 11 items 4, 6).
+"""E3s: storm rates far below brute force, by forward flux sampling.
 
 Validation: at N = 16 and 32 (L = 0.6, sigma = 0.01 T, fair, uncapped)
 ``stormsim.storm_split`` against plain Monte Carlo (``simulate`` over

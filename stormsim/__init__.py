@@ -23,6 +23,7 @@ from .store.results import Results, open_results
 from .risk.stormrisk import StormRisk, storm_risk
 from .risk.splitting import SplitEstimate, storm_split
 from .sweep.spec import Sweep, load_sweep, parse_sweep
+from .stats.stationary import StationaryLaw, stationary
 from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
 from .driver import run_sweep
@@ -37,6 +38,7 @@ __all__ = [
     "Run",
     "SpecError",
     "SplitEstimate",
+    "StationaryLaw",
     "StormRisk",
     "Sweep",
     "SweepError",
@@ -50,6 +52,7 @@ __all__ = [
     "stagger_margin",
     "stagger_spacing",
     "stagger_theta",
+    "stationary",
     "storm_risk",
     "storm_split",
     "throughput_table",

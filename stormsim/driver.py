@@ -28,7 +28,7 @@ from .store.stores import HDF5Store, Store
 from .sweep.executors import executor_from
 from .sweep.progress import MODES as PROGRESS_MODES, Progress
 from .sweep.spec import Sweep, load_sweep
-from .sweep.plan import Planner, WorkEstimate
+from .sweep.planner import Planner, WorkEstimate
 from .sweep.work import run_unit
 
 __all__ = ["SweepOutcome", "run_sweep"]

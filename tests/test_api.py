@@ -8,8 +8,10 @@ PUBLIC = {
     "DaskExecutor", "HDF5Store", "LocalExecutor", "MemoryStore", "Results", "Sweep",
     "SweepError", "kaplan_meier", "load_sweep", "median_survival", "open_results",
     "parse_sweep", "run_sweep",
-    # storm risk (issue 11)
+    # storm risk
     "StormRisk", "storm_risk", "SplitEstimate", "storm_split",
+    # the exact stationary law of the base model (MODEL.md)
+    "StationaryLaw", "stationary",
 }
 
 

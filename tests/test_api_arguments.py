@@ -101,6 +101,7 @@ CASES = [
         observed=["yes", [0.5, 1.0], [2, 0]], level=NUMBER + [0.0, 1.0, 1.5])),
     ("median_survival", stormsim.median_survival, dict(time=[1.0, 2.0]), dict(
         time=["abc", [math.nan, 1.0]], observed=["yes", [0.5, 1.0]], level=NUMBER + [1.5])),
+    ("stationary", stormsim.stationary, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_spacing", stormsim.stagger_spacing, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_margin", stormsim.stagger_margin, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_theta", stormsim.stagger_theta, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
@@ -159,9 +160,9 @@ def test_store_arguments_not_yet_checked(fn, good, arg, value, tmp_path):
 
 
 def test_the_cases_cover_every_public_function_with_arguments():
-    # Results, Run, StormRisk, SplitEstimate and Sweep are what the functions
+    # Results, Run, StormRisk, SplitEstimate, StationaryLaw and Sweep are what the functions
     # return (never built by a caller); MemoryStore takes no argument.
-    returned = {"Results", "Run", "StormRisk", "SplitEstimate", "Sweep", "MemoryStore",
+    returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "Sweep", "MemoryStore",
                 "SpecError", "SweepError", "__version__"}
     covered = {getattr(fn, "__name__", "") for _, fn, _, _ in CASES + NOT_YET} | {"Fleet"}
     assert set(stormsim.__all__) - returned - covered == set()

@@ -18,13 +18,14 @@ WINGS = [
     ("", ["_version", "errors", "_format", "_args"]),           # facts without dependencies
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
-    ("stats", ["__init__", "survival", "analysis", "tails", "storms", "summary", "physical"]),
-    ("risk", ["__init__", "split_estimate", "splitting", "result", "stormrisk"]),
+    ("stats", ["__init__", "survival", "analysis", "tails", "storms", "product_form",
+               "stationary", "summary", "physical"]),
+    ("risk", ["__init__", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
-               "cellrisk", "work", "plan"]),                         # the sweep file -> units of work
+               "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
     ("store", ["__init__", "files", "parts", "identity", "layout", "tables", "export", "results",
                "stores"]),                                     # files, the layout, the reader
-    ("", ["driver", "plots", "report", "cli", "__main__", "__init__"]),   # faces
+    ("", ["driver", "plots", "plan", "report", "cli", "__main__", "__init__"]),   # faces
 ]
 
 

@@ -32,9 +32,10 @@ class StormRisk:
         reach rel_error at each level (the work done for resolved levels);
         ``needed_is_lower_bound`` where no fleet reached the level
     fleets, fleet_cycles, events, cpu_seconds, wall_seconds, batches : effort
-    stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets", or
-        "replicates" (a fixed effort's splitting replicates done)
-    level_method : "plain" or "splitting" per level; split : the
+    stopped : "rel_error" (every level resolved), "max_seconds", "max_fleets",
+        "replicates" (a fixed effort's splitting replicates done), or "exact"
+        (answered from the exact law, ``risk.exact``: nothing run)
+    level_method : "exact", "plain" or "splitting" per level; split : the
         stormsim.risk.splitting.SplitEstimate of the split levels (or None)
 
     A split level no replicate reached has p = 0, p_method "monotone-bound":

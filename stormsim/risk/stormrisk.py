@@ -28,7 +28,9 @@ A level not resolved would cost plain Monte Carlo F (RE / target)^2 fleets
 least the fleets to see 1 / target^2 storms at the bound's rate (a lower
 bound: storms cluster, which only adds variance).
 
-Choosing the method (``method="auto"``): plain Monte Carlo runs first, with
+Choosing the method (``method="auto"``): a base-model fleet with jitter on
+every job, asked from a random launch, gets the exact long-run law
+(``risk.exact``: no simulation, no sampling error). Otherwise plain Monte Carlo runs first, with
 PLAIN_SHARE of the budget (less once every unresolved level would cost it more
 than the whole budget left). The levels it resolved stay plain. If the rest
 would cost plain Monte Carlo more than the remaining budget (its own estimate
@@ -63,6 +65,7 @@ from ..stats.analysis import time_at_or_above
 from ..errors import SpecError
 from ..stats.storms import ratio_of_means, storm_estimate
 from ..stats.tails import LEVEL, tail_estimate
+from .exact import exact_applies, exact_risk
 from .result import StormRisk
 from .splitting import (
     DEFAULT_BASIN,
@@ -85,7 +88,7 @@ MIN_BATCHES = 2     #: batches run before any level may stop the run (a spread n
 #: The share of max_seconds plain Monte Carlo gets before ``method="auto"``
 #: decides whether the unresolved levels go to splitting.
 PLAIN_SHARE = 0.25
-METHODS = ("auto", "plain", "splitting")
+METHODS = ("auto", "exact", "plain", "splitting")
 #: A fixed effort's splitting replicates when not given: storm_split's default (its signature).
 FIXED_REPLICATES = inspect.signature(storm_split).parameters["replicates"].default
 
@@ -187,8 +190,11 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         round), with the StormRisk so far (``risk.fleets``, ``risk.resolved``,
         ...); True: a short line per batch or round on stderr; False or None
         (the default): no progress
-    method : "auto" (plain Monte Carlo, then splitting for the levels it
-        cannot reach in the budget; see the module docstring), "plain", or
+    method : "auto" (the exact law where it applies: a base-model fleet
+        with jitter on every job, from a random launch (``risk.exact``); else
+        plain Monte Carlo, then splitting for the levels it cannot reach in
+        the budget; see the module docstring), "exact" (the long-run law,
+        whatever the launch; a SpecError where none exists), "plain", or
         "splitting" (every level by stormsim.risk.splitting; base model only)
     trials, flux_cycles, horizon, basin, score_every : storm_split's clones per
         stage, flux run, look-ahead, basin edge (a level <= the deepest level
@@ -207,12 +213,16 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
     ks = check_levels("levels", levels, fleet.n_jobs)
     progress = check_progress("progress", progress, _risk_line)
+    if method not in METHODS:
+        raise SpecError(f"method = {method!r}: must be one of {', '.join(METHODS)}")
+    resolve(launch, fleet, 1)           # refused here, not at the first batch
     target = check_real("rel_error", rel_error, 0.0, open_lo=True)
     budget = None if max_seconds is None else check_real("max_seconds", max_seconds, 0.0,
                                                                   open_lo=True)
     max_fleets = None if max_fleets is None else check_int("max_fleets", max_fleets, 1)
     fixed = budget is None
-    if fixed and max_fleets is None and method != "splitting":
+    exact = method == "exact" or (method == "auto" and exact_applies(fleet, launch))
+    if fixed and max_fleets is None and method != "splitting" and not exact:
         raise SpecError("max_seconds = None (a fixed effort) needs max_fleets: the plain Monte "
                         "Carlo fleets to run (or give a time budget max_seconds)")
     if not fixed and replicates is not None:
@@ -234,10 +244,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     if threads is not None:
         threads = check_int("threads", threads, 1)
     check_basin(basin, fleet.n_jobs)    # a level above those split is lowered to them
-    resolve(launch, fleet, 1)           # refused here, not at the first batch
     check_score_every(score_every)
-    if method not in METHODS:
-        raise SpecError(f"method = {method!r}: must be one of {', '.join(METHODS)}")
     if method == "splitting":
         check_splittable(fleet)
     if batch_fleets is not None:
@@ -246,6 +253,11 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         batch = fixed_batch(fleet.n_jobs, int(cycles), max_fleets)
     else:
         batch = default_batch(fleet.n_jobs, int(cycles))
+    if exact:
+        risk = exact_risk(fleet, ks, target, seed, batch)
+        if progress is not None:
+            progress(risk)
+        return risk
     t0, c0 = time.perf_counter(), time.process_time()
     can_split = method != "plain" and fleet.is_anonymous
     state = dict(b=0, occs=[], ups=[], events=0)

@@ -28,7 +28,9 @@ import math
 
 import numpy as np
 
+from ..engine.model import Fleet
 from .analysis import writing_fraction
+from .stationary import stationary
 from .storms import STORM_METHODS, storm_estimate
 from .survival import kaplan_meier, passage_times
 from .tails import LEVEL, independent_tail, tail_estimate
@@ -64,6 +66,9 @@ BY_LEVEL = {
     "p_ge_hi": ("1", "upper end of the 95% interval of P(n_w >= k) (see p_ge_method)"),
     "p_ge_independent": ("1", "P(n_w >= k) for independent jobs with the measured writing "
                          "fractions (see independent_law)"),
+    "p_ge_law": ("1", "P(n_w >= k) of the exact long-run law (the product form, "
+                 "stormsim.stationary) where it exists: a base-model cell with jitter on every "
+                 "job (NaN elsewhere); beside p_ge, it shows whether the run has mixed"),
     # storms (MODEL.md E3; stormsim.stats.storms): episodes with n_w >= k
     "storms": ("1", "storms at level k (up-crossings of n_w to k or more) counted in the "
                "measured window, summed over the fleets"),
@@ -74,6 +79,8 @@ BY_LEVEL = {
     "storm_duration": ("s", "mean storm duration: time at n_w >= k per storm (NaN: no storm)"),
     "storm_duration_lo": ("s", "lower end of the 95% interval of the mean storm duration"),
     "storm_duration_hi": ("s", "upper end of the 95% interval of the mean storm duration"),
+    "storms_per_s_law": ("1/s", "storm rate nu_k of the exact long-run law where it exists "
+                         "(see p_ge_law; NaN elsewhere)"),
 }
 #: The BY_LEVEL entries of the storms (computed by _storm_summary).
 STORM_KEYS = ("storms", "storms_per_s", "storms_per_s_lo", "storms_per_s_hi", "storm_duration",
@@ -153,7 +160,27 @@ def cell_summary(c, level: float = LEVEL) -> dict:
     out.update(p_ge=pge, p_ge_lo=lo, p_ge_hi=hi, p_ge_method=method, p_ge_independent=indep,
                independent_law=law)
     out.update(_storm_summary(c, n, F, level, lvl if stops else 0))
+    out["p_ge_law"], out["storms_per_s_law"] = _law(c, n)
     return out
+
+
+def _law(c, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The exact law's P(n_w >= k) and nu_k, k = 0..N, of a cell it covers
+    (the base model: blocking, equal weights, no writer cap, jitter on every
+    job; ``risk.exact``'s rule without the launch), else NaN: the law is the
+    long-run value a run from any launch approaches as it mixes."""
+    nan = np.full(n + 1, np.nan)
+    p = c.params
+    weights = getattr(c, "weights", None)
+    sigma = np.asarray(c.sigma, dtype=np.float64)
+    if (p.get("checkpoint", "blocking") != "blocking" or n == 0 or not np.all(sigma > 0)
+            or (weights is not None and np.any(np.asarray(weights) != np.asarray(weights)[0]))
+            or (p.get("max_writers") or n) < n):
+        return nan, nan.copy()
+    fleet = Fleet(T=c.T, d=c.d, cap=float(p.get("cap", math.inf)), jitter=sigma,
+                  throughput=np.asarray(c.f, dtype=np.float64)[1:])
+    law = stationary(fleet)
+    return np.array(law.tail), np.array(law.storm_rate)
 
 
 def _storm_summary(c, n: int, F: int, level: float, structural_from: int) -> dict:

@@ -41,10 +41,11 @@ _STORM_METHOD_NAMES = {v: k for k, v in STORM_METHODS.items()}
 def level_column(name: str, k: int) -> str:
     """The DataFrame column of a BY_LEVEL array at level k: ``p_ge_lo`` ->
     ``p_ge_4_lo``, ``storms_per_s_hi`` -> ``storms_per_s_ge_4_hi``,
-    ``storm_duration`` -> ``storm_duration_ge_4``."""
+    ``storm_duration`` -> ``storm_duration_ge_4``, ``storms_per_s_law`` ->
+    ``storms_per_s_ge_4_law``."""
     if name.startswith("p_ge"):
         return name.replace("p_ge", f"p_ge_{k}", 1)
-    for end in ("_lo", "_hi", "_method"):
+    for end in ("_lo", "_hi", "_method", "_law"):
         if name.endswith(end):
             return f"{name[:-len(end)]}_ge_{k}{end}"
     return f"{name}_ge_{k}"

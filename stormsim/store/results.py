@@ -245,13 +245,14 @@ class Results:
                "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
                "median_hi": np.full(n, np.nan)}
         for lv in tail:
-            for end in ("", ":lo", ":hi"):
+            for end in ("", ":lo", ":hi", ":law"):
                 out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
             out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
             out[f"k:{lv}"] = ks[lv]
             for stem in ("storms_per_s", "storm_duration"):
                 for end in ("", ":lo", ":hi"):
                     out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
+            out[f"storms_per_s(n_w>={lv}):law"] = np.full(n, np.nan)
             out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
             out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
         for c in (self if cells is None else cells):
@@ -271,11 +272,12 @@ class Results:
                 k = ks[lv][i]
                 if cs is not None and k:
                     for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
-                                     (":method", "p_ge_method")):
+                                     (":method", "p_ge_method"), (":law", "p_ge_law")):
                         out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
                     for key in ("storms_per_s", "storm_duration"):
                         for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
                             out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
+                    out[f"storms_per_s(n_w>={lv}):law"][i] = cs["storms_per_s_law"][k]
                     out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
                     out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
         return out

@@ -199,6 +199,10 @@ def _keeping_risk(res, kept: list):
         yield c
 
 
+def _fmt_law(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.3e}"
+
+
 def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False) -> str:
     """The text table of ``stormsim inspect`` for a Results (``storms``: also
     the storm rate and mean storm duration at each tail level; ``risk``: then
@@ -239,12 +243,16 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
 
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
     too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
+    # the exact law's value beside the simulated one, where some cell has it
+    law = {lv: bool(np.any(np.isfinite(s[f"P(n_w>={lv}):law"]))) for lv in tail}
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
         header.append(label + " [95% CI]")
+        header += ["law"] if law[lv] else []
         if storms:
             lab = label[2:-1]                 # n_w>=k
-            header += [f"storms/s({lab}) [95% CI]", f"storm s({lab}) [95% CI]"]
+            header += [f"storms/s({lab}) [95% CI]"] + (["law"] if law[lv] else [])
+            header += [f"storm s({lab}) [95% CI]"]
     rows = []
     for i in range(n):
         row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
@@ -262,14 +270,16 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
             row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
                 p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
                 s[f"P(n_w>={lv}):method"][i]))
+            row += [_fmt_law(s[f"P(n_w>={lv}):law"][i])] if law[lv] else []
             if storms:
                 key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
                 m = s[f"storms(n_w>={lv}):method"][i]
+                exact = [_fmt_law(s[f"{key}:law"][i])] if law[lv] else []
                 if structural_zero(lv, i) or m in ("structural", "not-recorded"):
-                    row += ["-", "-"]
+                    row += ["-"] + exact + ["-"]
                 else:
-                    row += [_fmt_storms(s[key][i], s[f"{key}:lo"][i], s[f"{key}:hi"][i], m),
-                            _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i])]
+                    row += [_fmt_storms(s[key][i], s[f"{key}:lo"][i], s[f"{key}:hi"][i], m)]
+                    row += exact + [_fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i])]
         rows.append(row)
     lines.append("")
     lines += render(header, rows)
@@ -287,6 +297,11 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                          "band); '>K': not reached within the K-cycle cap.")
     for lv in too_high:
         lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
+    if any(law.values()):
+        lines.append("law: the exact long-run value (the product form, stormsim.stationary) of a "
+                     "cell it covers (blocking, equal weights, jitter on every job; '-' elsewhere): "
+                     "a simulated value far from it has not mixed yet, or its window is a "
+                     "transient from its launch.")
     if tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
                      "writing, from the occupancy summed over its fleets; 95% CI from the "

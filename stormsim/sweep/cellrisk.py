@@ -89,9 +89,10 @@ RISK_ARRAYS: tuple[RiskArray, ...] = (
               "of risk_storm_duration", "risk_storm_duration_ge_{k}_lo"),
     RiskArray("risk_storm_duration_hi", "duration_hi", _F, "s", "upper end of the 95% interval "
               "of risk_storm_duration", "risk_storm_duration_ge_{k}_hi"),
-    RiskArray("risk_level_method", "level_method", str, None, "the estimator of level k: plain "
-              "(Monte Carlo over independent fleets) or splitting (forward flux sampling, "
-              "interval over independent replicates)", "risk_level_method_ge_{k}"),
+    RiskArray("risk_level_method", "level_method", str, None, "the estimator of level k: exact "
+              "(the product-form law: no sampling), plain (Monte Carlo over independent fleets) "
+              "or splitting (forward flux sampling, interval over independent replicates)",
+              "risk_level_method_ge_{k}"),
     RiskArray("risk_resolved", "resolved", _B, "1", "1: both relative errors <= "
               "risk_rel_error_target (plain: with >= MIN_HITS fleets at k), else 0",
               "risk_resolved_ge_{k}"),
@@ -121,7 +122,7 @@ RISK_SCALARS: tuple[RiskArray, ...] = (
               "(plain and splitting)", "risk_events"),
     RiskArray("risk_stopped", lambda r: r.stopped, str, None, "why the storm risk stopped: "
               "rel_error (every level resolved), max_fleets (plain effort spent), replicates "
-              "(splitting effort spent)", "risk_stopped"),
+              "(splitting effort spent), exact (answered from the exact law)", "risk_stopped"),
 )
 
 

@@ -1,6 +1,6 @@
 """Units of work: which fleets of which cells to run next, how to run them, what comes back.
 
-    Sweep --Planner (sweep.plan)--> Unit (pieces: fleets [a, b) of a cell; small cells packed)
+    Sweep --Planner (sweep.planner)--> Unit (pieces: fleets [a, b) of a cell; small cells packed)
           --run_unit--> [Part, ...] (the result arrays of each piece)
     Sweep --Planner--> RiskUnit (a cell's storm risk, risk_levels; one per cell)
           --run_unit--> [RiskPart] (stormsim.sweep.cellrisk)

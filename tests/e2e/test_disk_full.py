@@ -12,27 +12,12 @@ import sys
 import pytest
 
 from h5compare import datasets
-from namespace import needs_namespace, run_in_namespace, tmpfs
+from namespace import FULL_DISK_SWEEP, needs_namespace, run_in_namespace, tmpfs
 from procs import env
 from stormsim.errors import EXIT_ENVIRONMENT
 from stormsim.sweep.spec import parse_sweep
 from stormsim.driver import run_sweep
 
-#: 2 cells x 4000 fleets of 64 jobs (computed in about a second): a result of
-#: about 8.4 MiB, most of it the per-fleet arrays, then the small datasets of
-#: the per-cell table and /grid, the last ones written.
-SWEEP = """
-[sweep]
-name = "disk full"
-[fixed]
-N = 64
-T = 1.0
-jitter = 0.01
-cycles = 20
-fleets = 4000
-[grid]
-load = [0.4, 0.8]
-"""
 #: Room enough for anything here: the units of work (about 11 MiB) on their
 #: own tmpfs, and the output's disk once space is freed.
 ROOMY = "64m"
@@ -50,12 +35,23 @@ SHORT_BY = {"a cell's arrays": None, "the table": 96 * 1024, "closing the file":
 SCRIPT_TIMEOUT_S = 300
 
 
+def _folders(tmp_path):
+    """The work folder (the disk that fills) and the results folder, their
+    quoted paths, and the sweep command the scripts run in the work folder."""
+    work, res = tmp_path / "work", tmp_path / "res"
+    work.mkdir()
+    res.mkdir()
+    sweep = shlex.join([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "out.h5",
+                        "--progress", "none"])
+    return work, res, shlex.quote(str(work)), shlex.quote(str(res)), sweep
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """An uninterrupted run's result."""
     d = tmp_path_factory.mktemp("ref")
-    (d / "sweep.toml").write_text(SWEEP)
-    run_sweep(parse_sweep(SWEEP, "sweep.toml"), d / "out.h5", progress="none")
+    (d / "sweep.toml").write_text(FULL_DISK_SWEEP)
+    run_sweep(parse_sweep(FULL_DISK_SWEEP, "sweep.toml"), d / "out.h5", progress="none")
     return d / "out.h5"
 
 
@@ -68,17 +64,12 @@ def test_a_full_disk_at_assembly_is_one_message_and_the_same_command_resumes(tmp
     short = SHORT_BY[where] if SHORT_BY[where] is not None else size // 2
     # whole pages for the output's directory: the result minus ``short``, and sweep.toml
     small = (size - short) // PAGE * PAGE + PAGE
-    work, res = tmp_path / "work", tmp_path / "res"
-    work.mkdir()
-    res.mkdir()
-    w, r = shlex.quote(str(work)), shlex.quote(str(res))
-    sweep = shlex.join([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "out.h5",
-                        "--progress", "none"])
+    work, res, w, r, sweep = _folders(tmp_path)
     # The units of work go to a roomy tmpfs of their own: they all fit, and
     # only the assembly meets the small disk, however the fleets were cut.
     script = f"""
 cd {w}
-printf '%s' {shlex.quote(SWEEP)} > sweep.toml
+printf '%s' {shlex.quote(FULL_DISK_SWEEP)} > sweep.toml
 rc=0; {sweep} > {r}/1.out 2> {r}/1.err || rc=$?; echo $rc > {r}/1.rc
 ls -A {w} > {r}/1.ls; ls -A {w}/out.h5.parts > {r}/1.parts
 mount -o remount,size={ROOMY} {w}
@@ -155,15 +146,10 @@ cp -r {w}/rep {r}/rep2
 def test_a_full_disk_before_the_first_unit_is_one_message(tmp_path, reference):
     """A disk with room for LOCK and no more: MANIFEST.json fails, and the
     message says where (it was a bare '[Errno 28] No space left on device')."""
-    work, res = tmp_path / "work", tmp_path / "res"
-    work.mkdir()
-    res.mkdir()
-    w, r = shlex.quote(str(work)), shlex.quote(str(res))
-    sweep = shlex.join([sys.executable, "-m", "stormsim", "sweep", "sweep.toml", "-o", "out.h5",
-                        "--progress", "none"])
+    work, res, w, r, sweep = _folders(tmp_path)
     script = f"""
 cd {w}
-printf '%s' {shlex.quote(SWEEP)} > sweep.toml
+printf '%s' {shlex.quote(FULL_DISK_SWEEP)} > sweep.toml
 rc=0; {sweep} > {r}/1.out 2> {r}/1.err || rc=$?; echo $rc > {r}/1.rc
 mount -o remount,size={ROOMY} {w}/out.h5.parts
 rc=0; {sweep} > {r}/2.out 2> {r}/2.err || rc=$?; echo $rc > {r}/2.rc

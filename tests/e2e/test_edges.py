@@ -1,4 +1,4 @@
-"""The command line at the edges (issue 13): a full disk during the final
+"""The command line at the edges: a full disk during the final
 write, grids too large to run, an empty output name, refused runs and odd
 files where the parts directory should be. Real processes, real full disks
 (a small tmpfs in a private mount namespace)."""
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from h5compare import datasets
-from namespace import needs_namespace
+from namespace import FULL_DISK_SWEEP, needs_namespace
 from procs import env
 from stormsim.sweep.spec import parse_sweep
 from stormsim.driver import run_sweep
@@ -30,20 +30,6 @@ def _stormsim(cwd, *args, timeout=120):
 
 # -- a full disk ------------------------------------------------------------------
 
-#: 2 cells x 4000 fleets of 64 jobs: the result is ~4.4 MB of per-fleet
-#: occupancy, computed in ~1 s.
-FULL_DISK_SWEEP = """
-[sweep]
-name = "disk full"
-[fixed]
-N = 64
-T = 1.0
-jitter = 0.01
-cycles = 20
-fleets = 4000
-[grid]
-load = [0.4, 0.8]
-"""
 #: The disk that fills is a tmpfs this small; the other one (the output's
 #: directory, or OUTPUT.parts mounted on its own) is roomy, so the disk fills
 #: exactly where asked however the fleets were cut into units: "final" while

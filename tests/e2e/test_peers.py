@@ -77,7 +77,7 @@ def test_peer_rates_count_the_same_events():
 
 def test_benchmark_flags_a_busy_machine(monkeypatch):
     """A figure is flagged BUSY when the load average around it exceeded the
-    cores or its runs got under 90% of their threads' cores (issue 12 part 3)."""
+    cores or its runs got under 90% of their threads' cores."""
     from benchmarks import harness
     from benchmarks.__main__ import _load
 

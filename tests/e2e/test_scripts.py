@@ -36,12 +36,12 @@ CASES = {
                               "claim8_det_generic"], None),
     "claim8b_hetero_response.py": (["8b"], ["claim8b_hetero_response"], None),
     "corollary10_long_horizon.py": (["C10"], ["corollary10_long_horizon"], None),
-    # issue 10's open questions; the A1 / A2 controls inside them are exact, but the
+    # the open questions of E1; the A1 / A2 controls inside them are exact, but the
     # verdict words depend on the sample, so only the controls are checked (below)
     "e1_async_pair.py": (["E1a"], ["e1_async_pair_gap_map", "e1_async_pair_direction"], None),
     "e1_async_fleet.py": (["E1b"], ["e1_async_fleet"], None),
     "e2_weighted_pair.py": (["E2c"], ["e2_weighted_pair"], None),
-    # issue 11: splitting against brute force; statistical, so it only has to run
+    # splitting against brute force; statistical, so it only has to run
     "e3_storm_splitting.py": (["E3s"], ["e3_storm_splitting"], None),
 }
 #: Claims whose entry compares figures the paper reports: they must carry

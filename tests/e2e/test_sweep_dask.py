@@ -160,7 +160,7 @@ def test_ctrl_c_to_the_process_group_stops_a_dask_sweep(tmp_path, sig):
 @pytest.mark.slow
 def test_a_finished_local_cluster_closes_silently(tmp_path):
     """--dask local:2 printed a CommClosedError traceback after a successful run
-    in about one of three tries (issue 8, defect 3.6): its worker processes were
+    in about one of three tries: its worker processes were
     killed behind their nannies' backs, and a nanny that saw its worker die
     while still 'running' restarted it or failed to unregister it from the
     closing scheduler. Three runs must log no error and no restart (the old

@@ -158,7 +158,7 @@ def test_stagger_at_its_threshold_load_is_placed(n, cap):
     assert run.passage_cycle[0] == -1
 
 
-# -- issue 8, defect 3.7: the API as a new user meets it ---------------------------
+# -- the API as a new user meets it ---------------------------
 
 def test_throughput_is_spelled_as_in_a_sweep_file():
     """Fleet(throughput="power:0.5") was refused although the sweep file spells it so."""

@@ -260,8 +260,8 @@ def test_inspect_into_a_closed_pipe_is_quiet(finished):
 
 
 def test_an_output_that_is_the_sweep_file_is_refused(toml, capsys):
-    """`-o SWEEP.toml --overwrite` once replaced the sweep file with the result
-    (issue 8, defect 3.2): the input is never an output, however it is spelled."""
+    """`-o SWEEP.toml --overwrite` once replaced the sweep file with the result:
+    the input is never an output, however it is spelled."""
     before = toml.read_bytes()
     os.symlink(toml, toml.with_name("link.toml"))
     for out in ("sweep.toml", "./sweep.toml", str(toml), "link.toml"):
@@ -274,7 +274,7 @@ def test_an_output_that_is_the_sweep_file_is_refused(toml, capsys):
     assert toml.read_bytes() == before
 
 
-# -- issue 8, defect 3.6 ---------------------------------------------------------
+# -- a local cluster closes cleanly --------------------------------------------
 
 def test_version(capsys):
     with pytest.raises(SystemExit) as exc:

@@ -1,4 +1,4 @@
-"""stormsim report: bounded memory (issue 8, defect 3.4) and figures a reader
+"""stormsim report: bounded memory and figures a reader
 can read (defect 3.5): titles inside the figure, uncrowded log ticks, one
 colour per curve of a panel with its confidence band, zeros marked by their
 bound, the (m/sigma)^2 law drawn against m/sigma."""

@@ -1,4 +1,4 @@
-"""Storms (MODEL.md E3) in sweeps and results, and storm_risk (issue 11 items 1-2).
+"""Storms (MODEL.md E3) in sweeps and results, and storm_risk.
 
 The known answer: jobs with ideal f (each writer at rate 1) and no cap never
 interact, so each is an independent renewal process; with jitter, after a
@@ -208,7 +208,8 @@ def test_storm_risk_reaches_the_exact_answer_to_its_relative_error():
     p_true, nu_true = _truth()
     levels = [2, 4, 6]
     r = stormsim.storm_risk(_independent(), levels, rel_error=0.05, max_seconds=120,
-                            cycles=CYCLES, burn_in=BURN_IN, seed=3, batch_fleets=64)
+                            cycles=CYCLES, burn_in=BURN_IN, seed=3, batch_fleets=64,
+                            method="plain")
     assert r.stopped == "rel_error" and r.resolved.all()
     assert np.all(r.p_rel_error <= 0.05) and np.all(r.rate_rel_error <= 0.05)
     for j, k in enumerate(levels):
@@ -224,7 +225,7 @@ def test_storm_risk_is_a_prefix_of_the_same_fleets():
     batches' fleets in one simulate() call: a function of (seed, inputs, F)."""
     fl = stormsim.Fleet(T=[1.0] * 6, d=[0.15] * 6, jitter=0.01)
     r = stormsim.storm_risk(fl, [2, 3], rel_error=1e-6, max_fleets=64, batch_fleets=32,
-                            cycles=200, burn_in=20, seed=9)
+                            cycles=200, burn_in=20, seed=9, method="plain")
     assert r.stopped == "max_fleets" and r.fleets == 64
     run = stormsim.simulate(fl, fleets=64, cycles=200, burn_in=20, seed=9)
     te = tail_estimate(run.occupancy)
@@ -233,7 +234,7 @@ def test_storm_risk_is_a_prefix_of_the_same_fleets():
     assert r.p == pytest.approx(te.p[[2, 3]], rel=1e-12)
     assert r.rate == pytest.approx(st.rate[[2, 3]], rel=1e-12)
     again = stormsim.storm_risk(fl, [2, 3], rel_error=1e-6, max_fleets=64, batch_fleets=32,
-                                cycles=200, burn_in=20, seed=9)
+                                cycles=200, burn_in=20, seed=9, method="plain")
     assert np.array_equal(again.p, r.p) and np.array_equal(again.rate_hi, r.rate_hi)
 
 
@@ -243,7 +244,7 @@ def test_storm_risk_agrees_with_a_long_plain_run():
     n = 16
     fl = stormsim.Fleet(T=[1.0] * n, d=[0.6 / n] * n, jitter=0.01)
     r = stormsim.storm_risk(fl, [2, 3, 4], rel_error=0.1, max_seconds=120, cycles=400,
-                            burn_in=40, seed=1, batch_fleets=64)
+                            burn_in=40, seed=1, batch_fleets=64, method="plain")
     assert r.stopped == "rel_error"
     run = stormsim.simulate(fl, fleets=2000, cycles=400, burn_in=40, seed=1234)
     st = storm_estimate(run.upcrossings, run.occupancy)
@@ -255,7 +256,7 @@ def test_storm_risk_agrees_with_a_long_plain_run():
 def test_storm_risk_bounds_an_unreached_level_and_prices_it():
     fl = stormsim.Fleet(T=[1.0] * 16, d=[0.3 / 16] * 16, jitter=0.01)
     r = stormsim.storm_risk(fl, [2, 16], rel_error=0.1, max_fleets=64, batch_fleets=32,
-                            cycles=200, burn_in=20, seed=4)
+                            cycles=200, burn_in=20, seed=4, method="plain")
     j = 1
     assert r.hits[j] == 0 and not r.resolved[j]
     assert r.p_method[j] == "zero-bound" and r.rate_method[j] == "zero-bound"
@@ -277,7 +278,7 @@ def test_risk_command_prints_the_levels_and_the_effort(tmp_path, capsys):
     toml.write_text('[sweep]\nname = "risk"\n[fixed]\nN = 8\nT = 1.0\nload = 0.6\n'
                     'jitter = 0.01\ncycles = 100\nburn_in = 10\nseed = 1\nfleets = 1\n')
     assert main(["risk", str(toml), "--levels", "2,N", "--max-fleets", "64", "-q",
-                 "--format", "json"]) == 0
+                 "--method", "plain", "--format", "json"]) == 0
     import json
 
     doc = json.loads(capsys.readouterr().out)

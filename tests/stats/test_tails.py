@@ -1,4 +1,4 @@
-"""Tail levels k of P(n_w >= k): resolved per cell, never silently clipped (issue 8, defect 3.1)."""
+"""Tail levels k of P(n_w >= k): resolved per cell, never silently clipped."""
 from __future__ import annotations
 
 import math

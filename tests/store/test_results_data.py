@@ -1,5 +1,5 @@
 """Results as data: tail intervals, the v2 layout, xarray / pandas / CSV / JSON
-views, version-1 files, structural NaN (issue 8, section 2)."""
+views, version-1 files, structural NaN."""
 from __future__ import annotations
 
 import csv

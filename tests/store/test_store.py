@@ -188,7 +188,7 @@ def test_sum_mode_keeps_only_the_exact_sum(kind):
 
 def test_units_packing_several_cells(kind, sweep):
     """Small cells packed into one unit (one file on disk) read back per cell."""
-    from stormsim.sweep.plan import Planner
+    from stormsim.sweep.planner import Planner
 
     store = kind.new()
     store.open(sweep)
@@ -504,7 +504,7 @@ def test_planner_units_tile_the_fleets_within_their_bounds(sweep, target):
     units tile every fleet once, in pieces of at most max_fleets, at most
     max_pieces to a unit and about max_bytes of results, and a cell's pieces
     grow at most ``growth`` times per unit once its speed is measured."""
-    from stormsim.sweep.plan import Planner
+    from stormsim.sweep.planner import Planner
 
     done = FleetRanges({1: [(3, 9)]})                   # a resumed sweep
     planner = Planner(sweep, done, target_seconds=target, max_fleets=7, max_pieces=3,

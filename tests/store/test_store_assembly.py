@@ -118,7 +118,7 @@ def test_a_unit_with_blocks_outside_its_fleets_is_redone_not_assembled(
 
 def test_any_other_assembly_failure_keeps_every_unit_and_says_so(tmp_path, sweep, reference):
     """A ValueError from inside the writing (h5py raises them, e.g. 'name
-    already exists', the bug of 7fd4a30) is not the user's input: the CLI
+    already exists', a bug once) is not the user's input: the CLI
     must not call it one (exit 2); it keeps everything and says what to do."""
     units = _units_in_parts(tmp_path, sweep)
     store = HDF5Store(tmp_path / "out.h5")

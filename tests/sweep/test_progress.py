@@ -1,4 +1,4 @@
-"""The ETA and the up-front estimate count events, not fleets (issue 8, defect 3.3).
+"""The ETA and the up-front estimate count events, not fleets.
 
 Before: the ETA was fleets left / fleets per second since the start, so a
 numba compile inflated it (36 min shown during a compile of an 11 s run) and
@@ -20,7 +20,7 @@ from stormsim.cli import main
 from stormsim.engine.cost import EVENTS_PER_JOB_CYCLE, seconds_per_event
 from stormsim.sweep.progress import MIN_RATE_SECONDS, Progress
 from stormsim.sweep.spec import parse_sweep
-from stormsim.sweep.plan import WorkEstimate
+from stormsim.sweep.planner import WorkEstimate
 from stormsim.sweep.work import FleetRanges, make_unit, run_unit
 
 from conftest import ROOT

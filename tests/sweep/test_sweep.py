@@ -352,7 +352,7 @@ def _unit_threads():
 
 def test_a_keyboard_interrupt_leaves_no_worker_thread_running(tmp_path):
     """After a KeyboardInterrupt in run_sweep no unit keeps running in the
-    background (issue 8, defect 3.7): the pool waits for its units (each ~0.1 s)."""
+    background: the pool waits for its units (each ~0.1 s)."""
     sw = parse_sweep(RUN.replace("fleets = 40", "fleets = 4000"), "run.toml")
     with pytest.raises(KeyboardInterrupt):
         run_sweep(sw, tmp_path / "out.h5", progress="none",

@@ -1,0 +1,317 @@
+"""``stormsim plan``: an operator's fleet in; how often it storms, what it
+costs and what each change would buy out.
+
+For the fleet and each what-if (bandwidth halved and doubled, the
+checkpoint interval halved and doubled, asynchronous checkpoints), one row:
+storms per day and mean storm duration at the levels asked, the share of
+time with k or more writers, the mean checkpoint duration, the share of GPU
+time spent writing and how much of it contention adds, and how long a
+launch stagger holds. Each number says how it was made: "exact" (the
+product-form law, ``stormsim.stationary``: blocking jobs with jitter, no
+sampling error), "plain" (simulation, a 95 % interval over independent
+fleets) or "splitting". The long-run numbers of a blocking fleet are exact
+and instant; the rest is simulated within the time budget.
+
+Times are in seconds, rates per day: the model's time unit is the second
+when the fleet comes from physical units (``Fleet.from_jobs``, a job table).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._args import check_int
+from .engine.launch import stagger_theta
+from .engine.model import Fleet
+from .engine.run import simulate
+from .engine.units import SECONDS_PER_DAY, seconds
+from .errors import SpecError
+from .plots import series
+from .risk.exact import exact_applies
+from .risk.stormrisk import storm_risk
+from .stats.physical import time_to_passage
+from .stats.stationary import stationary
+from .stats.tails import tail_level
+
+__all__ = ["PlanRow", "FleetPlan", "plan", "what_ifs"]
+
+#: The levels asked when none are: a pair, a quarter and half of the fleet.
+DEFAULT_LEVELS = ("2", "N/4", "N/2")
+#: Fleets and the cycle cap of the stagger's first-collision runs: enough for
+#: a median with a useful interval, cheap with the fast-forward.
+STAGGER_FLEETS, STAGGER_CYCLES = 200, 20_000
+#: The share of the time budget each simulated scenario may spend.
+SCENARIO_SHARE = 1.0 / 8
+#: After a synchronized restart: fleets followed, the windows' edges in cycles
+#: (doubling, so a slow mix costs ~twice its own length), and "settled" (the
+#: pair-storm rate of a window within this share of its long-run value).
+SETTLE_FLEETS, SETTLE_MAX_CYCLES, SETTLE_TOLERANCE = 64, 8192, 0.10
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One scenario's numbers (levels like ``FleetPlan.levels``)."""
+
+    scenario: str
+    change: str
+    storms_per_day: np.ndarray
+    storms_per_day_lo: np.ndarray
+    storms_per_day_hi: np.ndarray
+    storm_seconds: np.ndarray
+    time_share: np.ndarray
+    method: np.ndarray
+    checkpoint_seconds: float
+    lone_checkpoint_seconds: float
+    writing_share: float
+    contention_share: float
+    stagger_hours: float
+    stagger_hours_lo: float
+    stagger_hours_hi: float
+    cost_method: str
+
+
+@dataclass(frozen=True)
+class FleetPlan:
+    """What ``plan`` found: the fleet's row first, then each what-if."""
+
+    levels: np.ndarray
+    rows: list
+    seconds: float
+    settle_hours: float = math.nan
+    settle_method: str = ""
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        def plain(v):
+            if isinstance(v, np.ndarray):
+                return [None if (isinstance(x, float) and math.isnan(x)) else x
+                        for x in v.tolist()]
+            return None if isinstance(v, float) and math.isnan(v) else v
+        return {"levels": self.levels.tolist(), "seconds": self.seconds, "notes": self.notes,
+                "settle_hours": plain(self.settle_hours), "settle_method": self.settle_method,
+                "rows": [{k: plain(v) for k, v in r.__dict__.items()} for r in self.rows]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1)
+
+    def records(self) -> list[dict]:
+        """One flat record per scenario and level (the CSV's rows)."""
+        out = []
+        for r in self.rows:
+            for j, k in enumerate(self.levels):
+                out.append({"scenario": r.scenario, "change": r.change, "k": int(k),
+                            "storms_per_day": r.storms_per_day[j],
+                            "storms_per_day_lo": r.storms_per_day_lo[j],
+                            "storms_per_day_hi": r.storms_per_day_hi[j],
+                            "storm_seconds": r.storm_seconds[j], "time_share": r.time_share[j],
+                            "method": r.method[j], "checkpoint_seconds": r.checkpoint_seconds,
+                            "lone_checkpoint_seconds": r.lone_checkpoint_seconds,
+                            "writing_share": r.writing_share,
+                            "contention_share": r.contention_share,
+                            "stagger_hours": r.stagger_hours, "cost_method": r.cost_method})
+        return out
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        rec = self.records()
+        w = csv.DictWriter(buf, fieldnames=list(rec[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rec)
+        return buf.getvalue()
+
+    def figure(self):
+        """Storms per day against the level k, one line per scenario, with the
+        simulated ones' 95 % intervals (matplotlib: the ``plots`` extra)."""
+        ys = {r.scenario: (r.storms_per_day, np.where(r.method == "exact", np.nan,
+                                                      r.storms_per_day_lo),
+                           np.where(r.method == "exact", np.nan, r.storms_per_day_hi))
+              for r in self.rows}
+        return series(self.levels, ys, xlabel="k: jobs writing at once (at least)",
+                      ylabel="storms per day (bars: 95 % interval, simulated rows)", logy=True,
+                      title="Storms per day, the fleet and each what-if",
+                      xticklabels=[str(k) for k in self.levels])
+
+    def to_frame(self):
+        """The records as a pandas DataFrame (pandas: the ``data`` extra)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.records())
+
+    def __str__(self) -> str:
+        head = ["scenario"] + [f"storms/day n_w>={k} [95% CI]" for k in self.levels] + [
+            "storm s", "checkpoint s (alone)", "GPU writing (contention)", "stagger holds"]
+        rows = []
+        for r in self.rows:
+            row = [r.scenario]
+            for j in range(self.levels.size):
+                row.append(_rate(r.storms_per_day[j], r.storms_per_day_lo[j],
+                                 r.storms_per_day_hi[j], r.method[j]))
+            row.append(_num(r.storm_seconds[-1]))
+            row.append(f"{_num(r.checkpoint_seconds)} ({_num(r.lone_checkpoint_seconds)})")
+            row.append(f"{_pct(r.writing_share)} ({_pct(r.contention_share)})")
+            row.append("-" if math.isnan(r.stagger_hours) else
+                       f"{_num(r.stagger_hours)} h [{_num(r.stagger_hours_lo)}, "
+                       f"{_num(r.stagger_hours_hi)}]")
+            rows.append(row)
+        widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
+        lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
+        lines += ["  ".join(x.rjust(w) for x, w in zip(row, widths)) for row in rows]
+        lines.append(f"storm s: mean storm duration at n_w >= {self.levels[-1]}; checkpoint s: "
+                     "mean write duration (firing to write end), alone in brackets; GPU "
+                     "writing: share of GPU time spent writing, what contention adds in "
+                     "brackets; stagger holds: median time to the first collision from a "
+                     "stagger launch. (exact): the product-form law, no sampling error; "
+                     "[lo, hi]: 95 % interval over independent fleets.")
+        lines.append(f"After a synchronized restart, storms settle within "
+                     f"{SETTLE_TOLERANCE:.0%} of their long-run rate (n_w >= 2; "
+                     f"{self.settle_method}) after about {_num(self.settle_hours)} h.")
+        lines += self.notes
+        return "\n".join(lines)
+
+
+def _num(x: float) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3g}"
+
+
+def _pct(x: float) -> str:
+    return "-" if math.isnan(x) else f"{100 * x:.2g}%"
+
+
+def _rate(v, lo, hi, method) -> str:
+    if method == "exact":
+        return f"{v:.3g} (exact)"
+    if v == 0.0:
+        return f"< {hi:.2g} (none seen)"
+    return f"{v:.3g} [{lo:.3g}, {hi:.3g}]"
+
+
+def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
+    """The fleet with T (and its jitter, so that jitter stays a share of the
+    interval) and d scaled, and any Fleet option replaced."""
+    kw = dict(T=fleet.T * T, d=fleet.d * d, cap=fleet.cap, throughput=fleet.throughput,
+              jitter=fleet.jitter * T, weights=fleet.weights)
+    if np.any(fleet.is_async) and "checkpoint" not in options:
+        kw.update(checkpoint=fleet.checkpoint.tolist(), snapshot=fleet.snapshot,
+                  slowdown=fleet.slowdown, on_busy=fleet.on_busy.tolist())
+    kw.update(options)
+    return Fleet(**kw)
+
+
+def what_ifs(fleet: Fleet) -> list[tuple[str, str, Fleet]]:
+    """(name, change, fleet) for the fleet and each what-if."""
+    out = [("fleet", "as given", fleet),
+           ("bandwidth x0.5", "half the fabric's bandwidth (writes twice as long)",
+            _scaled(fleet, d=2.0)),
+           ("bandwidth x2", "twice the bandwidth", _scaled(fleet, d=0.5)),
+           ("interval x0.5", "checkpoint twice as often", _scaled(fleet, T=0.5)),
+           ("interval x2", "checkpoint half as often", _scaled(fleet, T=2.0))]
+    if not np.all(fleet.is_async):
+        out.append(("async", "asynchronous checkpoints (the persist in the background)",
+                    _scaled(fleet, checkpoint="async")))
+    return out
+
+
+def _costs(fleet: Fleet, risk_method: str) -> tuple[float, float, float, float, str]:
+    """(mean checkpoint s, alone, GPU writing share, contention's part, method)."""
+    lone = float(np.mean(fleet.d))
+    if exact_applies(fleet, "random"):
+        law = stationary(fleet)
+        lam = np.asarray(law.checkpoint_rate)
+        mean = float(np.sum(lam * law.mean_write_duration) / np.sum(lam))
+        share = float(np.mean(law.writing_probability))
+        lone_share = float(np.mean(fleet.d / (law.mean_compute + fleet.d)))
+        return mean, lone, share, share - lone_share, "exact"
+    return math.nan, lone, math.nan, math.nan, risk_method
+
+
+def _stagger(fleet: Fleet, seed: int) -> tuple[float, float, float]:
+    """Median hours to the first collision from a stagger launch, with its interval."""
+    try:
+        stagger_theta(fleet)
+    except SpecError:                   # no collision-free stagger (unlike jobs, a high load)
+        return math.nan, math.nan, math.nan
+    run = simulate(fleet, launch="stagger", fleets=STAGGER_FLEETS, cycles=STAGGER_CYCLES,
+                   seed=seed, passage_level=2)
+    est = time_to_passage(run, unit="h")
+    return est.value, est.lower, est.upper
+
+
+def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
+    """Hours after a synchronized restart (every job fires at t = 0) until the
+    rate of storms of two or more writers in a window of cycles is within
+    SETTLE_TOLERANCE of its long-run value (the exact law's where it applies,
+    else the last window's), and how that value was known. The windows
+    [b, 2b) of the same fleets (one seed), b = 1, 2, 4, ...; NaN if none
+    settles within SETTLE_MAX_CYCLES."""
+    target, how = math.nan, "simulated (the last window)"
+    if exact_applies(fleet, "random"):
+        target, how = float(stationary(fleet).storm_rate[2]), "exact (the law)"
+    rates, starts = [], []
+    b = 1
+    while b < SETTLE_MAX_CYCLES:
+        run = simulate(fleet, launch="sync", fleets=SETTLE_FLEETS, cycles=2 * b, burn_in=b,
+                       seed=seed)
+        rates.append(run.upcrossings[:, 2].sum() / run.occupancy.sum())
+        starts.append(float(np.mean(run.end_time)) * b / (2 * b))   # ~ the window's start (s)
+        b *= 2
+    if math.isnan(target):
+        target = rates[-1]
+    for start, rate in zip(starts, rates):
+        if target > 0 and abs(rate / target - 1.0) <= SETTLE_TOLERANCE:
+            return start / 3600.0, how
+    return math.nan, how
+
+
+def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True,
+         max_seconds: float = 60.0, seed: int = 0) -> FleetPlan:
+    """The operator's table for ``fleet`` and, with ``what_if``, each change.
+
+    Parameters
+    ----------
+    fleet : Fleet, in seconds (``Fleet.from_jobs``, ``Fleet.from_csv``)
+    levels : levels k (integers, 'N' or 'N/q'), default 2, N/4 and N/2
+    what_if : add the what-if rows (``what_ifs``)
+    max_seconds : the time budget of the simulated parts, shared out over
+        the scenarios that need simulation (exact ones take none)
+    seed : the seed of every simulation (results are a function of it and
+        the inputs, and of the time budget where a level is simulated)
+    """
+    if not isinstance(fleet, Fleet):
+        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet (build one with "
+                        "stormsim.Fleet.from_jobs or Fleet.from_csv)")
+    seed = check_int("seed", seed, 0)
+    if not (isinstance(max_seconds, (int, float)) and not isinstance(max_seconds, bool)
+            and math.isfinite(max_seconds) and max_seconds > 0):
+        raise SpecError(f"max_seconds = {max_seconds!r}: must be a number of seconds > 0")
+    n = fleet.n_jobs
+    ks = np.array(sorted({tail_level(lv, n) for lv in
+                          (levels.split(",") if isinstance(levels, str) else levels)}))
+    t0 = time.perf_counter()
+    scenarios = what_ifs(fleet) if what_if else what_ifs(fleet)[:1]
+    budget = max(1.0, float(max_seconds) * SCENARIO_SHARE)
+    day = SECONDS_PER_DAY / seconds("s")
+    rows, notes = [], []
+    for name, change, f in scenarios:
+        risk = storm_risk(f, ks, max_seconds=budget, seed=seed)
+        mean, lone, share, contention, how = _costs(f, str(risk.level_method[0]))
+        hours = _stagger(f, seed)
+        rows.append(PlanRow(
+            scenario=name, change=change, storms_per_day=risk.rate * day,
+            storms_per_day_lo=risk.rate_lo * day, storms_per_day_hi=risk.rate_hi * day,
+            storm_seconds=np.asarray(risk.duration, dtype=np.float64), time_share=risk.p,
+            method=np.asarray(risk.level_method, dtype=str), checkpoint_seconds=mean,
+            lone_checkpoint_seconds=lone, writing_share=share, contention_share=contention,
+            stagger_hours=hours[0], stagger_hours_lo=hours[1], stagger_hours_hi=hours[2],
+            cost_method=how))
+        if not risk.resolved.all():
+            notes.append(f"{name}: levels {ks[~risk.resolved].tolist()} not resolved to 10 % "
+                         f"within {budget:.0f} s (their interval is wide or a bound)")
+    settle, how = settle_hours(fleet, seed)
+    return FleetPlan(levels=ks, rows=rows, seconds=time.perf_counter() - t0, settle_hours=settle,
+                     settle_method=how, notes=notes)

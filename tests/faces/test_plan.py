@@ -1,0 +1,108 @@
+"""stormsim plan: an operator's fleet in, storms per day, costs and what-ifs out."""
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+import stormsim
+from stormsim.cli import main
+from stormsim.plan import SETTLE_TOLERANCE, plan, settle_hours, what_ifs
+
+#: The operator's example: 12 jobs, 840 GB every 30 min of compute through 40 GB/s.
+ARGS = ["--jobs", "12", "--size", "840GB", "--interval", "30min", "--bandwidth", "40GB/s",
+        "--jitter", "36s"]
+
+
+def _fleet(jitter="36 s"):
+    return stormsim.Fleet.from_jobs(n_jobs=12, size="840 GB", compute_interval="30 min",
+                                    bandwidth="40 GB/s", jitter=jitter)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return plan(_fleet(), max_seconds=8, seed=1)
+
+
+def test_the_fleet_s_long_run_numbers_are_the_exact_law(result):
+    law = stormsim.stationary(_fleet())
+    row = result.rows[0]
+    assert row.scenario == "fleet" and list(row.method) == ["exact"] * 3
+    assert result.levels.tolist() == [2, 3, 6]                 # 2, N/4, N/2 of 12
+    assert np.array_equal(row.storms_per_day, law.storm_rate[[2, 3, 6]] * 86400.0)
+    assert np.array_equal(row.time_share, law.tail[[2, 3, 6]])
+    lam = np.asarray(law.checkpoint_rate)
+    assert row.checkpoint_seconds == pytest.approx(
+        float(np.sum(lam * law.mean_write_duration) / np.sum(lam)), rel=1e-12)
+    assert row.checkpoint_seconds > row.lone_checkpoint_seconds == pytest.approx(21.0)
+    assert 0 < row.contention_share < row.writing_share < 0.05
+    assert row.stagger_hours_lo < row.stagger_hours < row.stagger_hours_hi
+
+
+def test_each_what_if_moves_the_numbers_the_way_it_should(result):
+    by = {r.scenario: r for r in result.rows}
+    assert list(by) == [name for name, _, _ in what_ifs(_fleet())]
+    assert by["bandwidth x2"].storms_per_day[-1] < by["fleet"].storms_per_day[-1] \
+        < by["bandwidth x0.5"].storms_per_day[-1]
+    assert by["interval x2"].storms_per_day[0] < by["fleet"].storms_per_day[0] \
+        < by["interval x0.5"].storms_per_day[0]
+    assert by["bandwidth x2"].lone_checkpoint_seconds == pytest.approx(10.5)
+    # no law covers async checkpoints: simulated, with an interval around it
+    a = by["async"]
+    assert a.method[0] == "plain" and a.storms_per_day_lo[0] < a.storms_per_day[0] \
+        < a.storms_per_day_hi[0]
+
+
+def test_the_outputs_travel(result):
+    doc = json.loads(result.to_json())
+    assert doc["levels"] == [2, 3, 6] and len(doc["rows"]) == 6
+    assert doc["rows"][0]["method"] == ["exact"] * 3
+    rows = list(csv.DictReader(io.StringIO(result.to_csv())))
+    assert len(rows) == 6 * 3 and rows[0]["scenario"] == "fleet" and rows[0]["k"] == "2"
+    frame = result.to_frame()
+    assert frame.shape[0] == 18 and set(frame["method"]) >= {"exact", "plain"}
+    text = str(result)
+    assert "63.7 (exact)" in text and "stagger holds" in text and "restart" in text
+
+
+def test_storms_settle_sooner_after_a_restart_with_more_jitter():
+    slow, how = settle_hours(_fleet("36 s"))
+    fast, _ = settle_hours(_fleet("180 s"))
+    assert how.startswith("exact") and 0 < fast < slow
+    assert SETTLE_TOLERANCE == 0.10
+
+
+def test_the_command_prints_text_json_csv_and_a_figure(tmp_path, capsys):
+    assert main(["plan", *ARGS, "--max-seconds", "4", "--no-what-if"]) == 0
+    out = capsys.readouterr().out
+    assert "fleet" in out and "(exact)" in out and "bandwidth x2" not in out
+    assert main(["plan", *ARGS, "--max-seconds", "4", "--no-what-if", "--format", "json",
+                 "--plot", str(tmp_path / "p.png")]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["scenario"] == "fleet"
+    assert (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_a_job_table_plans_too(tmp_path, capsys):
+    table = tmp_path / "jobs.csv"
+    table.write_text("size [GB],compute_interval [min],jitter [s]\n840,30,36\n420,20,30\n"
+                     "840,30,36\n")
+    assert main(["plan", str(table), "--bandwidth", "40GB/s", "--max-seconds", "4",
+                 "--no-what-if", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["k"] for r in rows] == ["1", "2"] and rows[0]["method"] == "exact"   # 2, N/4, N/2 of 3
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["plan", "--bandwidth", "40GB/s", "--jobs", "12"], r"give a job table \(CSV\) or --size, "
+     r"--interval"),
+    (["plan", "jobs.csv", "--bandwidth", "40GB/s", "--jobs", "3"], "not both"),
+    (["plan", *ARGS[:-4], "--bandwidth", "40GB", "--jitter", "36s"], "bandwidth"),
+    (["plan", *ARGS, "--levels", "13"], "13"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    import re
+    assert re.search(message, err), err
+    assert "Traceback" not in err
