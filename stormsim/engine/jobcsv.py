@@ -155,7 +155,7 @@ def read_jobs(path, names: bool = True) -> dict:
         raise SpecError(f"{at}: give exactly one of the columns 'compute_interval' (compute "
                         "time between checkpoints at full speed) and 'checkpoint_period' "
                         "(wall-clock period of a job alone)"
-                        + ("; it has both" if "size" in given and "compute_interval" in given else ""))
+                        + ("; it has both" if "compute_interval" in given else "; it has neither"))
     if "jitter" not in given:
         raise SpecError(f"{at}: missing column 'jitter', the standard deviation of each compute "
                         "interval: give it as a time ('jitter [s]') or a percentage of the "
@@ -181,9 +181,9 @@ def read_jobs(path, names: bool = True) -> dict:
         if empty is not None:
             raise SpecError(f"{label(empty)}: empty cell; every job needs every column")
         out[name] = _column(name, unit, cells, label, out)
-    labels = out.pop("name", None) or [f"job-{i}" for i in range(len(rows) - 1)]
+    labels = out.pop("name", None)
     if names:
-        out["names"] = labels
+        out["names"] = labels or [f"job-{i}" for i in range(len(rows) - 1)]
     return out
 
 
