@@ -7,6 +7,7 @@ what was given and what is required.
 from __future__ import annotations
 
 import math
+import os
 from numbers import Integral, Real
 
 import numpy as np
@@ -131,3 +132,16 @@ def check_keywords(where: str, given: dict, function) -> None:
     for name, p in params.items():
         if p.default is inspect.Parameter.empty and p.kind is p.KEYWORD_ONLY and name not in given:
             raise SpecError(f"{name}: missing; {where} needs it")
+
+
+def is_path(value) -> bool:
+    """A str (not blank) or an os.PathLike: what may name a file."""
+    return isinstance(value, os.PathLike) or (isinstance(value, str) and bool(value.strip()))
+
+
+def check_path(name: str, value, what: str, error=SpecError):
+    """``value`` if it can name a file (``is_path``), else ``error`` saying what
+    it must name, e.g. check_path("path", p, "a CSV job table")."""
+    if not is_path(value):
+        raise error(f"{name} = {value!r}: must be the path of {what} (a str or Path)")
+    return value

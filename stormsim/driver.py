@@ -21,14 +21,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._args import check_flag, check_progress_mode
+from ._args import check_flag, check_progress_mode, is_path
 from ._version import __version__
 from .errors import SpecError, SweepError
 from .store.stores import HDF5Store, Store
 from .sweep.executors import executor_from
-from .sweep.progress import MODES as PROGRESS_MODES, Progress
-from .sweep.spec import Sweep, load_sweep
 from .sweep.planner import Planner, WorkEstimate
+from .sweep.progress import MODES as PROGRESS_MODES
+from .sweep.progress import Progress
+from .sweep.spec import Sweep, load_sweep
 from .sweep.work import run_unit
 
 __all__ = ["SweepOutcome", "run_sweep"]
@@ -109,8 +110,7 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
     if stream is not None and not callable(getattr(stream, "write", None)):
         raise SpecError(f"stream = {stream!r}: must be a text stream with write() (or None: "
                         "stderr)")
-    if not isinstance(output, (str, os.PathLike, Store)) or (isinstance(output, str)
-                                                            and not output.strip()):
+    if not (isinstance(output, Store) or is_path(output)):
         raise SpecError(f"output = {output!r}: must be the path of the HDF5 result (a str or "
                         "Path) or a store (MemoryStore, HDF5Store)")
     if not isinstance(sweep, (Sweep, str, os.PathLike)):

@@ -115,15 +115,13 @@ CASES = [
     ("DaskExecutor", stormsim.DaskExecutor, dict(address="local:1"), dict(
         address=[3, None, "", "local:x", ["local:1"]], threads_per_task=COUNT + [0],
         target_seconds=NUMBER + [0.0])),
+    ("open_results", stormsim.open_results, dict(path="x.h5"), dict(path=[3, None, ["x.h5"]])),
+    ("HDF5Store", stormsim.HDF5Store, dict(path="x.h5"), dict(path=[3, None, ["x.h5"]])),
 ]
 
 #: In store/ (another engineer's wing): the wrong arguments they still let
 #: through to Python's own errors. Known, listed, and checked to stay so
 #: (strict xfail) so that the fix flips this list.
-NOT_YET = [
-    ("open_results", stormsim.open_results, dict(path="x.h5"), dict(path=[3, None, ["x.h5"]])),
-    ("HDF5Store", stormsim.HDF5Store, dict(path="x.h5"), dict(path=[3, None, ["x.h5"]])),
-]
 
 
 def _expand(cases, marks=()):
@@ -152,19 +150,12 @@ def test_a_wrong_argument_is_a_spec_error_naming_it(fn, good, arg, value, tmp_pa
     _call(fn, good, arg, value, tmp_path)
 
 
-@pytest.mark.parametrize("fn, good, arg, value", list(_expand(
-    NOT_YET, pytest.mark.xfail(strict=True, raises=(TypeError, AttributeError, AssertionError),
-                               reason="store/ is another engineer's wing"))))
-def test_store_arguments_not_yet_checked(fn, good, arg, value, tmp_path):
-    _call(fn, good, arg, value, tmp_path)
-
-
 def test_the_cases_cover_every_public_function_with_arguments():
     # Results, Run, StormRisk, SplitEstimate, StationaryLaw and Sweep are what the functions
     # return (never built by a caller); MemoryStore takes no argument.
     returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "Sweep", "MemoryStore",
                 "SpecError", "SweepError", "__version__"}
-    covered = {getattr(fn, "__name__", "") for _, fn, _, _ in CASES + NOT_YET} | {"Fleet"}
+    covered = {getattr(fn, "__name__", "") for _, fn, _, _ in CASES} | {"Fleet"}
     assert set(stormsim.__all__) - returned - covered == set()
 
 

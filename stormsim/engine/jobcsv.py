@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import csv
 import difflib
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 
+from .._args import check_path
 from ..errors import SpecError
 from .cost import FLEET_BYTES_PER_JOB, check_memory
 from .units import CHOICES, JOB_COLUMNS, KINDS, UNITS, first_bad, is_percent, quantity, registry
@@ -133,9 +133,7 @@ def read_jobs(path, names: bool = True) -> dict:
     column), numbers and strings, plus ``names`` (the ``name`` column, or
     job-0, job-1, ...) unless ``names`` is False.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise SpecError(f"path = {path!r}: must be the path of a CSV job table (a str or Path)")
-    path = Path(path)
+    path = Path(check_path("path", path, "a CSV job table"))
     where = f"job table {str(path)!r}"
     numbered = _lines(_text(path, where))
     if not numbered:

@@ -16,6 +16,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from .._args import check_path
 from .._version import __version__
 from ..errors import SpecError, SweepError
 from ..stats.summary import cell_summary
@@ -462,7 +463,7 @@ def open_results(path) -> Results:
     (``Results.complete`` is then False). A ``.parts`` directory may also be
     given directly.
     """
-    p = Path(path)
+    p = Path(check_path("path", path, "a sweep result (HDF5, or its .parts directory)"))
     if p.is_dir() and p.name.endswith(".parts"):
         return _parts_results(p.with_name(p.name[:-len(".parts")]), p)
     if p.exists():

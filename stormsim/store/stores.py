@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
 
+from .._args import check_path
 from .._version import ALGORITHM_VERSION, __version__
 from ..errors import ResourceError, SweepError
 from ..sweep.cellrisk import RiskPart
@@ -197,7 +198,7 @@ class HDF5Store(Store):
     by writing finished units to ``PATH.parts/`` and assembling PATH once."""
 
     def __init__(self, path):
-        self.path = Path(path)
+        self.path = Path(check_path("path", path, "the HDF5 result"))
         self.parts = parts_dir(self.path)
         self.location = str(self.path)
         self.sweep: Sweep | None = None

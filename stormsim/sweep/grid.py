@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._args import check_path
 from .._format import fmt_toml
 from ..engine.cost import run_events, run_seconds
 from ..errors import SweepError
@@ -112,9 +112,7 @@ class Outline:
 
 def read_text(path) -> tuple[str, str]:
     """(text, source) of a sweep file, or a SweepError saying why it cannot be read."""
-    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and not path.strip()):
-        raise SweepError(f"path = {path!r}: must be the path of a sweep file (a str or Path)")
-    p = Path(path)
+    p = Path(check_path("path", path, "a sweep file", SweepError))
     try:
         return p.read_text(encoding="utf-8"), str(p)
     except FileNotFoundError:
