@@ -496,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("--size", help="identical jobs: checkpoint size, e.g. 840GB")
     pl.add_argument("--interval", help="identical jobs: compute time between checkpoints, e.g. 30min")
     pl.add_argument("--jitter", help="identical jobs: the standard deviation of each compute "
-                    "interval, e.g. 36s (default 0: a deterministic fleet)")
+                    "interval, a time (36s) or a share of the interval (2%%); default 0")
     pl.add_argument("--levels", default="2,N/4,N/2", help="levels k: integers, 'N' or 'N/q'")
     pl.add_argument("--max-seconds", type=float, default=60.0,
                     help="time budget of the simulated parts (default 60)")
