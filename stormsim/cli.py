@@ -332,13 +332,13 @@ def _plan(args: argparse.Namespace) -> int:
     if args.table is not None:
         fleet = Fleet.from_csv(args.table, bandwidth=args.bandwidth)
     else:
-        missing = [f"--{k}" for k in ("jobs", "size", "interval") if k not in given]
+        missing = [f"--{k}" for k in ("jobs", "size", "interval", "jitter") if k not in given]
         if missing:
             raise SpecError(f"plan: give a job table (CSV) or {', '.join(missing)} (identical "
                             "jobs, e.g. --jobs 12 --size 840GB --interval 30min "
-                            "--bandwidth 40GB/s --jitter 36s)")
+                            "--bandwidth 40GB/s --jitter 2%)")
         fleet = Fleet.from_jobs(n_jobs=args.jobs, size=args.size, compute_interval=args.interval,
-                                bandwidth=args.bandwidth, jitter=args.jitter or "0 s")
+                                bandwidth=args.bandwidth, jitter=args.jitter)
     result = plan(fleet, args.levels, what_if=not args.no_what_if, max_seconds=args.max_seconds,
                   seed=args.seed)
     if args.format == "json":
@@ -496,7 +496,8 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("--size", help="identical jobs: checkpoint size, e.g. 840GB")
     pl.add_argument("--interval", help="identical jobs: compute time between checkpoints, e.g. 30min")
     pl.add_argument("--jitter", help="identical jobs: the standard deviation of each compute "
-                    "interval, a time (36s) or a share of the interval (2%%); default 0")
+                    "interval, a time (36s) or a share of the interval (2%%); 0 for none (a "
+                    "deterministic fleet, whose averages depend on its launch)")
     pl.add_argument("--levels", default="2,N/4,N/2", help="levels k: integers, 'N' or 'N/q'")
     pl.add_argument("--max-seconds", type=float, default=60.0,
                     help="time budget of the simulated parts (default 60)")

@@ -95,7 +95,7 @@ def test_a_job_table_plans_too(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["plan", "--bandwidth", "40GB/s", "--jobs", "12"], r"give a job table \(CSV\) or --size, "
-     r"--interval"),
+     r"--interval, --jitter"),
     (["plan", "jobs.csv", "--bandwidth", "40GB/s", "--jobs", "3"], "not both"),
     (["plan", *ARGS[:-4], "--bandwidth", "40GB", "--jitter", "36s"], "bandwidth"),
     (["plan", *ARGS, "--levels", "13"], "13"),
