@@ -22,7 +22,7 @@ from scipy.stats import binom
 import _common as C
 import stormsim
 from stormsim import plots
-from stormsim.risk.splitting import TOP_SHARE_WARN
+from stormsim.risk.splitting import TOP_SHARE_WARN, storm_split_until
 from stormsim.stats.storms import storm_estimate
 from stormsim.stats.tails import tail_estimate
 
@@ -135,7 +135,7 @@ def main(argv=None) -> int:
     if split_seconds > 0 and 32 in cells:
         fleet = stormsim.Fleet.identical(32, T=T, load=LOAD, jitter=SIGMA)
         c0 = time.process_time()
-        sp = stormsim.storm_split_until(fleet, list(SPLIT_LEVELS), rel_error=0.1,
+        sp = storm_split_until(fleet, list(SPLIT_LEVELS), rel_error=0.1,
                                         max_seconds=split_seconds, seed=args.seed + 32)
         print(f"splitting: {time.process_time() - c0:.0f} CPU s, {sp.replicates} replicates",
               flush=True)
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
             + C.md_table(["cell", "k", "P law", "P simulated [95 %]", "z", "nu law",
                           "nu simulated [95 %]", "z", "storms"], vrows + irows))
     if split_rows:
-        body += (f"\n\nForward flux sampling at N = 32 (`storm_split_until`, {sp.replicates} "
+        body += (f"\n\nForward flux sampling at N = 32 (`stormsim.risk.splitting.storm_split_until`, {sp.replicates} "
                  f"replicates of {sp.trials} trials, {sp.cpu_seconds:.0f} CPU s):\n\n"
                  + C.md_table(["k", "P law", "P splitting [95 %]", "z", "nu law",
                                "nu splitting [95 %]", "z", "top replicate share"], split_rows))
