@@ -10,11 +10,13 @@ P(n_w >= k) and nu_k against k down to 1e-15: the law, plain simulation
 and the Poisson-binomial baseline with the law's own per-job writing
 probabilities. Control: ideal f (f(n) = n), where the law IS the binomial.
 
-    .venv/bin/python scripts/e4_product_form.py [--quick] [--split-seconds 240]
+    .venv/bin/python scripts/e4_product_form.py [--quick] [--split-seconds 360] [--data cache.pkl]
 """
 from __future__ import annotations
 
+import pickle
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import binom
@@ -110,21 +112,29 @@ def ranges(idx):
 def main(argv=None) -> int:
     p = C.parser(__doc__.splitlines()[0])
     p.add_argument("--split-seconds", type=float, default=None,
-                   help="CPU seconds for the splitting estimate at N = 32 (0: skip)")
+                   help="wall seconds for the splitting estimate at N = 32 (0: skip)")
+    p.add_argument("--data", default=None,
+                   help="pickle cache of the simulations (read if it exists, else written)")
     args = p.parse_args(argv)
     t0 = C.start(args)
     ns = C.pick(args, (16, 32), (16, 32, 64))
     fleets = C.pick(args, 64, 1024)
     cycles = C.pick(args, 400, 10000)
     burn_in = C.pick(args, 150, 500)
-    split_seconds = args.split_seconds if args.split_seconds is not None else C.pick(args, 0, 240)
+    split_seconds = args.split_seconds if args.split_seconds is not None else C.pick(args, 0, 360)
 
+    cache = {}
+    if args.data and Path(args.data).exists():
+        with open(args.data, "rb") as fh:
+            cache = pickle.load(fh)
     cells, vrows, zs_all = {}, [], []
     for n in ns:
         fleet = stormsim.Fleet.identical(n, T=T, load=LOAD, jitter=SIGMA)
         law = stormsim.stationary(fleet)
         c0 = time.process_time()
-        te, st, _ = plain(fleet, fleets, cycles, burn_in, args.seed + n)
+        if n not in cache:
+            cache[n] = plain(fleet, fleets, cycles, burn_in, args.seed + n)[:2]
+        te, st = cache[n]
         print(f"N = {n}: plain simulation {time.process_time() - c0:.0f} CPU s", flush=True)
         zs = compare(law, te, st, f"N = {n}", vrows)
         zs_all.append(zs)
@@ -134,11 +144,11 @@ def main(argv=None) -> int:
     sp = None
     if split_seconds > 0 and 32 in cells:
         fleet = stormsim.Fleet.identical(32, T=T, load=LOAD, jitter=SIGMA)
-        c0 = time.process_time()
-        sp = storm_split_until(fleet, list(SPLIT_LEVELS), rel_error=0.1,
-                                        max_seconds=split_seconds, seed=args.seed + 32)
-        print(f"splitting: {time.process_time() - c0:.0f} CPU s, {sp.replicates} replicates",
-              flush=True)
+        if "split" not in cache:
+            cache["split"] = storm_split_until(fleet, list(SPLIT_LEVELS), rel_error=0.1,
+                                               max_seconds=split_seconds, seed=args.seed + 32)
+        sp = cache["split"]
+        print(f"splitting: {sp.cpu_seconds:.0f} CPU s, {sp.replicates} replicates", flush=True)
     split_rows, zsplit = [], []
     if sp is not None:
         law = cells[32]["law"]
@@ -162,7 +172,12 @@ def main(argv=None) -> int:
     dev_law_closed = np.max(np.abs(law_i.log_tail - exact_bin))
     assert dev_law_bin <= EXACT_TOL, f"ideal f: law vs its binomial {dev_law_bin:.2e}"
     assert dev_law_closed <= 1e-9, f"ideal f: law vs Binomial(N, d/(T+d)) {dev_law_closed:.2e}"
-    te_i, st_i, _ = plain(ideal, fleets, cycles, burn_in, args.seed + 1000 + n_ctl)
+    if "ideal" not in cache:
+        cache["ideal"] = plain(ideal, fleets, cycles, burn_in, args.seed + 1000 + n_ctl)[:2]
+    te_i, st_i = cache["ideal"]
+    if args.data:
+        with open(args.data, "wb") as fh:
+            pickle.dump(cache, fh)
     irows = []
     zs_i = compare(law_i, te_i, st_i, f"ideal f, N = {n_ctl}", irows)
 
@@ -317,7 +332,8 @@ P with stormsim.tails' interval, nu_k with stormsim.storms'; a level is shown an
 {MIN_STORMS} storms were seen. z: P on the log scale (interval half-width / 1.96 as its se), nu_k with
 its relative error; agreement asserted at |z| <= {Z_TOL:g} for every tested level of every cell
 (Bonferroni over ~150 tests at 1 %). Splitting: `storm_split_until` (forward flux sampling, defaults)
-at N = 32, levels {', '.join(map(str, SPLIT_LEVELS))}, up to {split_seconds:g} CPU s; its z from the
+at N = 32, levels {', '.join(map(str, SPLIT_LEVELS))}, rounds of replicates until 10 % or {split_seconds:g} s of wall
+time (this run: {sp.replicates if sp is not None else 0} replicates); its z from the
 replicates' relative error, tested only where no replicate holds more than {TOP_SHARE_WARN:.0%} of
 the replicates' sum (else the replicate distribution is too heavy-tailed for its interval). Control: ideal f (f(n) = n) at N = {n_ctl}, sigma = {SIGMA_IDEAL:g} T (without contention only the
 jitter moves phases, so a launch is forgotten after ~(T / sigma)^2 cycles: 100 here), where the law must
