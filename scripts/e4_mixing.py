@@ -238,25 +238,31 @@ def main(argv=None) -> int:
                       + ["mixed (all three k)", "final nu / law (k = 2, 4, 6)",
                          "final z (k = 2, 4, 6)"], table)
 
-    # scaling fits: cycles to mix (all three levels) against T / sigma, per cell and launch
-    fits, fit_rows = {}, []
+    # scaling fits: cycles to mix against T / sigma, per cell and launch, for all three
+    # levels together and for k = 2 alone (the level with the least noise)
+    fits, fits2, fit_rows = {}, {}, []
     for (n, load, sigmas, _) in args.cells:
         for launch in LAUNCHES:
             s = np.array(sigmas)
-            cm = np.array([res[(n, load, sg, launch)]["cmix_all"] for sg in sigmas])
-            ok = np.isfinite(cm) & (cm > 0)
-            if ok.sum() >= 2:
-                a, alo, ahi, pre = fit_power(T / s[ok], cm[ok])
-                fits[(n, load, launch)] = (a, alo, ahi, pre, s[ok], cm[ok])
-                fit_rows.append([n, f"{load:g}", launch, int(ok.sum()),
-                                 C.fmt_ci(a, alo, ahi), C.fmt(pre)])
-            else:
-                fit_rows.append([n, f"{load:g}", launch, int(ok.sum()),
-                                 "n/a (mixed at the first window or never)", "n/a"])
-    body += ("\n\nScaling: cycles to mix (all three levels) = A (T / sigma)^alpha, least squares on "
-             "the log scale over the sigma values where it is finite and > 0 (Student-t 95 % "
-             "interval on alpha):\n\n"
-             + C.md_table(["N", "L", "launch", "sigma values", "alpha", "A"], fit_rows))
+            row = [n, f"{load:g}", launch]
+            for store, col in ((fits, None), (fits2, 0)):
+                cm = np.array([res[(n, load, sg, launch)]["cmix_all"] if col is None
+                               else res[(n, load, sg, launch)]["cmix"][col] for sg in sigmas])
+                ok = np.isfinite(cm) & (cm > 0)
+                if ok.sum() >= 2:
+                    a, alo, ahi, pre = fit_power(T / s[ok], cm[ok])
+                    store[(n, load, launch)] = (a, alo, ahi, pre, s[ok], cm[ok])
+                    row += [int(ok.sum()), C.fmt_ci(a, alo, ahi), C.fmt(pre)]
+                else:
+                    row += [int(ok.sum()), "n/a (mixed in the first window or never)", "n/a"]
+            fit_rows.append(row)
+    body += ("\n\nScaling: cycles to mix = A (T / sigma)^alpha, least squares on the log scale over "
+             "the sigma values where it is finite and > 0 (Student-t 95 % interval on alpha), for all "
+             "three levels and for k = 2 alone. For the random launch these are not a scaling: it "
+             "starts near the law, its mixing time is the launch transient (0-3 cycles at k = 2 and 4) "
+             "plus the noise of the k = 6 windows, with no trend in sigma:\n\n"
+             + C.md_table(["N", "L", "launch", "sigma values", "alpha (all k)", "A (all k)",
+                           "sigma values (k = 2)", "alpha (k = 2)", "A (k = 2)"], fit_rows))
 
     # sigma = 0
     law16 = cells[next(k for k in cells if k[0] == 16 and k[1] == 0.6)]["law"]
@@ -284,110 +290,141 @@ def main(argv=None) -> int:
     assert worst <= Z_TOL, f"a mixed cell disagrees with the law: {max(zs, key=lambda x: abs(x[2]))}"
 
     # -- figure -----------------------------------------------------------------------
-    fig, axes = plots.grid(3, 1, size=(5.0, 4.4))
+    fig, axes = plots.grid(2, 2, size=(6.2, 4.4))
     main_cell = args.cells[0]
     colors = plots.palette(len(main_cell[2]))
-    styles = {"stagger": ":", "sync": "-", "random": "--"}
-    j4 = LEVELS.index(4) if 4 in LEVELS else 0
-    for ax, rescale in zip(axes[0][:2], (False, True)):
+    j4 = LEVELS.index(4)
+    for ax, launch in zip((axes[0][0], axes[0][1], axes[1][0]), ("sync", "stagger", "random")):
         for sigma, col in zip(main_cell[2], colors):
-            for launch in LAUNCHES:
-                key = (main_cell[0], main_cell[1], sigma, launch)
-                g = cells[key]["grid"]
-                x = g[1:] * (sigma / T) ** 2 if rescale else g[1:]
-                ax.plot(x, res[key]["ratio"][:, j4], ls=styles[launch], color=col,
-                        label=f"sigma = {sigma:g} T, {launch}")
+            key = (main_cell[0], main_cell[1], sigma, launch)
+            g = cells[key]["grid"]
+            r = res[key]
+            ax.plot(g[1:], r["ratio"][:, j4], color=col, marker=".", ms=3,
+                    label=f"sigma = {sigma:g} T")
+            ax.fill_between(g[1:], r["lo"][:, j4], r["hi"][:, j4], color=col, alpha=0.2, lw=0)
         ax.axhspan(1 - BAND, 1 + BAND, color="0.85", zorder=0, label="law +- 10 %")
         ax.axhline(1.0, color="k", lw=0.6)
         ax.set_xscale("log")
-        ax.set_yscale("symlog", linthresh=0.1)
-        ax.set_ylim(0, 10)
-        ax.set_xlabel("cycles since launch x (sigma / T)^2" if rescale else
-                      "cycles since launch (end of window)")
-        ax.set_ylabel("storm rate nu_4 in the window / the law's")
-        ax.set_title(f"N = {main_cell[0]}, L = {main_cell[1]:g}: k = {LEVELS[j4]}"
-                     + (" (time rescaled)" if rescale else ""))
-    axes[0][0].legend(fontsize=6, ncol=2, loc="upper right")
-    ax = axes[0][2]
-    pal = plots.palette(len(fits) or 1)
-    for (key, (a, _lo, _hi, pre, s, cm)), col in zip(fits.items(), pal):
-        n, load, launch = key
-        xs = T / s
-        ax.plot(xs, cm, marker="o", lw=0, color=col)
-        xx = np.geomspace(xs.min(), xs.max(), 20)
-        ax.plot(xx, pre * xx ** a, color=col, ls=styles[launch],
-                label=f"N={n} L={load:g} {launch}: alpha = {a:.2f}")
+        ax.set_ylim(0, 2)
+        ax.set_xlabel("cycles since launch (end of the window)")
+        ax.set_ylabel(f"nu_{LEVELS[j4]} in the window / the law's nu_{LEVELS[j4]}")
+        ax.set_title(f"{launch} launch, N = {main_cell[0]}, L = {main_cell[1]:g}, k = {LEVELS[j4]} "
+                     "(band: 95 % CI)")
+        plots.readable_log_ticks(ax)
+    axes[0][0].legend(fontsize=7, loc="lower right")
+    ax = axes[1][1]
+    cell_colors = dict(zip([(c[0], c[1]) for c in args.cells], plots.palette(len(args.cells))))
+    marks = {"stagger": "s", "sync": "o", "random": "x"}
+    lines = {"stagger": ":", "sync": "-"}
+    for (n, load, sigmas, _) in args.cells:
+        col = cell_colors[(n, load)]
+        for launch in LAUNCHES:
+            s = np.array(sigmas)
+            cm = np.array([res[(n, load, sg, launch)]["cmix_all"] for sg in sigmas])
+            shown = np.isfinite(cm) & (cm > 0)
+            ax.plot(T / s[shown], cm[shown], marker=marks[launch], lw=0, color=col,
+                    mfc="none" if launch != "random" else col)
+            f = fits.get((n, load, launch))
+            if f is not None and launch in lines:
+                a, _lo, _hi, pre, fs, _cm = f
+                xx = np.geomspace((T / fs).min(), (T / fs).max(), 20)
+                ax.plot(xx, pre * xx ** a, color=col, ls=lines[launch],
+                        label=f"N={n}, L={load:g}, {launch}: alpha = {a:.2f}")
+    ax.plot([], [], marker="x", lw=0, color="0.4", label="x: random launch (no trend, no fit)")
+    xr = np.array([T / max(main_cell[2]), T / min(main_cell[2])])
+    ax.plot(xr, 0.5 * xr, color="0.6", lw=0.8, ls="-.", label="slope 1")
+    ax.plot(xr, 0.5 * xr ** 2 / xr[0], color="0.6", lw=0.8, ls=(0, (1, 3)),
+            label="slope 2 (diffusive guess)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("T / sigma")
-    ax.set_ylabel("cycles until nu_2, nu_4, nu_6 stay within 10 % of the law")
-    ax.set_title("mixing time against jitter (fits: A (T/sigma)^alpha)")
-    ax.legend(fontsize=6)
+    ax.set_ylabel("cycles until nu_2, nu_4, nu_6 all stay within 10 %")
+    ax.set_title("cycles to mix against jitter (fit A (T/sigma)^alpha)")
+    ax.legend(fontsize=6, loc="upper left")
     plots.readable_log_ticks(ax)
     f1 = C.save(fig, args, "e4_mixing")
 
     # -- entry ------------------------------------------------------------------------
+    def verdict_word(a, alo, ahi):
+        if ahi < 2:
+            return f"faster than diffusive: ~ (T/sigma)^{a:.2f}, not (T/sigma)^2"
+        if alo > 2:
+            return f"slower than diffusive: ~ (T/sigma)^{a:.2f}"
+        return "consistent with diffusive (T/sigma)^2"
+
     rows = []
-    for (n, load, launch), (a, alo, ahi, _pre, s, cm) in fits.items():
-        if n == 16 and load == 0.6:
-            rows.append((f"(no paper figure) N = 16, L = 0.6, {launch} launch: cycles to mix "
-                         "against sigma",
-                         f"{', '.join(f'{C.fmt(c)} at {sg:g}' for c, sg in zip(cm, s))}; "
-                         f"alpha = {C.fmt_ci(a, alo, ahi)}",
-                         "diffusive (T/sigma)^2" if alo <= 2 <= ahi else
-                         f"faster than diffusive: (T/sigma)^{a:.2f}" if ahi < 2 else
-                         f"slower than diffusive: (T/sigma)^{a:.2f}"))
-    rows.append(("(no paper figure) sigma = 0, random launch: long-run average against the law",
-                 f"nu_k / law = {', '.join(f'{x:.3f}' for x in rdet_mean)} (k = 2, 4, 6)",
-                 "the law" if np.all(np.abs(rdet_mean - 1) < BAND) else "not the law"))
+    for launch in ("sync", "stagger"):
+        f = fits.get((16, 0.6, launch))
+        if f is None:
+            continue
+        a, alo, ahi, pre, s, cm = f
+        rows.append((f"(no paper figure) N = 16, L = 0.6, {launch} launch: cycles to mix against "
+                     "sigma",
+                     f"{', '.join(f'{C.fmt(c)} at {sg:g} T' for c, sg in zip(cm, s))}; "
+                     f"alpha = {C.fmt_ci(a, alo, ahi)}", verdict_word(a, alo, ahi)))
+    rmix = [res[(16, 0.6, sg, "random")]["cmix"] for sg in args.cells[0][2]]
+    rows.append(("(no paper figure) N = 16, L = 0.6, random launch: cycles to mix",
+                 f"k = 2: {int(min(r[0] for r in rmix))}-{int(max(r[0] for r in rmix))}, k = 4: "
+                 f"{int(min(r[1] for r in rmix))}-{int(max(r[1] for r in rmix))} cycles over sigma = "
+                 f"{min(args.cells[0][2]):g}..{max(args.cells[0][2]):g} T",
+                 "starts near the law: only the launch transient, no trend in sigma"))
+    rows.append(("(no paper figure) sigma = 0, random launch: average over launches against the law",
+                 f"nu_k / law = {', '.join(f'{x:.3f}' for x in rdet_mean)} (k = 2, 4, 6); single "
+                 f"fleets at k = 6: {C.fmt(np.quantile(rdet[:, -1], 0.05))}..."
+                 f"{C.fmt(np.quantile(rdet[:, -1], 0.95))} (central 90 %)",
+                 "the average over launches is the law; no single fleet's is"
+                 if np.all(np.abs(rdet_mean - 1) < BAND) else "not the law"))
 
     definition = f"""
 Identical fleets (T = 1 s, fair f, uncapped; N = 16 at L = 0.6 for sigma / T in
 {', '.join(f'{s:g}' for s in args.cells[0][2])}{'; N = 64 at L = 0.6 and N = 16 at L = 0.9 for '
 + ', '.join(f'{s:g}' for s in sig_other) if sig_other else ''}), launched in a stagger, in sync, or at
-random (iid uniform phases, a fresh draw per fleet). Windows of cycles [b_i, b_(i+1)]: b = 0, 1, 2, 3, 4,
-then x{GRID_RATIO} (rounded) up to the horizon max(200, 0.2 (T / sigma)^2) cycles; window i is
-`simulate(fleet, launch, cycles=b_(i+1), burn_in=b_i, seed)` with the same seed for every i, so the windows
-tile one history of the same fleets (asserted: their times add up to one run's to 1e-9). nu_k of a
-window = up-crossings into n_w >= k summed over fleets / measured seconds summed over fleets; the law's
-nu_k is `stormsim.stationary` (exact). **Cycles to mix** at level k = the start b_j of the first window
-from which every later window's nu_k is within {BAND:.0%} of the law's (inf: the last window is outside);
-"all three k" = the largest of the three. Its interval: percentile bootstrap over fleets ({n_boot}
-resamples; the fleets are resampled jointly for all windows and the mixing time recomputed), so it carries
-both the sampling noise and the grid's resolution (one grid step is {GRID_RATIO}x). Final check: the
-windows from half the horizon on, pooled, against the law: z with the ratio-of-means standard error over
-fleets; asserted |z| <= {Z_TOL:g} where the level mixed before a quarter of the horizon (Bonferroni: ~100
-tests at 1 % family-wise). sigma = 0: the per-fleet time average over a window far from the launch."""
-    a_sync = fits.get((16, 0.6, "sync"))
-    a_stag = fits.get((16, 0.6, "stagger"))
-    a_rand = fits.get((16, 0.6, "random"))
+random (a fresh draw per fleet). Windows of cycles [b_i, b_(i+1)]: b = 0, 1, 2, 3, 4, then x{GRID_RATIO}
+(rounded) up to the horizon max(200, 0.2 (T / sigma)^2) cycles; window i is `simulate(fleet, launch,
+cycles=b_(i+1), burn_in=b_i, seed)` with the same seed for every i, so the windows tile one history of the
+same fleets (asserted: their times add up to one run's over [0, b_last] to 1e-9). nu_k of a window =
+up-crossings into n_w >= k summed over fleets / measured seconds summed over fleets; the law's nu_k is
+`stormsim.stationary` (exact). **Cycles to mix** at level k = the start b_j of the first window from which
+every later window's nu_k is within {BAND:.0%} of the law's (inf: the last window is outside); "all three
+k" = the largest of the three. Its interval: percentile bootstrap over fleets ({n_boot} resamples; the
+fleets are resampled jointly for all windows and the mixing time recomputed), so it carries the sampling
+noise and the grid's resolution (one grid step is {GRID_RATIO}x); k = 6 is the noisiest level (few
+storms, and at small sigma the fleets' rates differ for a long time), which widens the upper ends.
+Final check: the windows from half the horizon on, pooled, against the law (z with the ratio-of-means
+standard error over fleets), asserted |z| <= {Z_TOL:g} wherever the level mixed before a quarter of the
+horizon (Bonferroni: ~120 tests at 1 % family-wise). sigma = 0: each fleet's nu_k over cycles
+{args.det_cycles // 10}..{args.det_cycles}, {args.det_fleets} fleets per launch."""
 
     def fit_text(f, name):
         if f is None:
-            return f"{name}: no fit (it mixed in the first window, or never, at most sigma values)"
+            return f"{name}: no fit"
         a, alo, ahi, pre, s, cm = f
-        return (f"{name}: {', '.join(f'{C.fmt(c)} cycles at sigma = {sg:g} T' for c, sg in zip(cm, s))}, "
-                f"i.e. {C.fmt(pre)} (T / sigma)^{a:.2f} (alpha 95 % CI [{alo:.2f}, {ahi:.2f}])")
+        return (f"{name}: {', '.join(f'{C.fmt(c)}' for c in cm)} cycles at sigma = "
+                f"{', '.join(f'{sg:g}' for sg in s)} T, i.e. {C.fmt(pre)} (T / sigma)^{a:.2f} (alpha "
+                f"95 % CI [{alo:.2f}, {ahi:.2f}])")
 
+    others = [f"N = {n}, L = {load:g} {launch}: alpha = {C.fmt_ci(*fits[(n, load, launch)][:3])}"
+              for (n, load, _, _) in args.cells[1:] for launch in ("sync", "stagger")
+              if (n, load, launch) in fits]
     verdict = (
-        "From a launch, the storm rates approach the long-run law as the phases mix, and the time it "
-        "takes depends on the launch and on sigma. At N = 16, L = 0.6: "
-        + "; ".join(fit_text(f, nm) for f, nm in ((a_sync, "sync"), (a_stag, "stagger"),
-                                                  (a_rand, "random")))
-        + ". The naive diffusive guess (T / sigma)^2 (phases diffuse as sigma sqrt(cycles) until they "
-        "cover a cycle) is an upper bound, not the answer: storms need only phases that differ by about a "
-        "write duration d = L T / N, not by a cycle, and contention itself spreads a synchronised group "
-        "(jobs that fired first finish first). The random launch starts at the independent-phase rates "
-        "and reaches the law's within a few to a few tens of cycles; the stagger starts with no storm at "
-        "all and the sync with one storm of every level per cycle. With sigma = 0 nothing mixes: the sync "
-        "launch stays one storm per cycle and the stagger never collides; random launches keep their own "
-        "time averages (spread over fleets in the sigma = 0 table), whose mean over launches is "
-        f"{', '.join(f'{x:.3f}' for x in rdet_mean)} x the law's nu_2, nu_4, nu_6 - "
-        + ("within 10 % of the law: the law is the random-launch average even without jitter, but no "
-           "single fleet's" if np.all(np.abs(rdet_mean - 1) < BAND) else
-           "not the law: without jitter the law describes no launch's average")
-        + f". Final windows against the law, where mixed: worst |z| = {worst:.1f} over {len(zs)} tests "
-        f"(bound {Z_TOL:g}).")
+        "From a launch the storm rates reach the long-run law as the jitter mixes the phases, and how "
+        "long that takes depends on the launch and on sigma. At N = 16, L = 0.6 (all three levels "
+        "within 10 %): " + "; ".join(fit_text(fits.get((16, 0.6, lw)), lw) for lw in ("sync", "stagger"))
+        + (". Other cells: " + "; ".join(others) if others else "")
+        + ". So a fleet started in sync or in a stagger mixes in about T / sigma cycles (alpha near 1; "
+        "about 80 cycles at sigma = 0.01 T from sync), far faster than the diffusive guess (T / sigma)^2 "
+        "(phases diffusing as sigma sqrt(cycles) over a whole cycle: 10 000 cycles at sigma = 0.01 T). "
+        "Why the exponent is near 1 is not established here. The random launch starts near the law: "
+        "k = 2 and 4 are within 10 % after its first 0-3 cycles whatever sigma, and its k = 6 times "
+        "(up to ~200 cycles) are set by window noise, not a trend. With sigma = 0 no fleet mixes: the "
+        "sync launch keeps one storm of every level per cycle (nu_2 0.157 x the law's, nu_6 3.3 x) and "
+        "the stagger never collides; each random launch keeps its own rates (k = 6: "
+        f"{C.fmt(np.quantile(rdet[:, -1], 0.05))} to {C.fmt(np.quantile(rdet[:, -1], 0.95))} x the law "
+        f"over the central 90 % of fleets), but their average over launches is "
+        f"{', '.join(f'{x:.3f}' for x in rdet_mean)} x the law's nu_2, nu_4, nu_6 (95 % CIs in the "
+        "table): MODEL.md allows the law to be at most that average at sigma = 0, and here it is, "
+        f"within the intervals. Final windows against the law, where mixed: worst |z| = {worst:.1f} over {len(zs)} "
+        f"tests (bound {Z_TOL:g}).")
     C.append_results(args, "E4m", "mixing: how long until the long-run law applies", definition,
                      body, verdict, [f1], t0, rows=rows)
     return 0
