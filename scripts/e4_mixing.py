@@ -332,7 +332,8 @@ def main(argv=None) -> int:
                 a, _lo, _hi, pre, fs, _cm = f
                 xx = np.geomspace((T / fs).min(), (T / fs).max(), 20)
                 ax.plot(xx, pre * xx ** a, color=col, ls=lines[launch],
-                        label=f"N={n}, L={load:g}, {launch}: alpha = {a:.2f}")
+                        label=f"N={n}, L={load:g}, {launch} ({'circles' if launch == 'sync' else 'squares'})"
+                              f": alpha = {a:.2f}")
     ax.plot([], [], marker="x", lw=0, color="0.4", label="x: random launch (no trend, no fit)")
     xr = np.array([T / max(main_cell[2]), T / min(main_cell[2])])
     ax.plot(xr, 0.5 * xr, color="0.6", lw=0.8, ls="-.", label="slope 1")
