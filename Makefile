@@ -37,11 +37,12 @@ docs: $(STAMP)
 	$(PY) -m mkdocs build --strict
 
 # RESULTS.md and figures/ regenerated from scratch: every claim script in order, then the
-# summary table of all verdicts at the top (~3 min of CPU; 11.6 min wall on 2 shared cores).
+# summary table of all verdicts at the top (~3 min of CPU for the claims, ~20 more for the
+# e3 and e4 entries' splitting and mixing runs; scripts/README.md gives each one's time).
 RESULT_SCRIPTS := claim1_pair_return_map claim2_spectrum claim3_separation claim4_5_locking_tail \
 	claim4b_launch_distance claim4c_tightest_pair corollary10_long_horizon claim6_stagger_jitter \
 	claim7_stagger_feasibility claim8_cap claim8b_hetero_response \
-	e1_async_pair e1_async_fleet e2_weighted_pair
+	e1_async_pair e1_async_fleet e2_weighted_pair e3_storm_splitting e4_product_form e4_mixing
 .PHONY: results
 results: $(STAMP)
 	rm -f RESULTS.md figures/*.png
