@@ -27,10 +27,12 @@ from .stats.stationary import StationaryLaw, stationary
 from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
 from .driver import run_sweep
+from .fleetplan import FleetPlan, plan
 
 __all__ = [
     "DaskExecutor",
     "Fleet",
+    "FleetPlan",
     "HDF5Store",
     "LocalExecutor",
     "MemoryStore",
@@ -47,6 +49,7 @@ __all__ = [
     "median_survival",
     "open_results",
     "parse_sweep",
+    "plan",
     "run_sweep",
     "simulate",
     "stagger_margin",

@@ -322,7 +322,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from .engine.model import Fleet
-    from .plan import plan
+    from .fleetplan import plan
 
     given = {k: getattr(args, k) for k in ("jobs", "size", "interval", "jitter")
              if getattr(args, k) is not None}

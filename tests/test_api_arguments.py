@@ -49,6 +49,9 @@ CASES = [
         stop_at_passage=FLAG, fleet_start=COUNT + [-1], batch_size=COUNT_OPT + [0],
         threads=COUNT_OPT + [0], progress=PROGRESS, queues=CHOICE, kernel=CHOICE,
         fast_forward=["yes", 1, None, ["auto"]])),
+    ("plan", stormsim.plan, dict(fleet=FLEET, levels=[2], what_if=False, max_seconds=1.0),
+     dict(fleet=NOT_A_FLEET, levels=["x", "N/0", 2.5, True, None, [0], [5], [[2]]],
+          what_if=FLAG, max_seconds=NUMBER + [0.0], seed=COUNT)),
     ("storm_risk", stormsim.storm_risk,
      dict(fleet=FLEET, levels=[2], max_seconds=None, max_fleets=4, cycles=20, burn_in=2,
           method="plain"), dict(
@@ -153,7 +156,8 @@ def test_a_wrong_argument_is_a_spec_error_naming_it(fn, good, arg, value, tmp_pa
 def test_the_cases_cover_every_public_function_with_arguments():
     # Results, Run, StormRisk, SplitEstimate, StationaryLaw and Sweep are what the functions
     # return (never built by a caller); MemoryStore takes no argument.
-    returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "Sweep", "MemoryStore",
+    returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "FleetPlan",
+                "Sweep", "MemoryStore",
                 "SpecError", "SweepError", "__version__"}
     covered = {getattr(fn, "__name__", "") for _, fn, _, _ in CASES} | {"Fleet"}
     assert set(stormsim.__all__) - returned - covered == set()

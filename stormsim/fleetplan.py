@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._args import check_int
+from ._args import check_flag, check_int, check_levels, check_real
 from .engine.launch import stagger_theta
 from .engine.model import Fleet
 from .engine.run import simulate
@@ -242,6 +242,17 @@ def _stagger(fleet: Fleet, seed: int) -> tuple[float, float, float]:
     return est.value, est.lower, est.upper
 
 
+def _levels(levels, n: int) -> np.ndarray:
+    """Levels given as integers, or as text ('2', 'N/4', '2,N/4'), -> sorted k."""
+    spec = levels.split(",") if isinstance(levels, str) else levels
+    if isinstance(spec, (list, tuple)) and spec and all(isinstance(x, str) for x in spec):
+        try:
+            return np.array(sorted({tail_level(x.strip(), n) for x in spec}), dtype=np.int64)
+        except SpecError as exc:
+            raise SpecError(f"levels = {levels!r}: {exc}") from None
+    return check_levels("levels", levels, n)
+
+
 def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     """Hours after a synchronized restart (every job fires at t = 0) until the
     rate of storms of two or more writers in a window of cycles is within
@@ -286,12 +297,10 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True,
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet (build one with "
                         "stormsim.Fleet.from_jobs or Fleet.from_csv)")
     seed = check_int("seed", seed, 0)
-    if not (isinstance(max_seconds, (int, float)) and not isinstance(max_seconds, bool)
-            and math.isfinite(max_seconds) and max_seconds > 0):
-        raise SpecError(f"max_seconds = {max_seconds!r}: must be a number of seconds > 0")
+    max_seconds = check_real("max_seconds", max_seconds, 0.0, open_lo=True, what="a time budget, s")
+    what_if = check_flag("what_if", what_if)
     n = fleet.n_jobs
-    ks = np.array(sorted({tail_level(lv, n) for lv in
-                          (levels.split(",") if isinstance(levels, str) else levels)}))
+    ks = _levels(levels, n)
     t0 = time.perf_counter()
     scenarios = what_ifs(fleet) if what_if else what_ifs(fleet)[:1]
     budget = max(1.0, float(max_seconds) * SCENARIO_SHARE)

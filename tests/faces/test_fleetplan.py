@@ -8,7 +8,7 @@ import pytest
 
 import stormsim
 from stormsim.cli import main
-from stormsim.plan import SETTLE_TOLERANCE, plan, settle_hours, what_ifs
+from stormsim.fleetplan import SETTLE_TOLERANCE, plan, settle_hours, what_ifs
 
 #: The operator's example: 12 jobs, 840 GB every 30 min of compute through 40 GB/s.
 ARGS = ["--jobs", "12", "--size", "840GB", "--interval", "30min", "--bandwidth", "40GB/s",
