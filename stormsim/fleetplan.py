@@ -21,6 +21,7 @@ import csv
 import io
 import json
 import math
+import textwrap
 import time
 from dataclasses import dataclass, field
 
@@ -48,10 +49,14 @@ DEFAULT_LEVELS = ("2", "N/4", "N/2")
 STAGGER_FLEETS, STAGGER_CYCLES = 200, 20_000
 #: The share of the time budget each simulated scenario may spend.
 SCENARIO_SHARE = 1.0 / 8
-#: After a synchronized restart: fleets followed, the windows' edges in cycles
-#: (doubling, so a slow mix costs ~twice its own length), and "settled" (the
-#: pair-storm rate of a window within this share of its long-run value).
-SETTLE_FLEETS, SETTLE_MAX_CYCLES, SETTLE_TOLERANCE = 64, 8192, 0.10
+#: After a synchronized restart: the windows' edges in cycles (doubling, so a
+#: slow mix costs ~twice its own length), "settled" (the pair-storm rate of
+#: every window from there on within this share of its long-run value), and
+#: the storms each window expects at the long-run rate: 400 make the
+#: window's own relative error 5 %, half the tolerance (fleets per window
+#: follow, within the bounds).
+SETTLE_MAX_CYCLES, SETTLE_TOLERANCE, SETTLE_STORMS = 8192, 0.10, 400
+SETTLE_FLEETS = (64, 8192)
 
 
 @dataclass(frozen=True)
@@ -162,16 +167,16 @@ class FleetPlan:
         widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
         lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
         lines += ["  ".join(x.rjust(w) for x, w in zip(row, widths)) for row in rows]
-        lines.append(f"storm s: mean storm duration at n_w >= {self.levels[-1]}; checkpoint s: "
-                     "mean write duration (firing to write end), alone in brackets; GPU "
-                     "writing: share of GPU time spent writing, what contention adds in "
-                     "brackets; stagger holds: median time to the first collision from a "
-                     "stagger launch. (exact): the product-form law, no sampling error; "
-                     "[lo, hi]: 95 % interval over independent fleets.")
-        lines.append(f"After a synchronized restart, storms settle within "
-                     f"{SETTLE_TOLERANCE:.0%} of their long-run rate (n_w >= 2; "
-                     f"{self.settle_method}) after about {_num(self.settle_hours)} h.")
-        lines += self.notes
+        notes = [f"storm s: mean storm duration at n_w >= {self.levels[-1]}; checkpoint s: "
+                 "mean write duration (firing to write end), alone in brackets; GPU writing: "
+                 "share of GPU time spent writing, what contention adds in brackets; stagger "
+                 "holds: median time to the first collision from a stagger launch. (exact): "
+                 "the product-form law, no sampling error; [lo, hi]: 95 % interval over "
+                 "independent fleets.",
+                 f"After a synchronized restart, storms settle within {SETTLE_TOLERANCE:.0%} "
+                 f"of their long-run rate (n_w >= 2; {self.settle_method}) after about "
+                 f"{_num(self.settle_hours)} h.", *self.notes]
+        lines += [textwrap.fill(n, 100) for n in notes]
         return "\n".join(lines)
 
 
@@ -255,26 +260,30 @@ def _levels(levels, n: int) -> np.ndarray:
 
 def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     """Hours after a synchronized restart (every job fires at t = 0) until the
-    rate of storms of two or more writers in a window of cycles is within
-    SETTLE_TOLERANCE of its long-run value (the exact law's where it applies,
-    else the last window's), and how that value was known. The windows
-    [b, 2b) of the same fleets (one seed), b = 1, 2, 4, ...; NaN if none
-    settles within SETTLE_MAX_CYCLES."""
-    target, how = math.nan, "simulated (the last window)"
+    rate of storms of two or more writers stays within SETTLE_TOLERANCE of its
+    long-run value (the exact law's where it applies, else a run from a random
+    launch), and how that value was known. Windows [b, 2b) cycles, b = 1, 2,
+    4, ..., each over enough fleets to expect SETTLE_STORMS storms; NaN if it
+    has not settled by SETTLE_MAX_CYCLES."""
     if exact_applies(fleet, "random"):
         target, how = float(stationary(fleet).storm_rate[2]), "exact (the law)"
-    rates, starts = [], []
+    else:
+        run = simulate(fleet, fleets=256, cycles=400, burn_in=40, seed=seed)
+        target, how = run.upcrossings[:, 2].sum() / run.occupancy.sum(), "from a random launch"
+    if not target > 0:
+        return math.nan, how
+    cycle = float(np.mean(fleet.T + fleet.d))
+    starts, ok = [], []
     b = 1
     while b < SETTLE_MAX_CYCLES:
-        run = simulate(fleet, launch="sync", fleets=SETTLE_FLEETS, cycles=2 * b, burn_in=b,
-                       seed=seed)
-        rates.append(run.upcrossings[:, 2].sum() / run.occupancy.sum())
-        starts.append(float(np.mean(run.end_time)) * b / (2 * b))   # ~ the window's start (s)
+        fleets = int(np.clip(math.ceil(SETTLE_STORMS / (target * b * cycle)), *SETTLE_FLEETS))
+        run = simulate(fleet, launch="sync", fleets=fleets, cycles=2 * b, burn_in=b, seed=seed)
+        rate = run.upcrossings[:, 2].sum() / run.occupancy.sum()
+        starts.append(float(np.mean(run.end_time)) / 2.0)     # the window's start, ~b cycles
+        ok.append(abs(rate / target - 1.0) <= SETTLE_TOLERANCE)
         b *= 2
-    if math.isnan(target):
-        target = rates[-1]
-    for start, rate in zip(starts, rates):
-        if target > 0 and abs(rate / target - 1.0) <= SETTLE_TOLERANCE:
+    for i, start in enumerate(starts):
+        if all(ok[i:]):
             return start / 3600.0, how
     return math.nan, how
 
