@@ -57,6 +57,14 @@ from stormsim.engine._kernel import _ZIG_X as _FROZEN  # noqa: E402  (data, not 
 
 ZIG_X, ZIG_R = [float(x) for x in _FROZEN], float(_FROZEN[1])
 
+# The histogram edges of MODEL.md E7 are data of the engine's, as the tables are.
+from stormsim.engine.run import DURATION_EDGES, WAIT_EDGES  # noqa: E402
+
+
+def histogram_bin(edges, x: float) -> int:
+    """0 below edges[0], j for edges[j-1] <= x < edges[j], len(edges) at or above the last."""
+    return int(np.searchsorted(edges, x, side="right"))
+
 
 def normal(base: int, k: int) -> float:
     """k-th standard normal of a stream: ziggurat on outputs (k << 12) + 1, ..."""
@@ -122,6 +130,15 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     measuring = burn_in == 0
     waits = skips = events = 0
     wait_time = 0.0
+    # E7: per checkpoint, its firing instant, and the wait before it (time in
+    # WAIT), recorded with its duration when its write ends in the window.
+    started = [0.0] * N
+    wait_began = [0.0] * N
+    wait_next = [0.0] * N  # the wait of the job's next firing, so far
+    wait_now = [0.0] * N  # the wait of the checkpoint in flight
+    durations, waited = [], []  # (x, x / scale) per recorded checkpoint
+    dur_hist = [0] * (len(DURATION_EDGES) + 1)
+    wait_hist = [0] * (len(WAIT_EDGES) + 1)
 
     def writes(i):
         return phase[i] == "write" or persist[i]
@@ -142,11 +159,17 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
         for i in range(N):
             if writes(i) and vol[i] <= TIE_RTOL * d[i]:
                 events += 1
+                if measuring:
+                    durations.append(t - started[i])
+                    waited.append(wait_now[i])
+                    dur_hist[histogram_bin(DURATION_EDGES, (t - started[i]) / d[i])] += 1
+                    wait_hist[histogram_bin(WAIT_EDGES, wait_now[i] / T[i])] += 1
                 if phase[i] == "write":
                     phase[i], work[i] = "compute", interval(i)
                 else:
                     persist[i] = False
                     if phase[i] == "wait":
+                        wait_next[i] += t - wait_began[i]
                         phase[i], snap[i] = "snapshot", s[i]
         # Then every job's own chain of instantaneous changes.
         for i in range(N):
@@ -163,6 +186,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                             work[i] = interval(i)
                         else:
                             phase[i] = "wait"
+                            wait_began[i] = t
                             entered += 1
                         continue
                     elif s[i] > 0.0:
@@ -179,6 +203,8 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 fired_total += 1
                 fired = True
                 vol[i] = d[i]
+                started[i] = t
+                wait_now[i], wait_next[i] = wait_next[i], 0.0
                 if asy[i]:
                     persist[i] = True
                     phase[i], work[i] = "compute", interval(i)
@@ -229,4 +255,8 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     return {"firings": np.array(firings), "occupancy": np.array(occ),
             "passage_time": passage_time, "passage_cycle": passage_cycle, "end_time": t,
             "upcrossings": np.array(up), "writing_time": np.array(writing_time),
-            "waits": waits, "skips": skips, "wait_time": wait_time, "events": events}
+            "waits": waits, "skips": skips, "wait_time": wait_time, "events": events,
+            "durations_count": len(durations), "durations_sum": math.fsum(durations),
+            "durations_max": max(durations, default=0.0), "durations_hist": np.array(dur_hist),
+            "wait_sum": math.fsum(waited), "wait_max": max(waited, default=0.0),
+            "wait_hist": np.array(wait_hist)}

@@ -8,7 +8,8 @@ import pytest
 import stormsim
 
 FIELDS = ("firings", "occupancy", "passage_time", "passage_cycle", "end_time", "events",
-          "upcrossings", "writing_time", "waits", "wait_time", "skips")
+          "upcrossings", "writing_time", "waits", "wait_time", "skips", "durations_count",
+          "durations_sum", "durations_max", "durations_hist", "wait_sum", "wait_max", "wait_hist")
 
 
 def jittered(n=6):
