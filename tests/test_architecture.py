@@ -18,7 +18,8 @@ WINGS = [
     ("", ["_version", "errors", "_format", "_args"]),           # facts without dependencies
     ("engine", ["__init__", "_numba_cache", "units", "cost", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
-    ("stats", ["__init__", "survival", "analysis", "tails", "storms", "summary", "physical"]),
+    ("stats", ["__init__", "survival", "analysis", "tails", "storms", "summary", "physical",
+               "durations"]),
     ("risk", ["__init__", "split_estimate", "splitting", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "spec",
                "cellrisk", "work"]),                           # the sweep file -> units of work
