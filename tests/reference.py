@@ -96,14 +96,22 @@ def normal(base: int, k: int) -> float:
 
 def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                        stop_at_passage=True, key=(0, 0), fleet=0, checkpoint=None,
-                       snapshot=None, slowdown=None, on_busy=None, weights=None):
+                       snapshot=None, slowdown=None, on_busy=None, weights=None,
+                       max_writers=None):
     """One fleet. f: f(n) for n = 0..N (f[0] unused). Returns a dict like a Run row.
 
     checkpoint, snapshot, slowdown, on_busy, weights: per job (MODEL.md E1,
-    E2), default the base model. Every job keeps its remaining amounts
-    directly: compute work ``work``, persist or write volume ``vol``,
-    snapshot time ``snap``; the rates are recomputed from the phases at
-    every event.
+    E2), default the base model; max_writers: K of E5 (None: N). Every job
+    keeps its remaining amounts directly: compute work ``work``, persist or
+    write volume ``vol``, snapshot time ``snap``; the rates are recomputed
+    from the phases at every event.
+
+    The writer cap: every checkpoint ready to write joins a first-come
+    first-served list (this instant's arrivals by job index, as the jobs are
+    visited); after the instant's phase changes its head starts writing
+    while fewer than K write. A blocking job waits there in phase "queue"
+    (neither computing nor writing); an async job computes with its persist
+    "queued", in flight for the rule on a busy persist and the slowdown.
     """
     N = len(T)
     asy = [False] * N if checkpoint is None else [c == "async" for c in checkpoint]
@@ -111,9 +119,13 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     eps = [0.0] * N if slowdown is None else [float(x) for x in slowdown]
     skip = [False] * N if on_busy is None else [r == "skip" for r in on_busy]
     wt = [1.0] * N if weights is None else [float(x) for x in weights]
-    # phase: "compute", "snapshot", "wait" (async) or "write" (blocking)
+    # phase: "compute", "snapshot", "wait" (async) or "write", "queue" (blocking)
     phase = ["compute"] * N
     persist = [False] * N  # an async job's persist is in flight
+    queued = [False] * N  # an async job's persist waits for a writer slot
+    K = N if max_writers is None else int(max_writers)
+    line = []  # the writer queue: job indices, first come first
+    line_since = [0.0] * N
     work = [(1.0 - theta[i]) * T[i] for i in range(N)]
     vol = [0.0] * N
     snap = [0.0] * N
@@ -142,6 +154,9 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
 
     def writes(i):
         return phase[i] == "write" or persist[i]
+
+    def busy(i):  # a persist writing or queued (E1 rule and slowdown)
+        return persist[i] or queued[i]
 
     def interval(i):
         w = T[i]
@@ -179,7 +194,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 elif phase[i] == "compute" and work[i] <= TIE_RTOL * T[i]:
                     if not asy[i]:
                         pass  # a blocking job fires when its work is done
-                    elif persist[i]:
+                    elif busy(i):
                         events += 1
                         if skip[i]:
                             skipped += 1
@@ -195,21 +210,33 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                         continue
                 else:
                     break
-                # a firing
-                events += 1
-                if count[i] < cycles:
-                    firings[i][count[i]] = t
-                count[i] += 1
-                fired_total += 1
-                fired = True
-                vol[i] = d[i]
-                started[i] = t
-                wait_now[i], wait_next[i] = wait_next[i], 0.0
+                # ready to write: into the writer queue (admitted below)
+                line.append(i)
+                line_since[i] = t
                 if asy[i]:
-                    persist[i] = True
+                    queued[i] = True
                     phase[i], work[i] = "compute", interval(i)
                 else:
-                    phase[i] = "write"
+                    phase[i] = "queue"
+                    break
+        # Admissions: the queue's head starts writing while fewer than K write.
+        while line and sum(writes(j) for j in range(N)) < K:
+            i = line.pop(0)
+            events += 1  # the firing
+            if count[i] < cycles:
+                firings[i][count[i]] = t
+            count[i] += 1
+            fired_total += 1
+            fired = True
+            vol[i] = d[i]
+            started[i] = t
+            wait_next[i] += t - line_since[i]
+            wait_now[i], wait_next[i] = wait_next[i], 0.0
+            if asy[i]:
+                queued[i], persist[i] = False, True
+            else:
+                phase[i] = "write"
+        events += sum(line_since[j] == t for j in line)  # entered QUEUE now, still there
         nw = sum(writes(i) for i in range(N))
         measuring = measuring or min(count) >= burn_in
         if measuring:
@@ -224,7 +251,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
         if min(count) >= cycles:
             break
         wsum = sum(wt[i] for i in range(N) if writes(i))
-        computing = [phase[i] == "compute" and not (persist[i] and eps[i] == 1.0)
+        computing = [phase[i] == "compute" and not (busy(i) and eps[i] == 1.0)
                      for i in range(N)]
         nc = sum(computing)
         r_c = min(1.0, cap / nc) if nc else 0.0
@@ -233,7 +260,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
             if writes(i):
                 cands.append((vol[i] / (f[nw] * wt[i] / wsum), i, "vol"))
             if computing[i]:
-                rate = r_c * ((1.0 - eps[i]) if persist[i] else 1.0)
+                rate = r_c * ((1.0 - eps[i]) if busy(i) else 1.0)
                 cands.append((work[i] / rate, i, "work"))
             if phase[i] == "snapshot":
                 cands.append((snap[i], i, "snap"))
@@ -244,7 +271,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 if measuring:
                     writing_time[i] += dt
             if computing[i]:
-                work[i] -= r_c * ((1.0 - eps[i]) if persist[i] else 1.0) * dt
+                work[i] -= r_c * ((1.0 - eps[i]) if busy(i) else 1.0) * dt
             if phase[i] == "snapshot":
                 snap[i] -= dt
         {"vol": vol, "work": work, "snap": snap}[what][j] = 0.0

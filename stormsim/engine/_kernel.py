@@ -969,6 +969,10 @@ def _make_run_fleet(FAST, LONE=True):
                     ff_backoff = min(2 * ff_backoff + 1, _FF_BACKOFF_MAX * N)
                 ff_wait = ff_backoff
         if measuring:  # writes still in flight when the run stops
+            for b in range(nwh):
+                i = widx[(wh + b) & mask]
+                if since[i] < t0:  # counted whole as the window opened: not ended, out
+                    pre -= t0 - since[i]
             dur_out[_OUT_SUM] = pre
             for b in range(N):
                 dur_out[_OUT_SUM] += writing[b]
@@ -1137,7 +1141,7 @@ _WAIT = 2
 
 @njit(cache=CACHE, nogil=True)
 def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
-                      key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
+                      max_writers, key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
                       ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
                       table, wtable, dur_out, wait_out):
     """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
@@ -1153,9 +1157,19 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     Outputs as ``run_fleet``; wtable, wait_out: the same for each
     checkpoint's wait (due to firing: the time its job spent in WAIT, E7) on
     the scale T_i, recorded with its duration when its write (persist) ends
-    in the measured window.
+    in the measured window. max_writers: K of MODEL.md E5 (N: no cap).
     Returns (passage_time, passage_cycle, end_time, events, waits, skips,
     wait_time).
+
+    Writer cap (K < N): a checkpoint ready to write (a blocking job's
+    compute done, an async job's snapshot done) joins a FIFO queue (ties at
+    one instant by job index) and counts as in flight for the rule on a
+    busy persist and for the slowdown: its next compute interval begins at
+    once (a blocking job's is parked, eps = 1, so it neither computes nor
+    writes). After every phase change of an instant the queue's head is
+    admitted while fewer than K write: the admission is the firing, and its
+    wait (E7) includes the time queued. Entering the queue and not being
+    admitted at that instant is an event. K = N takes none of this path.
 
     Three virtual clocks: P_w, advancing at f(n_w) / W (W the writers'
     weight sum), on which writer i finishes d_i / w_i after its firing; P_c,
@@ -1199,6 +1213,11 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     wstart = np.zeros(N)  # when the job's current wait began
     wacc = np.zeros(N)  # the wait of the job's next firing so far (s)
     cwait = np.zeros(N)  # the wait of the checkpoint now in flight (s)
+    capped = max_writers < N
+    qidx = np.empty(cap, dtype=np.int64)  # the writer queue (E5): a FIFO ring
+    qtime = np.empty(cap)  # ... and when each entered it
+    qh = 0
+    qn = 0
 
     # Equal weights are the anonymous model (E2): writers then drain at the
     # tabled f(n)/n with targets d_i, as in ``run_fleet`` (no division per
@@ -1360,7 +1379,21 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
         while top > 0:
             top -= 1
             i = stack[top] >> 1
-            if stack[top] & 1:  # a firing: the persist starts, a compute interval begins
+            if capped and stack[top] & 1:
+                # Ready to write under a cap: queue (by index among this
+                # instant's arrivals); admitted below, its compute interval
+                # begins now, as after a firing.
+                p = qh + qn
+                while p > qh and qtime[(p - 1) & mask] == t and qidx[(p - 1) & mask] > i:
+                    qidx[p & mask] = qidx[(p - 1) & mask]
+                    qtime[p & mask] = qtime[(p - 1) & mask]
+                    p -= 1
+                qidx[p & mask] = i
+                qtime[p & mask] = t
+                qn += 1
+                inflight[i] = True
+                phase[i] = _COMPUTE
+            elif stack[top] & 1:  # a firing: the persist starts, a compute interval begins
                 events += 1
                 k = count[i]
                 if record and k < cycles:
@@ -1418,6 +1451,38 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
                 rem[i] = w
             else:
                 nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[i], i)
+        if capped:
+            # Admissions (E5), first come first served, while fewer than K write.
+            while qn > 0 and nwh < max_writers:
+                i = qidx[qh]
+                # Its time queued from its own entry (wstart may hold a WAIT
+                # begun since, for the job's next checkpoint).
+                queued = t - qtime[qh]
+                qh = (qh + 1) & mask
+                qn -= 1
+                events += 1
+                k = count[i]
+                if record and k < cycles:
+                    firings[i, k] = t
+                count[i] = k + 1
+                if k + 1 == cycles:
+                    n_done += 1
+                if k + 1 == burn_in:
+                    n_burn += 1
+                n_fire += 1
+                since[i] = t
+                cwait[i] = wacc[i] + queued
+                wacc[i] = 0.0
+                wset = True
+                W += weight[i]
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+            # Arrivals of this instant left waiting entered QUEUE: an event each.
+            for b in range(qn - 1, -1, -1):
+                if qtime[(qh + b) & mask] != t:
+                    break
+                events += 1
         fired_total += n_fire
         nw = nwh
         if nw == 0:  # W must not drift: exact when one writer or none
@@ -1493,7 +1558,7 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
-                       key0, key1, fleet0, cycles, burn_in, level, stop_at_passage, record,
+                       max_writers, key0, key1, fleet0, cycles, burn_in, level, stop_at_passage, record,
                        ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
                        passage_time, passage_cycle, end_time, events, waits, skips, wait_time,
                        table, wtable, dur_out, wait_out):
@@ -1502,7 +1567,8 @@ def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_a
     F = theta.shape[0]
     for g in prange(F):
         p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general(
-            T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, key0, key1,
+            T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
+            key0, key1,
             fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
             ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
             dur_out[g], wait_out[g])

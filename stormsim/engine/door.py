@@ -93,17 +93,18 @@ class Inputs:
 
     @property
     def general(self) -> tuple:
-        """(f, weight, snapshot, slowdown, skip, is_async) of the general kernel.
+        """(f, weight, snapshot, slowdown, skip, is_async, max_writers) of the
+        general kernel.
 
         A blocking job is the async job with s = 0, eps = 1 and rule block
-        (MODEL.md E1, check A1)."""
+        (MODEL.md E1, check A1); max_writers is K (E5), N for no cap."""
         fleet = self.fleet
         is_async = np.ascontiguousarray(fleet.is_async)
         snap = np.where(is_async, fleet.snapshot, 0.0)
         slow = np.where(is_async, fleet.slowdown, 1.0)
         skip = np.ascontiguousarray(is_async & (fleet.on_busy == "skip"))
         return (np.ascontiguousarray(fleet.f), np.ascontiguousarray(fleet.weights), snap, slow,
-                skip, is_async)
+                skip, is_async, np.int64(fleet.max_writers))
 
 
 def prepare(fleet: Fleet, seed: int) -> Inputs:

@@ -28,9 +28,11 @@ HIST_BINS = 64
 DURATION_EDGES = 10.0 ** ((np.arange(HIST_BINS + 1) - 0.5) / 16.0)
 
 #: Edges of the wait histogram, as multiples of the job's T_i: 8 bins a
-#: decade from 1e-6 to 1e2. Most checkpoints do not wait: a wait of 0 is
-#: in the underflow bin.
-WAIT_EDGES = 10.0 ** (np.arange(HIST_BINS + 1) / 8.0 - 6.0)
+#: decade, centred on 10**(j / 8 - 6), so 8.7e-7 .. 87. Most checkpoints do
+#: not wait: a wait of 0 is in the underflow bin. Centred, not starting, on
+#: powers of ten: a jitter-free fleet waits exact multiples of T_i or d_i
+#: (a wait of T_i is common), which must not sit on an edge.
+WAIT_EDGES = 10.0 ** ((np.arange(HIST_BINS + 1) - 0.5) / 8.0 - 6.0)
 
 # The edges as the kernels take them (``door.histogram_cells``).
 _DURATION_CELLS = door.histogram_cells(DURATION_EDGES)
@@ -94,8 +96,9 @@ class Run:
         the last edge. Sums over axis 1 to durations_count.
     wait_sum : float64 (fleets,)
         Sum of the same checkpoints' waits, due to firing (s): the time the
-        job spent in WAIT (E1) before the checkpoint's firing; 0 for a
-        checkpoint that did not wait (every checkpoint of a blocking fleet).
+        job spent in WAIT (E1) and the writer queue (E5) before the
+        checkpoint's firing; 0 for a checkpoint that did not wait (every
+        checkpoint of a blocking fleet without a writer cap).
     wait_max : float64 (fleets,)
         Their longest wait (s).
     wait_hist : int64 (fleets, HIST_BINS + 2)
@@ -164,20 +167,21 @@ KERNELS = ("auto", "anonymous", "general")
 
 
 def choose_kernel(fleet: Fleet, kernel: str = "auto") -> bool:
-    """True for the general kernel (MODEL.md E1, E2), False for the anonymous one.
+    """True for the general kernel (MODEL.md E1, E2, E5), False for the anonymous one.
 
     The anonymous kernel integrates the base model (blocking jobs, equal
     weights) with two virtual clocks and sorted queues; the general one adds
-    asynchronous checkpoints and weights (indexed heaps, a wall-time clock
-    for snapshots). "general" runs a base-model fleet through the general
+    asynchronous checkpoints, weights (indexed heaps, a wall-time clock
+    for snapshots) and the writer cap's queue. "general" runs a base-model fleet through the general
     kernel too: the same trajectories to rounding (a test checks it), not
     bit for bit, since they round differently.
     """
     if kernel not in KERNELS:
         raise SpecError(f"kernel = {kernel!r}: must be one of {', '.join(KERNELS)}")
     if kernel == "anonymous" and not fleet.is_anonymous:
-        raise SpecError("kernel = 'anonymous' integrates blocking jobs with equal weights only; "
-                        f"this fleet has async jobs or unequal weights ({fleet!r}). Use 'auto'")
+        raise SpecError("kernel = 'anonymous' integrates blocking jobs with equal weights and no "
+                        "writer cap only; this fleet has async jobs, unequal weights or "
+                        f"max_writers < N ({fleet!r}). Use 'auto'")
     return kernel == "general" or not fleet.is_anonymous
 
 
@@ -241,7 +245,8 @@ def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
         raise SpecError(f"fast_forward = {fast_forward!r}: must be 'auto', True or False")
     eligible = not general and _uncapped(fleet)
     if fast_forward is True and not eligible:
-        why = ("it runs through the general kernel (async jobs or unequal weights)" if general
+        why = ("it runs through the general kernel (async jobs, unequal weights or a writer cap)"
+               if general
                else f"its cap C = {fleet.cap:g} binds (C < N = {fleet.n_jobs})")
         raise SpecError(f"fast_forward = True needs the base model uncapped (C >= N); {why}. "
                         "Use 'auto'")
@@ -415,10 +420,9 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
             outputs = (occupancy[lo:hi], upcross[lo:hi], writing[lo:hi], passage_time[lo:hi],
                        passage_cycle[lo:hi], end_time[lo:hi], events[lo:hi])
             if general:
-                f_table, weight, snap, slow, skip, is_async = extra
                 door.run_fleets_general(
-                    inputs.T, inputs.d, inputs.sigma, f_table, inputs.rc, theta, weight, snap,
-                    slow, skip, is_async, *common, ring_w, ring_c, ring_s, fire_buf, *outputs,
+                    inputs.T, inputs.d, inputs.sigma, extra[0], inputs.rc, theta, *extra[1:],
+                    *common, ring_w, ring_c, ring_s, fire_buf, *outputs,
                     waits[lo:hi], skips[lo:hi], wait_time[lo:hi], _DURATION_CELLS, _WAIT_CELLS,
                     dur_out[lo:hi], wait_out[lo:hi])
             else:
