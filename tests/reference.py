@@ -177,8 +177,9 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 if measuring:
                     durations.append(t - started[i])
                     waited.append(wait_now[i])
-                    dur_hist[histogram_bin(DURATION_EDGES, (t - started[i]) / d[i])] += 1
-                    wait_hist[histogram_bin(WAIT_EDGES, wait_now[i] / T[i])] += 1
+                    # binned as the engine scales: x * (1 / d_i), x * (1 / T_i)
+                    dur_hist[histogram_bin(DURATION_EDGES, (t - started[i]) * (1.0 / d[i]))] += 1
+                    wait_hist[histogram_bin(WAIT_EDGES, wait_now[i] * (1.0 / T[i]))] += 1
                 if phase[i] == "write":
                     phase[i], work[i] = "compute", interval(i)
                 else:
