@@ -1159,7 +1159,7 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     each queue's kind (``_q_push``); with unit weights results do not depend
     on them (other weights: sums of W in another order, to rounding).
     Outputs as ``run_fleet``; wtable, wait_out: the same for each
-    checkpoint's wait (due to firing: the time its job spent in WAIT, E7) on
+    checkpoint's wait (due to firing: its time in WAIT, E1, and queued, E5) on
     the scale T_i, recorded with its duration when its write (persist) ends
     in the measured window. max_writers: K of MODEL.md E5 (N: no cap).
     Returns (passage_time, passage_cycle, end_time, events, waits, skips,
@@ -1461,8 +1461,8 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
             # Admissions (E5), first come first served, while fewer than K write.
             while qn > 0 and nwh < max_writers:
                 i = qidx[qh]
-                # Its time queued from its own entry (wstart may hold a WAIT
-                # begun since, for the job's next checkpoint).
+                # Its time queued, from its own entry time: the job may have
+                # entered WAIT since (for its next checkpoint, wstart).
                 queued = t - qtime[qh]
                 qh = (qh + 1) & mask
                 qn -= 1

@@ -86,8 +86,9 @@ class Run:
         window after the instant it opens (E7); writes still in flight at the
         end are not counted. The same checkpoints carry the wait fields.
     durations_sum : float64 (fleets,)
-        Sum of their write durations, firing to write end (s): a plain
-        float64 sum in the fleet's event order.
+        Sum of their write durations, firing to write end (s): a float64 sum
+        per fleet (the anonymous kernel forms it from the window's writing
+        time and the writes cut by its ends: the same sum to rounding).
     durations_max : float64 (fleets,)
         Their longest write duration (s); 0 where durations_count is 0.
     durations_hist : int64 (fleets, HIST_BINS + 2)
@@ -103,6 +104,8 @@ class Run:
         Their longest wait (s).
     wait_hist : int64 (fleets, HIST_BINS + 2)
         Their waits / T_i on ``WAIT_EDGES`` (a wait of 0 is in bin 0).
+    duration_edges, wait_edges : float64 (HIST_BINS + 1,)
+        The histograms' edges (class attributes), on d_i and T_i.
     """
 
     fleet: Fleet
