@@ -1334,7 +1334,8 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
             if measuring:
                 writing[i] += t - max(since[i], t0)
                 _record(dur_out, table, t - since[i], inv_d[i])
-                _record(wait_out, wtable, cwait[i], inv_T[i])
+                if cwait[i] > 0.0:  # most checkpoints do not wait: counted at the end
+                    _record(wait_out, wtable, cwait[i], inv_T[i])
             if phase[i] == _WAIT:
                 if is_async[i]:
                     nwait -= 1
@@ -1559,6 +1560,11 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
         for b in range(nwh):
             i = widx[(wh + b) & mask]
             writing[i] += t - max(since[i], t0)
+    # The checkpoints that did not wait: a wait of 0, in bin 0.
+    unwaited = 0.0
+    for b in range(_OUT_HIST, dur_out.shape[0]):
+        unwaited += dur_out[b] - wait_out[b]
+    wait_out[_OUT_HIST] += unwaited
     return p_time, p_cycle, t, events, waits, skips, wait_time
 
 
