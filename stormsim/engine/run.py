@@ -11,14 +11,14 @@ import numba
 from .._args import check_flag, check_int
 from ..errors import SpecError
 from . import door, launch as _launch
-from .cost import check_memory, default_batch, memory_needed, next_batch
+from .cost import HIST_BINS, check_memory, default_batch, memory_needed, next_batch
 from .model import Fleet
 
-#: Bins of the checkpoint histograms (MODEL.md E7), fixed so that fleets,
-#: runs and sweeps add up: HIST_BINS log-spaced bins, with bin 0 below the
-#: first edge (underflow) and bin HIST_BINS + 1 at or above the last
-#: (overflow), so a histogram has HIST_BINS + 2 counts.
-HIST_BINS = 64
+#: The checkpoint histograms (MODEL.md E7) have fixed bins, so that fleets,
+#: runs and sweeps add up: HIST_BINS (``cost.HIST_BINS``, which the memory
+#: estimate counts) log-spaced bins, with bin 0 below the first edge
+#: (underflow) and bin HIST_BINS + 1 at or above the last (overflow), so a
+#: histogram has HIST_BINS + 2 counts.
 
 #: Edges of the write-duration histogram, as multiples of the job's d_i: 16
 #: bins a decade, centred on 10**(j / 16), j = 0..63, so 0.931 .. 9.3e3. A
