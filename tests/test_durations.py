@@ -83,7 +83,8 @@ def test_sums_agree_with_writing_and_wait_time():
     np.testing.assert_array_less(np.abs(run.wait_sum - run.wait_time), 2 * fleet.n_jobs
                                  * run.wait_max + 1e-12)
     np.testing.assert_array_equal(run.durations_hist.sum(axis=1), run.durations_count)
-    np.testing.assert_array_equal(run.wait_hist.sum(axis=1), run.durations_count)
+    np.testing.assert_array_equal(run.wait_hist.sum(axis=1), run.wait_count)
+    np.testing.assert_array_equal(run.wait_count, run.durations_count)
     # A blocking fleet never waits: every wait is 0, in the underflow bin.
     base = stormsim.simulate(stormsim.Fleet.identical(6, T=1.0, load=1.5, jitter=0.02),
                              fleets=5, cycles=100, seed=3)

@@ -160,6 +160,12 @@ class Run:
             return self.occupancy / total
 
     @property
+    def wait_count(self) -> np.ndarray:
+        """int64 (fleets,): checkpoints whose wait is in wait_sum and wait_hist,
+        the same as ``durations_count`` (every checkpoint has a wait, often 0)."""
+        return self.durations_count
+
+    @property
     def passed(self) -> np.ndarray:
         """bool (fleets,): the fleet reached the passage level."""
         return self.passage_cycle >= 0
