@@ -57,6 +57,14 @@ from stormsim.engine._kernel import _ZIG_X as _FROZEN  # noqa: E402  (data, not 
 
 ZIG_X, ZIG_R = [float(x) for x in _FROZEN], float(_FROZEN[1])
 
+# The histogram edges of MODEL.md E7 are data of the engine's, as the tables are.
+from stormsim.engine.run import DURATION_EDGES, WAIT_EDGES  # noqa: E402
+
+
+def histogram_bin(edges, x: float) -> int:
+    """0 below edges[0], j for edges[j-1] <= x < edges[j], len(edges) at or above the last."""
+    return int(np.searchsorted(edges, x, side="right"))
+
 
 def normal(base: int, k: int) -> float:
     """k-th standard normal of a stream: ziggurat on outputs (k << 12) + 1, ..."""
@@ -88,14 +96,22 @@ def normal(base: int, k: int) -> float:
 
 def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                        stop_at_passage=True, key=(0, 0), fleet=0, checkpoint=None,
-                       snapshot=None, slowdown=None, on_busy=None, weights=None):
+                       snapshot=None, slowdown=None, on_busy=None, weights=None,
+                       max_writers=None):
     """One fleet. f: f(n) for n = 0..N (f[0] unused). Returns a dict like a Run row.
 
     checkpoint, snapshot, slowdown, on_busy, weights: per job (MODEL.md E1,
-    E2), default the base model. Every job keeps its remaining amounts
-    directly: compute work ``work``, persist or write volume ``vol``,
-    snapshot time ``snap``; the rates are recomputed from the phases at
-    every event.
+    E2), default the base model; max_writers: K of E5 (None: N). Every job
+    keeps its remaining amounts directly: compute work ``work``, persist or
+    write volume ``vol``, snapshot time ``snap``; the rates are recomputed
+    from the phases at every event.
+
+    The writer cap: every checkpoint ready to write joins a first-come
+    first-served list (this instant's arrivals by job index, as the jobs are
+    visited); after the instant's phase changes its head starts writing
+    while fewer than K write. A blocking job waits there in phase "queue"
+    (neither computing nor writing); an async job computes with its persist
+    "queued", in flight for the rule on a busy persist and the slowdown.
     """
     N = len(T)
     asy = [False] * N if checkpoint is None else [c == "async" for c in checkpoint]
@@ -103,9 +119,13 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     eps = [0.0] * N if slowdown is None else [float(x) for x in slowdown]
     skip = [False] * N if on_busy is None else [r == "skip" for r in on_busy]
     wt = [1.0] * N if weights is None else [float(x) for x in weights]
-    # phase: "compute", "snapshot", "wait" (async) or "write" (blocking)
+    # phase: "compute", "snapshot", "wait" (async) or "write", "queue" (blocking)
     phase = ["compute"] * N
     persist = [False] * N  # an async job's persist is in flight
+    queued = [False] * N  # an async job's persist waits for a writer slot
+    K = N if max_writers is None else int(max_writers)
+    line = []  # the writer queue: job indices, first come first
+    line_since = [0.0] * N
     work = [(1.0 - theta[i]) * T[i] for i in range(N)]
     vol = [0.0] * N
     snap = [0.0] * N
@@ -122,9 +142,21 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     measuring = burn_in == 0
     waits = skips = events = 0
     wait_time = 0.0
+    # E7: per checkpoint, its firing instant, and the wait before it (time in
+    # WAIT), recorded with its duration when its write ends in the window.
+    started = [0.0] * N
+    wait_began = [0.0] * N
+    wait_next = [0.0] * N  # the wait of the job's next firing, so far
+    wait_now = [0.0] * N  # the wait of the checkpoint in flight
+    durations, waited = [], []  # (x, x / scale) per recorded checkpoint
+    dur_hist = [0] * (len(DURATION_EDGES) + 1)
+    wait_hist = [0] * (len(WAIT_EDGES) + 1)
 
     def writes(i):
         return phase[i] == "write" or persist[i]
+
+    def busy(i):  # a persist writing or queued (E1 rule and slowdown)
+        return persist[i] or queued[i]
 
     def interval(i):
         w = T[i]
@@ -142,11 +174,18 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
         for i in range(N):
             if writes(i) and vol[i] <= TIE_RTOL * d[i]:
                 events += 1
+                if measuring:
+                    durations.append(t - started[i])
+                    waited.append(wait_now[i])
+                    # binned as the engine scales: x * (1 / d_i), x * (1 / T_i)
+                    dur_hist[histogram_bin(DURATION_EDGES, (t - started[i]) * (1.0 / d[i]))] += 1
+                    wait_hist[histogram_bin(WAIT_EDGES, wait_now[i] * (1.0 / T[i]))] += 1
                 if phase[i] == "write":
                     phase[i], work[i] = "compute", interval(i)
                 else:
                     persist[i] = False
                     if phase[i] == "wait":
+                        wait_next[i] += t - wait_began[i]
                         phase[i], snap[i] = "snapshot", s[i]
         # Then every job's own chain of instantaneous changes.
         for i in range(N):
@@ -156,13 +195,14 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 elif phase[i] == "compute" and work[i] <= TIE_RTOL * T[i]:
                     if not asy[i]:
                         pass  # a blocking job fires when its work is done
-                    elif persist[i]:
+                    elif busy(i):
                         events += 1
                         if skip[i]:
                             skipped += 1
                             work[i] = interval(i)
                         else:
                             phase[i] = "wait"
+                            wait_began[i] = t
                             entered += 1
                         continue
                     elif s[i] > 0.0:
@@ -171,19 +211,33 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                         continue
                 else:
                     break
-                # a firing
-                events += 1
-                if count[i] < cycles:
-                    firings[i][count[i]] = t
-                count[i] += 1
-                fired_total += 1
-                fired = True
-                vol[i] = d[i]
+                # ready to write: into the writer queue (admitted below)
+                line.append(i)
+                line_since[i] = t
                 if asy[i]:
-                    persist[i] = True
+                    queued[i] = True
                     phase[i], work[i] = "compute", interval(i)
                 else:
-                    phase[i] = "write"
+                    phase[i] = "queue"
+                    break
+        # Admissions: the queue's head starts writing while fewer than K write.
+        while line and sum(writes(j) for j in range(N)) < K:
+            i = line.pop(0)
+            events += 1  # the firing
+            if count[i] < cycles:
+                firings[i][count[i]] = t
+            count[i] += 1
+            fired_total += 1
+            fired = True
+            vol[i] = d[i]
+            started[i] = t
+            wait_next[i] += t - line_since[i]
+            wait_now[i], wait_next[i] = wait_next[i], 0.0
+            if asy[i]:
+                queued[i], persist[i] = False, True
+            else:
+                phase[i] = "write"
+        events += sum(line_since[j] == t for j in line)  # entered QUEUE now, still there
         nw = sum(writes(i) for i in range(N))
         measuring = measuring or min(count) >= burn_in
         if measuring:
@@ -198,7 +252,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
         if min(count) >= cycles:
             break
         wsum = sum(wt[i] for i in range(N) if writes(i))
-        computing = [phase[i] == "compute" and not (persist[i] and eps[i] == 1.0)
+        computing = [phase[i] == "compute" and not (busy(i) and eps[i] == 1.0)
                      for i in range(N)]
         nc = sum(computing)
         r_c = min(1.0, cap / nc) if nc else 0.0
@@ -207,7 +261,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
             if writes(i):
                 cands.append((vol[i] / (f[nw] * wt[i] / wsum), i, "vol"))
             if computing[i]:
-                rate = r_c * ((1.0 - eps[i]) if persist[i] else 1.0)
+                rate = r_c * ((1.0 - eps[i]) if busy(i) else 1.0)
                 cands.append((work[i] / rate, i, "work"))
             if phase[i] == "snapshot":
                 cands.append((snap[i], i, "snap"))
@@ -218,7 +272,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 if measuring:
                     writing_time[i] += dt
             if computing[i]:
-                work[i] -= r_c * ((1.0 - eps[i]) if persist[i] else 1.0) * dt
+                work[i] -= r_c * ((1.0 - eps[i]) if busy(i) else 1.0) * dt
             if phase[i] == "snapshot":
                 snap[i] -= dt
         {"vol": vol, "work": work, "snap": snap}[what][j] = 0.0
@@ -229,4 +283,8 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     return {"firings": np.array(firings), "occupancy": np.array(occ),
             "passage_time": passage_time, "passage_cycle": passage_cycle, "end_time": t,
             "upcrossings": np.array(up), "writing_time": np.array(writing_time),
-            "waits": waits, "skips": skips, "wait_time": wait_time, "events": events}
+            "waits": waits, "skips": skips, "wait_time": wait_time, "events": events,
+            "durations_count": len(durations), "durations_sum": math.fsum(durations),
+            "durations_max": max(durations, default=0.0), "durations_hist": np.array(dur_hist),
+            "wait_sum": math.fsum(waited), "wait_max": max(waited, default=0.0),
+            "wait_hist": np.array(wait_hist)}

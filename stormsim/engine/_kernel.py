@@ -46,9 +46,13 @@ count, the batch, nor the order of events in the instant.
 from __future__ import annotations
 
 import math
+import struct
 
+import numba
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir as llvm_ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 from ._numba_cache import CACHE
 
@@ -226,6 +230,61 @@ def _exact_inverse(r):
     return 0.0
 
 
+#: Histogram cells (MODEL.md E7): a float's exponent and top 6 mantissa bits,
+#: its bits shifted right by this, name a cell 1/64 of an octave wide, at
+#: most one bin edge inside (``door.histogram_cells`` checks the edges).
+CELL_SHIFT = 46
+
+if numba.config.DISABLE_JIT:
+    def _float_bits(x):
+        """The IEEE 754 bits of a float64, as int64."""
+        return struct.unpack("<q", struct.pack("<d", x))[0]
+else:
+    @intrinsic
+    def _float_bits(typingctx, x):
+        """The IEEE 754 bits of a float64, as int64: a register move, not a
+        store and a load through a scratch array."""
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], llvm_ir.IntType(64))
+        return types.int64(types.float64), codegen
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _cell_bin(table, x):
+    """The bin of x on a histogram's edges: 0 below edges[0], j for
+    edges[j-1] <= x < edges[j], B + 1 at or above edges[B].
+
+    table (2 L + 1,) int64 (``door.histogram_cells``): table[0] the first
+    cell's key less one, then per cell (the first for every x below the
+    cells, the last holding edges[B] and every x above) the bin of its lower
+    end and the bits of the edge inside it (int64 max where none): for
+    floats >= 0 the order of their bits is theirs. x's bin is its cell's or
+    the next, decided by one comparison: O(1), one array, no branch (a branch
+    on "is it the common bin" mispredicts), no logarithm; the edges, not a
+    formula's rounding, define the bins.
+    """
+    xb = _float_bits(x)
+    c = min(max((xb >> CELL_SHIFT) - table[0], 0), (table.shape[0] - 3) >> 1)
+    return table[np.uintp(2 * c + 1)] + (xb >= table[np.uintp(2 * c + 2)])
+
+
+#: A fleet's row of one checkpoint observable (E7), float64 (B + 4,): its
+#: sum (s), its maximum (s), then its histogram's B + 2 counts (exact as
+#: float64 below 2**53): one array, so one pointer in the event loop.
+_OUT_SUM = 0
+_OUT_MAX = 1
+_OUT_HIST = 2
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _record(out, table, x, inv_scale):
+    """One checkpoint's duration (or wait) x (s) into a fleet's row ``out``,
+    binned as x * inv_scale."""
+    out[_OUT_SUM] += x
+    out[_OUT_MAX] = max(out[_OUT_MAX], x)
+    out[np.uintp(_OUT_HIST + _cell_bin(table, x * inv_scale))] += 1.0
+
+
 #: Normals drawn per job at once by the event loop (``_normal_block``).
 _NB = 8
 
@@ -346,7 +405,7 @@ def _q_second(key, head, size, mask, ring):
 @njit(cache=CACHE, nogil=True)
 def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
                   cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
-                  firings, occupancy, upcross, writing, old_key, c0):
+                  firings, occupancy, upcross, writing, old_key, c0, table, dur_out):
     """Advance a base-model fleet through a stretch in which every write is alone.
 
     Called by ``run_fleet`` at an instant with no writer (all N jobs in the
@@ -378,9 +437,11 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
 
     The firing and the write's end count two events, as in the event loop.
     A firing that would end the run (the last job's K-th) is left to the
-    event loop. old_key (N,) float64, c0 (N,) int64: work space. Returns the updated (ch, nch, pc,
-    t, n_done, n_burn, measuring, fired_total, events); the arrays are
-    updated in place.
+    event loop. Every write it commits lasts exactly d_i (it is alone), so
+    the durations (E7) take n lone writes in the bin of 1 and d_i into the
+    maximum (their sum is the writing time's). old_key (N,) float64, c0 (N,)
+    int64: work space. Returns the updated (ch, nch, pc, t, n_done, n_burn,
+    measuring, fired_total, events); the arrays are updated in place.
     """
     N = T.shape[0]
     tb = t - pc  # wall time at clock value 0
@@ -531,11 +592,15 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
         if measuring:
             busy = 0.0
             crossings = 0
+            lone = _OUT_HIST + _cell_bin(table, 1.0)
             for b in range(N):
                 n = count[b] - c0[b]
                 busy += n * d[b]
                 writing[b] += n * d[b]
                 crossings += n
+                if n > 0:
+                    dur_out[_OUT_MAX] = max(dur_out[_OUT_MAX], d[b])
+            dur_out[lone] += crossings
             occupancy[0] += span + (e_last - x0) - busy
             occupancy[1] += busy
             upcross[1] += crossings
@@ -565,7 +630,7 @@ def _make_run_fleet(FAST, LONE=True):
     @njit(cache=CACHE, nogil=True, error_model="numpy")
     def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                   level, stop_at_passage, record, ring_w, ring_c, firings,
-                  occupancy, upcross, writing):
+                  occupancy, upcross, writing, table, dur_out):
         """Integrate one fleet exactly, event to event (see MODEL.md).
 
         Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
@@ -573,7 +638,11 @@ def _make_run_fleet(FAST, LONE=True):
         count; theta (N,) launch phases. firings (N, cycles) is written only when
         ``record``; occupancy (N+1,) is overwritten. ring_w, ring_c choose the
         writers' and computers' queue (see ``_q_push``); results do not depend
-        on them. FAST (``run_fleet_ff``): integrate collision-free stretches
+        on them. table: the histogram of write durations / d_i (E7), as
+        ``_cell_bin`` takes it; dur_out (B + 4,) is overwritten with the
+        sum and maximum (s) of the durations of the writes that end in the
+        measured window and their histogram's B + 2 counts (``_OUT_SUM``).
+        FAST (``run_fleet_ff``): integrate collision-free stretches
         with ``_fast_forward`` where it is exact (C >= N; ignored otherwise):
         the same results to rounding (~1e-16 per firing), not bit for bit. Returns
         (passage_time, passage_cycle, end_time, events).
@@ -637,8 +706,20 @@ def _make_run_fleet(FAST, LONE=True):
             upcross[n] = 0
         for i in range(N):
             writing[i] = 0.0
+        for b in range(dur_out.shape[0]):
+            dur_out[b] = 0.0
+        # The durations' sum is the writing time's, corrected at the window's
+        # ends (writes in flight as it opens count whole, those in flight as
+        # the run stops not at all): O(N) twice, nothing per event. Their
+        # count is the histogram's.
+        pre = 0.0
+        # Bins of x * (1 / d_i), not x / d_i: a division's latency on every
+        # write end cost ~1 % of the event loop (measured); both kernels and
+        # the reference scale so.
+        inv_d = 1.0 / d
 
         t = 0.0
+        t0 = 0.0  # where the measured window opened
         nw_prev = 0
         pw = 0.0  # writer virtual clock: volume drained by any writer
         pc = 0.0  # computer virtual clock: work done by any computer
@@ -744,7 +825,15 @@ def _make_run_fleet(FAST, LONE=True):
                     i = widx[np.uintp(wh)]
                     wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
                     events += 1
-                    writing[np.uintp(i)] += t - since[np.uintp(i)]
+                    if measuring:
+                        # since[i] is its firing: writing time counts from
+                        # the window's opening, a duration from the firing.
+                        s = since[np.uintp(i)]
+                        writing[np.uintp(i)] += t - max(s, t0)
+                        x = t - s
+                        if x > dur_out[_OUT_MAX]:  # (rarely true: predicted)
+                            dur_out[_OUT_MAX] = x
+                        dur_out[np.uintp(_OUT_HIST + _cell_bin(table, x * inv_d[np.uintp(i)]))] += 1.0
                     w = wnext[np.uintp(i)]
                     if w <= TIE_RTOL * T[np.uintp(i)]:  # a zero compute interval: fire again at once
                         tofire[0] = i
@@ -779,7 +868,12 @@ def _make_run_fleet(FAST, LONE=True):
                             nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
                             continue
                         events += 1
-                        writing[i] += t - since[i]  # reset when the measured window opens
+                        if measuring:
+                            writing[i] += t - max(since[i], t0)
+                            x = t - since[i]
+                            if x > dur_out[_OUT_MAX]:
+                                dur_out[_OUT_MAX] = x
+                            dur_out[_OUT_HIST + _cell_bin(table, x * inv_d[i])] += 1.0
                         w = wnext[i]
                         if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
                             tofire[n_fire] = i
@@ -837,11 +931,10 @@ def _make_run_fleet(FAST, LONE=True):
                     measuring = True
                     for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
                         upcross[b] += 1
-                    # Open the window: writing time counts from now.
-                    for b in range(N):
-                        writing[b] = 0.0
+                    # Open the window: writing time counts from now (t0).
+                    t0 = t
                     for b in range(nwh):
-                        since[widx[(wh + b) & mask]] = t
+                        pre += t - since[widx[(wh + b) & mask]]
                 if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
                     p_time = t
                     p_cycle = fired_total // N
@@ -873,7 +966,7 @@ def _make_run_fleet(FAST, LONE=True):
                 ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
                     T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, pc, t, margin,
                     cycles, burn_in, n_done, n_burn, measuring, fired_total, events, record,
-                    firings, occupancy, upcross, writing, popkey, tofire)
+                    firings, occupancy, upcross, writing, popkey, tofire, table, dur_out)
                 if fired_total - before >= _FF_LONG * N:
                     ff_backoff = 0
                 else:
@@ -882,10 +975,14 @@ def _make_run_fleet(FAST, LONE=True):
         if measuring:  # writes still in flight when the run stops
             for b in range(nwh):
                 i = widx[(wh + b) & mask]
-                writing[i] += t - since[i]
-        else:  # the window never opened
+                if since[i] < t0:  # counted whole as the window opened: not ended, out
+                    pre -= t0 - since[i]
+            dur_out[_OUT_SUM] = pre
             for b in range(N):
-                writing[b] = 0.0
+                dur_out[_OUT_SUM] += writing[b]
+            for b in range(nwh):
+                i = widx[(wh + b) & mask]
+                writing[i] += t - max(since[i], t0)
         return p_time, p_cycle, t, events
 
     return run_fleet
@@ -904,12 +1001,14 @@ def _make_run_fleets(FAST):
     @njit(cache=CACHE, nogil=True, parallel=True)
     def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
                    level, stop_at_passage, record, ring_w, ring_c, firings,
-                   occupancy, upcross, writing, passage_time, passage_cycle, end_time, events):
+                   occupancy, upcross, writing, passage_time, passage_cycle, end_time, events,
+                   table, dur_out):
         """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
 
         theta: (F, N); firings (F, N, cycles)
         when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
-        upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,).
+        upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,);
+        table: the histogram (``_cell_bin``); dur_out (F, B + 4) (``run_fleet``).
         """
         F = theta.shape[0]
         for f in prange(F):
@@ -917,12 +1016,12 @@ def _make_run_fleets(FAST):
                 p_t, p_c, t_end, n_ev = run_fleet_ff(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
-                    occupancy[f], upcross[f], writing[f])
+                    occupancy[f], upcross[f], writing[f], table, dur_out[f])
             else:
                 p_t, p_c, t_end, n_ev = run_fleet(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
-                    occupancy[f], upcross[f], writing[f])
+                    occupancy[f], upcross[f], writing[f], table, dur_out[f])
             passage_time[f] = p_t
             passage_cycle[f] = p_c
             end_time[f] = t_end
@@ -1046,8 +1145,9 @@ _WAIT = 2
 
 @njit(cache=CACHE, nogil=True)
 def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
-                      key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
-                      ring_w, ring_c, ring_s, firings, occupancy, upcross, writing):
+                      max_writers, key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
+                      ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
+                      table, wtable, dur_out, wait_out):
     """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
 
     T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
@@ -1058,9 +1158,22 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     compute intervals out of the wait counts. ring_w, ring_c, ring_s choose
     each queue's kind (``_q_push``); with unit weights results do not depend
     on them (other weights: sums of W in another order, to rounding).
-    Outputs as ``run_fleet``.
+    Outputs as ``run_fleet``; wtable, wait_out: the same for each
+    checkpoint's wait (due to firing: its time in WAIT, E1, and queued, E5) on
+    the scale T_i, recorded with its duration when its write (persist) ends
+    in the measured window. max_writers: K of MODEL.md E5 (N: no cap).
     Returns (passage_time, passage_cycle, end_time, events, waits, skips,
     wait_time).
+
+    Writer cap (K < N): a checkpoint ready to write (a blocking job's
+    compute done, an async job's snapshot done) joins a FIFO queue (ties at
+    one instant by job index) and counts as in flight for the rule on a
+    busy persist and for the slowdown: its next compute interval begins at
+    once (a blocking job's is parked, eps = 1, so it neither computes nor
+    writes). After every phase change of an instant the queue's head is
+    admitted while fewer than K write: the admission is the firing, and its
+    wait (E7) includes the time queued. Entering the queue and not being
+    admitted at that instant is an event. K = N takes none of this path.
 
     Three virtual clocks: P_w, advancing at f(n_w) / W (W the writers'
     weight sum), on which writer i finishes d_i / w_i after its firing; P_c,
@@ -1101,6 +1214,16 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
     tol_c = np.empty(N)
     tol_cs = np.empty(N)  # ... for a job slowed by its own persist
     tol_s = np.empty(N)
+    wstart = np.zeros(N)  # when the job's current wait began
+    wacc = np.zeros(N)  # the wait of the job's next firing so far (s)
+    cwait = np.zeros(N)  # the wait of the checkpoint now in flight (s)
+    capped = max_writers < N
+    inv_d = 1.0 / d  # the histograms' scales, as ``run_fleet`` applies them
+    inv_T = 1.0 / T
+    qidx = np.empty(cap, dtype=np.int64)  # the writer queue (E5): a FIFO ring
+    qtime = np.empty(cap)  # ... and when each entered it
+    qh = 0
+    qn = 0
 
     # Equal weights are the anonymous model (E2): writers then drain at the
     # tabled f(n)/n with targets d_i, as in ``run_fleet`` (no division per
@@ -1141,6 +1264,10 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
         upcross[n] = 0
     for i in range(N):
         writing[i] = 0.0
+    for b in range(dur_out.shape[0]):
+        dur_out[b] = 0.0
+    for b in range(wait_out.shape[0]):
+        wait_out[b] = 0.0
 
     nwh = 0
     nsh = 0
@@ -1206,9 +1333,13 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
             W -= weight[i]
             if measuring:
                 writing[i] += t - max(since[i], t0)
+                _record(dur_out, table, t - since[i], inv_d[i])
+                if cwait[i] > 0.0:  # most checkpoints do not wait: counted at the end
+                    _record(wait_out, wtable, cwait[i], inv_T[i])
             if phase[i] == _WAIT:
                 if is_async[i]:
                     nwait -= 1
+                    wacc[i] += t - wstart[i]
                 if snap[i] > 0.0:
                     phase[i] = _SNAPSHOT
                     nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
@@ -1255,7 +1386,21 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
         while top > 0:
             top -= 1
             i = stack[top] >> 1
-            if stack[top] & 1:  # a firing: the persist starts, a compute interval begins
+            if capped and stack[top] & 1:
+                # Ready to write under a cap: queue (by index among this
+                # instant's arrivals); admitted below, its compute interval
+                # begins now, as after a firing.
+                p = qh + qn
+                while p > qh and qtime[(p - 1) & mask] == t and qidx[(p - 1) & mask] > i:
+                    qidx[p & mask] = qidx[(p - 1) & mask]
+                    qtime[p & mask] = qtime[(p - 1) & mask]
+                    p -= 1
+                qidx[p & mask] = i
+                qtime[p & mask] = t
+                qn += 1
+                inflight[i] = True
+                phase[i] = _COMPUTE
+            elif stack[top] & 1:  # a firing: the persist starts, a compute interval begins
                 events += 1
                 k = count[i]
                 if record and k < cycles:
@@ -1267,6 +1412,8 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
                     n_burn += 1
                 n_fire += 1
                 since[i] = t
+                cwait[i] = wacc[i]
+                wacc[i] = 0.0
                 inflight[i] = True
                 wset = True
                 W += weight[i]
@@ -1282,8 +1429,11 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
                 if not skip[i]:
                     phase[i] = _WAIT
                     if is_async[i]:
+                        # (a blocking job with a zero compute interval waits
+                        # for its own write: it fires again at once, no wait)
                         entered += 1
                         nwait += 1
+                        wstart[i] = t
                     continue
                 skipped += 1  # skipped: a new compute interval, as after a firing
             elif snap[i] > 0.0:  # due, no persist in flight: snapshot
@@ -1308,6 +1458,38 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
                 rem[i] = w
             else:
                 nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[i], i)
+        if capped:
+            # Admissions (E5), first come first served, while fewer than K write.
+            while qn > 0 and nwh < max_writers:
+                i = qidx[qh]
+                # Its time queued, from its own entry time: the job may have
+                # entered WAIT since (for its next checkpoint, wstart).
+                queued = t - qtime[qh]
+                qh = (qh + 1) & mask
+                qn -= 1
+                events += 1
+                k = count[i]
+                if record and k < cycles:
+                    firings[i, k] = t
+                count[i] = k + 1
+                if k + 1 == cycles:
+                    n_done += 1
+                if k + 1 == burn_in:
+                    n_burn += 1
+                n_fire += 1
+                since[i] = t
+                cwait[i] = wacc[i] + queued
+                wacc[i] = 0.0
+                wset = True
+                W += weight[i]
+                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+            # Arrivals of this instant left waiting entered QUEUE: an event each.
+            for b in range(qn - 1, -1, -1):
+                if qtime[(qh + b) & mask] != t:
+                    break
+                events += 1
         fired_total += n_fire
         nw = nwh
         if nw == 0:  # W must not drift: exact when one writer or none
@@ -1378,22 +1560,30 @@ def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_as
         for b in range(nwh):
             i = widx[(wh + b) & mask]
             writing[i] += t - max(since[i], t0)
+    # The checkpoints that did not wait: a wait of 0, in bin 0.
+    unwaited = 0.0
+    for b in range(_OUT_HIST, dur_out.shape[0]):
+        unwaited += dur_out[b] - wait_out[b]
+    wait_out[_OUT_HIST] += unwaited
     return p_time, p_cycle, t, events, waits, skips, wait_time
 
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
-                       key0, key1, fleet0, cycles, burn_in, level, stop_at_passage, record,
+                       max_writers, key0, key1, fleet0, cycles, burn_in, level, stop_at_passage, record,
                        ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
-                       passage_time, passage_cycle, end_time, events, waits, skips, wait_time):
-    """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,)."""
+                       passage_time, passage_cycle, end_time, events, waits, skips, wait_time,
+                       table, wtable, dur_out, wait_out):
+    """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,);
+    dur_out, wait_out (F, B + 4) (``_OUT_SUM``)."""
     F = theta.shape[0]
     for g in prange(F):
         p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general(
-            T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, key0, key1,
+            T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
+            key0, key1,
             fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
-            ring_s, firings[g],
-            occupancy[g], upcross[g], writing[g])
+            ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
+            dur_out[g], wait_out[g])
         passage_time[g] = p_t
         passage_cycle[g] = p_c
         end_time[g] = t_end

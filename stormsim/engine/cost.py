@@ -116,18 +116,29 @@ def next_batch(events_done: int, fleets_done: int) -> int:
     return int(min(MAX_BATCH, max(16, BATCH_EVENTS / per_fleet)))
 
 
+#: Bins of the checkpoint histograms of MODEL.md E7 (their edges:
+#: ``run.DURATION_EDGES``, ``run.WAIT_EDGES``); here because the memory
+#: estimate counts them.
+HIST_BINS = 64
+
+#: Per fleet, the E7 observables' cells: the kernels' two rows of
+#: HIST_BINS + 4 floats (sum, maximum, counts), the Run's two histograms of
+#: HIST_BINS + 2 counts and its five per-fleet arrays of them.
+E7_CELLS_PER_FLEET = 2 * (HIST_BINS + 4) + 2 * (HIST_BINS + 2) + 5
+
 #: Bytes of Python objects and small arrays of any call (the Run, seeds,
 #: slices): tracemalloc saw ~10 KiB above the arrays counted below.
 CALL_OVERHEAD = 64 * 1024
 
 #: A kernel's work space per job and thread, allocated per fleet, at most:
 #: the anonymous kernel (``run_fleet``) has four queues of up to 2N entries
-#: (64 B), eight arrays of N (64 B), a block of _NB = 8 normals per job (64 B),
+#: (64 B), nine arrays of N (72 B), a block of _NB = 8 normals per job (64 B),
 #: two rate tables of N + 1 and the launch order (2 x 8 (N + 1) + 16 N B):
-#: <= 224 N + 16 B; the general one (``run_fleet_general``) six queues of up
-#: to 2N (96 B), sixteen arrays of N (128 B), two of bools and four tables of
-#: N + 1: <= 258 N + 32 B. 296 B per job bounds both for every N >= 1.
-KERNEL_BYTES_PER_JOB = 296
+#: <= 232 N + 16 B; the general one (``run_fleet_general``) eight queues of
+#: up to 2N, the writer cap's FIFO included (128 B), twenty-one arrays of N
+#: (168 B), two of bools and four tables of N + 1: <= 330 N + 32 B. 368 B per
+#: job bounds both for every N >= 1.
+KERNEL_BYTES_PER_JOB = 368
 
 
 def memory_needed(n_jobs: int, fleets: int, cycles: int, record_firings: bool = False,
@@ -135,14 +146,16 @@ def memory_needed(n_jobs: int, fleets: int, cycles: int, record_firings: bool = 
     """Bytes ``simulate`` allocates at most (an upper bound, before any is).
 
     The Run's arrays: occupancy and upcrossings fleets x (N + 1), writing_time
-    fleets x N, seven per-fleet arrays, and firings fleets x N x cycles when
+    fleets x N, seven per-fleet arrays, the E7 observables
+    (``E7_CELLS_PER_FLEET`` a fleet), and firings fleets x N x cycles when
     recorded (8 B each); one batch's launch phases (batch x N); the per-job
     kernel inputs (at most eight arrays of N) and the rate tables; and each
     thread's kernel work space (``KERNEL_BYTES_PER_JOB``).
     """
     n, F = int(n_jobs), int(fleets)
     batch = min(F, batch_size or MAX_BATCH)
-    cells = (2 * F * (n + 1) + F * n + 7 * F + (F * n * int(cycles) if record_firings else 0)
+    cells = (2 * F * (n + 1) + F * n + (7 + E7_CELLS_PER_FLEET) * F
+             + (F * n * int(cycles) if record_firings else 0)
              + batch * n + 8 * n + 2 * (n + 1))
     return 8 * cells + KERNEL_BYTES_PER_JOB * n * int(threads) + CALL_OVERHEAD
 

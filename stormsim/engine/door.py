@@ -29,6 +29,41 @@ FFS_MAX_EVENTS = _kernel.FFS_MAX_EVENTS
 FF_MARGIN = _kernel.FF_MARGIN
 
 
+def histogram_cells(edges) -> np.ndarray:
+    """A histogram's edges as the kernels bin on them (MODEL.md E7, ``_cell_bin``).
+
+    Parameters
+    ----------
+    edges : float64 (B + 1,), increasing, > 0, each at least 1 + 2**-5 times
+        the one before (so that no cell of 1/64 octave holds two).
+
+    Returns
+    -------
+    table : int64 (2 L + 1,)
+        table[0]: the first cell's key (a float's bits >> ``CELL_SHIFT``)
+        less one; then per cell the bin of its lower end and the bits of the
+        edge strictly inside it (int64 max where none): first one cell for
+        every value below (bin 0), then the cells from the one holding
+        edges[0] to the one holding edges[B] (which takes every value above).
+    """
+    edges = np.ascontiguousarray(edges, dtype=np.float64)
+    if not (edges[0] > 0.0 and np.all(edges[1:] >= edges[:-1] * (1.0 + 2.0 ** -5))):
+        raise ValueError("histogram edges must be > 0 and grow by at least 1 + 2**-5 a bin")
+    shift = _kernel.CELL_SHIFT
+    k0 = int(edges[:1].view(np.int64)[0]) >> shift
+    k1 = int(edges[-1:].view(np.int64)[0]) >> shift
+    keys = np.arange(k0, k1 + 2, dtype=np.int64) << shift
+    lows, highs = keys[:-1].view(np.float64), keys[1:].view(np.float64)
+    bins = np.searchsorted(edges, lows, side="right")  # the bin of each cell's lower end
+    inside = np.full(lows.size, np.iinfo(np.int64).max)
+    has = bins < edges.size
+    has[has] = edges[bins[has]] < highs[has]
+    inside[has] = edges[bins[has]].view(np.int64)
+    cells = np.stack([np.concatenate([[0], bins]),
+                      np.concatenate([[np.iinfo(np.int64).max], inside])], axis=1)
+    return np.concatenate([[k0 - 1], cells.ravel()]).astype(np.int64)
+
+
 def root_key(seed: int) -> tuple[np.uint64, np.uint64]:
     """Two 64-bit words from the seed (numpy SeedSequence); fleet j's streams
     are derived from them and j alone."""
@@ -58,17 +93,18 @@ class Inputs:
 
     @property
     def general(self) -> tuple:
-        """(f, weight, snapshot, slowdown, skip, is_async) of the general kernel.
+        """(f, weight, snapshot, slowdown, skip, is_async, max_writers) of the
+        general kernel.
 
         A blocking job is the async job with s = 0, eps = 1 and rule block
-        (MODEL.md E1, check A1)."""
+        (MODEL.md E1, check A1); max_writers is K (E5), N for no cap."""
         fleet = self.fleet
         is_async = np.ascontiguousarray(fleet.is_async)
         snap = np.where(is_async, fleet.snapshot, 0.0)
         slow = np.where(is_async, fleet.slowdown, 1.0)
         skip = np.ascontiguousarray(is_async & (fleet.on_busy == "skip"))
         return (np.ascontiguousarray(fleet.f), np.ascontiguousarray(fleet.weights), snap, slow,
-                skip, is_async)
+                skip, is_async, np.int64(fleet.max_writers))
 
 
 def prepare(fleet: Fleet, seed: int) -> Inputs:

@@ -183,6 +183,19 @@ def _job_choice(name: str, value, n: int, allowed: tuple[str, ...]) -> np.ndarra
     return np.array(values, dtype=f"<U{max(len(a) for a in allowed)}")
 
 
+def _writer_cap(value, n: int) -> int:
+    """MODEL.md E5's K from ``max_writers``: an integer in 1..N, None for N."""
+    if value is None:
+        return n
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise SpecError(f"max_writers = {value!r}: must be an integer in 1..N = {n} "
+                        "(or None: no cap)")
+    if not 1 <= int(value) <= n:
+        raise SpecError(f"max_writers = {value!r}: must be in 1..N = {n} (at most N jobs "
+                        "write at once; None: no cap)")
+    return int(value)
+
+
 class Fleet:
     """N jobs that alternate compute and checkpoints through shared storage and power.
 
@@ -215,6 +228,11 @@ class Fleet:
     weights : float or sequence of float
         w_i > 0, finite (default 1), MODEL.md E2: writers share f(n_w) in
         proportion to weight (equal weights: the anonymous base model).
+    max_writers : int or None
+        K, MODEL.md E5: at most K checkpoints write at once, 1 <= K <= N; a
+        checkpoint that finds K writing queues (first come, first served,
+        ties by lower job index) until a writer finishes. None (default) is
+        K = N, no cap: the base model (``max_writers`` then reads N).
 
     Notes
     -----
@@ -226,11 +244,11 @@ class Fleet:
     """
 
     __slots__ = ("T", "d", "cap", "throughput", "jitter", "f", "checkpoint", "snapshot",
-                 "slowdown", "on_busy", "weights", "_frozen")
+                 "slowdown", "on_busy", "weights", "max_writers", "_frozen")
 
     def __init__(self, T, d, cap: float = math.inf, throughput: ThroughputSpec = "fair",
                  jitter=0.0, checkpoint="blocking", snapshot=0.0, slowdown=0.0,
-                 on_busy="block", weights=1.0):
+                 on_busy="block", weights=1.0, max_writers=None):
         T_arr = _job_array("T", T, None)
         n = T_arr.size
         d_arr = _job_array("d", d, n)
@@ -299,6 +317,7 @@ class Fleet:
             value.flags.writeable = False
             object.__setattr__(self, name, value)
         object.__setattr__(self, "cap", cap_f)
+        object.__setattr__(self, "max_writers", _writer_cap(max_writers, n))
         object.__setattr__(self, "throughput", spec)
         object.__setattr__(self, "_frozen", True)
 
@@ -307,7 +326,8 @@ class Fleet:
                   d: float | None = None, cap: float = math.inf,
                   throughput: ThroughputSpec = "fair", jitter: float = 0.0,
                   checkpoint: str = "blocking", snapshot: float = 0.0, slowdown: float = 0.0,
-                  on_busy: str = "block", weights: float = 1.0) -> "Fleet":
+                  on_busy: str = "block", weights: float = 1.0,
+                  max_writers: int | None = None) -> "Fleet":
         """N identical jobs, given either the load L = N d / T or the volume d.
 
         The other keywords are ``Fleet``'s, one value for every job."""
@@ -328,7 +348,7 @@ class Fleet:
             d = float(load) * float(T) / n_jobs
         return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
                    jitter=jitter, checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown,
-                   on_busy=on_busy, weights=weights)
+                   on_busy=on_busy, weights=weights, max_writers=max_writers)
 
     #: The options of MODEL.md E1 / E2 and their defaults: a fleet that leaves
     #: them all there is the paper's base model.
@@ -337,8 +357,9 @@ class Fleet:
     def canonical(self) -> dict:
         """The one canonical encoding of the fleet (what a sweep's run seed
         hashes): N, T, d, cap, f(0..N), sigma as float.hex strings, and each
-        option of OPTIONS only where some job differs from its default, so
-        every base-model fleet keeps the encoding it had before they existed."""
+        option of OPTIONS only where some job differs from its default, and
+        max_writers only where it caps (K < N), so every base-model fleet
+        keeps the encoding it had before they existed."""
         def hexlist(a):
             return [float(x).hex() for x in np.asarray(a, dtype=np.float64).ravel()]
 
@@ -347,6 +368,8 @@ class Fleet:
         for name, default in self.OPTIONS.items():
             if np.any((arr := getattr(self, name)) != default):
                 canon[name] = arr.tolist() if arr.dtype.kind == "U" else hexlist(arr)
+        if self.max_writers < self.n_jobs:
+            canon["max_writers"] = self.max_writers
         return canon
 
     @classmethod
@@ -373,7 +396,8 @@ class Fleet:
     def __reduce__(self):  # picklable (Dask, multiprocessing) despite __setattr__
         return (Fleet, (self.T.copy(), self.d.copy(), self.cap, self.throughput,
                         self.jitter.copy(), self.checkpoint.tolist(), self.snapshot.copy(),
-                        self.slowdown.copy(), self.on_busy.tolist(), self.weights.copy()))
+                        self.slowdown.copy(), self.on_busy.tolist(), self.weights.copy(),
+                        self.max_writers))
 
     # -- derived quantities -------------------------------------------------
     @property
@@ -401,8 +425,10 @@ class Fleet:
 
     @property
     def is_anonymous(self) -> bool:
-        """The paper's base model: every job blocking, all weights equal."""
-        return bool(not self.is_async.any() and np.all(self.weights == self.weights[0]))
+        """The paper's base model: every job blocking, all weights equal, no
+        writer cap (E5)."""
+        return bool(not self.is_async.any() and np.all(self.weights == self.weights[0])
+                    and self.max_writers == self.n_jobs)
 
     @property
     def writer_rate(self) -> np.ndarray:
@@ -424,10 +450,12 @@ class Fleet:
         if not isinstance(other, Fleet):
             return NotImplemented
         return (self.cap == other.cap and np.array_equal(self.f, other.f)
+                and self.max_writers == other.max_writers
                 and all(np.array_equal(a, b) for a, b in zip(self._per_job(), other._per_job())))
 
     def __hash__(self):
-        return hash((self.cap, self.f.tobytes()) + tuple(a.tobytes() for a in self._per_job()))
+        return hash((self.cap, self.max_writers, self.f.tobytes())
+                    + tuple(a.tobytes() for a in self._per_job()))
 
     def _extra_repr(self, identical: bool) -> str:
         """The keywords that differ from their defaults (none: today's repr)."""
@@ -443,6 +471,8 @@ class Fleet:
                 out.append(f", {name}={fmt_array(arr)}")
             else:
                 out.append(f", {name}={arr.tolist()!r}")
+        if self.max_writers < self.n_jobs:
+            out.append(f", max_writers={self.max_writers}")
         return "".join(out)
 
     def __repr__(self) -> str:

@@ -11,8 +11,32 @@ from .._args import check_flag, check_int, check_progress, stderr_line
 from ..errors import SpecError
 from . import door
 from . import launch as _launch
-from .cost import check_memory, default_batch, memory_needed, next_batch
+from .cost import HIST_BINS, check_memory, default_batch, memory_needed, next_batch
 from .model import Fleet
+
+#: The checkpoint histograms (MODEL.md E7) have fixed bins, so that fleets,
+#: runs and sweeps add up: HIST_BINS (``cost.HIST_BINS``, which the memory
+#: estimate counts) log-spaced bins, with bin 0 below the first edge
+#: (underflow) and bin HIST_BINS + 1 at or above the last (overflow), so a
+#: histogram has HIST_BINS + 2 counts.
+
+#: Edges of the write-duration histogram, as multiples of the job's d_i: 16
+#: bins a decade, centred on 10**(j / 16), j = 0..63, so 0.931 .. 9.3e3. A
+#: write alone lasts d_i (to rounding) and falls in the middle of bin 1,
+#: never on an edge; the underflow holds writes faster than d_i (a heavy
+#: writer under weighted sharing, E2).
+DURATION_EDGES = 10.0 ** ((np.arange(HIST_BINS + 1) - 0.5) / 16.0)
+
+#: Edges of the wait histogram, as multiples of the job's T_i: 8 bins a
+#: decade, centred on 10**(j / 8 - 6), so 8.7e-7 .. 87. Most checkpoints do
+#: not wait: a wait of 0 is in the underflow bin. Centred, not starting, on
+#: powers of ten: a jitter-free fleet waits exact multiples of T_i or d_i
+#: (a wait of T_i is common), which must not sit on an edge.
+WAIT_EDGES = 10.0 ** ((np.arange(HIST_BINS + 1) - 0.5) / 8.0 - 6.0)
+
+# The edges as the kernels take them (``door.histogram_cells``).
+_DURATION_CELLS = door.histogram_cells(DURATION_EDGES)
+_WAIT_CELLS = door.histogram_cells(WAIT_EDGES)
 
 
 @dataclass(frozen=True)
@@ -57,6 +81,31 @@ class Run:
         Job-seconds spent in WAIT over the measured window (summed over jobs).
     skips : int64 (fleets,)
         Checkpoints skipped (rule ``skip``) in the measured window.
+    durations_count : int64 (fleets,)
+        Checkpoints whose write (for async jobs: persist) ends in the measured
+        window after the instant it opens (E7); writes still in flight at the
+        end are not counted. The same checkpoints carry the wait fields.
+    durations_sum : float64 (fleets,)
+        Sum of their write durations, firing to write end (s): a float64 sum
+        per fleet (the anonymous kernel forms it from the window's writing
+        time and the writes cut by its ends: the same sum to rounding).
+    durations_max : float64 (fleets,)
+        Their longest write duration (s); 0 where durations_count is 0.
+    durations_hist : int64 (fleets, HIST_BINS + 2)
+        Their durations / d_i on ``DURATION_EDGES``: bin 0 below edges[0],
+        bin j for edges[j-1] <= x < edges[j], bin HIST_BINS + 1 at or above
+        the last edge. Sums over axis 1 to durations_count.
+    wait_sum : float64 (fleets,)
+        Sum of the same checkpoints' waits, due to firing (s): the time the
+        job spent in WAIT (E1) and the writer queue (E5) before the
+        checkpoint's firing; 0 for a checkpoint that did not wait (every
+        checkpoint of a blocking fleet without a writer cap).
+    wait_max : float64 (fleets,)
+        Their longest wait (s).
+    wait_hist : int64 (fleets, HIST_BINS + 2)
+        Their waits / T_i on ``WAIT_EDGES`` (a wait of 0 is in bin 0).
+    duration_edges, wait_edges : float64 (HIST_BINS + 1,)
+        The histograms' edges (class attributes), on d_i and T_i.
     """
 
     fleet: Fleet
@@ -77,6 +126,17 @@ class Run:
     waits: np.ndarray = field(repr=False)
     wait_time: np.ndarray = field(repr=False)
     skips: np.ndarray = field(repr=False)
+    durations_count: np.ndarray = field(repr=False)
+    durations_sum: np.ndarray = field(repr=False)
+    durations_max: np.ndarray = field(repr=False)
+    durations_hist: np.ndarray = field(repr=False)
+    wait_sum: np.ndarray = field(repr=False)
+    wait_max: np.ndarray = field(repr=False)
+    wait_hist: np.ndarray = field(repr=False)
+
+    #: The histograms' edges (``DURATION_EDGES`` on d_i, ``WAIT_EDGES`` on T_i).
+    duration_edges = DURATION_EDGES
+    wait_edges = WAIT_EDGES
 
     @property
     def fleets(self) -> int:
@@ -100,6 +160,12 @@ class Run:
             return self.occupancy / total
 
     @property
+    def wait_count(self) -> np.ndarray:
+        """int64 (fleets,): checkpoints whose wait is in wait_sum and wait_hist,
+        the same as ``durations_count`` (every checkpoint has a wait, often 0)."""
+        return self.durations_count
+
+    @property
     def passed(self) -> np.ndarray:
         """bool (fleets,): the fleet reached the passage level."""
         return self.passage_cycle >= 0
@@ -110,20 +176,21 @@ KERNELS = ("auto", "anonymous", "general")
 
 
 def choose_kernel(fleet: Fleet, kernel: str = "auto") -> bool:
-    """True for the general kernel (MODEL.md E1, E2), False for the anonymous one.
+    """True for the general kernel (MODEL.md E1, E2, E5), False for the anonymous one.
 
     The anonymous kernel integrates the base model (blocking jobs, equal
     weights) with two virtual clocks and sorted queues; the general one adds
-    asynchronous checkpoints and weights (indexed heaps, a wall-time clock
-    for snapshots). "general" runs a base-model fleet through the general
+    asynchronous checkpoints, weights (indexed heaps, a wall-time clock
+    for snapshots) and the writer cap's queue. "general" runs a base-model fleet through the general
     kernel too: the same trajectories to rounding (a test checks it), not
     bit for bit, since they round differently.
     """
     if kernel not in KERNELS:
         raise SpecError(f"kernel = {kernel!r}: must be one of {', '.join(KERNELS)}")
     if kernel == "anonymous" and not fleet.is_anonymous:
-        raise SpecError("kernel = 'anonymous' integrates blocking jobs with equal weights only; "
-                        f"this fleet has async jobs or unequal weights ({fleet!r}). Use 'auto'")
+        raise SpecError("kernel = 'anonymous' integrates blocking jobs with equal weights and no "
+                        "writer cap only; this fleet has async jobs, unequal weights or "
+                        f"max_writers < N ({fleet!r}). Use 'auto'")
     return kernel == "general" or not fleet.is_anonymous
 
 
@@ -187,7 +254,8 @@ def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
         raise SpecError(f"fast_forward = {fast_forward!r}: must be 'auto', True or False")
     eligible = not general and _uncapped(fleet)
     if fast_forward is True and not eligible:
-        why = ("it runs through the general kernel (async jobs or unequal weights)" if general
+        why = ("it runs through the general kernel (async jobs, unequal weights or a writer cap)"
+               if general
                else f"its cap C = {fleet.cap:g} binds (C < N = {fleet.n_jobs})")
         raise SpecError(f"fast_forward = True needs the base model uncapped (C >= N); {why}. "
                         "Use 'auto'")
@@ -351,6 +419,9 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     waits = np.zeros(fleets, dtype=np.int64)
     wait_time = np.zeros(fleets)
     skips = np.zeros(fleets, dtype=np.int64)
+    # Per fleet: sum (s), maximum (s), then the histogram's counts (``_kernel._OUT_SUM``).
+    dur_out = np.zeros((fleets, HIST_BINS + 4))
+    wait_out = np.zeros((fleets, HIST_BINS + 4))
     extra = inputs.general if general else ()
 
     with door.numba_threads(threads):
@@ -366,23 +437,33 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
             outputs = (occupancy[lo:hi], upcross[lo:hi], writing[lo:hi], passage_time[lo:hi],
                        passage_cycle[lo:hi], end_time[lo:hi], events[lo:hi])
             if general:
-                f_table, weight, snap, slow, skip, is_async = extra
                 door.run_fleets_general(
-                    inputs.T, inputs.d, inputs.sigma, f_table, inputs.rc, theta, weight, snap,
-                    slow, skip, is_async, *common, ring_w, ring_c, ring_s, fire_buf, *outputs,
-                    waits[lo:hi], skips[lo:hi], wait_time[lo:hi])
+                    inputs.T, inputs.d, inputs.sigma, extra[0], inputs.rc, theta, *extra[1:],
+                    *common, ring_w, ring_c, ring_s, fire_buf, *outputs,
+                    waits[lo:hi], skips[lo:hi], wait_time[lo:hi], _DURATION_CELLS, _WAIT_CELLS,
+                    dur_out[lo:hi], wait_out[lo:hi])
             else:
                 run_fleets = door.run_fleets_ff if ff else door.run_fleets
-                run_fleets(*inputs.base, theta, *common, ring_w, ring_c, fire_buf, *outputs)
+                run_fleets(*inputs.base, theta, *common, ring_w, ring_c, fire_buf, *outputs,
+                           _DURATION_CELLS, dur_out[lo:hi])
             if progress is not None:
                 progress(hi, fleets)
             if batch_size is None:
                 batch = next_batch(int(events[:hi].sum()), hi)
             lo = hi
 
+    dur_hist = dur_out[:, 2:].astype(np.int64)
+    wait_hist = wait_out[:, 2:].astype(np.int64)
+    count = dur_hist.sum(axis=1)
+    if not general:  # a blocking checkpoint fires when it falls due: no wait
+        wait_hist[:, 0] = count
     launch_label = launch if isinstance(launch, str) else "explicit"
     return Run(fleet=fleet, launch=launch_label, seed=seed, cycles=cycles, burn_in=burn_in,
                passage_level=passage_level, fleet_start=fleet_start, firings=firings,
                occupancy=occupancy, passage_time=passage_time, passage_cycle=passage_cycle,
                end_time=end_time, events=events, upcrossings=upcross, writing_time=writing,
-               waits=waits, wait_time=wait_time, skips=skips)
+               waits=waits, wait_time=wait_time, skips=skips,
+               durations_count=count, durations_sum=dur_out[:, 0].copy(),
+               durations_max=dur_out[:, 1].copy(), durations_hist=dur_hist,
+               wait_sum=wait_out[:, 0].copy(), wait_max=wait_out[:, 1].copy(),
+               wait_hist=wait_hist)

@@ -16,6 +16,8 @@ import pytest
 import stormsim
 from stormsim.engine import _kernel
 from stormsim.engine.door import root_key
+from stormsim.engine.door import histogram_cells
+from stormsim.engine.run import DURATION_EDGES, HIST_BINS
 
 general_path = _kernel._make_run_fleet(False, LONE=False)
 
@@ -60,11 +62,12 @@ def run(fn, fleet, theta, fleet_index, ring, **kw):
     occupancy = np.empty(n + 1)
     upcross = np.empty(n + 1, dtype=np.int64)
     writing = np.empty(n)
+    dur_out = np.empty(HIST_BINS + 4)
     ret = fn(fleet.T, fleet.d, fleet.jitter, fleet.writer_rate, fleet.computer_rate, theta,
              key0, key1, fleet_index, CYCLES, args["burn_in"], args["level"],
              args["stop_at_passage"], args["record"], ring, ring, firings, occupancy,
-             upcross, writing)
-    return ret, firings, occupancy, upcross, writing
+             upcross, writing, histogram_cells(DURATION_EDGES), dur_out)
+    return ret, firings, occupancy, upcross, writing, dur_out
 
 
 OPTIONS = [dict(), dict(burn_in=5, level=2), dict(level=1, stop_at_passage=True, record=False)]
@@ -80,7 +83,7 @@ def test_the_short_path_gives_the_general_paths_bits(ring):
                 b = run(general_path, fleet, theta, fleet_index, ring, **opts)
                 assert a[0] == b[0], (name, opts)  # passage time, cycle, end time, events
                 for x, y, what in zip(a[1:], b[1:], ("firings", "occupancy", "upcross",
-                                                     "writing")):
+                                                     "writing", "durations")):
                     np.testing.assert_array_equal(x, y, err_msg=f"{name} {opts} {what}")
                 if j == 0:
                     f = a[1][np.isfinite(a[1])]

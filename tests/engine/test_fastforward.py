@@ -74,6 +74,11 @@ def assert_same_run(ff, pure, fleet):
     window = pure.occupancy.sum(axis=1, keepdims=True)
     assert_close(ff.occupancy, pure.occupancy, window, "occupancy")
     assert_close(ff.writing_time, pure.writing_time, window, "writing time")
+    # E7: a write alone lasts d_i on both paths (to rounding: the middle of
+    # histogram bin 1), so the same counts in the same bins.
+    np.testing.assert_array_equal(ff.durations_hist, pure.durations_hist)
+    assert_close(ff.durations_sum, pure.durations_sum, window[:, 0], "duration sum")
+    assert_close(ff.durations_max, pure.durations_max, scale, "duration max")
     if pure.firings is not None:
         assert_close(ff.firings, pure.firings, scale, "firing times")
 
@@ -179,7 +184,8 @@ def test_queue_kinds_give_identical_fast_forward_results():
                               passage_level=3, stop_at_passage=False, burn_in=7,
                               record_firings=True, queues=q) for q in ("heap", "ring")]
     for name in ("firings", "occupancy", "passage_time", "passage_cycle", "end_time", "events",
-                 "upcrossings", "writing_time"):
+                 "upcrossings", "writing_time", "durations_sum", "durations_max",
+                 "durations_hist"):
         np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name),
                                       err_msg=name)
 
@@ -223,12 +229,15 @@ def test_auto_fast_forwards_first_passages_only():
 _PROBE = """
 import re, numpy as np, stormsim
 from stormsim.engine import _kernel
+from stormsim.engine.door import histogram_cells
+from stormsim.engine.run import DURATION_EDGES, HIST_BINS
 n, cycles = 4, 5
 T, d, sigma = np.ones(n), np.full(n, 0.1), np.full(n, 0.01)
 fleet = stormsim.Fleet(T=T, d=d, jitter=0.01)
 args = (T, d, sigma, fleet.writer_rate, fleet.computer_rate, np.linspace(0, 0.9, n),
         np.uint64(1), np.uint64(2), 0, cycles, 0, 2, True, False, True, True,
-        np.empty((1, 1)), np.empty(n + 1), np.empty(n + 1, np.int64), np.empty(n))
+        np.empty((1, 1)), np.empty(n + 1), np.empty(n + 1, np.int64), np.empty(n),
+        histogram_cells(DURATION_EDGES), np.empty(HIST_BINS + 4))
 for fn in (_kernel.run_fleet, _kernel.run_fleet_ff):
     fn(*args)
     ir = "".join(fn.inspect_llvm().values())

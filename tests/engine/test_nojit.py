@@ -25,6 +25,10 @@ FLEETS = [
                    on_busy=["block", "skip", "block", "block"], weights=[1.0, 2.0, 0.5, 1.0]),
     # uncapped: the anonymous kernel's fast-forward takes the collision-free stretches
     stormsim.Fleet.identical(5, T=1.0, load=0.4, jitter=0.004),
+    # MODEL.md E5: the writer queue, blocking and async jobs in it
+    stormsim.Fleet(T=[1.0, 0.8, 1.3, 1.1], d=[0.5, 0.6, 0.4, 0.5], jitter=0.05,
+                   checkpoint=["async", "blocking", "async", "blocking"], snapshot=0.01,
+                   slowdown=0.2, max_writers=2),
 ]
 def outputs(queues):
     out = []
@@ -35,7 +39,9 @@ def outputs(queues):
                               else True)
         out += [r.firings.ravel(), r.occupancy.ravel(), r.passage_time,
                 r.passage_cycle.astype(float), r.end_time, r.upcrossings.ravel().astype(float),
-                r.writing_time.ravel(), r.waits.astype(float), r.wait_time, r.skips.astype(float)]
+                r.writing_time.ravel(), r.waits.astype(float), r.wait_time, r.skips.astype(float),
+                r.durations_sum, r.durations_max, r.durations_hist.ravel().astype(float),
+                r.wait_sum, r.wait_max, r.wait_hist.ravel().astype(float)]
     return np.concatenate(out)
 np.save(OUT, np.stack([outputs("heap"), outputs("ring")]))
 """

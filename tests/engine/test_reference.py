@@ -127,7 +127,9 @@ def fleets(draw, extended=False):
 
 #: Every per-fleet output of a Run.
 RUN_FIELDS = ("firings", "occupancy", "passage_time", "passage_cycle", "end_time", "events",
-              "upcrossings", "writing_time", "waits", "wait_time", "skips")
+              "upcrossings", "writing_time", "waits", "wait_time", "skips", "durations_count",
+              "durations_sum", "durations_max", "durations_hist", "wait_sum", "wait_max",
+              "wait_hist")
 
 
 def assert_close(actual, expected, scale, what):
@@ -159,7 +161,7 @@ def compare_with_reference(run, fleet, theta, cycles, burn_in, level, stop, seed
                              burn_in=burn_in, level=level or 0, stop_at_passage=stop, key=key,
                              checkpoint=fleet.checkpoint, snapshot=fleet.snapshot,
                              slowdown=fleet.slowdown, on_busy=fleet.on_busy,
-                             weights=fleet.weights)
+                             weights=fleet.weights, max_writers=fleet.max_writers)
     scale = float(np.median(fleet.T + fleet.d + fleet.snapshot))
     assert_close(run.firings[0], ref["firings"], scale, "firing times")
     assert_close(run.occupancy[0], ref["occupancy"], scale, "occupancy")
@@ -174,6 +176,20 @@ def compare_with_reference(run, fleet, theta, cycles, burn_in, level, stop, seed
     # Counts are exact (integers of the event sequence the two agree on).
     np.testing.assert_array_equal(run.upcrossings[0], ref["upcrossings"], err_msg="up-crossings")
     assert (run.waits[0], run.skips[0], run.events[0]) == (ref["waits"], ref["skips"], ref["events"])
+    # E7: the same checkpoints, their durations and waits (sums to RTOL of
+    # the count's worth of cycles: each term is a difference of two instants).
+    assert run.durations_count[0] == ref["durations_count"]
+    n = max(1, ref["durations_count"])
+    for name in ("durations_sum", "wait_sum"):
+        assert_close(getattr(run, name)[0], ref[name], n * scale, name)
+    for name in ("durations_max", "wait_max"):
+        assert_close(getattr(run, name)[0], ref[name], scale, name)
+    # A duration within rounding of a bin edge could fall on either side;
+    # the edges are powers of ten at half-bin offsets, irrational, while the
+    # coincidences of jitter-free fleets (a duration or wait of d_i, T_i,
+    # simple fractions of them) fall inside bins: exact counts.
+    for name in ("durations_hist", "wait_hist"):
+        np.testing.assert_array_equal(getattr(run, name)[0], ref[name], err_msg=name)
     return ref
 
 

@@ -8,7 +8,8 @@ import pytest
 import stormsim
 
 FIELDS = ("firings", "occupancy", "passage_time", "passage_cycle", "end_time", "events",
-          "upcrossings", "writing_time", "waits", "wait_time", "skips")
+          "upcrossings", "writing_time", "waits", "wait_time", "skips", "durations_count",
+          "durations_sum", "durations_max", "durations_hist", "wait_sum", "wait_max", "wait_hist")
 
 
 def jittered(n=6):
@@ -32,7 +33,16 @@ def uncapped(n=6):
     return stormsim.Fleet.identical(n, T=1.0, load=0.3, jitter=0.005)
 
 
-FLEETS = {"base": jittered, "extended": extended, "fast-forward": uncapped}
+def writer_cap(n=6):
+    """MODEL.md E5: at most 2 writers, blocking and async jobs queueing for them,
+    so the new outputs (E7 durations and waits) carry queue waits."""
+    return stormsim.Fleet(T=np.linspace(0.9, 1.1, n), d=np.full(n, 0.5), jitter=0.03,
+                          checkpoint=["async", "blocking"] * (n // 2), snapshot=0.01,
+                          slowdown=0.2, max_writers=2)
+
+
+FLEETS = {"base": jittered, "extended": extended, "fast-forward": uncapped,
+          "writer-cap": writer_cap}
 
 
 def run(fleet="base", **kw):
@@ -80,6 +90,14 @@ def test_the_extended_fleet_exercises_its_options():
     """Not vacuous: the general kernel's waits, skips and overlaps all occur."""
     r = run("extended")
     assert r.waits.sum() > 0 and r.skips.sum() > 0 and r.upcrossings[:, 3].sum() > 0
+
+
+def test_the_writer_cap_fleet_queues():
+    """Not vacuous: checkpoints wait for a writer slot (E5) and the E7 outputs
+    see it; never more than 2 writers."""
+    r = run("writer-cap")
+    assert r.wait_sum.sum() > 0 and r.wait_hist[:, 1:].sum() > 0
+    assert r.occupancy[:, 3:].sum() == 0 and r.occupancy[:, 2].sum() > 0
 
 
 def test_the_fast_forward_fleet_takes_the_fast_path():
