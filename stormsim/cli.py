@@ -1,18 +1,7 @@
 """Command line: thin wrappers that parse, make one library call, and print.
 
-    stormsim sweep SWEEP.toml -o results.h5   run (or resume) a sweep into HDF5
-    stormsim inspect results.h5               the table of its cells
-    stormsim report results.h5                figures and a report (stormsim.report)
-    stormsim demo                             a small real sweep and its table
-    stormsim risk FILE.toml --levels 2,4      storm rates of one cell, to a relative error
-
-exit codes:
-    0    done (or nothing to do)
-    1    a bug: an unexpected error (its traceback is printed; please report it)
-    2    bad input: a parameter, a sweep file, an output holding another sweep
-    3    the environment refused: the output is locked by another run, the Dask
-         scheduler is unreachable, the disk failed (a read-only or full disk)
-    130  interrupted by Ctrl-C (143: by SIGTERM); the finished work is kept
+The subcommands, their options and the exit codes: stormsim.cli_parser
+(``stormsim --help``).
 """
 from __future__ import annotations
 
@@ -27,7 +16,7 @@ import time
 from pathlib import Path
 
 from ._format import fmt_duration
-from ._version import __version__
+from .cli_parser import RISK_LEVELS, parser
 from .driver import run_sweep
 from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError
 from .risk.stormrisk import storm_risk
@@ -37,7 +26,6 @@ from .store.tables import cells_table, outline_table
 from .sweep.executors import DaskExecutor, LocalExecutor, executor_from
 from .sweep.grid import MAX_CELLS
 from .sweep.keys import RISK_DEFAULTS
-from .sweep.progress import MODES
 from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell
 from .sweep.plan import WorkEstimate
 from .sweep.work import FleetRanges
@@ -247,7 +235,7 @@ def _risk(args: argparse.Namespace) -> int:
                         "(list them with: stormsim sweep FILE --dry-run)")
     c = sweep.cells[args.cell]
     kw = c.simulate_kwargs()
-    defaults = {"levels": _RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
+    defaults = {"levels": RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
                                             ("rel_error", "max_seconds", "method", "trials",
                                              "basin", "score_every")}}
     for name, value in defaults.items():
@@ -275,10 +263,6 @@ def _risk(args: argparse.Namespace) -> int:
         print(f"{args.file}, cell {args.cell} (N = {c.n_jobs}, seed {kw['seed']}):")
         print(r)
     return 0
-
-
-#: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
-_RISK_LEVELS = "2,N/4,N/2"
 
 
 def _tail_levels(text: str):
@@ -363,98 +347,14 @@ In Python: stormsim.open_results("{h5}") gives the same numbers as arrays.""")
     return 0
 
 
+#: What runs each subcommand.
+COMMANDS = {"sweep": _sweep, "inspect": _inspect, "risk": _risk, "report": _report, "demo": _demo}
+
+
 def main(argv: list[str] | None = None) -> int:
 
-    parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"stormsim {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    sw = sub.add_parser("sweep", help="run (or resume) a sweep file into an HDF5 result",
-                        description="Run the cells of a sweep file (TOML) into one HDF5 file. "
-                        "Interrupted runs (Ctrl-C, SIGTERM, a crash, a kill) resume where they "
-                        "stopped when the same command is run again.")
-    sw.add_argument("file", help="the sweep file (TOML; see README 'Sweeps')")
-    sw.add_argument("-o", "--output", help="the HDF5 result (default: FILE's name with .h5, "
-                    "in the current directory)")
-    sw.add_argument("--overwrite", action="store_true",
-                    help="discard an existing result or unfinished units at the output "
-                         "(even from another sweep file) and start from scratch")
-    sw.add_argument("--dask", metavar="ADDRESS",
-                    help="run the cells on Dask: 'local:W' starts a LocalCluster of W "
-                         "workers, else the address of a running scheduler (tcp://host:8786) "
-                         "or its scheduler file")
-    sw.add_argument("-j", "--workers", type=int, metavar="W",
-                    help="worker threads on this machine (default: one per core)")
-    sw.add_argument("--progress", choices=MODES, default="auto",
-                    help="a live bar (on a terminal), plain lines, or none (default: auto)")
-    sw.add_argument("-y", "--yes", action="store_true",
-                    help="start a sweep estimated to take over an hour without asking")
-    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
-    sw.add_argument("--dry-run", action="store_true",
-                    help="validate the file and list its cells; run nothing")
-    sw.set_defaults(func=_sweep)
-
-    ins = sub.add_parser("inspect", help="print the table of a sweep result's cells")
-    ins.add_argument("file", help="an HDF5 result of `stormsim sweep` (or the output of an "
-                     "unfinished one, read from its .parts directory)")
-    ins.add_argument("--tail", default="N/4,N/2,N",
-                     help="levels k of the P(n_w >= k) columns: integers, 'N' or 'N/q' "
-                          "(default: N/4,N/2,N)")
-    ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
-                     help="first-passage median in fleet cycles (default) or seconds")
-    ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                     help="a table to read (default), or one row per cell as CSV or JSON, "
-                          "with every interval's ends and method (and, with risk_levels, the "
-                          "storm risk at each level asked: risk_p_ge_K, ..., "
-                          "risk_storms_per_day_ge_K, ...)")
-    ins.add_argument("--storms", action="store_true",
-                     help="also the storm rate (storms per second, MODEL.md E3) and the mean "
-                          "storm duration at each --tail level, with 95%% intervals")
-    ins.set_defaults(func=_inspect)
-
-    risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
-                          "until precise enough",
-                          description="For one cell of a sweep file: P(n_w >= k) and the "
-                          "storm rate at each level, from batches of independent fleets run "
-                          "until every level reaches --rel-error or --max-seconds is spent "
-                          "(stormsim.storm_risk; the cell's cycles, burn_in, launch and seed).")
-    risk.add_argument("file", help="a sweep file (TOML)")
-    risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
-    risk.add_argument("--levels", default=None,
-                      help=f"levels k: integers, 'N' or 'N/q' (default: {_RISK_LEVELS})")
-    risk.add_argument("--rel-error", type=float, default=None,
-                      help="target relative standard error (default: storm_risk's, 0.1)")
-    risk.add_argument("--max-seconds", type=float, default=None,
-                      help="wall-time budget in seconds (default: storm_risk's, 60)")
-    risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
-    risk.add_argument("--method", choices=("auto", "plain", "splitting"), default=None,
-                      help="auto: plain Monte Carlo, then forward flux sampling for the levels "
-                           "it cannot reach in the budget (base model only; async or weighted "
-                           "fleets: plain); plain; splitting (every level)")
-    risk.add_argument("--trials", type=int, default=None,
-                      help="splitting: clones per stage and replicate (default 100)")
-    risk.add_argument("--basin", default=None,
-                      help="splitting: the basin's edge, a level or a rule: raised (the "
-                           "default) or most-entries")
-    risk.add_argument("--score-every", default=None,
-                      help="splitting: when the score is looked at: cycle (the default: once "
-                           "a cycle and near the next interface) or write-end (every write end)")
-    risk.add_argument("--format", choices=("text", "json"), default="text")
-    risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    risk.set_defaults(func=_risk)
-
-    rep = sub.add_parser("report", help="figures and a written report of a sweep result")
-    rep.add_argument("file", help="an HDF5 result of `stormsim sweep`")
-    rep.add_argument("-o", "--outdir", help="directory for the report (default: FILE_report)")
-    rep.set_defaults(func=_report)
-
-    demo = sub.add_parser("demo", help="run a small real sweep to HDF5 and show its table")
-    demo.add_argument("--dir", default="results", help="where to write demo.toml and demo.h5")
-    demo.add_argument("--fresh", action="store_true", help="recompute even if already done")
-    demo.set_defaults(func=_demo)
-
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
+    args.func = COMMANDS[args.command]
     try:
         rc = args.func(args)
     except ValueError as exc:           # SpecError, SweepError: bad input, named

@@ -24,7 +24,7 @@ WINGS = [
                "cellrisk", "work", "plan"]),                         # the sweep file -> units of work
     ("store", ["__init__", "files", "parts", "identity", "layout", "tables", "export", "results",
                "stores"]),                                     # files, the layout, the reader
-    ("", ["driver", "plots", "report", "cli", "__main__", "__init__"]),   # faces
+    ("", ["driver", "plots", "report", "cli_parser", "cli", "__main__", "__init__"]),   # faces
 ]
 
 
