@@ -271,7 +271,7 @@ def _tail_levels(text: str):
 
 def _inspect(args: argparse.Namespace) -> int:
 
-    levels = _tail_levels(args.tail)
+    levels = _tail_levels(args.levels)
     for lv in levels:
         check_tail_level(lv)                 # the syntax, before anything is read
     res = open_results(args.file)
@@ -296,17 +296,20 @@ def _report(args: argparse.Namespace) -> int:
         print(f"stormsim: error: 'stormsim report' needs {exc.name}, which is not installed: "
               "pip install 'stormsim[plots]'", file=sys.stderr)
         return EXIT_ENVIRONMENT
-    outdir = args.outdir or str(Path(args.file).with_suffix("")) + "_report"
+    outdir = args.output or str(Path(args.file).with_suffix("")) + "_report"
     if Path(outdir).exists() and not Path(outdir).is_dir():
         raise SpecError(f"report -o {outdir}: exists and is not a directory; give a "
                         "directory for the figures (it is created if missing)")
-    rc = report_main(args.file, outdir)
+    levels = _tail_levels(args.levels)
+    for lv in levels:
+        check_tail_level(lv)                 # the syntax, before anything is read
+    rc = report_main(args.file, outdir, levels=levels)
     return 0 if rc is None else int(rc)
 
 
 def _demo(args: argparse.Namespace) -> int:
 
-    root = Path(args.dir)
+    root = Path(args.output)
     root.mkdir(parents=True, exist_ok=True)
     toml, h5 = root / "demo.toml", root / "demo.h5"
     toml.write_text(DEMO_TOML, encoding="utf-8")

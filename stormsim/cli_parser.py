@@ -19,10 +19,13 @@ from __future__ import annotations
 import argparse
 
 from ._version import __version__
+from .store.results import DEFAULT_TAIL_LEVELS
 from .sweep.progress import MODES
 
 #: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
 RISK_LEVELS = "2,N/4,N/2"
+#: The levels of ``stormsim inspect``'s and ``stormsim report``'s tables when none are given.
+LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -37,7 +40,7 @@ def parser() -> argparse.ArgumentParser:
                         "Interrupted runs (Ctrl-C, SIGTERM, a crash, a kill) resume where they "
                         "stopped when the same command is run again.")
     sw.add_argument("file", help="the sweep file (TOML; see README 'Sweeps')")
-    sw.add_argument("-o", "--output", help="the HDF5 result (default: FILE's name with .h5, "
+    sw.add_argument("-o", "--output", help="the HDF5 result file (default: FILE's name with .h5, "
                     "in the current directory)")
     sw.add_argument("--overwrite", action="store_true",
                     help="discard an existing result or unfinished units at the output "
@@ -56,10 +59,15 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--dry-run", action="store_true",
                     help="validate the file and list its cells; run nothing")
 
-    ins = sub.add_parser("inspect", help="print the table of a sweep result's cells")
+    ins = sub.add_parser("inspect", help="print the table of a sweep result's cells",
+                         description="Print the table of a sweep result's cells: fleets done, "
+                         "the Kaplan-Meier median first passage and P(n_w >= k) at the --levels "
+                         "asked, each with its 95% interval (and, with --storms, storm rates), "
+                         "or the same as CSV or JSON rows. An unfinished sweep is read from the "
+                         "parts written so far.")
     ins.add_argument("file", help="an HDF5 result of `stormsim sweep` (or the output of an "
                      "unfinished one, read from its .parts directory)")
-    ins.add_argument("--tail", default="N/4,N/2,N",
+    ins.add_argument("--levels", default=LEVELS,
                      help="levels k of the P(n_w >= k) columns: integers, 'N' or 'N/q' "
                           "(default: N/4,N/2,N)")
     ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
@@ -71,7 +79,7 @@ def parser() -> argparse.ArgumentParser:
                           "risk_storms_per_day_ge_K, ...)")
     ins.add_argument("--storms", action="store_true",
                      help="also the storm rate (storms per second, MODEL.md E3) and the mean "
-                          "storm duration at each --tail level, with 95%% intervals")
+                          "storm duration at level of --levels, with 95%% intervals")
 
     risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
                           "until precise enough",
@@ -103,11 +111,23 @@ def parser() -> argparse.ArgumentParser:
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
-    rep = sub.add_parser("report", help="figures and a written report of a sweep result")
+    rep = sub.add_parser("report", help="figures and a written report of a sweep result",
+                         description="Write a folder with the standard figures of a sweep "
+                         "result (tail, storm rates, first passage) and report.md: the sweep, "
+                         "its table, its storm rates and storm risk at the --levels asked, and "
+                         "what each figure shows.")
     rep.add_argument("file", help="an HDF5 result of `stormsim sweep`")
-    rep.add_argument("-o", "--outdir", help="directory for the report (default: FILE_report)")
+    rep.add_argument("-o", "--output", metavar="DIR",
+                     help="the folder for the report (created if missing; default: FILE_report)")
+    rep.add_argument("--levels", default=LEVELS,
+                     help="levels k of the table's P(n_w >= k) and storm-rate columns: integers, "
+                          f"'N' or 'N/q' (default: {LEVELS})")
 
-    demo = sub.add_parser("demo", help="run a small real sweep to HDF5 and show its table")
-    demo.add_argument("--dir", default="results", help="where to write demo.toml and demo.h5")
+    demo = sub.add_parser("demo", help="run a small real sweep to HDF5 and show its table",
+                          description="Write a small sweep file (16 staggered jobs, load x "
+                          "m/sigma), run it as `stormsim sweep` would, and print its table "
+                          "with how to read it. Run again, it reuses the finished result.")
+    demo.add_argument("-o", "--output", metavar="DIR", default="results",
+                      help="the folder for demo.toml and demo.h5 (default: results)")
     demo.add_argument("--fresh", action="store_true", help="recompute even if already done")
     return parser

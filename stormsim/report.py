@@ -41,7 +41,7 @@ from . import plots
 from ._format import fmt_value
 from .errors import ResourceError
 from .stats.survival import kaplan_meier, passage_times
-from .store.results import open_results
+from .store.results import DEFAULT_TAIL_LEVELS, open_results
 from .store.tables import risk_table_text
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
@@ -331,8 +331,9 @@ def figures(res) -> list:
     return out
 
 
-def main(path: str, outdir: str) -> int:
-    """Draw the standard figures of the sweep result at ``path`` into ``outdir``.
+def main(path: str, outdir: str, levels=DEFAULT_TAIL_LEVELS) -> int:
+    """Draw the standard figures of the sweep result at ``path`` into ``outdir``;
+    the tables at the tail ``levels`` (integers, 'N' or 'N/q').
 
     Returns 0. Raises ``stormsim.SweepError`` (a ValueError) when ``path`` is
     not a stormsim sweep result.
@@ -347,8 +348,8 @@ def main(path: str, outdir: str) -> int:
             fig.savefig(out / name, dpi=110)
         figs.append((name, caption))
     with _writing(out / "report.md"):
-        _write_markdown(res, out, figs, _main_key(res))
-    print(f"stormsim report: wrote {len(figs)} figures and report.md to {out}")
+        _write_markdown(res, out, figs, _main_key(res), tuple(levels))
+    print(f"stormsim report: wrote {_count(len(figs), 'figure')} and report.md to {out}")
     return 0
 
 
@@ -372,7 +373,12 @@ def _writing(path: Path):
                             "the same command again") from None
 
 
-def _write_markdown(res, out: Path, figs, xkey) -> None:
+def _count(n: int, noun: str) -> str:
+    """``1 figure``, ``2 figures``, ``0 figures``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
     state = "complete" if res.complete else "UNFINISHED (read from the parts written so far)"
     lines = [f"# Sweep report: {res.name}", "",
              f"- result: `{res.path}` ({state}), stormsim {res.version}",
@@ -381,7 +387,7 @@ def _write_markdown(res, out: Path, figs, xkey) -> None:
              + (f"; figures against `{xkey}`" if xkey else ""), ""]
     if res.description:
         lines += [res.description, ""]
-    lines += ["## Cells", "", "```", res.table(), "```", ""]
+    lines += ["## Cells", "", "```", res.table(tail=levels), "```", ""]
     risk = risk_table_text(res)
     if risk is not None:
         lines += ["## Storm risk", "",

@@ -275,7 +275,7 @@ def _rows(res, tail, unit: str, storms: bool = False) -> tuple[list[str], list[d
         rows.append(r)
     kmax = int(np.max(P["N"])) if res.n_cells else 0
     risk = _risk(risks, kmax)
-    if risk is not None:           # every level some cell asked (absolute k, not --tail's)
+    if risk is not None:           # every level some cell asked (absolute k, not --levels')
         extra = _risk_columns(risk, risk["asked"])
         names += list(extra)
         for i, r in enumerate(rows):

@@ -304,7 +304,7 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                      "'-': not recorded (a result written before storms were counted).")
     if not tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
-                     "those levels is zero by construction; choose levels with --tail)")
+                     "those levels is zero by construction; choose levels with --levels)")
     text = risk_table_text(res, risky) if risky else None
     if text is not None:
         lines += ["", "Storm risk (risk_levels), per cell and level k asked:", "", text, "",

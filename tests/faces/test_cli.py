@@ -127,7 +127,7 @@ def test_inspect_table(finished, capsys):
 
 
 def test_inspect_options_and_python_api_agree(finished, capsys):
-    assert main(["inspect", str(finished), "--tail", "2,3", "--unit", "time"]) == 0
+    assert main(["inspect", str(finished), "--levels", "2,3", "--unit", "time"]) == 0
     out = capsys.readouterr().out
     assert "P(n_w>=2)" in out and "P(n_w>=3)" in out and "median time [95% CI]" in out
     # the footnote explains what the table shows in seconds: '>cap', not '>K'
@@ -140,7 +140,7 @@ def test_inspect_options_and_python_api_agree(finished, capsys):
         assert p2[i] == occ[2:].sum() / occ.sum()
         # a zero is shown with its one-sided bound, never as a bare 0
         assert (f"{p2[i]:.3e} [" if p2[i] > 0 else "0 (<") in out
-    assert main(["inspect", str(finished), "--tail", "half"]) == 2
+    assert main(["inspect", str(finished), "--levels", "half"]) == 2
     assert "tail level 'half': must be an integer k, 'N' or 'N/q'" in capsys.readouterr().err
 
 
@@ -220,7 +220,7 @@ def test_report_is_lazy_and_explains_when_missing(finished, capsys, monkeypatch)
     assert "'stormsim report' is not available" in capsys.readouterr().err
     calls = []
     fake = types.ModuleType("stormsim.report")
-    fake.main = lambda path, outdir: calls.append((path, outdir))
+    fake.main = lambda path, outdir, levels: calls.append((path, outdir))
     monkeypatch.setitem(sys.modules, "stormsim.report", fake)
     assert main(["report", str(finished), "-o", "figs"]) == 0
     assert main(["report", str(finished)]) == 0
@@ -229,13 +229,13 @@ def test_report_is_lazy_and_explains_when_missing(finished, capsys, monkeypatch)
 
 @pytest.mark.slow  # a real 1200-fleet sweep (~10 s)
 def test_demo_runs_a_real_sweep_and_shows_its_table(tmp_path, capsys):
-    assert main(["demo", "--dir", str(tmp_path)]) == 0
+    assert main(["demo", "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"stormsim sweep {tmp_path / 'demo.toml'} -o {tmp_path / 'demo.h5'}" in out
     assert "sweep 'demo: stagger survival', 6 cells, complete" in out
     assert "median cycle [95% CI]" in out and "P(n_w>=4)" in out
     assert stormsim.open_results(tmp_path / "demo.h5").complete
-    assert main(["demo", "--dir", str(tmp_path)]) == 0
+    assert main(["demo", "-o", str(tmp_path)]) == 0
     assert "already complete: nothing to recompute" in capsys.readouterr().out
 
 

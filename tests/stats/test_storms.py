@@ -183,10 +183,10 @@ def test_inspect_storms_column(tmp_path, capsys):
     sweep = parse_sweep(SWEEP.format(mode="sum"), "storms.toml")
     out = tmp_path / "s.h5"
     run_sweep(sweep, out, progress="none")
-    assert main(["inspect", str(out), "--storms", "--tail", "2"]) == 0
+    assert main(["inspect", str(out), "--storms", "--levels", "2"]) == 0
     text = capsys.readouterr().out
     assert "storms/s(n_w>=2) [95% CI]" in text and "storm s(n_w>=2)" in text
-    assert main(["inspect", str(out), "--storms", "--tail", "2", "--format", "csv"]) == 0
+    assert main(["inspect", str(out), "--storms", "--levels", "2", "--format", "csv"]) == 0
     header = capsys.readouterr().out.splitlines()[0].split(",")
     assert {"storms_per_s_ge_2", "storms_per_s_ge_2_lo", "storms_per_s_ge_2_hi",
             "storm_duration_ge_2", "storms_ge_2_method"} <= set(header)

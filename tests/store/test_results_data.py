@@ -289,7 +289,7 @@ def test_dataframe_columns_a_person_can_type(tail_h5):
 
 def test_inspect_csv_and_json(tail_h5, capsys):
     pd = pytest.importorskip("pandas")
-    assert main(["inspect", str(tail_h5), "--format", "csv", "--tail", "2,N/2"]) == 0
+    assert main(["inspect", str(tail_h5), "--format", "csv", "--levels", "2,N/2"]) == 0
     text = capsys.readouterr().out
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == 4 and {"p_ge_2", "p_ge_2_lo", "p_ge_2_hi", "p_ge_N_2", "k_N_2",
@@ -298,13 +298,13 @@ def test_inspect_csv_and_json(tail_h5, capsys):
     s = open_results(tail_h5).summary(tail=(2, "N/2"))
     assert np.array_equal(df["p_ge_2"].to_numpy(), s["P(n_w>=2)"])   # repr round-trips
     assert df["k_N_2"].tolist() == s["k:N/2"].tolist()
-    assert main(["inspect", str(tail_h5), "--format", "json", "--tail", "2"]) == 0
+    assert main(["inspect", str(tail_h5), "--format", "json", "--levels", "2"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["cells"][0]["p_ge_2_lo"] < doc["cells"][0]["p_ge_2"] < doc["cells"][0]["p_ge_2_hi"]
     assert doc["cells"][0]["median"] is None                     # no passage level: null
     assert "ratio-logit" in doc["methods"]
     # a level above some cells' N: empty there, and said so
-    assert main(["inspect", str(tail_h5), "--format", "csv", "--tail", "8"]) == 0
+    assert main(["inspect", str(tail_h5), "--format", "csv", "--levels", "8"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     for r in rows:
         assert (r["p_ge_8_method"] == "no such level") == (r["N"] == "4"), r
@@ -312,7 +312,7 @@ def test_inspect_csv_and_json(tail_h5, capsys):
 
 
 def test_every_tail_in_the_inspect_table_has_an_interval_or_a_bound(tail_h5, capsys):
-    assert main(["inspect", str(tail_h5), "--tail", "2,N/2,N"]) == 0
+    assert main(["inspect", str(tail_h5), "--levels", "2,N/2,N"]) == 0
     out = capsys.readouterr().out.splitlines()
     head = next(i for i, line in enumerate(out) if line.lstrip().startswith("cell"))
     for line in out[head + 1:head + 5]:
