@@ -42,7 +42,7 @@ from ._format import fmt_value
 from .errors import ResourceError
 from .stats.survival import kaplan_meier, passage_times
 from .store.results import DEFAULT_TAIL_LEVELS, open_results
-from .store.tables import risk_table_text
+from .store.tables import physical_units, risk_table_text, storms_table_text
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
 #: colours; beyond that cells are thinned to every k-th one (and the caption says so).
@@ -388,6 +388,16 @@ def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
     if res.description:
         lines += [res.description, ""]
     lines += ["## Cells", "", "```", res.table(tail=levels), "```", ""]
+    storms = storms_table_text(res, levels)
+    if storms is not None:
+        per = "day" if physical_units(res) else "second of simulated time"
+        lines += ["## Storms", "",
+                  f"Per cell and level k: the storm rate (storms, episodes with at least k jobs "
+                  f"writing, counted at their up-crossings, per {per}) and the mean storm "
+                  "duration, each with its 95 % interval over the independent fleets (delta "
+                  "method of the ratio estimator, log scale). `0 (<b)`: no storm, b a one-sided "
+                  "95 % Poisson upper bound over the whole measured time.", "",
+                  "```", storms, "```", ""]
     risk = risk_table_text(res)
     if risk is not None:
         lines += ["## Storm risk", "",

@@ -15,8 +15,8 @@ from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
 
-__all__ = ["cells_table", "inspect_table", "outline_table", "render", "risk_table_text",
-           "sweep_figures"]
+__all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
+           "risk_table_text", "storms_table_text", "sweep_figures"]
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -136,23 +136,37 @@ def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
     return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
 
 
-def _fmt_storms(r: float, lo: float, hi: float, method: str) -> str:
-    """A storm rate with its interval ('0 (<b)': no storm, b a one-sided bound)."""
+def _fmt_storms(r: float, lo: float, hi: float, method: str, fmt: str = ".3e") -> str:
+    """A storm rate with its interval ('0 (<b)': no storm, b a one-sided bound);
+    ``fmt`` its numbers' format (per day, ``.3g`` reads: '80.9 [65.5, 99.9]')."""
     if method == "zero-bound":
         return f"0 (<{hi:.2e})"
     if math.isnan(r):
         return "-"
     if math.isnan(lo) or math.isnan(hi):
-        return f"{r:.3e} no CI"
-    return f"{r:.3e} [{lo:.3e}, {hi:.3e}]"
+        return f"{r:{fmt}} no CI"
+    return f"{r:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
 
 
-def _fmt_duration(d: float, lo: float, hi: float) -> str:
+def _fmt_duration(d: float, lo: float, hi: float, unit: bool = False) -> str:
+    """A mean storm duration in seconds with its interval; ``unit``: in the
+    unit that reads (s, min, h, from the estimate), named."""
     if math.isnan(d):
         return "-"
+    size, name = next(((size, name) for size, name in ((3600.0, "h"), (60.0, "min"))
+                       if unit and d >= size), (1.0, "s" if unit else ""))
+    d, lo, hi = d / size, lo / size, hi / size
+    name = f" {name}" if name else ""
     if math.isnan(lo) or math.isnan(hi):
-        return f"{d:.4g} no CI"
-    return f"{d:.4g} [{lo:.4g}, {hi:.4g}]"
+        return f"{d:.4g}{name} no CI"
+    return f"{d:.4g}{name} [{lo:.4g}, {hi:.4g}]"
+
+
+def physical_units(res) -> bool:
+    """Every cell's fleet comes from a job table (``jobs``): its times are real
+    seconds, so rates read per day and durations in s, min or h."""
+    jobs = res.params.get("jobs")
+    return res.n_cells > 0 and jobs is not None and all(str(j) for j in np.asarray(jobs).tolist())
 
 
 def risk_table_text(res, cells=None) -> str | None:
@@ -185,6 +199,34 @@ def risk_table_text(res, cells=None) -> str | None:
             rows.append([str(c.index), *(fmt_value(c.params[g]) for g in res.grid_keys),
                          str(k), str(r["risk_level_method"][j]), p, pm, per_s, per_day, rm, effort])
     if not rows:
+        return None
+    return "\n".join(render(head, rows))
+
+
+def storms_table_text(res, tail) -> str | None:
+    """The storms of every cell at the tail levels: storms per day (a fleet
+    from a job table) or per second, and their mean duration, each with its
+    95 % interval; None when no cell measured its storms at those levels."""
+    s = res.summary(tail=tail)
+    per_day = physical_units(res)
+    unit, scale, fmt = ("storms/day", SECONDS_PER_DAY, ".3g") if per_day else ("storms/s", 1.0, ".3e")
+    same_n = len(set(res.params["N"].tolist())) == 1
+    head, rows = ["cell", *res.grid_keys], []
+    for lv in tail:
+        lab = f"n_w>={s[f'k:{lv}'][0]}" if same_n and res.n_cells else f"n_w>={lv}"
+        head += [f"{unit}({lab}) [95% CI]", f"storm duration({lab}) [95% CI]"]
+    for i in range(res.n_cells):
+        row = [str(i), *(fmt_value(res.params[g][i]) for g in res.grid_keys)]
+        for lv in tail:
+            key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
+            m = s[f"storms(n_w>={lv}):method"][i]
+            if m in ("structural", "not-recorded", "none") or math.isnan(s[key][i]):
+                row += ["-", "-"]
+                continue
+            row += [_fmt_storms(*(s[key + e][i] * scale for e in ("", ":lo", ":hi")), m, fmt),
+                    _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i], unit=True)]
+        rows.append(row)
+    if all(x == "-" for r in rows for x in r[1 + len(res.grid_keys):]):
         return None
     return "\n".join(render(head, rows))
 
@@ -238,13 +280,17 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
         return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
 
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
+    per_day = physical_units(res)
+    rate_unit, scale, fmt = (("storms/day", SECONDS_PER_DAY, ".3g") if per_day
+                             else ("storms/s", 1.0, ".3e"))
     too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
     for lv in tail:
         label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
         header.append(label + " [95% CI]")
         if storms:
             lab = label[2:-1]                 # n_w>=k
-            header += [f"storms/s({lab}) [95% CI]", f"storm s({lab}) [95% CI]"]
+            header += [f"{rate_unit}({lab}) [95% CI]",
+                       f"storm duration({lab}) [95% CI]" if per_day else f"storm s({lab}) [95% CI]"]
     rows = []
     for i in range(n):
         row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
@@ -268,8 +314,9 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                 if structural_zero(lv, i) or m in ("structural", "not-recorded"):
                     row += ["-", "-"]
                 else:
-                    row += [_fmt_storms(s[key][i], s[f"{key}:lo"][i], s[f"{key}:hi"][i], m),
-                            _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i])]
+                    row += [_fmt_storms(*(s[key + e][i] * scale for e in ("", ":lo", ":hi")), m, fmt),
+                            _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i],
+                                          unit=per_day)]
         rows.append(row)
     lines.append("")
     lines += render(header, rows)
@@ -296,9 +343,12 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                      "no fleet reached k, b is a one-sided 95% upper bound (1 - "
                      "0.05^(1/fleets)); 'no CI': one independent unit only.")
     if tail and storms:
-        lines.append("storms/s(n_w>=k): storms (episodes with at least k jobs writing, counted "
-                     "at their up-crossings, MODEL.md E3) per second of measured time; storm s: "
-                     "their mean duration in seconds; 95% CI from the same independent units "
+        lines.append(f"{rate_unit}(n_w>=k): storms (episodes with at least k jobs writing, counted "
+                     "at their up-crossings, MODEL.md E3) per "
+                     + ("day of measured time (the jobs' times are real: a job table); storm "
+                        "duration: their mean duration; " if per_day else
+                        "second of measured time; storm s: their mean duration in seconds; ")
+                     + "95% CI from the same independent units "
                      "(delta method of the ratio estimator, on the log scale); '0 (<b)': no "
                      "storm, b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
                      "'-': not recorded (a result written before storms were counted).")
