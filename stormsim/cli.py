@@ -15,9 +15,12 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from ._format import fmt_duration
 from .cli_parser import RISK_LEVELS, parser
 from .driver import run_sweep
+from .engine.cost import run_events, run_seconds
 from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError
 from .risk.stormrisk import storm_risk
 from .store import export
@@ -27,8 +30,6 @@ from .sweep.executors import DaskExecutor, LocalExecutor, executor_from
 from .sweep.grid import MAX_CELLS
 from .sweep.keys import RISK_DEFAULTS
 from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell
-from .sweep.plan import WorkEstimate
-from .sweep.work import FleetRanges
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
@@ -134,30 +135,50 @@ def _sweep(args: argparse.Namespace) -> int:
     output = args.output if args.output is not None else Path(args.file).with_suffix(".h5").name
     if args.dry_run:
         return _dry_run(args, output)
-    sweep = load_sweep(args.file)            # validated before any output is touched
+    outline = load_outline(args.file)        # the keys checked, no cell resolved yet
+    outline.check_size()
     executor = _executor(args)
-    seconds, text = _estimate(sweep, output, executor)
+    seconds, text = _estimate(outline, output, executor)   # from the grid: at once
     if seconds > LONG_SWEEP_SECONDS and not args.yes:
-        print(f"stormsim sweep: {text}", file=sys.stderr, flush=True)
-        if not _confirm("Start it? [y/N] "):
-            print("stormsim sweep: not started (--yes starts it without asking)",
-                  file=sys.stderr)
-            return 0
+        if not _terminal():
+            if seconds > UNATTENDED_SECONDS:
+                raise SpecError(f"sweep {args.file}: not started: {text}; with no terminal to "
+                                f"ask, a sweep estimated above {fmt_duration(UNATTENDED_SECONDS)} "
+                                "starts only with --yes")
+            print(f"stormsim sweep: {text}\nstormsim sweep: (no terminal to ask: starting; "
+                  "--yes skips this note)", file=sys.stderr, flush=True)
+        else:
+            print(f"stormsim sweep: {text}", file=sys.stderr, flush=True)
+            if not _confirm("Start it? [y/N] "):
+                print("stormsim sweep: not started (--yes starts it without asking)",
+                      file=sys.stderr)
+                return 0
+    sweep = load_sweep(args.file)            # validated before any output is touched
     return _run_sweep_command(args, sweep, output, executor)
 
 
 #: A sweep estimated to take longer than this asks before it starts (on a terminal).
 LONG_SWEEP_SECONDS = 3600.0
+#: Without a terminal to ask, a sweep estimated to take longer than this is
+#: refused unless --yes: a batch job or a pipe must not start weeks of work by
+#: a slip in a grid.
+UNATTENDED_SECONDS = 86400.0
 
 
-def _estimate(sweep, output: str, executor) -> tuple[float, str]:
-    """(seconds, a sentence): the expected wall time of what is left to run."""
+def _estimate(outline, output: str, executor) -> tuple[float, str]:
+    """(seconds, a sentence): the expected wall time of what is left to run,
+    from the grid (Outline: no cell resolved) less the fleets an existing
+    output already holds, every fleet charged its full cycles."""
 
-    done = FleetRanges()
+    done_events = done_seconds = 0.0
     if Path(output).exists() or Path(output + ".parts").is_dir():
         try:
             res = open_results(output)
-            done = FleetRanges({i: [(0, int(k))] for i, k in enumerate(res.fleets_done) if k})
+            if res.n_cells == outline.n_cells:   # else another sweep's: refused later
+                n, k, c = (np.asarray(x) for x in (res.params["N"], res.fleets_done,
+                                                   res.params["cycles"]))
+                done_events = float(sum(run_events(*x) for x in zip(n, k, c) if x[1]))
+                done_seconds = float(sum(run_seconds(*x) for x in zip(n, k, c) if x[1]))
         except (ValueError, OSError):        # another sweep's output: refused later
             pass
     executor = executor_from(executor)      # a spec -> an executor (nothing connected)
@@ -168,34 +189,35 @@ def _estimate(sweep, output: str, executor) -> tuple[float, str]:
     else:
         workers = executor.slots
         where = f"on {workers} worker thread{'s' if workers != 1 else ''}"
-    work = WorkEstimate(sweep, done)
-    seconds = work.seconds_left(workers)
-    risky = sum(c.has_risk for c in sweep.cells)
+    seconds = max(0.0, outline.seconds - done_seconds) / max(1, workers)
+    events = max(0.0, outline.events - done_events)
+    risky = outline.risk_cells
+    bound = outline.stops_early()
     if seconds == 0:
         return 0.0, ("estimated time: nothing left to run" if not risky else
                      "estimated time: no fleets left to run (a storm risk not done yet is not "
                      "estimated)")
-    how = "at most" if work.bound else "about"
+    how = "at most" if bound else "about"
     note = (" (fleets that stop at their passage are charged their cycle cap until "
-            "measured)" if work.bound else "")
+            "measured)" if bound else "")
     if risky:
         note += (f"; the storm risk of {risky} cell{'s' if risky != 1 else ''} (risk_levels) "
                  "is not in it")
     return seconds, (f"estimated time: {how} {fmt_duration(seconds)} {where}, "
-                     f"{work.events_left():.3g} events at the benchmarked cost per event"
+                     f"{events:.3g} events at the benchmarked cost per event"
                      f"{note}")
 
 
-def _confirm(question: str) -> bool:
-    """Ask on the terminal; without one (a batch job, a pipe), say so and go on."""
+def _terminal() -> bool:
+    """Whether there is someone to ask: stdin and stderr on a terminal."""
     try:
-        tty = sys.stdin.isatty() and sys.stderr.isatty()
+        return sys.stdin.isatty() and sys.stderr.isatty()
     except (AttributeError, ValueError):
-        tty = False
-    if not tty:
-        print("stormsim sweep: (no terminal to ask: starting; --yes skips this note)",
-              file=sys.stderr, flush=True)
-        return True
+        return False
+
+
+def _confirm(question: str) -> bool:
+    """Ask on the terminal (``_terminal``): 'y' or 'yes' starts it."""
     print(question, end="", file=sys.stderr, flush=True)
     try:
         answer = sys.stdin.readline()
@@ -217,7 +239,7 @@ def _dry_run(args, output: str) -> int:
     if n <= DRY_RUN_ALL:
         sweep = load_sweep(args.file)
         print(cells_table(sweep))
-        print(_estimate(sweep, output, _executor(args))[1])
+        print(_estimate(outline, output, _executor(args))[1])
         return 0
     shown = (range(0, DRY_RUN_SHOWN), range(n - DRY_RUN_SHOWN, n)) if n <= MAX_CELLS else ((), ())
     first, last = ([resolve_cell(outline, i) for i in r] for r in shown)

@@ -54,7 +54,8 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--progress", choices=MODES, default="auto",
                     help="a live bar (on a terminal), plain lines, or none (default: auto)")
     sw.add_argument("-y", "--yes", action="store_true",
-                    help="start a sweep estimated to take over an hour without asking")
+                    help="start a sweep estimated to take over an hour without asking (without a "
+                         "terminal, one estimated above a day starts only with --yes)")
     sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
     sw.add_argument("--dry-run", action="store_true",
                     help="validate the file and list its cells; run nothing")
