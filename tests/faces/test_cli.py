@@ -61,7 +61,7 @@ def test_sweep_prints_lines_when_not_a_terminal(toml, capsys):
     assert "stormsim sweep: wrote out.h5: 4 cells, 120 fleets" in out
     assert "See it with: stormsim inspect out.h5" in out
     assert "stormsim sweep: 4 cells, 120 fleets; running on this machine" in err
-    assert "4/4 cells, 120/120 fleets (100.0%)" in err and "fleet-cycles/s" in err
+    assert "fleets 120/120 (100.0%), cells done 4/4" in err and "fleet-cycles/s" in err
     assert "\r" not in err
     assert main(["sweep", "sweep.toml", "-o", "out.h5"]) == 0
     out, _ = capsys.readouterr()
@@ -101,7 +101,7 @@ def test_live_bar_on_a_terminal(tmp_path):
     screen = b"".join(chunks).decode("utf-8", "replace")
     redraws = len(re.findall(r"\r(?!\n)", screen))
     assert redraws >= 2, screen                             # redrawn in place, several times
-    assert "cells 4/4" in screen and "800/800 fleets" in screen
+    assert "cells done 4/4" in screen and "800/800 fleets" in screen
     assert "fleet-cycles/s" in screen and "100%" in screen
     assert "wrote o.h5" in screen
 
