@@ -21,7 +21,7 @@ from ._format import fmt_duration
 from .cli_parser import RISK_LEVELS, parser
 from .driver import run_sweep
 from .engine.cost import run_events, run_seconds
-from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError
+from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError, os_error_sentence
 from .risk.stormrisk import storm_risk
 from .store import export
 from .store.results import check_tail_level, open_results, tail_level
@@ -332,9 +332,12 @@ def _report(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
 
     root = Path(args.output)
-    root.mkdir(parents=True, exist_ok=True)
     toml, h5 = root / "demo.toml", root / "demo.h5"
-    toml.write_text(DEMO_TOML, encoding="utf-8")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        toml.write_text(DEMO_TOML, encoding="utf-8")
+    except OSError as exc:
+        raise ResourceError(os_error_sentence(exc, f"demo -o {root}: cannot write")) from None
     sweep = parse_sweep(DEMO_TOML, str(toml))
     print(f"stormsim demo: the sweep file {toml} ({sweep.n_cells} cells: load x m/sigma, "
           f"{sweep.total_fleets} fleets of 16 jobs, {sweep.cells[0].cycles} cycles each), "
@@ -393,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:              # the disk or the system refused
-        print(f"stormsim: error: {exc}", file=sys.stderr)
+        print(f"stormsim: error: {os_error_sentence(exc)}", file=sys.stderr)
         return EXIT_ENVIRONMENT
     if argv is None and getattr(args, "interrupted", False):
         # Run as the program and stopped by a signal: everything finished is

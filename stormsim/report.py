@@ -39,7 +39,7 @@ import numpy as np
 
 from . import plots
 from ._format import fmt_value
-from .errors import ResourceError
+from .errors import ResourceError, os_error_sentence
 from .stats.survival import kaplan_meier, passage_times
 from .store.results import DEFAULT_TAIL_LEVELS, open_results
 from .store.tables import physical_units, risk_table_text, storms_table_text
@@ -341,7 +341,11 @@ def main(path: str, outdir: str, levels=DEFAULT_TAIL_LEVELS) -> int:
 
     res = open_results(path)
     out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResourceError(os_error_sentence(exc, f"report -o {out}: cannot create the "
+                                              "folder")) from None
     figs = []
     for name, fig, caption in figures(res):
         with _writing(out / name):
@@ -369,8 +373,7 @@ def _writing(path: Path):
             what = "no space left on device" if exc.errno == errno.ENOSPC else "disk quota exceeded"
             raise ResourceError(f"{what} while writing {path}; free space and run the same "
                                 "command again") from None
-        raise ResourceError(f"could not write {path} ({exc.strerror or exc}); fix that and run "
-                            "the same command again") from None
+        raise ResourceError(os_error_sentence(exc, "could not write")) from None
 
 
 def _count(n: int, noun: str) -> str:

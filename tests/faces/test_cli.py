@@ -343,6 +343,6 @@ def test_a_read_only_output_directory_names_the_problem(tmp_path):
     p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
                        env=env(), timeout=120)
     assert p.returncode == 3, p.stderr
-    assert (f"output {ro / 'out.h5'}: cannot create out.h5.parts in {ro} (Read-only file "
-            "system): choose an output in a writable directory") in p.stderr, p.stderr
+    assert (f"output {ro / 'out.h5'}: cannot create out.h5.parts in {ro}: the file system is "
+            "read-only: choose an output on a writable one (-o)") in p.stderr, p.stderr
     assert "Errno" not in p.stderr and "Traceback" not in p.stderr
