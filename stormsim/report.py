@@ -8,8 +8,9 @@ or the parts of an unfinished sweep) and writes to DIR:
   fleets (stormsim.stats.tails) and the law of independent jobs that write the
   measured fractions of the time (dashed; binomial for identical jobs, not
   drawn for unlike jobs, whose per-job fractions are not recorded); where no
-  fleet reached k a hollow downward triangle marks the one-sided 95 % upper
-  bound at the first such k (P(n_w >= k) does not grow with k);
+  fleet reached k a hollow downward triangle, never joined to the points,
+  marks an upper bound at the first such k, at the measured scale
+  (stormsim.stats.tails.monotone_bound: P(n_w >= k) does not grow with k);
 - ``tail_vs_<key>.png``: P(n_w >= k) at k = ceil(N/4), ceil(N/2) against the
   main grid key, with intervals, bounds and the baseline;
 - ``survival.png``: Kaplan-Meier curves of the first passage (cells with a
@@ -41,6 +42,7 @@ from . import plots
 from ._format import fmt_value
 from .errors import ResourceError, os_error_sentence
 from .stats.survival import kaplan_meier, passage_times
+from .stats.tails import monotone_bound
 from .store.results import DEFAULT_TAIL_LEVELS, open_results
 from .store.tables import physical_units, risk_table_text, storms_table_text
 
@@ -148,7 +150,7 @@ def _style_legend(ax, extra, below: bool = False):
         ax.legend(handles, labels, fontsize=6)
 
 
-_BOUND_STYLE = ("no fleet reached k: one-sided 95% upper bound",
+_BOUND_STYLE = ("no fleet reached k: an upper bound (not data)",
                 dict(marker="v", ls="", mfc="none"))
 
 
@@ -173,8 +175,8 @@ def _tail_figure(res, occ_cells):
             ax.plot(k[pts & ~ok], p[pts & ~ok], "o", ms=4, color=col)
             lows.append(p[pts].min() if pts.any() else 1.0)
             zeros = np.flatnonzero((k >= 1) & (s["method"] == "zero-bound"))
-            if zeros.size:
-                _zero_marker(ax, zeros[0], s["hi"][zeros[0]], col)
+            if zeros.size:             # at the measured scale: P(n_w >= k) falls with k
+                _zero_marker(ax, zeros[0], monotone_bound(s["hi"], s["method"])[zeros[0]], col)
             if np.any(np.isfinite(s["binom"][1:])):
                 ax.plot(k[1:], s["binom"][1:], color=col, lw=1.2, ls="--")
         ax.set_yscale("log")
@@ -195,7 +197,9 @@ def _tail_figure(res, occ_cells):
                "from the exact occupancy summed over each cell's fleets (points), with its 95 % "
                "interval from the spread between independent fleets (delta method of the ratio "
                "estimator, logit scale; blocks of fleets in occupancy = 'sum' mode); a hollow "
-               "triangle marks the one-sided 95 % upper bound where no fleet reached k. Dashed: "
+               "triangle, never joined to the points, marks an upper bound where no fleet "
+               "reached k: the smaller of 1 - 0.05^(1/fleets) and the upper end of the interval "
+               "at the deepest level reached (P(n_w >= k) falls with k). Dashed: "
                "N independent jobs each writing the measured fraction of the time (binomial for "
                "identical jobs; the Poisson-binomial of per-job fractions where recorded).")
     if unlike:
@@ -221,10 +225,11 @@ def _tail_vs_figure(res, occ_cells, xkey):
             kq = [max(1, math.ceil(s["N"] / q)) for s in grp]
             y = np.array([s["tail"][k] for s, k in zip(grp, kq)])
             lo = np.array([s["lo"][k] for s, k in zip(grp, kq)])
-            hi = np.array([s["hi"][k] for s, k in zip(grp, kq)])
+            hi = np.array([monotone_bound(s["hi"], s["method"])[k] for s, k in zip(grp, kq)])
             ind = np.array([s["binom"][k] for s, k in zip(grp, kq)])
             zero = np.array([s["method"][k] == "zero-bound" for s, k in zip(grp, kq)])
-            plots.series(xs, {lab: (np.where(zero, np.nan, y), lo, hi)}, ax=ax, logx=logx,
+            plots.series(xs, {lab: (np.where(zero, np.nan, y), np.where(zero, np.nan, lo),
+                                    np.where(zero, np.nan, hi))}, ax=ax, logx=logx,
                          logy=True, styles={lab: dict(color=col)})
             if np.any(np.isfinite(ind)):
                 ax.plot(xs, ind, color=col, ls="--", lw=1.2)
@@ -241,7 +246,8 @@ def _tail_vs_figure(res, occ_cells, xkey):
     _suptitle(fig, f"{res.name}: upper tail against {xkey} (95% intervals)")
     caption = (f"P(n_w >= k) at k = ceil(N/4) and ceil(N/2) against {xkey}, one line per value "
                "of the other grid keys, with 95 % intervals over fleets; a hollow triangle: no "
-               "fleet reached k (one-sided 95 % upper bound); dashed: independent jobs.")
+               "fleet reached k, an upper bound (the smaller of 1 - 0.05^(1/fleets) and the "
+               "upper end at the deepest level reached); dashed: independent jobs.")
     if len(shown) < len(groups):
         caption += f" Only every k-th of {len(groups)} lines is drawn."
     return fig, caption
@@ -398,7 +404,7 @@ def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
                   f"Per cell and level k: the storm rate (storms, episodes with at least k jobs "
                   f"writing, counted at their up-crossings, per {per}) and the mean storm "
                   "duration, each with its 95 % interval over the independent fleets (delta "
-                  "method of the ratio estimator, log scale). `0 (<b)`: no storm, b a one-sided "
+                  "method of the ratio estimator, log scale). `< b (no storm)`: b a one-sided "
                   "95 % Poisson upper bound over the whole measured time.", "",
                   "```", storms, "```", ""]
     risk = risk_table_text(res)
@@ -409,7 +415,7 @@ def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
                   "is the second), each with its 95 % interval and method, from "
                   "`stormsim.storm_risk` with the fixed effort shown (method: plain Monte "
                   "Carlo over independent fleets, or splitting: forward flux sampling, its "
-                  "interval over independent replicates). `0 (<b)`: not reached, b a "
+                  "interval over independent replicates). `< b (not reached)`: b a "
                   "one-sided 95 % bound.", "", "```", risk, "```", ""]
     lines += ["## Figures", ""]
     for name, caption in figs:

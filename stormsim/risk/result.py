@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..engine.units import SECONDS_PER_DAY
-from ..stats.tails import LEVEL
+from ..stats.tails import LEVEL, monotone_bound
 from .splitting import TOP_SHARE_WARN
 
 __all__ = ["StormRisk"]
@@ -117,7 +117,7 @@ class StormRisk:
     def _rate_text(self, j: int, scale: float) -> str:
         """nu_k at level index j with its interval, times ``scale`` (1: per second)."""
         if self.rate_method[j] == "zero-bound":
-            return f"0 (<{self.rate_hi[j] * scale:.2e})"
+            return f"< {self.rate_hi[j] * scale:.2e} (no storm)"
         if self.rate_method[j] == "not-reached":
             return "not reached, no bound" if scale == 1.0 else "-"
         return (f"{self.rate[j] * scale:.3e} [{self.rate_lo[j] * scale:.3e}, "
@@ -131,9 +131,10 @@ class StormRisk:
         head = ["k", "P(n_w>=k) [95% CI]", "RE", "storms/s [95% CI]", "storms/day [95% CI]",
                 "RE", "storm s [95% CI]", "resolved / plain-MC cost to resolve"]
         rows = []
+        bound = monotone_bound(self.p_hi, self.p_method)     # unreached: the measured scale
         for j, k in enumerate(self.levels.tolist()):
-            p = (f"0 (<{self.p_hi[j]:.2e})" if self.p_method[j] in ("zero-bound",
-                                                                  "monotone-bound") else
+            p = (f"< {bound[j]:.2e} (not reached)"
+                 if self.p_method[j] in ("zero-bound", "monotone-bound") else
                  f"{self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}]")
             r, per_day = (self._rate_text(j, scale) for scale in (1.0, SECONDS_PER_DAY))
             d = ("-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}" +

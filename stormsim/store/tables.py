@@ -14,6 +14,7 @@ from .._format import fmt_value
 from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
+from ..stats.tails import monotone_bound
 
 __all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
            "risk_table_text", "storms_table_text", "sweep_figures"]
@@ -125,10 +126,12 @@ def outline_table(outline, first: list, last: list, limit: int) -> str:
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], rows))
 
 
-def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
-    """P(n_w >= k) with its interval, as the inspect table prints it."""
+def _fmt_tail(p: float, lo: float, hi: float, method: str, bound: float = math.nan) -> str:
+    """P(n_w >= k) with its interval, as the inspect table prints it; where no
+    fleet reached k, a bound that reads as one: ``bound`` (Results.summary's
+    ``:bound``, stormsim.stats.tails.monotone_bound) or else ``hi``."""
     if method == "zero-bound":
-        return f"0 (<{hi:.2e})"
+        return f"< {bound if math.isfinite(bound) else hi:.2e} (none reached k)"
     if method == "one-bound":
         return f"1 (>{lo:.2e})"
     if math.isnan(lo) or math.isnan(hi):
@@ -137,10 +140,10 @@ def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
 
 
 def _fmt_storms(r: float, lo: float, hi: float, method: str, fmt: str = ".3e") -> str:
-    """A storm rate with its interval ('0 (<b)': no storm, b a one-sided bound);
+    """A storm rate with its interval ('< b (no storm)': b a one-sided bound);
     ``fmt`` its numbers' format (per day, ``.3g`` reads: '80.9 [65.5, 99.9]')."""
     if method == "zero-bound":
-        return f"0 (<{hi:.2e})"
+        return f"< {hi:.2e} (no storm)"
     if math.isnan(r):
         return "-"
     if math.isnan(lo) or math.isnan(hi):
@@ -187,9 +190,10 @@ def risk_table_text(res, cells=None) -> str | None:
         effort = (f"{int(r['risk_fleets_run'])} fleets"
                   + (f", {int(r['risk_replicates_run'])} replicates x {int(r['risk_trials_run'])}"
                      if int(r["risk_replicates_run"]) else ""))
+        bound = monotone_bound(r["risk_p_ge_hi"], r["risk_p_ge_method"])
         for j, k in enumerate(r["levels"].tolist()):
             pm, rm = str(r["risk_p_ge_method"][j]), str(r["risk_storms_method"][j])
-            p = (f"0 (<{r['risk_p_ge_hi'][j]:.2e})" if pm in ("zero-bound", "monotone-bound")
+            p = (f"< {bound[j]:.2e} (not reached)" if pm in ("zero-bound", "monotone-bound")
                  else _fmt_tail(r["risk_p_ge"][j], r["risk_p_ge_lo"][j], r["risk_p_ge_hi"][j], pm))
             rate = [float(r[f"risk_storms_per_s{e}"][j]) * f for f in (1.0, SECONDS_PER_DAY)
                     for e in ("", "_lo", "_hi")]
@@ -307,7 +311,7 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
             p = s[f"P(n_w>={lv})"][i]
             row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
                 p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
-                s[f"P(n_w>={lv}):method"][i]))
+                s[f"P(n_w>={lv}):method"][i], s[f"P(n_w>={lv}):bound"][i]))
             if storms:
                 key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
                 m = s[f"storms(n_w>={lv}):method"][i]
@@ -339,9 +343,11 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                      "writing, from the occupancy summed over its fleets; 95% CI from the "
                      "spread between its independent " + ("fleets" if res.occupancy == "fleet"
                                                           else "blocks of fleets")
-                     + " (delta method of the ratio estimator, on the logit scale); '0 (<b)': "
-                     "no fleet reached k, b is a one-sided 95% upper bound (1 - "
-                     "0.05^(1/fleets)); 'no CI': one independent unit only.")
+                     + " (delta method of the ratio estimator, on the logit scale); '< b (none "
+                     "reached k)': no fleet reached k; b the smaller of two one-sided 95% upper "
+                     "bounds (jointly >= 90%): 1 - 0.05^(1/fleets), and the upper end of the "
+                     "interval of the deepest level below k that fleets reached (P(n_w>=k) "
+                     "falls with k); 'no CI': one independent unit only.")
     if tail and storms:
         lines.append(f"{rate_unit}(n_w>=k): storms (episodes with at least k jobs writing, counted "
                      "at their up-crossings, MODEL.md E3) per "
@@ -349,8 +355,8 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                         "duration: their mean duration; " if per_day else
                         "second of measured time; storm s: their mean duration in seconds; ")
                      + "95% CI from the same independent units "
-                     "(delta method of the ratio estimator, on the log scale); '0 (<b)': no "
-                     "storm, b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
+                     "(delta method of the ratio estimator, on the log scale); '< b (no "
+                     "storm)': b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
                      "'-': not recorded (a result written before storms were counted).")
     if not tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
@@ -361,6 +367,7 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                   "From stormsim.storm_risk with the fixed effort shown; method: plain (Monte "
                   "Carlo over independent fleets) or splitting (forward flux sampling, its "
                   "interval over independent replicates); storms/day = storms/s x 86400; "
-                  "'0 (<b)': not reached, b a one-sided 95% upper bound. Every column: "
+                  "'< b (not reached)', '< b (no storm)': b a one-sided 95% upper bound. "
+                  "Every column: "
                   "--format csv/json (risk_p_ge_K, ...)."]
     return "\n".join(lines)

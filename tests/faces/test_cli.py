@@ -139,7 +139,7 @@ def test_inspect_options_and_python_api_agree(finished, capsys):
         occ = res.cell(i).occupancy_sum
         assert p2[i] == occ[2:].sum() / occ.sum()
         # a zero is shown with its one-sided bound, never as a bare 0
-        assert (f"{p2[i]:.3e} [" if p2[i] > 0 else "0 (<") in out
+        assert (f"{p2[i]:.3e} [" if p2[i] > 0 else "(none reached k)") in out
     assert main(["inspect", str(finished), "--levels", "half"]) == 2
     assert "tail level 'half': must be an integer k, 'N' or 'N/q'" in capsys.readouterr().err
 

@@ -116,7 +116,7 @@ def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
     assert r.p[1] == 0 and r.p_hi[1] == r.p_hi[0]
     assert r.rate_method[1] == "not-reached" and math.isnan(r.rate[1])
     text = str(r).splitlines()[3]
-    assert f"0 (<{r.p_hi[0]:.2e})" in text and "not reached, no bound" in text
+    assert f"< {r.p_hi[0]:.2e} (not reached)" in text and "not reached, no bound" in text
 
 
 def test_no_storm_gives_a_one_sided_poisson_bound_not_a_bare_zero():
