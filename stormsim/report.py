@@ -13,6 +13,9 @@ or the parts of an unfinished sweep) and writes to DIR:
   (stormsim.stats.tails.monotone_bound: P(n_w >= k) does not grow with k);
 - ``tail_vs_<key>.png``: P(n_w >= k) at k = ceil(N/4), ceil(N/2) against the
   main grid key, with intervals, bounds and the baseline;
+- ``storms.png``: the storm rate nu_k against k (storms per day for a job
+  table's real times, else per second), one panel per N, with its 95 %
+  interval, and the Poisson bound (hollow) at the first level without a storm;
 - ``survival.png``: Kaplan-Meier curves of the first passage (cells with a
   passage level) with their 95 % bands, censored fleets included; one panel
   per value of the other grid keys, one colour per value of the main key;
@@ -20,7 +23,8 @@ or the parts of an unfinished sweep) and writes to DIR:
   Brookmeyer-Crowley interval) against the main grid key; medians beyond the
   cycle cap are drawn as triangles at the cap; against ``m_over_sigma`` (or
   ``jitter``) with the (m/sigma)^2 law as a reference line;
-- ``report.md``: the sweep, the ``stormsim inspect`` table, the storm risk
+- ``report.md``: the sweep, the ``stormsim inspect`` table and the storms at
+  the levels asked (``--levels``), the storm risk
   of the cells that ask for it (``risk_levels``: P(n_w >= k) and storms per
   second and per day with intervals and methods), and the figures with what
   each shows.
@@ -40,6 +44,7 @@ import numpy as np
 
 from . import plots
 from ._format import fmt_value
+from .engine.units import SECONDS_PER_DAY
 from .errors import ResourceError, os_error_sentence
 from .stats.survival import kaplan_meier, passage_times
 from .stats.tails import monotone_bound
@@ -92,7 +97,9 @@ def _cell_summary(c) -> dict:
     if out["has_occ"]:
         out.update(tail=cs["p_ge"], lo=cs["p_ge_lo"], hi=cs["p_ge_hi"],
                    method=cs["p_ge_method"], binom=cs["p_ge_independent"],
-                   law=cs["independent_law"])
+                   law=cs["independent_law"], rate=cs["storms_per_s"],
+                   rate_lo=cs["storms_per_s_lo"], rate_hi=cs["storms_per_s_hi"],
+                   rate_method=cs["storms_method"])
     if level > 0 and c.fleets_done > 0:
         t, obs = passage_times(c.passage_cycle, c.cycles)
         out.update(t=t, obs=obs, median=kaplan_meier(t, obs).median, cycles=c.cycles,
@@ -208,6 +215,49 @@ def _tail_figure(res, occ_cells):
                     "result does not record.")
     if thinned:
         caption += f" Panels with more than {MAX_LINES} cells show every k-th cell."
+    return fig, caption
+
+
+def _storm_figure(res, cells, per_day: bool):
+    """Storm rates nu_k against k, one panel per N: storms per day for a job
+    table's real times, else per second of simulated time."""
+    from matplotlib.ticker import MaxNLocator
+
+    scale, unit = (SECONDS_PER_DAY, "storms per day") if per_day else (1.0, "storms per second")
+    ns = sorted({s["N"] for s in cells})[:MAX_PANELS]
+    fig, axes = plots.grid(len(ns), 1, size=(5.0, 4.2))
+    for ax, n in zip(axes[0], ns):
+        sel = _thin([s for s in cells if s["N"] == n])
+        k = np.arange(n + 1)
+        lows = []
+        for s, col in zip(sel, plots.palette(len(sel))):
+            r, lo, hi = (np.asarray(s[x], float) * scale for x in ("rate", "rate_lo", "rate_hi"))
+            ok = (k >= 1) & (r > 0) & np.isfinite(lo) & np.isfinite(hi)
+            ax.errorbar(k[ok], r[ok], yerr=[r[ok] - lo[ok], hi[ok] - r[ok]], fmt="o", ms=4,
+                        color=col, capsize=2,
+                        label=_label(s["params"], [q for q in res.grid_keys if q != "N"]))
+            lows += [r[ok].min()] if ok.any() else []
+            zeros = np.flatnonzero((k >= 1) & (s["rate_method"] == "zero-bound"))
+            if zeros.size:           # the first level without a storm: its Poisson bound
+                _zero_marker(ax, zeros[0], hi[zeros[0]], col)
+        ax.set_yscale("log")
+        if lows:
+            ax.set_ylim(bottom=min(lows) / 3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        plots.readable_log_ticks(ax)
+        ax.set_xlabel("k (concurrent writers)")
+        ax.set_ylabel(f"{unit} with n_w >= k")
+        ax.set_title(f"N = {n}", fontsize=9)
+        _style_legend(ax, [("no storm at k: an upper bound (not data)",
+                            dict(marker="v", ls="", mfc="none"))], below=True)
+    _suptitle(fig, f"{res.name}: storm rate (episodes with at least k writers, 95% interval)")
+    caption = (f"The storm rate nu_k in {unit} (episodes with at least k concurrent writers, "
+               "counted at their up-crossings, MODEL.md E3"
+               + (", per day of the jobs' real time: a job table" if per_day else "")
+               + "), with its 95 % interval over the independent fleets (delta method of the "
+               "ratio estimator, log scale); a hollow triangle, never joined to the points, "
+               "marks the one-sided 95 % Poisson upper bound over the whole measured time at "
+               "the first level without a storm.")
     return fig, caption
 
 
@@ -329,6 +379,9 @@ def figures(res) -> list:
         out.append(("tail.png", *_tail_figure(res, occ_cells)))
         if xkey is not None:
             out.append((f"tail_vs_{xkey}.png", *_tail_vs_figure(res, occ_cells, xkey)))
+        stormy = [s for s in occ_cells if np.any(s["rate_method"][1:] == "ratio-log")]
+        if stormy:
+            out.append(("storms.png", *_storm_figure(res, stormy, physical_units(res))))
     pass_cells = [s for s in cells if "t" in s]
     if pass_cells:
         out.append(("survival.png", *_survival_figure(res, pass_cells, xkey)))

@@ -53,9 +53,9 @@ def test_report_counts_its_figures_in_words(tmp_path, capsys):
     from stormsim import run_sweep
     from stormsim.sweep.spec import parse_sweep
 
-    # no grid and no passage level: the tail figure alone
+    # no grid, fleets stopped at their passage (no occupancy): the survival figure alone
     sweep = parse_sweep('[sweep]\nname = "one"\n[fixed]\nN = 4\nload = 0.5\njitter = 0.02\n'
-                        'cycles = 40\nfleets = 4\n', "one.toml")
+                        'passage_level = 2\ncycles = 40\nfleets = 4\n', "one.toml")
     run_sweep(sweep, tmp_path / "one.h5", progress="none")
     assert main(["report", str(tmp_path / "one.h5"), "-o", str(tmp_path / "rep")]) == 0
     out = capsys.readouterr().out

@@ -86,3 +86,13 @@ def test_report_shows_the_storms_at_the_levels_asked(pod, tmp_path, capsys):
     assert "## Storms" in md
     assert "storms/day(n_w>=2) [95% CI]" in md and "storms/day(n_w>=3) [95% CI]" in md
     assert "P(n_w>=3)" in md and "P(n_w>=8)" not in md      # the levels asked, not N/4,N/2,N
+
+
+def test_report_draws_the_storm_rates_per_day_for_a_job_table(pod):
+    pytest.importorskip("matplotlib")
+    from stormsim.report import figures
+
+    figs = {name: (fig, caption) for name, fig, caption in figures(open_results(pod))}
+    assert "storms.png" in figs
+    fig, caption = figs["storms.png"]
+    assert "storms per day" in fig.axes[0].get_ylabel() and "per day" in caption
