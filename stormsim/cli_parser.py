@@ -115,8 +115,8 @@ def parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="figures and a written report of a sweep result",
                          description="Write a folder with the standard figures of a sweep "
                          "result (tail, storm rates, first passage) and report.md: the sweep, "
-                         "its table, its storm rates and storm risk at the --levels asked, and "
-                         "what each figure shows.")
+                         "its table and storm rates at the --levels asked, its storm risk (at "
+                         "the cells' risk_levels), and what each figure shows.")
     rep.add_argument("file", help="an HDF5 result of `stormsim sweep`")
     rep.add_argument("-o", "--output", metavar="DIR",
                      help="the folder for the report (created if missing; default: FILE_report)")
