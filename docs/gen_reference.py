@@ -134,7 +134,7 @@ def keys_page() -> str:
 
 def outputs_page() -> str:
     from stormsim.store import layout as L
-    from stormsim.store.export import level_column
+    from stormsim.store.export import XARRAY_NAMES, level_column
     from stormsim.stats import summary as S
     from stormsim.stats.storms import STORM_METHODS
     from stormsim.sweep import cellrisk as R
@@ -188,6 +188,9 @@ def outputs_page() -> str:
                + ", ".join(f"{v} {k}" for k, v in STORM_METHODS.items()) + "; -1 no such level |")
     out.append("| `independent_law` | cell | (text) | `independent_law` | the independent-jobs "
                "baseline's law behind `p_ge_independent` |")
+    out.append("\nIn `to_xarray()` these names are others, as an xarray Dataset has methods by "
+               "them (`ds.median()`, `ds.load()`): "
+               + ", ".join(f"`{a}` is `{b}`" for a, b in XARRAY_NAMES.items()) + ".\n")
 
     out.append("\n## Storm risk (`risk_levels`)\n")
     out.append("A cell that asks for its storm risk has, in its group, a dimension `risk_k` (the "

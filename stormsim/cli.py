@@ -1,18 +1,7 @@
 """Command line: thin wrappers that parse, make one library call, and print.
 
-    stormsim sweep SWEEP.toml -o results.h5   run (or resume) a sweep into HDF5
-    stormsim inspect results.h5               the table of its cells
-    stormsim report results.h5                figures and a report (stormsim.report)
-    stormsim demo                             a small real sweep and its table
-    stormsim risk FILE.toml --levels 2,4      storm rates of one cell, to a relative error
-
-exit codes:
-    0    done (or nothing to do)
-    1    a bug: an unexpected error (its traceback is printed; please report it)
-    2    bad input: a parameter, a sweep file, an output holding another sweep
-    3    the environment refused: the output is locked by another run, the Dask
-         scheduler is unreachable, the disk failed (a read-only or full disk)
-    130  interrupted by Ctrl-C (143: by SIGTERM); the finished work is kept
+The subcommands, their options and the exit codes: stormsim.cli_parser
+(``stormsim --help``).
 """
 from __future__ import annotations
 
@@ -26,10 +15,13 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from ._format import fmt_duration
-from ._version import __version__
+from .cli_parser import RISK_LEVELS, parser
 from .driver import run_sweep
-from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError
+from .engine.cost import run_events, run_seconds
+from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError, os_error_sentence
 from .risk.stormrisk import storm_risk
 from .store import export
 from .store.results import check_tail_level, open_results, tail_level
@@ -37,10 +29,7 @@ from .store.tables import cells_table, outline_table
 from .sweep.executors import DaskExecutor, LocalExecutor, executor_from
 from .sweep.grid import MAX_CELLS
 from .sweep.keys import RISK_DEFAULTS
-from .sweep.progress import MODES
 from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell
-from .sweep.planner import WorkEstimate
-from .sweep.work import FleetRanges
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
@@ -146,30 +135,50 @@ def _sweep(args: argparse.Namespace) -> int:
     output = args.output if args.output is not None else Path(args.file).with_suffix(".h5").name
     if args.dry_run:
         return _dry_run(args, output)
-    sweep = load_sweep(args.file)            # validated before any output is touched
+    outline = load_outline(args.file)        # the keys checked, no cell resolved yet
+    outline.check_size()
     executor = _executor(args)
-    seconds, text = _estimate(sweep, output, executor)
+    seconds, text = _estimate(outline, output, executor)   # from the grid: at once
     if seconds > LONG_SWEEP_SECONDS and not args.yes:
-        print(f"stormsim sweep: {text}", file=sys.stderr, flush=True)
-        if not _confirm("Start it? [y/N] "):
-            print("stormsim sweep: not started (--yes starts it without asking)",
-                  file=sys.stderr)
-            return 0
+        if not _terminal():
+            if seconds > UNATTENDED_SECONDS:
+                raise SpecError(f"sweep {args.file}: not started: {text}; with no terminal to "
+                                f"ask, a sweep estimated above {fmt_duration(UNATTENDED_SECONDS)} "
+                                "starts only with --yes")
+            print(f"stormsim sweep: {text}\nstormsim sweep: (no terminal to ask: starting; "
+                  "--yes skips this note)", file=sys.stderr, flush=True)
+        else:
+            print(f"stormsim sweep: {text}", file=sys.stderr, flush=True)
+            if not _confirm("Start it? [y/N] "):
+                print("stormsim sweep: not started (--yes starts it without asking)",
+                      file=sys.stderr)
+                return 0
+    sweep = load_sweep(args.file)            # validated before any output is touched
     return _run_sweep_command(args, sweep, output, executor)
 
 
 #: A sweep estimated to take longer than this asks before it starts (on a terminal).
 LONG_SWEEP_SECONDS = 3600.0
+#: Without a terminal to ask, a sweep estimated to take longer than this is
+#: refused unless --yes: a batch job or a pipe must not start weeks of work by
+#: a slip in a grid.
+UNATTENDED_SECONDS = 86400.0
 
 
-def _estimate(sweep, output: str, executor) -> tuple[float, str]:
-    """(seconds, a sentence): the expected wall time of what is left to run."""
+def _estimate(outline, output: str, executor) -> tuple[float, str]:
+    """(seconds, a sentence): the expected wall time of what is left to run,
+    from the grid (Outline: no cell resolved) less the fleets an existing
+    output already holds, every fleet charged its full cycles."""
 
-    done = FleetRanges()
+    done_events = done_seconds = 0.0
     if Path(output).exists() or Path(output + ".parts").is_dir():
         try:
             res = open_results(output)
-            done = FleetRanges({i: [(0, int(k))] for i, k in enumerate(res.fleets_done) if k})
+            if res.n_cells == outline.n_cells:   # else another sweep's: refused later
+                n, k, c = (np.asarray(x) for x in (res.params["N"], res.fleets_done,
+                                                   res.params["cycles"]))
+                done_events = float(sum(run_events(*x) for x in zip(n, k, c) if x[1]))
+                done_seconds = float(sum(run_seconds(*x) for x in zip(n, k, c) if x[1]))
         except (ValueError, OSError):        # another sweep's output: refused later
             pass
     executor = executor_from(executor)      # a spec -> an executor (nothing connected)
@@ -180,34 +189,35 @@ def _estimate(sweep, output: str, executor) -> tuple[float, str]:
     else:
         workers = executor.slots
         where = f"on {workers} worker thread{'s' if workers != 1 else ''}"
-    work = WorkEstimate(sweep, done)
-    seconds = work.seconds_left(workers)
-    risky = sum(c.has_risk for c in sweep.cells)
+    seconds = max(0.0, outline.seconds - done_seconds) / max(1, workers)
+    events = max(0.0, outline.events - done_events)
+    risky = outline.risk_cells
+    bound = outline.stops_early()
     if seconds == 0:
         return 0.0, ("estimated time: nothing left to run" if not risky else
                      "estimated time: no fleets left to run (a storm risk not done yet is not "
                      "estimated)")
-    how = "at most" if work.bound else "about"
+    how = "at most" if bound else "about"
     note = (" (fleets that stop at their passage are charged their cycle cap until "
-            "measured)" if work.bound else "")
+            "measured)" if bound else "")
     if risky:
         note += (f"; the storm risk of {risky} cell{'s' if risky != 1 else ''} (risk_levels) "
                  "is not in it")
     return seconds, (f"estimated time: {how} {fmt_duration(seconds)} {where}, "
-                     f"{work.events_left():.3g} events at the benchmarked cost per event"
+                     f"{events:.3g} events at the benchmarked cost per event"
                      f"{note}")
 
 
-def _confirm(question: str) -> bool:
-    """Ask on the terminal; without one (a batch job, a pipe), say so and go on."""
+def _terminal() -> bool:
+    """Whether there is someone to ask: stdin and stderr on a terminal."""
     try:
-        tty = sys.stdin.isatty() and sys.stderr.isatty()
+        return sys.stdin.isatty() and sys.stderr.isatty()
     except (AttributeError, ValueError):
-        tty = False
-    if not tty:
-        print("stormsim sweep: (no terminal to ask: starting; --yes skips this note)",
-              file=sys.stderr, flush=True)
-        return True
+        return False
+
+
+def _confirm(question: str) -> bool:
+    """Ask on the terminal (``_terminal``): 'y' or 'yes' starts it."""
     print(question, end="", file=sys.stderr, flush=True)
     try:
         answer = sys.stdin.readline()
@@ -229,7 +239,7 @@ def _dry_run(args, output: str) -> int:
     if n <= DRY_RUN_ALL:
         sweep = load_sweep(args.file)
         print(cells_table(sweep))
-        print(_estimate(sweep, output, _executor(args))[1])
+        print(_estimate(outline, output, _executor(args))[1])
         return 0
     shown = (range(0, DRY_RUN_SHOWN), range(n - DRY_RUN_SHOWN, n)) if n <= MAX_CELLS else ((), ())
     first, last = ([resolve_cell(outline, i) for i in r] for r in shown)
@@ -247,7 +257,7 @@ def _risk(args: argparse.Namespace) -> int:
                         "(list them with: stormsim sweep FILE --dry-run)")
     c = sweep.cells[args.cell]
     kw = c.simulate_kwargs()
-    defaults = {"levels": _RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
+    defaults = {"levels": RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
                                             ("rel_error", "max_seconds", "method", "trials",
                                              "basin", "score_every")}}
     for name, value in defaults.items():
@@ -277,17 +287,13 @@ def _risk(args: argparse.Namespace) -> int:
     return 0
 
 
-#: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
-_RISK_LEVELS = "2,N/4,N/2"
-
-
 def _tail_levels(text: str):
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
 
 def _inspect(args: argparse.Namespace) -> int:
 
-    levels = _tail_levels(args.tail)
+    levels = _tail_levels(args.levels)
     for lv in levels:
         check_tail_level(lv)                 # the syntax, before anything is read
     res = open_results(args.file)
@@ -312,11 +318,14 @@ def _report(args: argparse.Namespace) -> int:
         print(f"stormsim: error: 'stormsim report' needs {exc.name}, which is not installed: "
               "pip install 'stormsim[plots]'", file=sys.stderr)
         return EXIT_ENVIRONMENT
-    outdir = args.outdir or str(Path(args.file).with_suffix("")) + "_report"
+    outdir = args.output or str(Path(args.file).with_suffix("")) + "_report"
     if Path(outdir).exists() and not Path(outdir).is_dir():
         raise SpecError(f"report -o {outdir}: exists and is not a directory; give a "
                         "directory for the figures (it is created if missing)")
-    rc = report_main(args.file, outdir)
+    levels = _tail_levels(args.levels)
+    for lv in levels:
+        check_tail_level(lv)                 # the syntax, before anything is read
+    rc = report_main(args.file, outdir, levels=levels)
     return 0 if rc is None else int(rc)
 
 
@@ -355,10 +364,13 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
 
-    root = Path(args.dir)
-    root.mkdir(parents=True, exist_ok=True)
+    root = Path(args.output)
     toml, h5 = root / "demo.toml", root / "demo.h5"
-    toml.write_text(DEMO_TOML, encoding="utf-8")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        toml.write_text(DEMO_TOML, encoding="utf-8")
+    except OSError as exc:
+        raise ResourceError(os_error_sentence(exc, f"demo -o {root}: cannot write")) from None
     sweep = parse_sweep(DEMO_TOML, str(toml))
     print(f"stormsim demo: the sweep file {toml} ({sweep.n_cells} cells: load x m/sigma, "
           f"{sweep.total_fleets} fleets of 16 jobs, {sweep.cells[0].cycles} cycles each), "
@@ -396,123 +408,15 @@ In Python: stormsim.open_results("{h5}") gives the same numbers as arrays.""")
     return 0
 
 
+#: What runs each subcommand.
+COMMANDS = {"sweep": _sweep, "inspect": _inspect, "risk": _risk, "report": _report,
+            "plan": _plan, "demo": _demo}
+
+
 def main(argv: list[str] | None = None) -> int:
 
-    parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"stormsim {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    sw = sub.add_parser("sweep", help="run (or resume) a sweep file into an HDF5 result",
-                        description="Run the cells of a sweep file (TOML) into one HDF5 file. "
-                        "Interrupted runs (Ctrl-C, SIGTERM, a crash, a kill) resume where they "
-                        "stopped when the same command is run again.")
-    sw.add_argument("file", help="the sweep file (TOML; see README 'Sweeps')")
-    sw.add_argument("-o", "--output", help="the HDF5 result (default: FILE's name with .h5, "
-                    "in the current directory)")
-    sw.add_argument("--overwrite", action="store_true",
-                    help="discard an existing result or unfinished units at the output "
-                         "(even from another sweep file) and start from scratch")
-    sw.add_argument("--dask", metavar="ADDRESS",
-                    help="run the cells on Dask: 'local:W' starts a LocalCluster of W "
-                         "workers, else the address of a running scheduler (tcp://host:8786) "
-                         "or its scheduler file")
-    sw.add_argument("-j", "--workers", type=int, metavar="W",
-                    help="worker threads on this machine (default: one per core)")
-    sw.add_argument("--progress", choices=MODES, default="auto",
-                    help="a live bar (on a terminal), plain lines, or none (default: auto)")
-    sw.add_argument("-y", "--yes", action="store_true",
-                    help="start a sweep estimated to take over an hour without asking")
-    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
-    sw.add_argument("--dry-run", action="store_true",
-                    help="validate the file and list its cells; run nothing")
-    sw.set_defaults(func=_sweep)
-
-    ins = sub.add_parser("inspect", help="print the table of a sweep result's cells")
-    ins.add_argument("file", help="an HDF5 result of `stormsim sweep` (or the output of an "
-                     "unfinished one, read from its .parts directory)")
-    ins.add_argument("--tail", default="N/4,N/2,N",
-                     help="levels k of the P(n_w >= k) columns: integers, 'N' or 'N/q' "
-                          "(default: N/4,N/2,N)")
-    ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
-                     help="first-passage median in fleet cycles (default) or seconds")
-    ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                     help="a table to read (default), or one row per cell as CSV or JSON, "
-                          "with every interval's ends and method (and, with risk_levels, the "
-                          "storm risk at each level asked: risk_p_ge_K, ..., "
-                          "risk_storms_per_day_ge_K, ...)")
-    ins.add_argument("--storms", action="store_true",
-                     help="also the storm rate (storms per second, MODEL.md E3) and the mean "
-                          "storm duration at each --tail level, with 95%% intervals")
-    ins.set_defaults(func=_inspect)
-
-    risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
-                          "until precise enough",
-                          description="For one cell of a sweep file: P(n_w >= k) and the "
-                          "storm rate at each level, from batches of independent fleets run "
-                          "until every level reaches --rel-error or --max-seconds is spent "
-                          "(stormsim.storm_risk; the cell's cycles, burn_in, launch and seed).")
-    risk.add_argument("file", help="a sweep file (TOML)")
-    risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
-    risk.add_argument("--levels", default=None,
-                      help=f"levels k: integers, 'N' or 'N/q' (default: {_RISK_LEVELS})")
-    risk.add_argument("--rel-error", type=float, default=None,
-                      help="target relative standard error (default: storm_risk's, 0.1)")
-    risk.add_argument("--max-seconds", type=float, default=None,
-                      help="wall-time budget in seconds (default: storm_risk's, 60)")
-    risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
-    risk.add_argument("--method", choices=("auto", "plain", "splitting"), default=None,
-                      help="auto: plain Monte Carlo, then forward flux sampling for the levels "
-                           "it cannot reach in the budget (base model only; async or weighted "
-                           "fleets: plain); plain; splitting (every level)")
-    risk.add_argument("--trials", type=int, default=None,
-                      help="splitting: clones per stage and replicate (default 100)")
-    risk.add_argument("--basin", default=None,
-                      help="splitting: the basin's edge, a level or a rule: raised (the "
-                           "default) or most-entries")
-    risk.add_argument("--score-every", default=None,
-                      help="splitting: when the score is looked at: cycle (the default: once "
-                           "a cycle and near the next interface) or write-end (every write end)")
-    risk.add_argument("--format", choices=("text", "json"), default="text")
-    risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    risk.set_defaults(func=_risk)
-
-    rep = sub.add_parser("report", help="figures and a written report of a sweep result")
-    rep.add_argument("file", help="an HDF5 result of `stormsim sweep`")
-    rep.add_argument("-o", "--outdir", help="directory for the report (default: FILE_report)")
-    rep.set_defaults(func=_report)
-
-    pl = sub.add_parser("plan", help="how often a fleet storms, what it costs, what each change "
-                        "buys", description="For a fleet of jobs (a CSV job table, or identical "
-                        "jobs from the options): storms per day and their duration, checkpoint "
-                        "durations, the GPU time spent writing, how long a stagger holds and "
-                        "how long storms take to settle after a synchronized restart, for the "
-                        "fleet and for each what-if (bandwidth x0.5 and x2, interval x0.5 and x2, "
-                        "async checkpoints); each number says how it was made (exact: the "
-                        "product-form law; else a 95 % interval over simulated fleets).")
-    pl.add_argument("table", nargs="?", help="a CSV job table (see docs: job tables)")
-    pl.add_argument("--bandwidth", required=True, help="the fabric's bandwidth, e.g. 40GB/s")
-    pl.add_argument("--jobs", type=int, help="identical jobs: how many")
-    pl.add_argument("--size", help="identical jobs: checkpoint size, e.g. 840GB")
-    pl.add_argument("--interval", help="identical jobs: compute time between checkpoints, e.g. 30min")
-    pl.add_argument("--jitter", help="identical jobs: the standard deviation of each compute "
-                    "interval, a time (36s) or a share of the interval (2%%); 0 for none (a "
-                    "deterministic fleet, whose averages depend on its launch)")
-    pl.add_argument("--levels", default="2,N/4,N/2", help="levels k: integers, 'N' or 'N/q'")
-    pl.add_argument("--max-seconds", type=float, default=60.0,
-                    help="time budget of the simulated parts (default 60)")
-    pl.add_argument("--seed", type=int, default=0)
-    pl.add_argument("--no-what-if", action="store_true", help="the fleet alone")
-    pl.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    pl.add_argument("--plot", help="also write a figure (PNG): storms per day against k")
-    pl.set_defaults(func=_plan)
-
-    demo = sub.add_parser("demo", help="run a small real sweep to HDF5 and show its table")
-    demo.add_argument("--dir", default="results", help="where to write demo.toml and demo.h5")
-    demo.add_argument("--fresh", action="store_true", help="recompute even if already done")
-    demo.set_defaults(func=_demo)
-
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
+    args.func = COMMANDS[args.command]
     try:
         rc = args.func(args)
     except ValueError as exc:           # SpecError, SweepError: bad input, named
@@ -526,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:              # the disk or the system refused
-        print(f"stormsim: error: {exc}", file=sys.stderr)
+        print(f"stormsim: error: {os_error_sentence(exc)}", file=sys.stderr)
         return EXIT_ENVIRONMENT
     if argv is None and getattr(args, "interrupted", False):
         # Run as the program and stopped by a signal: everything finished is

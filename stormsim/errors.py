@@ -13,7 +13,8 @@ Everything else that escapes is a bug (CLI exit 1, with its traceback).
 from __future__ import annotations
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BUG", "EXIT_ENVIRONMENT", "EXIT_OK", "ResourceError",
-           "SpecError", "SweepError"]
+           "SpecError", "SweepError", "os_error_sentence",
+           "os_error_why"]
 
 #: Exit codes of the ``stormsim`` command (also listed in its --help and the README).
 EXIT_OK = 0
@@ -33,3 +34,29 @@ class SweepError(SpecError):
 class ResourceError(RuntimeError):
     """The environment refuses, not the input: a held lock, an unreachable
     scheduler, a disk that fails. Says what was tried and what to do."""
+
+
+#: What an OS error means to a user of an output path, and what to do, by errno.
+_WHY = {"EROFS": "the file system is read-only: choose an output on a writable one (-o)",
+        "EACCES": "permission denied: choose an output you may write (-o), or fix its "
+                  "permissions",
+        "EPERM": "operation not permitted: choose an output you may write (-o)",
+        "ENOENT": "no such file or directory",
+        "ENOTDIR": "a part of the path is a file, not a folder: choose another output (-o)",
+        "ENOSPC": "no space left on device: free space and run the same command again",
+        "EDQUOT": "disk quota exceeded: free space and run the same command again"}
+
+
+def os_error_why(exc: OSError) -> str:
+    """What an OS error means and what to do ('the file system is read-only:
+    choose an output on a writable one (-o)'), without '[Errno N]'."""
+    import errno
+
+    return _WHY.get(errno.errorcode.get(exc.errno or 0, "")) or (exc.strerror or str(exc)).lower()
+
+
+def os_error_sentence(exc: OSError, doing: str = "cannot use") -> str:
+    """One sentence for an OS error: ``'{doing} PATH: why, and what to do'``;
+    the path is the error's own where it names one."""
+    path = f" {exc.filename}" if exc.filename else ""
+    return f"{doing}{path}: {os_error_why(exc)}"

@@ -8,10 +8,14 @@ or the parts of an unfinished sweep) and writes to DIR:
   fleets (stormsim.stats.tails) and the law of independent jobs that write the
   measured fractions of the time (dashed; binomial for identical jobs, not
   drawn for unlike jobs, whose per-job fractions are not recorded); where no
-  fleet reached k a hollow downward triangle marks the one-sided 95 % upper
-  bound at the first such k (P(n_w >= k) does not grow with k);
+  fleet reached k a hollow downward triangle, never joined to the points,
+  marks an upper bound at the first such k, at the measured scale
+  (stormsim.stats.tails.monotone_bound: P(n_w >= k) does not grow with k);
 - ``tail_vs_<key>.png``: P(n_w >= k) at k = ceil(N/4), ceil(N/2) against the
   main grid key, with intervals, bounds and the baseline;
+- ``storms.png``: the storm rate nu_k against k (storms per day for a job
+  table's real times, else per second), one panel per N, with its 95 %
+  interval, and the Poisson bound (hollow) at the first level without a storm;
 - ``survival.png``: Kaplan-Meier curves of the first passage (cells with a
   passage level) with their 95 % bands, censored fleets included; one panel
   per value of the other grid keys, one colour per value of the main key;
@@ -19,7 +23,8 @@ or the parts of an unfinished sweep) and writes to DIR:
   Brookmeyer-Crowley interval) against the main grid key; medians beyond the
   cycle cap are drawn as triangles at the cap; against ``m_over_sigma`` (or
   ``jitter``) with the (m/sigma)^2 law as a reference line;
-- ``report.md``: the sweep, the ``stormsim inspect`` table, the storm risk
+- ``report.md``: the sweep, the ``stormsim inspect`` table and the storms at
+  the levels asked (``--levels``), the storm risk
   of the cells that ask for it (``risk_levels``: P(n_w >= k) and storms per
   second and per day with intervals and methods), and the figures with what
   each shows.
@@ -39,10 +44,12 @@ import numpy as np
 
 from . import plots
 from ._format import fmt_value
-from .errors import ResourceError
+from .engine.units import SECONDS_PER_DAY
+from .errors import ResourceError, os_error_sentence
 from .stats.survival import kaplan_meier, passage_times
-from .store.results import open_results
-from .store.tables import risk_table_text
+from .stats.tails import monotone_bound
+from .store.results import DEFAULT_TAIL_LEVELS, open_results
+from .store.tables import physical_units, risk_table_text, storms_table_text
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
 #: colours; beyond that cells are thinned to every k-th one (and the caption says so).
@@ -90,7 +97,9 @@ def _cell_summary(c) -> dict:
     if out["has_occ"]:
         out.update(tail=cs["p_ge"], lo=cs["p_ge_lo"], hi=cs["p_ge_hi"],
                    method=cs["p_ge_method"], binom=cs["p_ge_independent"],
-                   law=cs["independent_law"])
+                   law=cs["independent_law"], rate=cs["storms_per_s"],
+                   rate_lo=cs["storms_per_s_lo"], rate_hi=cs["storms_per_s_hi"],
+                   rate_method=cs["storms_method"])
     if level > 0 and c.fleets_done > 0:
         t, obs = passage_times(c.passage_cycle, c.cycles)
         out.update(t=t, obs=obs, median=kaplan_meier(t, obs).median, cycles=c.cycles,
@@ -148,7 +157,7 @@ def _style_legend(ax, extra, below: bool = False):
         ax.legend(handles, labels, fontsize=6)
 
 
-_BOUND_STYLE = ("no fleet reached k: one-sided 95% upper bound",
+_BOUND_STYLE = ("no fleet reached k: an upper bound (not data)",
                 dict(marker="v", ls="", mfc="none"))
 
 
@@ -173,8 +182,8 @@ def _tail_figure(res, occ_cells):
             ax.plot(k[pts & ~ok], p[pts & ~ok], "o", ms=4, color=col)
             lows.append(p[pts].min() if pts.any() else 1.0)
             zeros = np.flatnonzero((k >= 1) & (s["method"] == "zero-bound"))
-            if zeros.size:
-                _zero_marker(ax, zeros[0], s["hi"][zeros[0]], col)
+            if zeros.size:             # at the measured scale: P(n_w >= k) falls with k
+                _zero_marker(ax, zeros[0], monotone_bound(s["hi"], s["method"])[zeros[0]], col)
             if np.any(np.isfinite(s["binom"][1:])):
                 ax.plot(k[1:], s["binom"][1:], color=col, lw=1.2, ls="--")
         ax.set_yscale("log")
@@ -195,7 +204,9 @@ def _tail_figure(res, occ_cells):
                "from the exact occupancy summed over each cell's fleets (points), with its 95 % "
                "interval from the spread between independent fleets (delta method of the ratio "
                "estimator, logit scale; blocks of fleets in occupancy = 'sum' mode); a hollow "
-               "triangle marks the one-sided 95 % upper bound where no fleet reached k. Dashed: "
+               "triangle, never joined to the points, marks an upper bound where no fleet "
+               "reached k: the smaller of 1 - 0.05^(1/fleets) and the upper end of the interval "
+               "at the deepest level reached (P(n_w >= k) falls with k). Dashed: "
                "N independent jobs each writing the measured fraction of the time (binomial for "
                "identical jobs; the Poisson-binomial of per-job fractions where recorded).")
     if unlike:
@@ -204,6 +215,49 @@ def _tail_figure(res, occ_cells):
                     "result does not record.")
     if thinned:
         caption += f" Panels with more than {MAX_LINES} cells show every k-th cell."
+    return fig, caption
+
+
+def _storm_figure(res, cells, per_day: bool):
+    """Storm rates nu_k against k, one panel per N: storms per day for a job
+    table's real times, else per second of simulated time."""
+    from matplotlib.ticker import MaxNLocator
+
+    scale, unit = (SECONDS_PER_DAY, "storms per day") if per_day else (1.0, "storms per second")
+    ns = sorted({s["N"] for s in cells})[:MAX_PANELS]
+    fig, axes = plots.grid(len(ns), 1, size=(5.0, 4.2))
+    for ax, n in zip(axes[0], ns):
+        sel = _thin([s for s in cells if s["N"] == n])
+        k = np.arange(n + 1)
+        lows = []
+        for s, col in zip(sel, plots.palette(len(sel))):
+            r, lo, hi = (np.asarray(s[x], float) * scale for x in ("rate", "rate_lo", "rate_hi"))
+            ok = (k >= 1) & (r > 0) & np.isfinite(lo) & np.isfinite(hi)
+            ax.errorbar(k[ok], r[ok], yerr=[r[ok] - lo[ok], hi[ok] - r[ok]], fmt="o", ms=4,
+                        color=col, capsize=2,
+                        label=_label(s["params"], [q for q in res.grid_keys if q != "N"]))
+            lows += [r[ok].min()] if ok.any() else []
+            zeros = np.flatnonzero((k >= 1) & (s["rate_method"] == "zero-bound"))
+            if zeros.size:           # the first level without a storm: its Poisson bound
+                _zero_marker(ax, zeros[0], hi[zeros[0]], col)
+        ax.set_yscale("log")
+        if lows:
+            ax.set_ylim(bottom=min(lows) / 3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        plots.readable_log_ticks(ax)
+        ax.set_xlabel("k (concurrent writers)")
+        ax.set_ylabel(f"{unit} with n_w >= k")
+        ax.set_title(f"N = {n}", fontsize=9)
+        _style_legend(ax, [("no storm at k: an upper bound (not data)",
+                            dict(marker="v", ls="", mfc="none"))], below=True)
+    _suptitle(fig, f"{res.name}: storm rate (episodes with at least k writers, 95% interval)")
+    caption = (f"The storm rate nu_k in {unit} (episodes with at least k concurrent writers, "
+               "counted at their up-crossings, MODEL.md E3"
+               + (", per day of the jobs' real time: a job table" if per_day else "")
+               + "), with its 95 % interval over the independent fleets (delta method of the "
+               "ratio estimator, log scale); a hollow triangle, never joined to the points, "
+               "marks the one-sided 95 % Poisson upper bound over the whole measured time at "
+               "the first level without a storm.")
     return fig, caption
 
 
@@ -221,10 +275,11 @@ def _tail_vs_figure(res, occ_cells, xkey):
             kq = [max(1, math.ceil(s["N"] / q)) for s in grp]
             y = np.array([s["tail"][k] for s, k in zip(grp, kq)])
             lo = np.array([s["lo"][k] for s, k in zip(grp, kq)])
-            hi = np.array([s["hi"][k] for s, k in zip(grp, kq)])
+            hi = np.array([monotone_bound(s["hi"], s["method"])[k] for s, k in zip(grp, kq)])
             ind = np.array([s["binom"][k] for s, k in zip(grp, kq)])
             zero = np.array([s["method"][k] == "zero-bound" for s, k in zip(grp, kq)])
-            plots.series(xs, {lab: (np.where(zero, np.nan, y), lo, hi)}, ax=ax, logx=logx,
+            plots.series(xs, {lab: (np.where(zero, np.nan, y), np.where(zero, np.nan, lo),
+                                    np.where(zero, np.nan, hi))}, ax=ax, logx=logx,
                          logy=True, styles={lab: dict(color=col)})
             if np.any(np.isfinite(ind)):
                 ax.plot(xs, ind, color=col, ls="--", lw=1.2)
@@ -241,7 +296,8 @@ def _tail_vs_figure(res, occ_cells, xkey):
     _suptitle(fig, f"{res.name}: upper tail against {xkey} (95% intervals)")
     caption = (f"P(n_w >= k) at k = ceil(N/4) and ceil(N/2) against {xkey}, one line per value "
                "of the other grid keys, with 95 % intervals over fleets; a hollow triangle: no "
-               "fleet reached k (one-sided 95 % upper bound); dashed: independent jobs.")
+               "fleet reached k, an upper bound (the smaller of 1 - 0.05^(1/fleets) and the "
+               "upper end at the deepest level reached); dashed: independent jobs.")
     if len(shown) < len(groups):
         caption += f" Only every k-th of {len(groups)} lines is drawn."
     return fig, caption
@@ -323,6 +379,9 @@ def figures(res) -> list:
         out.append(("tail.png", *_tail_figure(res, occ_cells)))
         if xkey is not None:
             out.append((f"tail_vs_{xkey}.png", *_tail_vs_figure(res, occ_cells, xkey)))
+        stormy = [s for s in occ_cells if np.any(s["rate_method"][1:] == "ratio-log")]
+        if stormy:
+            out.append(("storms.png", *_storm_figure(res, stormy, physical_units(res))))
     pass_cells = [s for s in cells if "t" in s]
     if pass_cells:
         out.append(("survival.png", *_survival_figure(res, pass_cells, xkey)))
@@ -331,8 +390,9 @@ def figures(res) -> list:
     return out
 
 
-def main(path: str, outdir: str) -> int:
-    """Draw the standard figures of the sweep result at ``path`` into ``outdir``.
+def main(path: str, outdir: str, levels=DEFAULT_TAIL_LEVELS) -> int:
+    """Draw the standard figures of the sweep result at ``path`` into ``outdir``;
+    the tables at the tail ``levels`` (integers, 'N' or 'N/q').
 
     Returns 0. Raises ``stormsim.SweepError`` (a ValueError) when ``path`` is
     not a stormsim sweep result.
@@ -340,15 +400,19 @@ def main(path: str, outdir: str) -> int:
 
     res = open_results(path)
     out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResourceError(os_error_sentence(exc, f"report -o {out}: cannot create the "
+                                              "folder")) from None
     figs = []
     for name, fig, caption in figures(res):
         with _writing(out / name):
             fig.savefig(out / name, dpi=110)
         figs.append((name, caption))
     with _writing(out / "report.md"):
-        _write_markdown(res, out, figs, _main_key(res))
-    print(f"stormsim report: wrote {len(figs)} figures and report.md to {out}")
+        _write_markdown(res, out, figs, _main_key(res), tuple(levels))
+    print(f"stormsim report: wrote {_count(len(figs), 'figure')} and report.md to {out}")
     return 0
 
 
@@ -368,11 +432,15 @@ def _writing(path: Path):
             what = "no space left on device" if exc.errno == errno.ENOSPC else "disk quota exceeded"
             raise ResourceError(f"{what} while writing {path}; free space and run the same "
                                 "command again") from None
-        raise ResourceError(f"could not write {path} ({exc.strerror or exc}); fix that and run "
-                            "the same command again") from None
+        raise ResourceError(os_error_sentence(exc, "could not write")) from None
 
 
-def _write_markdown(res, out: Path, figs, xkey) -> None:
+def _count(n: int, noun: str) -> str:
+    """``1 figure``, ``2 figures``, ``0 figures``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
     state = "complete" if res.complete else "UNFINISHED (read from the parts written so far)"
     lines = [f"# Sweep report: {res.name}", "",
              f"- result: `{res.path}` ({state}), stormsim {res.version}",
@@ -381,7 +449,17 @@ def _write_markdown(res, out: Path, figs, xkey) -> None:
              + (f"; figures against `{xkey}`" if xkey else ""), ""]
     if res.description:
         lines += [res.description, ""]
-    lines += ["## Cells", "", "```", res.table(), "```", ""]
+    lines += ["## Cells", "", "```", res.table(tail=levels), "```", ""]
+    storms = storms_table_text(res, levels)
+    if storms is not None:
+        per = "day" if physical_units(res) else "second of simulated time"
+        lines += ["## Storms", "",
+                  f"Per cell and level k: the storm rate (storms, episodes with at least k jobs "
+                  f"writing, counted at their up-crossings, per {per}) and the mean storm "
+                  "duration, each with its 95 % interval over the independent fleets (delta "
+                  "method of the ratio estimator, log scale). `< b (no storm)`: b a one-sided "
+                  "95 % Poisson upper bound over the whole measured time.", "",
+                  "```", storms, "```", ""]
     risk = risk_table_text(res)
     if risk is not None:
         lines += ["## Storm risk", "",
@@ -390,7 +468,7 @@ def _write_markdown(res, out: Path, figs, xkey) -> None:
                   "is the second), each with its 95 % interval and method, from "
                   "`stormsim.storm_risk` with the fixed effort shown (method: plain Monte "
                   "Carlo over independent fleets, or splitting: forward flux sampling, its "
-                  "interval over independent replicates). `0 (<b)`: not reached, b a "
+                  "interval over independent replicates). `< b (not reached)`: b a "
                   "one-sided 95 % bound.", "", "```", risk, "```", ""]
     lines += ["## Figures", ""]
     for name, caption in figs:

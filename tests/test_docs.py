@@ -165,9 +165,9 @@ def test_operators_guide_commands_print_what_it_shows(tmp_path, monkeypatch, cap
     # "A sweep in physical units": the sweep file, and the rows shown
     assert main(["sweep", "examples/gpu_pod_bandwidth.toml", "-o", "pod.h5", "-q"]) == 0
     capsys.readouterr()
-    assert main(["inspect", "pod.h5", "--tail", "2,3,4"]) == 0
+    assert main(["inspect", "pod.h5", "--levels", "2,3,4"]) == 0
     table = capsys.readouterr().out
-    rows = re.search(r"stormsim inspect pod.h5 --tail 2,3,4\n```\n\n```\n(.*?)```", text,
+    rows = re.search(r"stormsim inspect pod.h5 --levels 2,3,4\n```\n\n```\n(.*?)```", text,
                      re.S).group(1)
     rows = [line for line in rows.splitlines() if line.strip()]
     assert len(rows) == 4

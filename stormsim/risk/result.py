@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..engine.units import SECONDS_PER_DAY
-from ..stats.tails import LEVEL
+from ..stats.tails import LEVEL, monotone_bound
 from .splitting import TOP_SHARE_WARN
 
 __all__ = ["StormRisk"]
@@ -25,6 +25,8 @@ class StormRisk:
         (stormsim.stats.tails), its relative standard error (NaN without one)
     rate, rate_lo, rate_hi, rate_method, rate_rel_error : nu_k, storms per
         second of measured time (stormsim.stats.storms)
+    storms_per_day, storms_per_day_lo, storms_per_day_hi : nu_k and its interval
+        in storms per day (properties: the rates times 86400)
     duration, duration_lo, duration_hi : mean storm duration (s)
     hits : fleets that reached each level
     resolved : both relative errors <= rel_error (with >= MIN_HITS hits)
@@ -86,6 +88,16 @@ class StormRisk:
         """nu_k in storms per day (the model's time unit being the second)."""
         return self.rate * SECONDS_PER_DAY
 
+    @property
+    def storms_per_day_lo(self) -> np.ndarray:
+        """The lower end of nu_k's interval, in storms per day."""
+        return self.rate_lo * SECONDS_PER_DAY
+
+    @property
+    def storms_per_day_hi(self) -> np.ndarray:
+        """The upper end of nu_k's interval (a one-sided bound where no storm), per day."""
+        return self.rate_hi * SECONDS_PER_DAY
+
     def to_dict(self) -> dict:
         """Plain lists and numbers (JSON-ready, NaN as None)."""
         def plain(v):
@@ -103,21 +115,29 @@ class StormRisk:
                 "mc_work_relvar", "gain", "top_share", "method")}
         return out
 
+    def _rate_text(self, j: int, scale: float) -> str:
+        """nu_k at level index j with its interval, times ``scale`` (1: per second)."""
+        if self.rate_method[j] == "zero-bound":
+            return f"< {self.rate_hi[j] * scale:.2e} (no storm)"
+        if self.rate_method[j] == "not-reached":
+            return "not reached, no bound" if scale == 1.0 else "-"
+        return (f"{self.rate[j] * scale:.3e} [{self.rate_lo[j] * scale:.3e}, "
+                f"{self.rate_hi[j] * scale:.3e}]")
+
     def __str__(self) -> str:
         lines = [f"storm_risk: {self.fleets} fleets in {self.batches} batches of "
                  f"{self.batch_fleets}, {self.fleet_cycles:.4g} fleet-cycles, "
                  f"{self.cpu_seconds:.3g} CPU s ({self.wall_seconds:.3g} s wall); stopped: "
                  f"{self.stopped}; target relative error {self.rel_error_target:g}"]
-        head = ["k", "P(n_w>=k) [95% CI]", "RE", "storms/s [95% CI]", "RE",
-                "storm s [95% CI]", "resolved / plain-MC cost to resolve"]
+        head = ["k", "P(n_w>=k) [95% CI]", "RE", "storms/s [95% CI]", "storms/day [95% CI]",
+                "RE", "storm s [95% CI]", "resolved / plain-MC cost to resolve"]
         rows = []
+        bound = monotone_bound(self.p_hi, self.p_method)     # unreached: the measured scale
         for j, k in enumerate(self.levels.tolist()):
-            p = (f"0 (<{self.p_hi[j]:.2e})" if self.p_method[j] in ("zero-bound",
-                                                                  "monotone-bound") else
+            p = (f"< {bound[j]:.2e} (not reached)"
+                 if self.p_method[j] in ("zero-bound", "monotone-bound") else
                  f"{self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}]")
-            r = (f"0 (<{self.rate_hi[j]:.2e})" if self.rate_method[j] == "zero-bound" else
-                 "not reached, no bound" if self.rate_method[j] == "not-reached" else
-                 f"{self.rate[j]:.3e} [{self.rate_lo[j]:.3e}, {self.rate_hi[j]:.3e}]")
+            r, per_day = (self._rate_text(j, scale) for scale in (1.0, SECONDS_PER_DAY))
             d = ("-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}" +
                  ("" if math.isnan(self.duration_lo[j]) else
                   f" [{self.duration_lo[j]:.4g}, {self.duration_hi[j]:.4g}]"))
@@ -129,8 +149,8 @@ class StormRisk:
                 at_least = ">= " if self.needed_is_lower_bound[j] else "~"
                 cost = (f"no: {at_least}{self.fleets_needed[j]:.3g} fleets, "
                         f"{at_least}{self.cpu_seconds_needed[j]:.3g} CPU s")
-            rows.append([str(k), p, _re(self.p_rel_error[j]), r, _re(self.rate_rel_error[j]),
-                         d, cost])
+            rows.append([str(k), p, _re(self.p_rel_error[j]), r, per_day,
+                         _re(self.rate_rel_error[j]), d, cost])
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
         lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         lines += ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows]

@@ -64,7 +64,7 @@ from ..errors import SpecError
 from .analysis import time_at_or_above, writing_fraction
 
 __all__ = ["BLOCKS", "LEVEL", "TailEstimate", "block_ranges", "block_sums_exact",
-           "independent_tail", "poisson_binomial_sf", "tail_estimate", "tail_point",
+           "independent_tail", "monotone_bound", "poisson_binomial_sf", "tail_estimate", "tail_point",
            "check_tail_level", "tail_level"]
 
 #: Default confidence level of every interval shown to a user.
@@ -194,6 +194,27 @@ def tail_estimate(unit_occupancy, fleets: int | None = None, level: float = LEVE
         hi[mid] = 1.0 / (1.0 + np.exp(-(logit + w)))
         method[mid] = "ratio-logit"
     return TailEstimate(p, lo, hi, method, u, fleets, level)
+
+
+def monotone_bound(hi, method) -> np.ndarray:
+    """The upper bound to show for each P(n_w >= k), k = 0..N: ``hi`` where
+    measured; where no fleet reached k (``zero-bound``), the smaller of its
+    ``hi`` (1 - 0.05^(1/F), the fleets' bound) and the upper end of the
+    interval of the deepest level below k some fleet reached: P(n_w >= k)
+    falls with k, so a 95 % upper bound of that larger probability bounds it
+    too, at the scale of what was measured, shrinking as fleets are added.
+    Each is a one-sided 95 % bound; the smaller of the two holds at >= 90 %
+    (Bonferroni). What the tables and figures show; the stored ``p_ge_hi``
+    keeps the fleets' bound."""
+    hi = np.asarray(hi, dtype=np.float64)
+    out = hi.copy()
+    last = math.nan                           # upper end of the deepest level reached so far
+    for k, m in enumerate(np.asarray(method)):
+        if m == "ratio-logit":
+            last = hi[k]
+        elif m == "zero-bound" and math.isfinite(last):
+            out[k] = min(hi[k], last)
+    return out
 
 
 def poisson_binomial_sf(p) -> np.ndarray:

@@ -9,7 +9,8 @@ Column names are ones a person can type: ``p_ge_4`` is P(n_w >= 4),
 ``p_ge_4_lo`` / ``p_ge_4_hi`` its 95 % interval, ``p_ge_4_method`` how that
 was made (stormsim.stats.tails), ``p_ge_4_independent`` the independent-jobs law;
 ``median``, ``median_lo``, ``median_hi`` the Kaplan-Meier median first passage
-in fleet cycles (``median_time...`` in seconds). A sweep with storm risk
+in fleet cycles (``median_time...`` in seconds; in xarray ``median_cycles...``
+and the coordinate ``load_L`` for ``load``: XARRAY_NAMES). A sweep with storm risk
 (``risk_levels``) adds its numbers (stormsim.sweep.cellrisk: ``risk_p_ge_4``,
 ``risk_storms_per_s_ge_4_lo``, ``risk_storms_per_day_ge_4``, ``risk_level_method_ge_4``,
 ..., and per cell ``risk_fleets_run``, ``risk_replicates_run``, ...): in
@@ -68,16 +69,30 @@ def _grid(res) -> dict:
     return {k: grid[k] for k in res.grid_keys if k in grid}
 
 
+#: Names the xarray view gives instead of the table's: ``median`` and ``load``
+#: are methods of ``xarray.Dataset`` (``ds.median()``, ``ds.load()``), so data
+#: by those names would hide behind them. The file and the other views keep
+#: the table's names.
+XARRAY_NAMES = {"median": "median_cycles", "median_lo": "median_cycles_lo",
+                "median_hi": "median_cycles_hi", "load": "load_L"}
+
+
 def to_xarray(res, grid: bool = True, level: float = 0.95):
-    """The per-cell table as an ``xarray.Dataset``.
+    """The per-cell table as an ``xarray.Dataset``, its names as in
+    XARRAY_NAMES where the table's would be a Dataset method.
 
     With ``grid`` (default) on the grid's dimensions, one per [grid] key (as
-    the result file's ``/grid`` group): ``ds.sel(load=0.9, m_over_sigma=64)``
+    the result file's ``/grid`` group): ``ds.sel(load_L=0.9, m_over_sigma=64)``
     selects by parameter value. Else on a ``cell`` dimension, every parameter
     a coordinate (as the file's top level). Both have a ``k`` dimension
     (1..largest N; NaN where k > a cell's N). Units and long names are in
     each variable's attributes.
     """
+    ds = _to_xarray(res, grid, level)
+    return ds.rename({k: v for k, v in XARRAY_NAMES.items() if k in ds.variables})
+
+
+def _to_xarray(res, grid: bool, level: float):
     xr = _need("xarray")
 
     n = res.n_cells
@@ -261,7 +276,7 @@ def _rows(res, tail, unit: str, storms: bool = False) -> tuple[list[str], list[d
         rows.append(r)
     kmax = int(np.max(P["N"])) if res.n_cells else 0
     risk = _risk(risks, kmax)
-    if risk is not None:           # every level some cell asked (absolute k, not --tail's)
+    if risk is not None:           # every level some cell asked (absolute k, not --levels')
         extra = _risk_columns(risk, risk["asked"])
         names += list(extra)
         for i, r in enumerate(rows):

@@ -21,7 +21,7 @@ from .._version import __version__
 from ..errors import SpecError, SweepError
 from ..stats.summary import cell_summary
 from ..stats.survival import kaplan_meier, passage_times
-from ..stats.tails import check_tail_level, tail_level
+from ..stats.tails import check_tail_level, monotone_bound, tail_level
 from ..sweep.spec import Sweep, parse_sweep
 from ..sweep.work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
 from .export import to_dataframe, to_xarray
@@ -223,7 +223,9 @@ class Results:
         a cell's N gives NaN there (and k = 0); a level outside 1..N for
         every cell raises SpecError. Each ``P(n_w>=LEVEL)`` comes with its
         ``level`` interval ``P(n_w>=LEVEL):lo`` and ``:hi`` and how that was
-        made, ``:method`` (stormsim.stats.tails: "ratio-logit", "zero-bound" (no
+        made, ``:method``; ``:bound`` the upper end shown (``:hi``, or where no
+        fleet reached k the tighter stormsim.stats.tails.monotone_bound)
+        (stormsim.stats.tails: "ratio-logit", "zero-bound" (no
         fleet reached k: [0, one-sided upper bound]), "one-bound", "none", or
         "structural": NaN, zero by construction for a fleet stopped at its
         passage).
@@ -249,6 +251,7 @@ class Results:
             for end in ("", ":lo", ":hi", ":law"):
                 out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
             out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+            out[f"P(n_w>={lv}):bound"] = np.full(n, np.nan)
             out[f"k:{lv}"] = ks[lv]
             for stem in ("storms_per_s", "storm_duration"):
                 for end in ("", ":lo", ":hi"):
@@ -269,12 +272,14 @@ class Results:
                     out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
                 out["passed"][i] = c.fleets_done - out["censored"][i]
             cs = cell_summary(c, level) if c.fleets_done else None
+            shown = None if cs is None else monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
             for lv in tail:
                 k = ks[lv][i]
                 if cs is not None and k:
                     for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
                                      (":method", "p_ge_method"), (":law", "p_ge_law")):
                         out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
+                    out[f"P(n_w>={lv}):bound"][i] = shown[k]
                     for key in ("storms_per_s", "storm_duration"):
                         for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
                             out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .._args import check_path
 from .._version import ALGORITHM_VERSION, __version__
-from ..errors import ResourceError, SweepError
+from ..errors import ResourceError, SweepError, os_error_why
 from ..sweep.cellrisk import RiskPart
 from ..sweep.spec import Sweep
 from ..sweep.work import FleetRanges
@@ -233,9 +233,8 @@ class HDF5Store(Store):
         try:
             self._lock.acquire()
         except OSError as exc:      # a read-only directory, no permission
-            raise ResourceError(f"output {path}: cannot create {parts.name} in {path.parent} "
-                                f"({exc.strerror or exc}): choose an output in a writable "
-                                "directory (-o)") from None
+            raise ResourceError(f"output {path}: cannot create {parts.name} in {path.parent}: "
+                                + os_error_why(exc)) from None
         try:
             if not overwrite and path.exists():     # finished while we were locking
                 self._release(remove_if_empty=True)

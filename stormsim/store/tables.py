@@ -14,9 +14,10 @@ from .._format import fmt_value
 from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
+from ..stats.tails import monotone_bound
 
-__all__ = ["cells_table", "inspect_table", "outline_table", "render", "risk_table_text",
-           "sweep_figures"]
+__all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
+           "risk_table_text", "storms_table_text", "sweep_figures"]
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -125,10 +126,12 @@ def outline_table(outline, first: list, last: list, limit: int) -> str:
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], rows))
 
 
-def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
-    """P(n_w >= k) with its interval, as the inspect table prints it."""
+def _fmt_tail(p: float, lo: float, hi: float, method: str, bound: float = math.nan) -> str:
+    """P(n_w >= k) with its interval, as the inspect table prints it; where no
+    fleet reached k, a bound that reads as one: ``bound`` (Results.summary's
+    ``:bound``, stormsim.stats.tails.monotone_bound) or else ``hi``."""
     if method == "zero-bound":
-        return f"0 (<{hi:.2e})"
+        return f"< {bound if math.isfinite(bound) else hi:.2e} (none reached k)"
     if method == "one-bound":
         return f"1 (>{lo:.2e})"
     if math.isnan(lo) or math.isnan(hi):
@@ -136,23 +139,37 @@ def _fmt_tail(p: float, lo: float, hi: float, method: str) -> str:
     return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
 
 
-def _fmt_storms(r: float, lo: float, hi: float, method: str) -> str:
-    """A storm rate with its interval ('0 (<b)': no storm, b a one-sided bound)."""
+def _fmt_storms(r: float, lo: float, hi: float, method: str, fmt: str = ".3e") -> str:
+    """A storm rate with its interval ('< b (no storm)': b a one-sided bound);
+    ``fmt`` its numbers' format (per day, ``.3g`` reads: '80.9 [65.5, 99.9]')."""
     if method == "zero-bound":
-        return f"0 (<{hi:.2e})"
+        return f"< {hi:.2e} (no storm)"
     if math.isnan(r):
         return "-"
     if math.isnan(lo) or math.isnan(hi):
-        return f"{r:.3e} no CI"
-    return f"{r:.3e} [{lo:.3e}, {hi:.3e}]"
+        return f"{r:{fmt}} no CI"
+    return f"{r:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
 
 
-def _fmt_duration(d: float, lo: float, hi: float) -> str:
+def _fmt_duration(d: float, lo: float, hi: float, unit: bool = False) -> str:
+    """A mean storm duration in seconds with its interval; ``unit``: in the
+    unit that reads (s, min, h, from the estimate), named."""
     if math.isnan(d):
         return "-"
+    size, name = next(((size, name) for size, name in ((3600.0, "h"), (60.0, "min"))
+                       if unit and d >= size), (1.0, "s" if unit else ""))
+    d, lo, hi = d / size, lo / size, hi / size
+    name = f" {name}" if name else ""
     if math.isnan(lo) or math.isnan(hi):
-        return f"{d:.4g} no CI"
-    return f"{d:.4g} [{lo:.4g}, {hi:.4g}]"
+        return f"{d:.4g}{name} no CI"
+    return f"{d:.4g}{name} [{lo:.4g}, {hi:.4g}]"
+
+
+def physical_units(res) -> bool:
+    """Every cell's fleet comes from a job table (``jobs``): its times are real
+    seconds, so rates read per day and durations in s, min or h."""
+    jobs = res.params.get("jobs")
+    return res.n_cells > 0 and jobs is not None and all(str(j) for j in np.asarray(jobs).tolist())
 
 
 def risk_table_text(res, cells=None) -> str | None:
@@ -173,9 +190,10 @@ def risk_table_text(res, cells=None) -> str | None:
         effort = (f"{int(r['risk_fleets_run'])} fleets"
                   + (f", {int(r['risk_replicates_run'])} replicates x {int(r['risk_trials_run'])}"
                      if int(r["risk_replicates_run"]) else ""))
+        bound = monotone_bound(r["risk_p_ge_hi"], r["risk_p_ge_method"])
         for j, k in enumerate(r["levels"].tolist()):
             pm, rm = str(r["risk_p_ge_method"][j]), str(r["risk_storms_method"][j])
-            p = (f"0 (<{r['risk_p_ge_hi'][j]:.2e})" if pm in ("zero-bound", "monotone-bound")
+            p = (f"< {bound[j]:.2e} (not reached)" if pm in ("zero-bound", "monotone-bound")
                  else _fmt_tail(r["risk_p_ge"][j], r["risk_p_ge_lo"][j], r["risk_p_ge_hi"][j], pm))
             rate = [float(r[f"risk_storms_per_s{e}"][j]) * f for f in (1.0, SECONDS_PER_DAY)
                     for e in ("", "_lo", "_hi")]
@@ -185,6 +203,34 @@ def risk_table_text(res, cells=None) -> str | None:
             rows.append([str(c.index), *(fmt_value(c.params[g]) for g in res.grid_keys),
                          str(k), str(r["risk_level_method"][j]), p, pm, per_s, per_day, rm, effort])
     if not rows:
+        return None
+    return "\n".join(render(head, rows))
+
+
+def storms_table_text(res, tail) -> str | None:
+    """The storms of every cell at the tail levels: storms per day (a fleet
+    from a job table) or per second, and their mean duration, each with its
+    95 % interval; None when no cell measured its storms at those levels."""
+    s = res.summary(tail=tail)
+    per_day = physical_units(res)
+    unit, scale, fmt = ("storms/day", SECONDS_PER_DAY, ".3g") if per_day else ("storms/s", 1.0, ".3e")
+    same_n = len(set(res.params["N"].tolist())) == 1
+    head, rows = ["cell", *res.grid_keys], []
+    for lv in tail:
+        lab = f"n_w>={s[f'k:{lv}'][0]}" if same_n and res.n_cells else f"n_w>={lv}"
+        head += [f"{unit}({lab}) [95% CI]", f"storm duration({lab}) [95% CI]"]
+    for i in range(res.n_cells):
+        row = [str(i), *(fmt_value(res.params[g][i]) for g in res.grid_keys)]
+        for lv in tail:
+            key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
+            m = s[f"storms(n_w>={lv}):method"][i]
+            if m in ("structural", "not-recorded", "none") or math.isnan(s[key][i]):
+                row += ["-", "-"]
+                continue
+            row += [_fmt_storms(*(s[key + e][i] * scale for e in ("", ":lo", ":hi")), m, fmt),
+                    _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i], unit=True)]
+        rows.append(row)
+    if all(x == "-" for r in rows for x in r[1 + len(res.grid_keys):]):
         return None
     return "\n".join(render(head, rows))
 
@@ -199,8 +245,8 @@ def _keeping_risk(res, kept: list):
         yield c
 
 
-def _fmt_law(x: float) -> str:
-    return "-" if math.isnan(x) else f"{x:.3e}"
+def _fmt_law(x: float, fmt: str = ".3e") -> str:
+    return "-" if math.isnan(x) else format(x, fmt)
 
 
 def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False) -> str:
@@ -242,6 +288,9 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
         return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
 
     tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
+    per_day = physical_units(res)
+    rate_unit, scale, fmt = (("storms/day", SECONDS_PER_DAY, ".3g") if per_day
+                             else ("storms/s", 1.0, ".3e"))
     too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
     # the exact law's value beside the simulated one, where some cell has it
     law = {lv: bool(np.any(np.isfinite(s[f"P(n_w>={lv}):law"]))) for lv in tail}
@@ -251,8 +300,8 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
         header += ["law"] if law[lv] else []
         if storms:
             lab = label[2:-1]                 # n_w>=k
-            header += [f"storms/s({lab}) [95% CI]"] + (["law"] if law[lv] else [])
-            header += [f"storm s({lab}) [95% CI]"]
+            header += [f"{rate_unit}({lab}) [95% CI]"] + (["law"] if law[lv] else [])
+            header += [f"storm duration({lab}) [95% CI]" if per_day else f"storm s({lab}) [95% CI]"]
     rows = []
     for i in range(n):
         row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
@@ -269,17 +318,18 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
             p = s[f"P(n_w>={lv})"][i]
             row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
                 p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
-                s[f"P(n_w>={lv}):method"][i]))
+                s[f"P(n_w>={lv}):method"][i], s[f"P(n_w>={lv}):bound"][i]))
             row += [_fmt_law(s[f"P(n_w>={lv}):law"][i])] if law[lv] else []
             if storms:
                 key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
                 m = s[f"storms(n_w>={lv}):method"][i]
-                exact = [_fmt_law(s[f"{key}:law"][i])] if law[lv] else []
+                exact = [_fmt_law(s[f"{key}:law"][i] * scale, fmt)] if law[lv] else []
                 if structural_zero(lv, i) or m in ("structural", "not-recorded"):
                     row += ["-"] + exact + ["-"]
                 else:
-                    row += [_fmt_storms(s[key][i], s[f"{key}:lo"][i], s[f"{key}:hi"][i], m)]
-                    row += exact + [_fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i])]
+                    row += [_fmt_storms(*(s[key + e][i] * scale for e in ("", ":lo", ":hi")), m, fmt)]
+                    row += exact + [_fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i],
+                                                  unit=per_day)]
         rows.append(row)
     lines.append("")
     lines += render(header, rows)
@@ -307,25 +357,31 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                      "writing, from the occupancy summed over its fleets; 95% CI from the "
                      "spread between its independent " + ("fleets" if res.occupancy == "fleet"
                                                           else "blocks of fleets")
-                     + " (delta method of the ratio estimator, on the logit scale); '0 (<b)': "
-                     "no fleet reached k, b is a one-sided 95% upper bound (1 - "
-                     "0.05^(1/fleets)); 'no CI': one independent unit only.")
+                     + " (delta method of the ratio estimator, on the logit scale); '< b (none "
+                     "reached k)': no fleet reached k; b the smaller of two one-sided 95% upper "
+                     "bounds (jointly >= 90%): 1 - 0.05^(1/fleets), and the upper end of the "
+                     "interval of the deepest level below k that fleets reached (P(n_w>=k) "
+                     "falls with k); 'no CI': one independent unit only.")
     if tail and storms:
-        lines.append("storms/s(n_w>=k): storms (episodes with at least k jobs writing, counted "
-                     "at their up-crossings, MODEL.md E3) per second of measured time; storm s: "
-                     "their mean duration in seconds; 95% CI from the same independent units "
-                     "(delta method of the ratio estimator, on the log scale); '0 (<b)': no "
-                     "storm, b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
+        lines.append(f"{rate_unit}(n_w>=k): storms (episodes with at least k jobs writing, counted "
+                     "at their up-crossings, MODEL.md E3) per "
+                     + ("day of measured time (the jobs' times are real: a job table); storm "
+                        "duration: their mean duration; " if per_day else
+                        "second of measured time; storm s: their mean duration in seconds; ")
+                     + "95% CI from the same independent units "
+                     "(delta method of the ratio estimator, on the log scale); '< b (no "
+                     "storm)': b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
                      "'-': not recorded (a result written before storms were counted).")
     if not tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
-                     "those levels is zero by construction; choose levels with --tail)")
+                     "those levels is zero by construction; choose levels with --levels)")
     text = risk_table_text(res, risky) if risky else None
     if text is not None:
         lines += ["", "Storm risk (risk_levels), per cell and level k asked:", "", text, "",
                   "From stormsim.storm_risk with the fixed effort shown; method: plain (Monte "
                   "Carlo over independent fleets) or splitting (forward flux sampling, its "
                   "interval over independent replicates); storms/day = storms/s x 86400; "
-                  "'0 (<b)': not reached, b a one-sided 95% upper bound. Every column: "
+                  "'< b (not reached)', '< b (no storm)': b a one-sided 95% upper bound. "
+                  "Every column: "
                   "--format csv/json (risk_p_ge_K, ...)."]
     return "\n".join(lines)

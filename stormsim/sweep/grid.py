@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._args import check_path
@@ -32,7 +32,8 @@ class Outline:
     grid holds and costs, known at once however large it is.
 
     ``grid`` and ``fixed`` hold checked values; ``grid_in`` and ``fixed_in``
-    the values as given; ``defaults`` those of the keys given nowhere.
+    the values as given; ``defaults`` those of the keys given nowhere;
+    ``table_n`` each job table's (``jobs``) number of jobs, read once per table.
     """
 
     grid: dict
@@ -45,6 +46,7 @@ class Outline:
     text: str
     source: str
     defaults: dict
+    table_n: dict = field(default_factory=dict)
 
     @property
     def n_cells(self) -> int:
@@ -65,13 +67,31 @@ class Outline:
                           for k, v in ((k, values[k]) for k in self.grid))
         return f" ({shown})" if shown else ""
 
+    def _values(self, key) -> list:
+        return self.grid[key] if key in self.grid else [self.fixed.get(key, self.defaults.get(key))]
+
     def _sum(self, term) -> float:
         """Sum over the cells of term(N, fleets, cycles), by the grid's product
-        structure (each factor varies on its own): no cell is visited."""
-        keys = ("N", "fleets", "cycles")
-        lists = [self.grid[k] if k in self.grid else [self.fixed.get(k, 0)] for k in keys]
+        structure (each factor varies on its own): no cell is visited. A job
+        table gives N (``table_n``): then its key, ``jobs``, is the factor."""
+        by = "jobs" if self.table_n and "N" not in self.grid and "N" not in self.fixed else "N"
+        keys = (by, "fleets", "cycles")
+        lists = [self._values(k) for k in keys]
+        n_of = (lambda j: self.table_n.get(j, 0)) if by == "jobs" else (lambda n: n or 0)
         others = math.prod(len(v) for k, v in self.grid.items() if k not in keys)
-        return float(others) * sum(term(n, f, c) for n, f, c in itertools.product(*lists))
+        return float(others) * sum(term(n_of(n), f or 0, c or 0)
+                                   for n, f, c in itertools.product(*lists))
+
+    def stops_early(self) -> bool:
+        """Some cell stops its fleets at their passage (``cycles`` is then a cap)."""
+        return (any(bool(v) for v in self._values("passage_level"))
+                and any(bool(v) for v in self._values("stop_at_passage")))
+
+    @property
+    def risk_cells(self) -> int:
+        """Cells that ask for their storm risk (``risk_levels``)."""
+        asks = sum(bool(v) for v in self._values("risk_levels"))
+        return asks * (self.n_cells // len(self._values("risk_levels")))
 
     @property
     def total_fleets(self) -> int:

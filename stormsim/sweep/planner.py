@@ -41,6 +41,10 @@ class WorkEstimate:
     cells' sizes, and a cell that stops early is not charged its cycle cap
     once its kind is measured. ``bound`` is True while a stopping cell is
     still charged its cap (the estimate is then an upper bound).
+
+    ``events_left`` is O(1) (the progress line asks at every unit): the
+    unmeasured cells' bounds are kept summed per kind, the measured cells'
+    events left summed, each updated as a part comes in.
     """
 
     def __init__(self, sweep: Sweep, done: FleetRanges):
@@ -48,17 +52,27 @@ class WorkEstimate:
         self.left = [c.fleets - done.count(c.index) for c in sweep.cells]
         self.measured = [[0, 0] for _ in sweep.cells]         # cell -> [events, fleets]
         self.kind = {False: [0, 0], True: [0, 0]}              # stops early -> [events, bound]
+        self.unmeasured = {False: 0, True: 0}                  # kind -> sum left x bound
+        for c, n in zip(sweep.cells, self.left):
+            self.unmeasured[_stops_early(c)] += n * fleet_events_bound(c)
+        self.measured_left = 0.0                               # measured cells' events left
+        self.share = [0.0] * len(sweep.cells)                  # cell -> its term of that sum
 
     def add(self, part) -> None:
         """Count a finished part (its fleets are no longer left)."""
-        c = self.cells[part.cell]
+        i, c = part.cell, self.cells[part.cell]
         events = int(np.sum(part.arrays["events"]))
-        self.left[part.cell] -= part.n
-        self.measured[part.cell][0] += events
-        self.measured[part.cell][1] += part.n
+        if not self.measured[i][1]:            # its first part: from the bounds to the measured
+            self.unmeasured[_stops_early(c)] -= self.left[i] * fleet_events_bound(c)
+        self.left[i] -= part.n
+        self.measured[i][0] += events
+        self.measured[i][1] += part.n
         k = self.kind[_stops_early(c)]
         k[0] += events
         k[1] += part.n * fleet_events_bound(c)
+        share = self.left[i] * self.measured[i][0] / self.measured[i][1]
+        self.measured_left += share - self.share[i]
+        self.share[i] = share
 
     def per_fleet(self, i: int) -> float:
         events, fleets = self.measured[i]
@@ -69,7 +83,13 @@ class WorkEstimate:
         return fleet_events_bound(c) * (seen / bound if bound else 1.0)
 
     def events_left(self) -> float:
-        return sum(n * self.per_fleet(i) for i, n in enumerate(self.left) if n)
+        """The events left: measured cells at their events per fleet, the others
+        at their bound times their kind's measured ratio (per_fleet), in O(1)."""
+        out = max(self.measured_left, 0.0)     # float sums: never a negative remnant
+        for stops, summed in self.unmeasured.items():
+            seen, bound = self.kind[stops]
+            out += summed * (seen / bound if bound else 1.0)
+        return out
 
     def seconds_left(self, workers: int = 1) -> float:
         """Wall time left on ``workers`` cores at the benchmarked cost per event."""

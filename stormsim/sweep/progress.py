@@ -27,17 +27,15 @@ def _in_notebook() -> bool:
 MIN_RATE_SECONDS = 2.0
 
 
-#: How often the estimate of the events left is recomputed (it costs O(cells)).
-ESTIMATE_EVERY_SECONDS = 1.0
-
-
 class Progress:
-    """Reports cells done, fleets done, fleet-cycles per second and the ETA.
+    """Reports fleets done (the percentage is of fleets), cells done (a figure
+    of its own, labelled), fleet-cycles per second and the ETA.
 
     ETA = events left (``update(events_left=f)``, f() an estimate from the
-    events measured per fleet, see stormsim.sweep.work.WorkEstimate) / events per
-    second, measured from the first finished unit of this run on (a compile
-    before it, or work done by an earlier, interrupted run, is not speed).
+    events measured per fleet, see stormsim.sweep.plan.WorkEstimate, O(1)) /
+    events per second, both taken afresh at every update: the rate measured
+    from the first finished unit of this run on (a compile before it, or work
+    done by an earlier, interrupted run, is not speed).
     ``clock`` (default time.monotonic) is where time comes from.
 
     The cells' storm risks (``total_risk`` tasks, ``risk_done`` of them done
@@ -74,9 +72,9 @@ class Progress:
                 self.bar = tqdm(total=total_fleets, initial=fleets_done, file=self.stream,
                                 unit=" fleets", dynamic_ncols=ok, ncols=None if ok else 100,
                                 nrows=None if ok else 24, smoothing=0.1,
-                                bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}"
-                                           " fleets [{elapsed}{postfix}]",
-                                desc=f"cells {cells_done}/{total_cells}")
+                                bar_format="fleets {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}"
+                                           " fleets [{elapsed}{postfix}]")
+                self.bar.set_postfix_str(f"cells done {cells_done}/{total_cells}", refresh=False)
         self.mode = mode
         self.clock = clock
         self.total_cells, self.total_fleets = total_cells, total_fleets
@@ -87,8 +85,7 @@ class Progress:
         self.t0 = clock()
         self.t_first = None           # when the first unit of this run finished
         self.events_after_first = 0   # events of the units finished after it
-        self._events_left = None     # a callable: estimated events left
-        self._left, self._left_at = None, -1e300
+        self._left = None             # the events left at the last update (estimated)
         self.interval = interval
         self.last_line = self.t0
 
@@ -111,14 +108,11 @@ class Progress:
         """Seconds left (0 when done; inf while the rate is not measured yet)."""
         if self.fleets_done >= self.total_fleets:
             return 0.0 if self.risk_done >= self.total_risk else float("inf")
-        if self.t_first is None or self._events_left is None:
+        if self.t_first is None or self._left is None:
             return float("inf")
-        now = self.clock()
-        dt = now - self.t_first
+        dt = self.clock() - self.t_first
         if dt < MIN_RATE_SECONDS or self.events_after_first <= 0:
             return float("inf")
-        if now - self._left_at >= ESTIMATE_EVERY_SECONDS:      # O(cells): not per unit
-            self._left, self._left_at = self._events_left(), now
         return self._left / (self.events_after_first / dt)
 
     def _speed(self) -> str:
@@ -135,8 +129,8 @@ class Progress:
         pct = 100.0 * self.fleets_done / max(self.total_fleets, 1)
         risk = (f", storm risk {self.risk_done}/{self.total_risk} cells"
                 if self.total_risk else "")
-        return (f"stormsim sweep: {self.cells_done}/{self.total_cells} cells, "
-                f"{self.fleets_done}/{self.total_fleets} fleets ({pct:.1f}%){risk}, "
+        return (f"stormsim sweep: fleets {self.fleets_done}/{self.total_fleets} ({pct:.1f}%), "
+                f"cells done {self.cells_done}/{self.total_cells}{risk}, "
                 f"{self._speed()}, elapsed {fmt_clock(dt)}, {self._eta()}")
 
     def update(self, fleets: int, fleet_cycles: int, cells_done: int, *, events: int = 0,
@@ -150,17 +144,16 @@ class Progress:
         else:
             self.events_after_first += events
         if events_left is not None:
-            self._events_left = events_left
+            self._left = events_left()         # afresh at every update (O(1))
         self.fleets_done += fleets
         self.fleet_cycles += fleet_cycles
         self.cells_done = cells_done
         self.risk_done += bool(risk)
         if self.mode == "bar":
-            self.bar.set_description_str(f"cells {cells_done}/{self.total_cells}", refresh=False)
             risk_text = (f"storm risk {self.risk_done}/{self.total_risk}, "
                          if self.total_risk else "")
-            self.bar.set_postfix_str(f"{risk_text}{self._speed()}, {self._eta()}",
-                                     refresh=False)
+            self.bar.set_postfix_str(f"cells done {cells_done}/{self.total_cells}, {risk_text}"
+                                     f"{self._speed()}, {self._eta()}", refresh=False)
             self.bar.update(fleets)
         elif self.mode == "lines":
             if now - self.last_line >= self.interval:

@@ -199,16 +199,35 @@ def read_sweep(text: str, source: str = "<sweep>") -> Outline:
         fail(jobtable.clash({**fixed, **grid}))
     return Outline(grid=grid, fixed=fixed, grid_in={k: grid_in[k] for k in grid},
                    fixed_in=dict(fixed_in), name=name, description=opts.get("description", ""),
-                   occupancy=occupancy, text=text, source=source, defaults=DEFAULTS)
+                   occupancy=occupancy, text=text, source=source, defaults=DEFAULTS,
+                   table_n=_table_sizes(grid.get("jobs", [fixed.get("jobs")]), source))
+
+
+def _table_sizes(paths, source: str) -> dict:
+    """Each job table's number of jobs (its rows), for the grid's cost: a few
+    tables read once, not one per cell. A table that cannot be read is left
+    out (its cells' resolution says why)."""
+    folder = _folder(source)
+    sizes = {}
+    for path in paths:
+        if path:
+            try:
+                sizes[path] = len(jobtable.read({"jobs": path, "bandwidth": ""}, folder)["size"])
+            except Bad:
+                pass
+    return sizes
+
+
+def _folder(source: str) -> Path:
+    """The folder that a 'jobs' path is relative to: the sweep file's."""
+    return Path(source).parent if source != "<sweep>" else Path.cwd()
 
 
 def resolve_cell(outline: Outline, index: int) -> Cell:
     """Cell ``index`` of an outline, resolved and checked (SweepError if it fails)."""
     values = outline.cell_values(index)
-    # the folder that a 'jobs' path is relative to: the sweep file's
-    folder = Path(outline.source).parent if outline.source != "<sweep>" else Path.cwd()
     try:
-        return resolve_values(index, values, folder)
+        return resolve_values(index, values, _folder(outline.source))
     except Bad as exc:
         raise SweepError(f"{outline.source}: cell {index}{outline.where(values)}: {exc}") from None
 

@@ -30,16 +30,16 @@ def test_readme_commands_run_and_print_what_it_shows(tmp_path, monkeypatch, caps
     # make demo's sweep (the Makefile runs `python -m stormsim demo`)
     assert "$(PY) -m stormsim demo" in (ROOT / "Makefile").read_text()
     monkeypatch.chdir(tmp_path)
-    assert main(["demo", "--dir", str(tmp_path / "results")]) == 0
+    assert main(["demo", "-o", str(tmp_path / "results")]) == 0
     assert (tmp_path / "results" / "demo.h5").exists()
     # the sweep, as its shell block gives it, and the rows shown
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     assert "stormsim sweep examples/tail_sweep.toml -o tail.h5" in shell
     assert main(["sweep", "examples/tail_sweep.toml", "-o", "tail.h5", "-q"]) == 0
     capsys.readouterr()
-    assert main(["inspect", "tail.h5", "--tail", "2,4,N/2"]) == 0
+    assert main(["inspect", "tail.h5", "--levels", "2,4,N/2"]) == 0
     table = capsys.readouterr().out
-    shown = re.search(r"stormsim inspect tail.h5 --tail 2,4,N/2\n```\n\n```\n(.*?)```", text,
+    shown = re.search(r"stormsim inspect tail.h5 --levels 2,4,N/2\n```\n\n```\n(.*?)```", text,
                       re.S).group(1)
     rows = [line for line in shown.splitlines() if line.strip() and "..." not in line]
     assert len(rows) >= 5

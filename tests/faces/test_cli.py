@@ -61,7 +61,7 @@ def test_sweep_prints_lines_when_not_a_terminal(toml, capsys):
     assert "stormsim sweep: wrote out.h5: 4 cells, 120 fleets" in out
     assert "See it with: stormsim inspect out.h5" in out
     assert "stormsim sweep: 4 cells, 120 fleets; running on this machine" in err
-    assert "4/4 cells, 120/120 fleets (100.0%)" in err and "fleet-cycles/s" in err
+    assert "fleets 120/120 (100.0%), cells done 4/4" in err and "fleet-cycles/s" in err
     assert "\r" not in err
     assert main(["sweep", "sweep.toml", "-o", "out.h5"]) == 0
     out, _ = capsys.readouterr()
@@ -101,7 +101,7 @@ def test_live_bar_on_a_terminal(tmp_path):
     screen = b"".join(chunks).decode("utf-8", "replace")
     redraws = len(re.findall(r"\r(?!\n)", screen))
     assert redraws >= 2, screen                             # redrawn in place, several times
-    assert "cells 4/4" in screen and "800/800 fleets" in screen
+    assert "cells done 4/4" in screen and "800/800 fleets" in screen
     assert "fleet-cycles/s" in screen and "100%" in screen
     assert "wrote o.h5" in screen
 
@@ -127,7 +127,7 @@ def test_inspect_table(finished, capsys):
 
 
 def test_inspect_options_and_python_api_agree(finished, capsys):
-    assert main(["inspect", str(finished), "--tail", "2,3", "--unit", "time"]) == 0
+    assert main(["inspect", str(finished), "--levels", "2,3", "--unit", "time"]) == 0
     out = capsys.readouterr().out
     assert "P(n_w>=2)" in out and "P(n_w>=3)" in out and "median time [95% CI]" in out
     # the footnote explains what the table shows in seconds: '>cap', not '>K'
@@ -139,8 +139,8 @@ def test_inspect_options_and_python_api_agree(finished, capsys):
         occ = res.cell(i).occupancy_sum
         assert p2[i] == occ[2:].sum() / occ.sum()
         # a zero is shown with its one-sided bound, never as a bare 0
-        assert (f"{p2[i]:.3e} [" if p2[i] > 0 else "0 (<") in out
-    assert main(["inspect", str(finished), "--tail", "half"]) == 2
+        assert (f"{p2[i]:.3e} [" if p2[i] > 0 else "(none reached k)") in out
+    assert main(["inspect", str(finished), "--levels", "half"]) == 2
     assert "tail level 'half': must be an integer k, 'N' or 'N/q'" in capsys.readouterr().err
 
 
@@ -220,7 +220,7 @@ def test_report_is_lazy_and_explains_when_missing(finished, capsys, monkeypatch)
     assert "'stormsim report' is not available" in capsys.readouterr().err
     calls = []
     fake = types.ModuleType("stormsim.report")
-    fake.main = lambda path, outdir: calls.append((path, outdir))
+    fake.main = lambda path, outdir, levels: calls.append((path, outdir))
     monkeypatch.setitem(sys.modules, "stormsim.report", fake)
     assert main(["report", str(finished), "-o", "figs"]) == 0
     assert main(["report", str(finished)]) == 0
@@ -229,13 +229,13 @@ def test_report_is_lazy_and_explains_when_missing(finished, capsys, monkeypatch)
 
 @pytest.mark.slow  # a real 1200-fleet sweep (~10 s)
 def test_demo_runs_a_real_sweep_and_shows_its_table(tmp_path, capsys):
-    assert main(["demo", "--dir", str(tmp_path)]) == 0
+    assert main(["demo", "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"stormsim sweep {tmp_path / 'demo.toml'} -o {tmp_path / 'demo.h5'}" in out
     assert "sweep 'demo: stagger survival', 6 cells, complete" in out
     assert "median cycle [95% CI]" in out and "P(n_w>=4)" in out
     assert stormsim.open_results(tmp_path / "demo.h5").complete
-    assert main(["demo", "--dir", str(tmp_path)]) == 0
+    assert main(["demo", "-o", str(tmp_path)]) == 0
     assert "already complete: nothing to recompute" in capsys.readouterr().out
 
 
@@ -343,6 +343,6 @@ def test_a_read_only_output_directory_names_the_problem(tmp_path):
     p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
                        env=env(), timeout=120)
     assert p.returncode == 3, p.stderr
-    assert (f"output {ro / 'out.h5'}: cannot create out.h5.parts in {ro} (Read-only file "
-            "system): choose an output in a writable directory") in p.stderr, p.stderr
+    assert (f"output {ro / 'out.h5'}: cannot create out.h5.parts in {ro}: the file system is "
+            "read-only: choose an output on a writable one (-o)") in p.stderr, p.stderr
     assert "Errno" not in p.stderr and "Traceback" not in p.stderr

@@ -116,7 +116,7 @@ def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
     assert r.p[1] == 0 and r.p_hi[1] == r.p_hi[0]
     assert r.rate_method[1] == "not-reached" and math.isnan(r.rate[1])
     text = str(r).splitlines()[3]
-    assert f"0 (<{r.p_hi[0]:.2e})" in text and "not reached, no bound" in text
+    assert f"< {r.p_hi[0]:.2e} (not reached)" in text and "not reached, no bound" in text
 
 
 def test_no_storm_gives_a_one_sided_poisson_bound_not_a_bare_zero():
@@ -183,10 +183,10 @@ def test_inspect_storms_column(tmp_path, capsys):
     sweep = parse_sweep(SWEEP.format(mode="sum"), "storms.toml")
     out = tmp_path / "s.h5"
     run_sweep(sweep, out, progress="none")
-    assert main(["inspect", str(out), "--storms", "--tail", "2"]) == 0
+    assert main(["inspect", str(out), "--storms", "--levels", "2"]) == 0
     text = capsys.readouterr().out
     assert "storms/s(n_w>=2) [95% CI]" in text and "storm s(n_w>=2)" in text
-    assert main(["inspect", str(out), "--storms", "--tail", "2", "--format", "csv"]) == 0
+    assert main(["inspect", str(out), "--storms", "--levels", "2", "--format", "csv"]) == 0
     header = capsys.readouterr().out.splitlines()[0].split(",")
     assert {"storms_per_s_ge_2", "storms_per_s_ge_2_lo", "storms_per_s_ge_2_hi",
             "storm_duration_ge_2", "storms_ge_2_method"} <= set(header)

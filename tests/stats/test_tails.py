@@ -72,18 +72,18 @@ def test_summary_gives_nan_where_a_cell_is_too_small_and_refuses_where_all_are(r
 
 
 def test_inspect_refuses_levels_outside_1_to_n(one_n, capsys):
-    assert main(["inspect", str(one_n), "--tail", "0,20"]) == 2
+    assert main(["inspect", str(one_n), "--levels", "0,20"]) == 2
     err = capsys.readouterr().err
     assert "tail level '0': k must be an integer >= 1" in err
-    assert main(["inspect", str(one_n), "--tail", "20"]) == 2
+    assert main(["inspect", str(one_n), "--levels", "20"]) == 2
     assert "tail level '20': above N in every cell (N = 8)" in capsys.readouterr().err
-    assert main(["inspect", str(one_n), "--tail", "N/4,N"]) == 0
+    assert main(["inspect", str(one_n), "--levels", "N/4,N"]) == 0
     header = [line for line in capsys.readouterr().out.splitlines() if "P(n_w>=" in line][0]
     assert "P(n_w>=2)" in header and "P(n_w>=8)" in header     # one N: k spelled out
 
 
 def test_inspect_columns_show_the_level_asked(res, one_n, capsys):
-    assert main(["inspect", str(one_n), "--tail", "3"]) == 0
+    assert main(["inspect", str(one_n), "--levels", "3"]) == 0
     out = capsys.readouterr().out
     assert "P(n_w>=3)" in out
     s = res.summary(tail=["N/2"])

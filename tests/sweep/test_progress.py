@@ -168,3 +168,47 @@ def test_the_estimate_takes_every_executor_spelling(tmp_path, monkeypatch, capsy
     assert "on one core (divide by the cluster's cores)" in capsys.readouterr().out
     assert main(["sweep", "stops.toml", "--dry-run", "--workers", "1"]) == 0
     assert "on 1 worker thread," in capsys.readouterr().out
+
+
+def test_the_progress_line_counts_fleets_and_labels_the_cells_apart():
+    """The percentage is of fleets, next to the fleets; the cells done are their
+    own labelled figure, never beside a percentage they are not (4/10 cells is
+    not 50 %)."""
+    p = Progress("lines", total_cells=10, total_fleets=1000, stream=io.StringIO(),
+                 clock=Clock(), interval=1e9)
+    p.update(500, 100, 4, events=1, events_left=lambda: 1.0)
+    line = p.line()
+    assert "fleets 500/1000 (50.0%)" in line and "cells done 4/10" in line, line
+    assert line.index("fleets 500/1000 (50.0%)") < line.index("cells done 4/10")
+
+
+def test_the_bar_counts_fleets_and_labels_the_cells_apart():
+    pytest.importorskip("tqdm")
+    p = Progress("bar", total_cells=10, total_fleets=1000, stream=io.StringIO(), clock=Clock())
+    p.update(500, 100, 4, events=1, events_left=lambda: 1.0)
+    text = str(p.bar)
+    p.close()
+    assert "fleets  50%|" in text and "500/1000 fleets" in text and "cells done 4/10" in text, text
+    assert not text.startswith("cells"), text
+
+
+def test_the_eta_moves_at_every_update_from_the_measured_rate():
+    """Units finishing 0.1 s apart at a steady rate: each update's ETA is the
+    events left then over the rate measured then, so it falls at every step
+    (it stood still while the estimate of the events left was held for 1 s)."""
+    clock = Clock()
+    p = Progress("lines", total_cells=2, total_fleets=10_000, stream=io.StringIO(), clock=clock,
+                 interval=1e9)
+    left = [1e9]
+    p.update(1, 1, 0, events=1e6, events_left=lambda: left[0])     # the first unit: t = 0
+    etas = []
+    for step in range(1, 60):
+        clock.t = 0.1 * step
+        left[0] -= 1e6
+        p.update(1, 1, 0, events=1e6, events_left=lambda: left[0])
+        if clock.t >= MIN_RATE_SECONDS:
+            etas.append(p.eta())
+    assert len(etas) > 30
+    assert all(b < a for a, b in zip(etas, etas[1:])), etas
+    rate = 1e6 / 0.1                                         # events per second, steady
+    assert etas[-1] == pytest.approx(left[0] / rate, rel=1e-9)   # float sums of 1e6 steps

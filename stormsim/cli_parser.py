@@ -1,0 +1,158 @@
+"""The ``stormsim`` command's options (stormsim.cli runs them).
+
+    stormsim sweep SWEEP.toml -o results.h5   run (or resume) a sweep into HDF5
+    stormsim inspect results.h5               the table of its cells
+    stormsim report results.h5                figures and a report (stormsim.report)
+    stormsim demo                             a small real sweep and its table
+    stormsim risk FILE.toml --levels 2,4      storm rates of one cell, to a relative error
+
+exit codes:
+    0    done (or nothing to do)
+    1    a bug: an unexpected error (its traceback is printed; please report it)
+    2    bad input: a parameter, a sweep file, an output holding another sweep
+    3    the environment refused: the output is locked by another run, the Dask
+         scheduler is unreachable, the disk failed (a read-only or full disk)
+    130  interrupted by Ctrl-C (143: by SIGTERM); the finished work is kept
+"""
+from __future__ import annotations
+
+import argparse
+
+from ._version import __version__
+from .store.results import DEFAULT_TAIL_LEVELS
+from .sweep.progress import MODES
+
+#: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
+RISK_LEVELS = "2,N/4,N/2"
+#: The levels of ``stormsim inspect``'s and ``stormsim report``'s tables when none are given.
+LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The ``stormsim`` command's options; ``args.command`` names the subcommand."""
+    parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"stormsim {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sw = sub.add_parser("sweep", help="run (or resume) a sweep file into an HDF5 result",
+                        description="Run the cells of a sweep file (TOML) into one HDF5 file. "
+                        "Interrupted runs (Ctrl-C, SIGTERM, a crash, a kill) resume where they "
+                        "stopped when the same command is run again.")
+    sw.add_argument("file", help="the sweep file (TOML; see README 'Sweeps')")
+    sw.add_argument("-o", "--output", help="the HDF5 result file (default: FILE's name with .h5, "
+                    "in the current directory)")
+    sw.add_argument("--overwrite", action="store_true",
+                    help="discard an existing result or unfinished units at the output "
+                         "(even from another sweep file) and start from scratch")
+    sw.add_argument("--dask", metavar="ADDRESS",
+                    help="run the cells on Dask: 'local:W' starts a LocalCluster of W "
+                         "workers, else the address of a running scheduler (tcp://host:8786) "
+                         "or its scheduler file")
+    sw.add_argument("-j", "--workers", type=int, metavar="W",
+                    help="worker threads on this machine (default: one per core)")
+    sw.add_argument("--progress", choices=MODES, default="auto",
+                    help="a live bar (on a terminal), plain lines, or none (default: auto)")
+    sw.add_argument("-y", "--yes", action="store_true",
+                    help="start a sweep estimated to take over an hour without asking (without a "
+                         "terminal, one estimated above a day starts only with --yes)")
+    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="validate the file and list its cells; run nothing")
+
+    ins = sub.add_parser("inspect", help="print the table of a sweep result's cells",
+                         description="Print the table of a sweep result's cells: fleets done, "
+                         "the Kaplan-Meier median first passage and P(n_w >= k) at the --levels "
+                         "asked, each with its 95% interval (and, with --storms, storm rates), "
+                         "or the same as CSV or JSON rows. An unfinished sweep is read from the "
+                         "parts written so far.")
+    ins.add_argument("file", help="an HDF5 result of `stormsim sweep` (or the output of an "
+                     "unfinished one, read from its .parts directory)")
+    ins.add_argument("--levels", default=LEVELS,
+                     help="levels k of the P(n_w >= k) columns: integers, 'N' or 'N/q' "
+                          "(default: N/4,N/2,N)")
+    ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
+                     help="first-passage median in fleet cycles (default) or seconds")
+    ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                     help="a table to read (default), or one row per cell as CSV or JSON, "
+                          "with every interval's ends and method (and, with risk_levels, the "
+                          "storm risk at each level asked: risk_p_ge_K, ..., "
+                          "risk_storms_per_day_ge_K, ...)")
+    ins.add_argument("--storms", action="store_true",
+                     help="also the storm rate (storms per second, MODEL.md E3) and the mean "
+                          "storm duration at level of --levels, with 95%% intervals")
+
+    risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
+                          "until precise enough",
+                          description="For one cell of a sweep file: P(n_w >= k) and the "
+                          "storm rate at each level, from batches of independent fleets run "
+                          "until every level reaches --rel-error or --max-seconds is spent "
+                          "(stormsim.storm_risk; the cell's cycles, burn_in, launch and seed).")
+    risk.add_argument("file", help="a sweep file (TOML)")
+    risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
+    risk.add_argument("--levels", default=None,
+                      help=f"levels k: integers, 'N' or 'N/q' (default: {RISK_LEVELS})")
+    risk.add_argument("--rel-error", type=float, default=None,
+                      help="target relative standard error (default: storm_risk's, 0.1)")
+    risk.add_argument("--max-seconds", type=float, default=None,
+                      help="wall-time budget in seconds (default: storm_risk's, 60)")
+    risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
+    risk.add_argument("--method", choices=("auto", "plain", "splitting"), default=None,
+                      help="auto: plain Monte Carlo, then forward flux sampling for the levels "
+                           "it cannot reach in the budget (base model only; async or weighted "
+                           "fleets: plain); plain; splitting (every level)")
+    risk.add_argument("--trials", type=int, default=None,
+                      help="splitting: clones per stage and replicate (default 100)")
+    risk.add_argument("--basin", default=None,
+                      help="splitting: the basin's edge, a level or a rule: raised (the "
+                           "default) or most-entries")
+    risk.add_argument("--score-every", default=None,
+                      help="splitting: when the score is looked at: cycle (the default: once "
+                           "a cycle and near the next interface) or write-end (every write end)")
+    risk.add_argument("--format", choices=("text", "json"), default="text")
+    risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+    rep = sub.add_parser("report", help="figures and a written report of a sweep result",
+                         description="Write a folder with the standard figures of a sweep "
+                         "result (tail, storm rates, first passage) and report.md: the sweep, "
+                         "its table and storm rates at the --levels asked, its storm risk (at "
+                         "the cells' risk_levels), and what each figure shows.")
+    rep.add_argument("file", help="an HDF5 result of `stormsim sweep`")
+    rep.add_argument("-o", "--output", metavar="DIR",
+                     help="the folder for the report (created if missing; default: FILE_report)")
+    rep.add_argument("--levels", default=LEVELS,
+                     help="levels k of the table's P(n_w >= k) and storm-rate columns: integers, "
+                          f"'N' or 'N/q' (default: {LEVELS})")
+
+    pl = sub.add_parser("plan", help="how often a fleet storms, what it costs, what each change "
+                        "buys", description="For a fleet of jobs (a CSV job table, or identical "
+                        "jobs from the options): storms per day and their duration, checkpoint "
+                        "durations, the GPU time spent writing, how long a stagger holds and "
+                        "how long storms take to settle after a synchronized restart, for the "
+                        "fleet and for each what-if (bandwidth x0.5 and x2, interval x0.5 and x2, "
+                        "async checkpoints); each number says how it was made (exact: the "
+                        "product-form law; else a 95 % interval over simulated fleets).")
+    pl.add_argument("table", nargs="?", help="a CSV job table (see docs: job tables)")
+    pl.add_argument("--bandwidth", required=True, help="the fabric's bandwidth, e.g. 40GB/s")
+    pl.add_argument("--jobs", type=int, help="identical jobs: how many")
+    pl.add_argument("--size", help="identical jobs: checkpoint size, e.g. 840GB")
+    pl.add_argument("--interval", help="identical jobs: compute time between checkpoints, e.g. 30min")
+    pl.add_argument("--jitter", help="identical jobs: the standard deviation of each compute "
+                    "interval, a time (36s) or a share of the interval (2%%); 0 for none (a "
+                    "deterministic fleet, whose averages depend on its launch)")
+    pl.add_argument("--levels", default="2,N/4,N/2", help="levels k: integers, 'N' or 'N/q'")
+    pl.add_argument("--max-seconds", type=float, default=60.0,
+                    help="time budget of the simulated parts (default 60)")
+    pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--no-what-if", action="store_true", help="the fleet alone")
+    pl.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    pl.add_argument("--plot", help="also write a figure (PNG): storms per day against k")
+
+    demo = sub.add_parser("demo", help="run a small real sweep to HDF5 and show its table",
+                          description="Write a small sweep file (16 staggered jobs, load x "
+                          "m/sigma), run it as `stormsim sweep` would, and print its table "
+                          "with how to read it. Run again, it reuses the finished result.")
+    demo.add_argument("-o", "--output", metavar="DIR", default="results",
+                      help="the folder for demo.toml and demo.h5 (default: results)")
+    demo.add_argument("--fresh", action="store_true", help="recompute even if already done")
+    return parser
