@@ -348,8 +348,8 @@ def _plan(args: argparse.Namespace) -> int:
                             "--bandwidth 40GB/s --jitter 2%)")
         fleet = Fleet.from_jobs(n_jobs=args.jobs, size=args.size, compute_interval=args.interval,
                                 bandwidth=args.bandwidth, jitter=args.jitter)
-    result = plan(fleet, args.levels, what_if=not args.no_what_if, max_seconds=args.max_seconds,
-                  seed=args.seed)
+    result = plan(fleet, args.levels, what_if=not args.no_what_if, watchdog=args.watchdog,
+                  max_seconds=args.max_seconds, seed=args.seed)
     if args.format == "json":
         print(result.to_json())
     elif args.format == "csv":

@@ -130,7 +130,7 @@ def parser() -> argparse.ArgumentParser:
                         "durations, the GPU time spent writing, how long a stagger holds and "
                         "how long storms take to settle after a synchronized restart, for the "
                         "fleet and for each what-if (bandwidth x0.5 and x2, interval x0.5 and x2, "
-                        "async checkpoints); each number says how it was made (exact: the "
+                        "async checkpoints, a writer cap); each number says how it was made (exact: the "
                         "product-form law; else a 95 % interval over simulated fleets).")
     pl.add_argument("table", nargs="?", help="a CSV job table (see docs: job tables)")
     pl.add_argument("--bandwidth", required=True, help="the fabric's bandwidth, e.g. 40GB/s")
@@ -141,6 +141,8 @@ def parser() -> argparse.ArgumentParser:
                     "interval, a time (36s) or a share of the interval (2%%); 0 for none (a "
                     "deterministic fleet, whose averages depend on its launch)")
     pl.add_argument("--levels", default="2,N/4,N/2", help="levels k: integers, 'N' or 'N/q'")
+    pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "
+                    "longer than this (a time, e.g. 600s or 10min: a collective timeout)")
     pl.add_argument("--max-seconds", type=float, default=60.0,
                     help="time budget of the simulated parts (default 60)")
     pl.add_argument("--seed", type=int, default=0)

@@ -2,11 +2,13 @@
 costs and what each change would buy out.
 
 For the fleet and each what-if (bandwidth halved and doubled, the
-checkpoint interval halved and doubled, asynchronous checkpoints), one row:
-storms per day and mean storm duration at the levels asked, the share of
-time with k or more writers, the mean checkpoint duration, the share of GPU
-time spent writing and how much of it contention adds, and how long a
-launch stagger holds. Each number says how it was made: "exact" (the
+checkpoint interval halved and doubled, asynchronous checkpoints, a writer
+cap of N/4), one row: storms per day and mean storm duration at the levels
+asked, the share of time with k or more writers, the mean and 99th
+percentile checkpoint duration and the share of writes longer than a
+watchdog, the waits, the share of GPU time spent writing and how much of it
+contention adds, and how long a launch stagger holds; then how long storms
+take to settle after a synchronized restart. Each number says how it was made: "exact" (the
 product-form law, ``stormsim.stationary``: blocking jobs with jitter, no
 sampling error), "plain" (simulation, a 95 % interval over independent
 fleets) or "splitting". The long-run numbers of a blocking fleet are exact
@@ -36,6 +38,7 @@ from .errors import SpecError
 from .plots import series
 from .risk.exact import exact_applies
 from .risk.stormrisk import storm_risk
+from .stats import durations
 from .stats.physical import time_to_passage
 from .stats.stationary import stationary
 from .stats.tails import tail_level
@@ -49,6 +52,12 @@ DEFAULT_LEVELS = ("2", "N/4", "N/2")
 STAGGER_FLEETS, STAGGER_CYCLES = 200, 20_000
 #: The share of the time budget each simulated scenario may spend.
 SCENARIO_SHARE = 1.0 / 8
+#: The checkpoint durations and waits of each scenario (E7) come from this
+#: fixed effort: fleets x cycles after a burn-in, a random launch; a few
+#: tenths of a second at N = 12, and a function of the seed alone.
+DURATION_FLEETS, DURATION_CYCLES, DURATION_BURN_IN = 128, 400, 40
+#: The upper quantile of checkpoint durations and waits reported.
+QUANTILE = 0.99
 #: After a synchronized restart: the windows' edges in cycles (doubling, so a
 #: slow mix costs ~twice its own length), "settled" (the pair-storm rate of
 #: every window from there on within this share of its long-run value), and
@@ -73,6 +82,10 @@ class PlanRow:
     method: np.ndarray
     checkpoint_seconds: float
     lone_checkpoint_seconds: float
+    checkpoint_p99: tuple          # (value, low, high) s: the QUANTILE of write durations
+    over_watchdog: tuple           # (P, low, high): P(a write lasts longer than the watchdog)
+    wait_mean: float               # s a checkpoint waits (async WAIT, a writer cap's queue)
+    wait_p99: tuple
     writing_share: float
     contention_share: float
     stagger_hours: float
@@ -90,16 +103,18 @@ class FleetPlan:
     seconds: float
     settle_hours: float = math.nan
     settle_method: str = ""
+    watchdog: float = math.nan
     notes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         def plain(v):
-            if isinstance(v, np.ndarray):
+            if isinstance(v, (np.ndarray, tuple)):
                 return [None if (isinstance(x, float) and math.isnan(x)) else x
-                        for x in v.tolist()]
+                        for x in np.asarray(v).tolist()]
             return None if isinstance(v, float) and math.isnan(v) else v
         return {"levels": self.levels.tolist(), "seconds": self.seconds, "notes": self.notes,
                 "settle_hours": plain(self.settle_hours), "settle_method": self.settle_method,
+                "watchdog_seconds": plain(self.watchdog),
                 "rows": [{k: plain(v) for k, v in r.__dict__.items()} for r in self.rows]}
 
     def to_json(self) -> str:
@@ -117,6 +132,9 @@ class FleetPlan:
                             "storm_seconds": r.storm_seconds[j], "time_share": r.time_share[j],
                             "method": r.method[j], "checkpoint_seconds": r.checkpoint_seconds,
                             "lone_checkpoint_seconds": r.lone_checkpoint_seconds,
+                            "checkpoint_p99_seconds": r.checkpoint_p99[0],
+                            "p_over_watchdog": r.over_watchdog[0],
+                            "wait_mean_seconds": r.wait_mean, "wait_p99_seconds": r.wait_p99[0],
                             "writing_share": r.writing_share,
                             "contention_share": r.contention_share,
                             "stagger_hours": r.stagger_hours, "cost_method": r.cost_method})
@@ -150,7 +168,9 @@ class FleetPlan:
 
     def __str__(self) -> str:
         head = ["scenario"] + [f"storms/day n_w>={k} [95% CI]" for k in self.levels] + [
-            "storm s", "checkpoint s (alone)", "GPU writing (contention)", "stagger holds"]
+            "storm s", f"checkpoint s: mean (alone), p{QUANTILE * 100:.0f}",
+            f"P(> {_num(self.watchdog)} s)", "wait s: mean, p99", "GPU writing (contention)",
+            "stagger holds"]
         rows = []
         for r in self.rows:
             row = [r.scenario]
@@ -158,7 +178,10 @@ class FleetPlan:
                 row.append(_rate(r.storms_per_day[j], r.storms_per_day_lo[j],
                                  r.storms_per_day_hi[j], r.method[j]))
             row.append(_num(r.storm_seconds[-1]))
-            row.append(f"{_num(r.checkpoint_seconds)} ({_num(r.lone_checkpoint_seconds)})")
+            row.append(f"{_num(r.checkpoint_seconds)} ({_num(r.lone_checkpoint_seconds)}), "
+                       f"{_interval(r.checkpoint_p99)}")
+            row.append(_interval(r.over_watchdog))
+            row.append(f"{_num(r.wait_mean)}, {_interval(r.wait_p99)}")
             row.append(f"{_pct(r.writing_share)} ({_pct(r.contention_share)})")
             row.append("-" if math.isnan(r.stagger_hours) else
                        f"{_num(r.stagger_hours)} h [{_num(r.stagger_hours_lo)}, "
@@ -168,7 +191,11 @@ class FleetPlan:
         lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
         lines += ["  ".join(x.rjust(w) for x, w in zip(row, widths)) for row in rows]
         notes = [f"storm s: mean storm duration at n_w >= {self.levels[-1]}; checkpoint s: "
-                 "mean write duration (firing to write end), alone in brackets; GPU writing: "
+                 "mean write duration (firing to write end; exact where the law is, else "
+                 "simulated), alone in brackets, and its 99th percentile (simulated: "
+                 f"{DURATION_FLEETS} fleets x {DURATION_CYCLES} cycles); P(> watchdog): the "
+                 "share of writes longer than the watchdog; wait s: from a checkpoint falling "
+                 "due to its write starting (a writer cap's queue, an async WAIT); GPU writing: "
                  "share of GPU time spent writing, what contention adds in brackets; stagger "
                  "holds: median time to the first collision from a stagger launch. (exact): "
                  "the product-form law, no sampling error; [lo, hi]: 95 % interval over "
@@ -184,6 +211,15 @@ def _num(x: float) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3g}"
 
 
+def _interval(t) -> str:
+    v, lo, hi = t
+    if math.isnan(v):
+        return "-"
+    if v == 0.0:
+        return f"< {hi:.2g}" if hi > 0 else "0"
+    return f"{v:.3g} [{lo:.3g}, {hi:.3g}]" if lo < hi else f"{v:.3g}"
+
+
 def _pct(x: float) -> str:
     return "-" if math.isnan(x) else f"{100 * x:.2g}%"
 
@@ -191,6 +227,8 @@ def _pct(x: float) -> str:
 def _rate(v, lo, hi, method) -> str:
     if method == "exact":
         return f"{v:.3g} (exact)"
+    if method == "cap":
+        return "0 (the cap)"
     if v == 0.0:
         return f"< {hi:.2g} (none seen)"
     return f"{v:.3g} [{lo:.3g}, {hi:.3g}]"
@@ -200,7 +238,8 @@ def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
     """The fleet with T (and its jitter, so that jitter stays a share of the
     interval) and d scaled, and any Fleet option replaced."""
     kw = dict(T=fleet.T * T, d=fleet.d * d, cap=fleet.cap, throughput=fleet.throughput,
-              jitter=fleet.jitter * T, weights=fleet.weights)
+              jitter=fleet.jitter * T, weights=fleet.weights,
+              max_writers=fleet.max_writers)
     if np.any(fleet.is_async) and "checkpoint" not in options:
         kw.update(checkpoint=fleet.checkpoint.tolist(), snapshot=fleet.snapshot,
                   slowdown=fleet.slowdown, on_busy=fleet.on_busy.tolist())
@@ -219,6 +258,10 @@ def what_ifs(fleet: Fleet) -> list[tuple[str, str, Fleet]]:
     if not np.all(fleet.is_async):
         out.append(("async", "asynchronous checkpoints (the persist in the background)",
                     _scaled(fleet, checkpoint="async")))
+    k = max(1, fleet.n_jobs // 4)
+    if k < fleet.max_writers:
+        out.append((f"writers <= {k}", f"at most {k} checkpoints write at once (a queue)",
+                    _scaled(fleet, max_writers=k)))
     return out
 
 
@@ -233,6 +276,28 @@ def _costs(fleet: Fleet, risk_method: str) -> tuple[float, float, float, float, 
         lone_share = float(np.mean(fleet.d / (law.mean_compute + fleet.d)))
         return mean, lone, share, share - lone_share, "exact"
     return math.nan, lone, math.nan, math.nan, risk_method
+
+
+def _durations(fleet: Fleet, seed: int, watchdog: float) -> dict:
+    """Mean and QUANTILE of write durations (s), P(a write > watchdog) and the
+    waits, from DURATION_FLEETS fleets (intervals over fleets: stats.durations);
+    NaN where the jobs differ in d (the histogram is then in multiples of d_i)."""
+    run = simulate(fleet, fleets=DURATION_FLEETS, cycles=DURATION_CYCLES,
+                   burn_in=DURATION_BURN_IN, seed=seed)
+    nan3 = (math.nan,) * 3
+    out = {"mean": durations.mean(run).value, "p99": nan3, "over": nan3,
+           "wait_mean": durations.mean(run, "wait").value, "wait_p99": nan3}
+    if np.all(fleet.d == fleet.d[0]):
+        q = durations.quantile(run, QUANTILE)
+        out["p99"] = (q.value, q.low, q.high)
+        if math.isfinite(watchdog):
+            e = durations.exceedance(run, watchdog)
+            out["over"] = (e.value, e.low, e.high)
+    if np.all(fleet.T == fleet.T[0]):
+        w = durations.quantile(run, QUANTILE, "wait")
+        # in the histogram's first bin, which holds the waits of 0: at most its edge
+        out["wait_p99"] = (w.value, w.low, w.high) if w.low > 0 else (0.0, 0.0, w.high)
+    return out
 
 
 def _stagger(fleet: Fleet, seed: int) -> tuple[float, float, float]:
@@ -288,7 +353,7 @@ def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     return math.nan, how
 
 
-def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True,
+def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=600.0,
          max_seconds: float = 60.0, seed: int = 0) -> FleetPlan:
     """The operator's table for ``fleet`` and, with ``what_if``, each change.
 
@@ -297,6 +362,9 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True,
     fleet : Fleet, in seconds (``Fleet.from_jobs``, ``Fleet.from_csv``)
     levels : levels k (integers, 'N' or 'N/q'), default 2, N/4 and N/2
     what_if : add the what-if rows (``what_ifs``)
+    watchdog : seconds (a number, or a time such as "10 min"): the share of
+        writes longer than this is reported (600 s: a common collective
+        timeout, past which a blocking save can kill a training run)
     max_seconds : the time budget of the simulated parts, shared out over
         the scenarios that need simulation (exact ones take none)
     seed : the seed of every simulation (results are a function of it and
@@ -308,6 +376,9 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True,
     seed = check_int("seed", seed, 0)
     max_seconds = check_real("max_seconds", max_seconds, 0.0, open_lo=True, what="a time budget, s")
     what_if = check_flag("what_if", what_if)
+    if isinstance(watchdog, str):
+        watchdog = seconds(watchdog, "watchdog")
+    watchdog = check_real("watchdog", watchdog, 0.0, open_lo=True, what="seconds")
     n = fleet.n_jobs
     ks = _levels(levels, n)
     t0 = time.perf_counter()
@@ -317,19 +388,27 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True,
     rows, notes = [], []
     for name, change, f in scenarios:
         risk = storm_risk(f, ks, max_seconds=budget, seed=seed)
+        method = np.asarray(risk.level_method, dtype=str)
+        rate, lo, hi = (np.array(a, dtype=np.float64) for a in (risk.rate, risk.rate_lo, risk.rate_hi))
+        capped = ks > f.max_writers          # a writer cap: never more writers than K
+        rate[capped], lo[capped], hi[capped], method[capped] = 0.0, 0.0, 0.0, "cap"
         mean, lone, share, contention, how = _costs(f, str(risk.level_method[0]))
+        dur = _durations(f, seed, watchdog)
         hours = _stagger(f, seed)
         rows.append(PlanRow(
-            scenario=name, change=change, storms_per_day=risk.rate * day,
-            storms_per_day_lo=risk.rate_lo * day, storms_per_day_hi=risk.rate_hi * day,
-            storm_seconds=np.asarray(risk.duration, dtype=np.float64), time_share=risk.p,
-            method=np.asarray(risk.level_method, dtype=str), checkpoint_seconds=mean,
-            lone_checkpoint_seconds=lone, writing_share=share, contention_share=contention,
+            scenario=name, change=change, storms_per_day=rate * day,
+            storms_per_day_lo=lo * day, storms_per_day_hi=hi * day,
+            storm_seconds=np.asarray(risk.duration, dtype=np.float64),
+            time_share=np.where(capped, 0.0, risk.p), method=method,
+            checkpoint_seconds=mean if how == "exact" else dur["mean"],
+            lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
+            wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,
+            contention_share=contention,
             stagger_hours=hours[0], stagger_hours_lo=hours[1], stagger_hours_hi=hours[2],
             cost_method=how))
-        if not risk.resolved.all():
-            notes.append(f"{name}: levels {ks[~risk.resolved].tolist()} not resolved to 10 % "
+        if not (risk.resolved | capped).all():
+            notes.append(f"{name}: levels {ks[~(risk.resolved | capped)].tolist()} not resolved to 10 % "
                          f"within {budget:.0f} s (their interval is wide or a bound)")
     settle, how = settle_hours(fleet, seed)
     return FleetPlan(levels=ks, rows=rows, seconds=time.perf_counter() - t0, settle_hours=settle,
-                     settle_method=how, notes=notes)
+                     settle_method=how, watchdog=watchdog, notes=notes)

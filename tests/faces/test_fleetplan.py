@@ -52,16 +52,31 @@ def test_each_what_if_moves_the_numbers_the_way_it_should(result):
     a = by["async"]
     assert a.method[0] == "plain" and a.storms_per_day_lo[0] < a.storms_per_day[0] \
         < a.storms_per_day_hi[0]
+    # at most 3 writers (N // 4): no storm of 6, and checkpoints wait in its queue
+    cap = by["writers <= 3"]
+    assert cap.method[-1] == "cap" and cap.storms_per_day[-1] == 0.0
+    assert cap.wait_mean > 0 == by["fleet"].wait_mean
+
+
+def test_checkpoint_durations_have_an_upper_quantile_and_a_watchdog_share(result):
+    row = result.rows[0]
+    value, low, high = row.checkpoint_p99
+    assert row.lone_checkpoint_seconds < row.checkpoint_seconds < value and low <= value <= high
+    p, _, p_hi = row.over_watchdog                  # no write of 21 s alone lasts 600 s
+    assert p == 0.0 and 0 < p_hi < 1e-4 and result.watchdog == 600.0
+    tight = plan(_fleet(), what_if=False, watchdog="40 s", max_seconds=4, seed=1)
+    assert 0 < tight.rows[0].over_watchdog[0] < 0.1           # some writes pass 40 s
 
 
 def test_the_outputs_travel(result):
     doc = json.loads(result.to_json())
-    assert doc["levels"] == [2, 3, 6] and len(doc["rows"]) == 6
+    scenarios = len(what_ifs(_fleet()))
+    assert doc["levels"] == [2, 3, 6] and len(doc["rows"]) == scenarios == 7
     assert doc["rows"][0]["method"] == ["exact"] * 3
     rows = list(csv.DictReader(io.StringIO(result.to_csv())))
-    assert len(rows) == 6 * 3 and rows[0]["scenario"] == "fleet" and rows[0]["k"] == "2"
+    assert len(rows) == scenarios * 3 and rows[0]["scenario"] == "fleet" and rows[0]["k"] == "2"
     frame = result.to_frame()
-    assert frame.shape[0] == 18 and set(frame["method"]) >= {"exact", "plain"}
+    assert frame.shape[0] == scenarios * 3 and set(frame["method"]) >= {"exact", "plain", "cap"}
     text = str(result)
     assert "63.7 (exact)" in text and "stagger holds" in text and "restart" in text
 
