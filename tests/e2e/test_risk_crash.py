@@ -35,6 +35,7 @@ cycles = 400
 burn_in = 40
 fleets = 1800
 risk_levels = [2, "N"]
+risk_method = "plain"      # simulated: the exact law would answer these cells at once
 risk_fleets = 48
 risk_replicates = 3
 risk_trials = 60
