@@ -290,9 +290,15 @@ def _durations(fleet: Fleet, seed: int, watchdog: float) -> dict:
     if np.all(fleet.d == fleet.d[0]):
         q = durations.quantile(run, QUANTILE)
         out["p99"] = (q.value, q.low, q.high)
-        if math.isfinite(watchdog):
+        edges = durations.checkpoints(run).edges
+        if watchdog <= edges[-1]:
             e = durations.exceedance(run, watchdog)
             out["over"] = (e.value, e.low, e.high)
+        elif float(np.max(run.durations_max)) < watchdog:
+            # past the histogram's last edge, and no write that long: none seen,
+            # a one-sided bound over the checkpoints counted
+            n = int(np.sum(run.durations_count))
+            out["over"] = (0.0, 0.0, 1.0 - (1.0 - durations.LEVEL) ** (1.0 / max(n, 1)))
     if np.all(fleet.T == fleet.T[0]):
         w = durations.quantile(run, QUANTILE, "wait")
         # in the histogram's first bin, which holds the waits of 0: at most its edge

@@ -45,3 +45,18 @@ def test_readme_commands_run_and_print_what_it_shows(tmp_path, monkeypatch, caps
     assert len(rows) >= 5
     for line in rows:  # the README's rows are this run's rows, digit for digit
         assert line in table, line
+
+
+def test_readme_plan_command_prints_its_exact_rows(capsys):
+    """The first screen's `stormsim plan` line, run as written: its rows made
+    of exact numbers are this run's, digit for digit (the simulated rows'
+    digits vary with the time budget, as the README says)."""
+    text = README.read_text()
+    line = next(x for x in text.splitlines() if x.startswith("stormsim plan "))
+    shown = re.search(re.escape(line) + r"\n```\n\n```\n(.*?)```", text, re.S).group(1)
+    assert main(line.split()[1:]) == 0
+    printed = capsys.readouterr().out
+    exact = [row for row in shown.splitlines() if "(exact)" in row]
+    assert len(exact) >= 5
+    for row in exact:
+        assert row in printed, row
