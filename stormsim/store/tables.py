@@ -274,7 +274,7 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
              and len(set(map(str, P[k].tolist()))) == 1]
     if n:
         shown = ", ".join(f"{k} = {fmt_value(P[k][0])}" for k in fixed
-                          if k in res.fixed or k in ("N", "T", "d", "launch", "cycles", "fleets"))
+                          if k in res.fixed or k in ("N", "T", "d", "jitter", "launch", "cycles", "fleets"))
         if shown:
             lines.append("same in every cell: " + shown)
     header = ["cell"] + list(res.grid_keys) + ["fleets"]

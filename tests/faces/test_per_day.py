@@ -69,6 +69,15 @@ def _risk(**over) -> StormRisk:
     return StormRisk(**{**kw, **over})
 
 
+def test_inspect_shows_the_jitter_a_job_table_gives(pod, capsys):
+    """The jitter of a job table's fleet (9 s in gpu_pod.csv) is said, like N
+    and T: a reader must see whether the fleet is deterministic."""
+    assert main(["inspect", str(pod), "--levels", "2"]) == 0
+    same = next(line for line in capsys.readouterr().out.splitlines()
+                if line.startswith("same in every cell:"))
+    assert "jitter = 9" in same and "T = 900" in same
+
+
 def test_storm_risk_reads_per_day_with_its_interval():
     r = _risk()
     assert np.array_equal(r.storms_per_day_lo, r.rate_lo * SECONDS_PER_DAY)
