@@ -36,6 +36,7 @@ The gains are the ratios simulation / law, from this one run.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 
@@ -112,8 +113,11 @@ def fit(ns, secs) -> str:
     ns, secs = np.asarray(ns, float), np.asarray(secs, float)
     use = secs >= MIN_FIT_SECONDS
     r = linregress(np.log(ns[use]), np.log(secs[use]))
+    # the slope between the two largest sizes: the asymptotic order, where
+    # per-call and per-type overheads no longer flatten the fit
+    top = math.log(secs[-1] / secs[-2]) / math.log(ns[-1] / ns[-2])
     return (f"exponent {r.slope:.2f} +- {r.stderr:.2f} (r^2 {r.rvalue ** 2:.3f}, "
-            f"N = {int(ns[use].min())}..{int(ns[use].max())})")
+            f"N = {int(ns[use].min())}..{int(ns[use].max())}); between the two largest {top:.2f}")
 
 
 def part_b(args) -> None:
