@@ -58,8 +58,8 @@ def mean_compute_work(T, sigma) -> np.ndarray:
     """Mean compute work per cycle E[max(0, T + sigma xi)], xi standard normal (s).
 
     T, sigma : array_like (N,), compute work (s at full rate) and jitter (s), sigma >= 0.
-    Returns float64 (N,): T Phi(T/sigma) + sigma phi(T/sigma); T where sigma = 0
-    (and to within 1e-80 relative when sigma <= T / 20).
+    Returns float64 (N,): T Phi(T/sigma) + sigma phi(T/sigma); T where sigma <= T / 20
+    (the jitter's share is then below 1e-80 relative), sigma = 0 included.
     """
     T = np.asarray(T, dtype=np.float64)
     s = np.asarray(sigma, dtype=np.float64)
