@@ -97,7 +97,7 @@ def _cell_summary(c) -> dict:
     if out["has_occ"]:
         out.update(tail=cs["p_ge"], lo=cs["p_ge_lo"], hi=cs["p_ge_hi"],
                    method=cs["p_ge_method"], binom=cs["p_ge_independent"],
-                   law=cs["independent_law"], rate=cs["storms_per_s"],
+                   law=cs["independent_law"], exact=cs["p_ge_law"], rate=cs["storms_per_s"],
                    rate_lo=cs["storms_per_s_lo"], rate_hi=cs["storms_per_s_hi"],
                    rate_method=cs["storms_method"])
     if level > 0 and c.fleets_done > 0:
@@ -159,13 +159,17 @@ def _style_legend(ax, extra, below: bool = False):
 
 _BOUND_STYLE = ("no fleet reached k: an upper bound (not data)",
                 dict(marker="v", ls="", mfc="none"))
+#: The exact law on the tail figure: a thin solid line with crosses, unlike the
+#: points (data) and the dashed independent-jobs line; its lines carry EXACT_GID.
+_EXACT_STYLE = ("exact law (product form)", dict(ls="-", lw=0.9, marker="x", ms=3.5))
+EXACT_GID = "exact-law"
 
 
 def _tail_figure(res, occ_cells):
 
     ns = sorted({s["N"] for s in occ_cells})[:MAX_PANELS]
     fig, axes = plots.grid(len(ns), 1, size=(5.0, 4.2))
-    thinned = False
+    thinned = exact = False
     lows = []
     for ax, n in zip(axes[0], ns):
         allsel = [s for s in occ_cells if s["N"] == n]
@@ -186,6 +190,9 @@ def _tail_figure(res, occ_cells):
                 _zero_marker(ax, zeros[0], monotone_bound(s["hi"], s["method"])[zeros[0]], col)
             if np.any(np.isfinite(s["binom"][1:])):
                 ax.plot(k[1:], s["binom"][1:], color=col, lw=1.2, ls="--")
+            if np.any(np.isfinite(s["exact"][1:])):     # NaN: the law does not cover the cell
+                ax.plot(k[1:], s["exact"][1:], **_EXACT_STYLE[1], color=col, gid=EXACT_GID)
+                exact = True
         ax.set_yscale("log")
         from matplotlib.ticker import MaxNLocator
 
@@ -195,10 +202,12 @@ def _tail_figure(res, occ_cells):
         ax.set_xlabel("k (concurrent writers)")
         ax.set_ylabel(r"$P(n_w \geq k)$ (fraction of time)")
         ax.set_title(f"N = {n}", fontsize=9)
-        _style_legend(ax, [("independent jobs (dashed)", dict(ls="--")), _BOUND_STYLE],
-                      below=True)
+    for ax in axes[0][:len(ns)]:       # after every panel: the law's entry wherever one drew it
+        _style_legend(ax, [("independent jobs (dashed)", dict(ls="--")), _BOUND_STYLE]
+                      + ([_EXACT_STYLE] if exact else []), below=True)
     _suptitle(fig, f"{res.name}: share of time with at least k writers (points, 95% interval) "
-              "vs independent jobs with the same writing fraction (dashed)")
+              "vs independent jobs with the same writing fraction (dashed)"
+              + (" and the exact law (crosses)" if exact else ""))
     unlike = any(s["law"] == "none" for s in occ_cells)
     caption = ("P(n_w >= k): the fraction of measured time with at least k concurrent writers, "
                "from the exact occupancy summed over each cell's fleets (points), with its 95 % "
@@ -213,6 +222,11 @@ def _tail_figure(res, occ_cells):
         caption += (" Cells whose jobs differ have no dashed line: their independent law is "
                     "the Poisson-binomial of the per-job writing fractions, which this "
                     "result does not record.")
+    if exact:
+        caption += (" Thin solid line with crosses: the exact long-run law of the cell's fleet "
+                    "(the product form, stormsim.stationary), drawn for the cells it covers "
+                    "(blocking checkpoints, equal weights, no writer cap, jitter on every job); "
+                    "the points approach it as the fleets mix from their launch.")
     if thinned:
         caption += f" Panels with more than {MAX_LINES} cells show every k-th cell."
     return fig, caption

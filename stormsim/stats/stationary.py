@@ -58,16 +58,34 @@ def mean_compute_work(T, sigma) -> np.ndarray:
     """Mean compute work per cycle E[max(0, T + sigma xi)], xi standard normal (s).
 
     T, sigma : array_like (N,), compute work (s at full rate) and jitter (s), sigma >= 0.
-    Returns float64 (N,): T Phi(T/sigma) + sigma phi(T/sigma); T where sigma = 0
-    (and to within 1e-80 relative when sigma <= T / 20).
+    Returns float64 (N,): T Phi(T/sigma) + sigma phi(T/sigma); T where sigma <= T / 20
+    (the jitter's share is then below 1e-80 relative), sigma = 0 included.
     """
     T = np.asarray(T, dtype=np.float64)
     s = np.asarray(sigma, dtype=np.float64)
     out = T.copy()
-    pos = s > 0
+    # Beyond z = T / sigma = Z_NEGLIGIBLE the jitter's share, sigma phi(z) - T Phi(-z) <
+    # T phi(z) / z^2, is below 1e-80 of T: the mean is T. Leaving those jobs out also keeps
+    # z and z^2 finite (T / sigma overflows for sigma = 1e-10, T = 1e300).
+    pos = s > T / _Z_NEGLIGIBLE
     z = T[pos] / s[pos]
     out[pos] = T[pos] * ndtr(z) + s[pos] * np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
     return out
+
+
+#: mean_compute_work: z above which E[max(0, T + sigma xi)] = T to 1e-80 relative
+#: (phi(20) / 20^2 = 1.4e-89).
+_Z_NEGLIGIBLE = 20.0
+
+
+def _log_ratio(a, b) -> np.ndarray:
+    """log(a / b), a, b > 0: of the quotient where it is a normal float (exactly 0 for a = b,
+    as before), else the difference of the logs: no overflow or underflow for f(n) = 5e-324
+    or C = 1e-308 against n ~ 1e4."""
+    with np.errstate(over="ignore", under="ignore"):
+        q = np.asarray(a, dtype=np.float64) / b
+    ok = (q >= np.finfo(np.float64).tiny) & (q < np.inf)
+    return np.where(ok, np.log(np.where(ok, q, 1.0)), np.log(a) - np.log(b))
 
 
 def _plain(log_name: str) -> property:
@@ -255,10 +273,10 @@ def stationary(fleet) -> StationaryLaw:
     k = levels[1:]
     # log g(n) as sums of log(k / f(k)) and log(k / min(k, C)): exactly 0 for
     # ideal f and an idle cap, so those cases carry no rounding at all.
-    cum_f = compensated_cumsum(np.log(k / f[1:]))
-    cum_c = compensated_cumsum(np.log(k / np.minimum(k, cap)))
+    cum_f = compensated_cumsum(_log_ratio(k, f[1:]))
+    cum_c = compensated_cumsum(_log_ratio(k, np.minimum(k, cap)))
     lg = cum_f + cum_c[::-1]
-    log_rc = np.log(np.minimum(1.0, cap / k))          # log r_c(m), m = 1..N
+    log_rc = np.minimum(0.0, _log_ratio(cap, k))        # log r_c(m) = log min(1, C/m), m = 1..N
     m = levels[:-1]                                     # m = 0..N-1 others writing
     # Leave-one-out weights h(m): P(i idle) = sum h0 e_m(x_-i) / Z, P(i writing) =
     # x_i sum h1 e_m / Z, lambda_i = sum h2 e_m / (T_i Z), h2(m) = g(m) r_c(N - m).
