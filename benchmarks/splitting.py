@@ -12,7 +12,7 @@ Figures, per level k and for the time fraction P(n_w >= k):
 - work-normalised variance W = RE^2 x CPU seconds (RE the relative standard
   error), for splitting (``storm_split``, its RE over replicates, its whole
   CPU time charged to every level) and for plain Monte Carlo (``simulate``
-  over independent fleets, stormsim.tails' RE, measured at the levels it
+  over independent fleets, stormsim.stats.tails' RE, measured at the levels it
   resolves);
 - plain Monte Carlo below what it resolves: W_mc = c / (nu_k x S), S the
   simulated seconds per CPU second of ``simulate`` (measured here), nu_k

@@ -9,7 +9,7 @@ numbers, the paper's figures beside the project's, verdicts) to ``RESULTS.md``.
 order and then ``scripts/summarize_results.py``, which puts the table of all
 verdicts at the top.
 
-Analysis helpers that stormsim.analysis does not (yet) offer live here too:
+Analysis helpers that stormsim.stats.analysis does not (yet) offer live here too:
 Wilson intervals, Holm's correction, quantile placement, the circular-gap
 bookkeeping and the finite-difference Jacobian of the firing-time map.
 """
@@ -226,7 +226,7 @@ def percentile_ci(samples, level: float = CI_LEVEL, axis: int = 0):
 
 
 def km_median(times, observed) -> float:
-    """Kaplan-Meier median (stormsim.survival): the first event time with S <= 1/2;
+    """Kaplan-Meier median (stormsim.stats.survival): the first event time with S <= 1/2;
     inf when more than half are censored."""
     from stormsim.stats.survival import median_survival
 

@@ -184,7 +184,7 @@ compute interval after the first is max(0, T + sigma xi). Launch "stagger" (sigm
 margin m = (T + d)/N - d). Collision = first passage to n_w >= 2; its fleet cycle = firings
 up to and including it, integer-divided by N (Run.passage_cycle). {fleets} fleets per
 (N, m/sigma), m/sigma = 2^0 .. 2^{top}, runs capped at {cap} cycles (fleets still
-collision-free are right-censored there). Median = Kaplan-Meier median (stormsim.survival; with one
+collision-free are right-censored there). Median = Kaplan-Meier median (stormsim.stats.survival; with one
 common censoring time it equals the sample median whenever fewer than half are censored), 95 % percentile bootstrap over fleets. Fit: least squares of
 log10 median on log10(m/sigma) over the points with median >= {FIT_MIN_MEDIAN:g} cycles;
 standard errors and Student-t 95 % intervals from the fit, and a bootstrap interval

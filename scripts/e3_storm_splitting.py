@@ -2,7 +2,7 @@
 
 Validation: at N = 16 and 32 (L = 0.6, sigma = 0.01 T, fair, uncapped)
 ``stormsim.storm_split`` against plain Monte Carlo (``simulate`` over
-independent fleets, intervals from stormsim.tails / stormsim.storms) at every
+independent fleets, intervals from stormsim.stats.tails / stormsim.stats.storms) at every
 level plain Monte Carlo resolves (>= MIN_STORMS storms), for the time
 fraction P(n_w >= k) and the storm rate nu_k; and on the independent case
 (ideal f: n_w ~ Binomial(N, d / (T + d)) exactly) down to ~1e-11.
@@ -208,7 +208,7 @@ def main(argv=None) -> int:
     definition = f"""
 Cells: N identical jobs, T = 1 s, load L = N d / T, sigma = 0.01 T, fair f, uncapped, random
 launch. Brute force: ``simulate`` over independent fleets (800 cycles, burn-in 80), P(n_w >= k)
-with stormsim.tails' interval, nu_k (up-crossings of k per second) with stormsim.storms';
+with stormsim.stats.tails' interval, nu_k (up-crossings of k per second) with stormsim.stats.storms';
 a level counts as resolved with >= {MIN_STORMS} storms. Splitting: ``stormsim.storm_split``
 (forward flux sampling on the score with a {args.horizon}-cycle mean look-ahead (0: the committed future), integer interfaces, fixed effort
 {args.trials} clones per stage; {args.replicates} independent replicates for the validation,

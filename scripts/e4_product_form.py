@@ -330,7 +330,7 @@ identical jobs Binomial(N, p) with p = E[n_w] / N under the law), and its storm 
 P_bin(n_w = k - 1) / T (independent jobs alternating between compute, mean T, and writing, mean the
 law's stretched write). Plain simulation: `simulate` over {fleets} independent fleets x {cycles} cycles
 after a burn-in of {burn_in} (the mixing entry E4m: a random launch at sigma = 0.01 T mixes well within it),
-P with stormsim.tails' interval, nu_k with stormsim.storms'; a level is shown and tested where >=
+P with stormsim.stats.tails' interval, nu_k with stormsim.stats.storms'; a level is shown and tested where >=
 {MIN_STORMS} storms were seen. z: P on the log scale (interval half-width / 1.96 as its se), nu_k with
 its relative error; agreement asserted at |z| <= {Z_TOL:g} for every tested level of every cell
 (Bonferroni over ~150 tests at 1 %). Splitting: `storm_split_until` (forward flux sampling, defaults)

@@ -14,7 +14,7 @@ from conftest import ROOT
 
 CODE = (
     "import warnings; warnings.simplefilter('always')\n"
-    "import stormsim, stormsim._numba_cache as c\n"
+    "import stormsim, stormsim.engine._numba_cache as c\n"
     "run = stormsim.simulate(stormsim.Fleet.identical(3, load=0.5), fleets=2, cycles=3)\n"
     "print('CACHE', c.CACHE_DIR, run.occupancy.shape)\n"
 )

@@ -130,7 +130,7 @@ def test_identical_needs_load_or_d():
 def test_errors_come_before_any_compilation():
     """Validation runs first: a bad call compiles nothing (and so returns at once)."""
     code = (
-        "import stormsim, stormsim._kernel as k\n"
+        "import stormsim, stormsim.engine._kernel as k\n"
         "f = stormsim.Fleet.identical(3, load=0.5)\n"
         "try:\n    stormsim.simulate(f, fleets=1, cycles=0)\nexcept ValueError: pass\n"
         "try:\n    stormsim.simulate(f, launch=[2.0, 0, 0], fleets=1, cycles=5)\nexcept ValueError: pass\n"

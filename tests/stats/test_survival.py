@@ -1,4 +1,4 @@
-"""Kaplan-Meier estimates for right-censored first passages (stormsim.survival)."""
+"""Kaplan-Meier estimates for right-censored first passages (stormsim.stats.survival)."""
 from __future__ import annotations
 
 import math

@@ -374,7 +374,7 @@ def test_the_bar_is_tqdm_auto():
 
 
 def test_a_new_key_at_its_default_keeps_every_run_seed(monkeypatch):
-    """The recipe of stormsim.spec's docstring: a key added later is seeded
+    """The recipe of stormsim.sweep.spec's docstring: a key added later is seeded
     'unless-default', so at its default no run seed moves, and away from it
     the cell is another experiment."""
     from stormsim.sweep import cell as spec
