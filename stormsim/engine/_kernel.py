@@ -711,8 +711,10 @@ def _make_run_fleet(FAST, LONE=True):
         # The durations' sum is the writing time's, corrected at the window's
         # ends (writes in flight as it opens count whole, those in flight as
         # the run stops not at all): O(N) twice, nothing per event. Their
-        # count is the histogram's.
-        pre = 0.0
+        # count is the histogram's. Each job's correction is kept apart and
+        # summed in job order at the end: the writers' queue order differs
+        # between the heap and the ring, and the sum must not.
+        opened = np.zeros(N)
         # Bins of x * (1 / d_i), not x / d_i: a division's latency on every
         # write end cost ~1 % of the event loop (measured); both kernels and
         # the reference scale so.
@@ -934,7 +936,8 @@ def _make_run_fleet(FAST, LONE=True):
                     # Open the window: writing time counts from now (t0).
                     t0 = t
                     for b in range(nwh):
-                        pre += t - since[widx[(wh + b) & mask]]
+                        i = widx[(wh + b) & mask]
+                        opened[i] = t - since[i]
                 if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
                     p_time = t
                     p_cycle = fired_total // N
@@ -976,7 +979,10 @@ def _make_run_fleet(FAST, LONE=True):
             for b in range(nwh):
                 i = widx[(wh + b) & mask]
                 if since[i] < t0:  # counted whole as the window opened: not ended, out
-                    pre -= t0 - since[i]
+                    opened[i] = 0.0
+            pre = 0.0
+            for b in range(N):
+                pre += opened[b]
             dur_out[_OUT_SUM] = pre
             for b in range(N):
                 dur_out[_OUT_SUM] += writing[b]
