@@ -151,9 +151,11 @@ def interval(x, level=LEVEL, method=DEFAULT_INTERVAL):
     "lognormal-floor" (the default): the same with RE = max(se / m,
     lognormal_rel_error(x)). The replicates' heavy upper tail makes se / m
     usually too small and the mean usually low (a sample without its rare
-    large replicates); the floor cannot be fooled that way. Against the exact
-    law (docs/SPLITTING.md, "Against the exact law"; N = 32, k = 16-25, R = 8-64)
-    it brought the coverage of the 95 % interval from 51-90 % to 91-100 %."""
+    large replicates); the spread of log x is not fooled that way. The floor
+    is a judgement checked against the exact law (docs/SPLITTING.md, "Against
+    the exact law"), not a theorem: storm_split's log replicates are skewed to
+    the left (lighter-tailed than a lognormal), where it covers 95-100 %; on
+    exactly lognormal replicates of log sd 2 it covers ~90 % (t-log: 73 %)."""
     if method not in INTERVALS:
         raise ValueError(f"interval method {method!r}: one of {INTERVALS}")
     x = np.asarray(x, dtype=np.float64)
