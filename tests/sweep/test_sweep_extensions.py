@@ -15,12 +15,12 @@ from conftest import ROOT
 
 #: The sweep identities (sha256 over every cell's fleet, resolved settings,
 #: fleets, run seed and the algorithm version) of both examples at algorithm
-#: version 2, and their first run seeds, which are those of version 1 (the
+#: version 3, and their first run seeds, which are those of version 1 (the
 #: run seed derives from the fleet and the seeded keys alone: a new default
 #: changes the identity, not the draws).
 EXAMPLE_HASHES = {
-    "stagger_survival": "76e0935600121c5df8ad8d12c3ef0759bdf9ad2c86b55687b568f2fbfd11b4ff",
-    "tail_sweep": "d739e7de633279fc68e5797c99e8fff32ee9875948cee864b44e290f922ceb18",
+    "stagger_survival": "7a010046b01a2b5782523d11e485648e69c709734ba7dd5e5c3888fd33c8082a",
+    "tail_sweep": "cb6b05c4c30f97fc9c3aeebe5a6b6d3f3e1f48c8fb7aecc596c0fe4296d34599",
 }
 EXAMPLE_RUN_SEEDS = {
     "stagger_survival": [3693653558161107420, 6011118877858052850, 3206690599656814622],
