@@ -18,6 +18,7 @@ import numpy as np
 
 from .._args import check_path
 from .._version import __version__
+from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..errors import SpecError, SweepError
 from ..stats.summary import cell_summary
 from ..stats.survival import kaplan_meier, passage_times
@@ -67,6 +68,9 @@ class CellResult:
     the file is layout 2), its sums per block of fleets are ``NAME_blocks``
     (``cell.occupancy_blocks``, float64 (blocks, N+1); None otherwise).
     ``cell.risk``: its storm risk (risk_levels; see the attribute).
+    The checkpoint durations and waits (MODEL.md E7) are such arrays too
+    (``durations_hist``, ``wait_sum``, ...; ``wait_count`` is ``durations_count``),
+    None in a file written before they were recorded.
     """
 
     index: int
@@ -88,8 +92,15 @@ class CellResult:
     #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
     risk: dict | None = None
 
+    #: Edges of the checkpoint histograms (MODEL.md E7), multiples of each job's
+    #: d (durations_hist) and T (wait_hist): the fixed bins every run uses.
+    duration_edges = DURATION_EDGES
+    wait_edges = WAIT_EDGES
+
     def __getattr__(self, name):
         d = self.__dict__
+        if name.startswith("wait_count"):      # the waits' count is the durations'
+            name = "durations_count" + name[len("wait_count"):]
         if name in d.get("arrays", ()):
             return d["arrays"][name]
         if name.endswith("_sum") and name[:-4] in d.get("sums", ()):
@@ -324,7 +335,8 @@ def cell_from_parts(sweep: Sweep, i: int, parts, risk=None) -> CellResult:
             total = None
             for p in parts:
                 total = add_exact(total, p.sums[a.name])
-            sums[a.name] = exact_to_float(total if total is not None else [0] * (c.n_jobs + 1))
+            sums[a.name] = exact_to_float(total if total is not None
+                                          else [0] * a.columns(c.n_jobs)).reshape(a.width(c.n_jobs))
             if sweep.occupancy != "fleet":
                 per = {}
                 for p in parts:
