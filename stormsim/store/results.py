@@ -20,7 +20,7 @@ from .._args import check_path
 from .._version import __version__
 from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..errors import SpecError, SweepError
-from ..stats.summary import cell_summary
+from ..stats.summary import CHECKPOINT_KEYS, cell_summary
 from ..stats.survival import kaplan_meier, passage_times
 from ..stats.tails import check_tail_level, monotone_bound, tail_level
 from ..sweep.spec import Sweep, parse_sweep
@@ -249,7 +249,8 @@ class Results:
         [0, one-sided Poisson upper bound] for the rate and NaN duration,
         "none", "structural", "not-recorded": a file written before storms
         were counted); ``storms(n_w>=LEVEL)`` is the count. The time fraction
-        is ``P(n_w>=LEVEL)``.
+        is ``P(n_w>=LEVEL)``. Checkpoint durations and waits: the
+        stormsim.stats.summary.CHECKPOINT_KEYS (``duration_mean``, ...).
         """
 
         n = self.n_cells
@@ -283,6 +284,9 @@ class Results:
                     out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
                 out["passed"][i] = c.fleets_done - out["censored"][i]
             cs = cell_summary(c, level) if c.fleets_done else None
+            for key in CHECKPOINT_KEYS:      # checkpoint durations (MODEL.md E7); none: NaN, -1
+                none = -1 if key == "checkpoints" else math.nan
+                out.setdefault(key, np.full(n, none))[i] = none if cs is None else cs[key]
             shown = None if cs is None else monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
             for lv in tail:
                 k = ks[lv][i]
@@ -300,10 +304,11 @@ class Results:
         return out
 
     def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
-              risk: bool = False) -> str:
+              risk: bool = False, durations: bool = False) -> str:
         """The text table of ``stormsim inspect`` (``storms``: with storm rates and
-        durations; ``risk``: then the cells' storm risk, stormsim.store.tables.risk_table_text)."""
-        return inspect_table(self, tail, unit, storms=storms, risk=risk)
+        durations; ``risk``: then the cells' storm risk, stormsim.store.tables.risk_table_text;
+        ``durations``: then their checkpoint durations, durations_table_text)."""
+        return inspect_table(self, tail, unit, storms=storms, risk=risk, durations=durations)
 
     def to_xarray(self, grid: bool = True, level: float = 0.95):
         """The per-cell table as an xarray.Dataset, on the grid's dimensions

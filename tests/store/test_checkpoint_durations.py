@@ -154,3 +154,48 @@ def test_a_cap_changes_the_run_seed():
 def test_bad_caps_and_watchdogs_are_refused(extra, match):
     with pytest.raises(SweepError, match=match):
         parse_sweep(PLAIN + extra)
+
+
+# -- the views -------------------------------------------------------------------------
+
+def test_every_view_shows_the_durations(fleet_result, capsys):
+    from stormsim.cli import main
+
+    _, res = fleet_result
+    s = res.cell(1).summary()
+    text = res.table(durations=True)
+    assert "Checkpoint durations and waits, per cell:" in text
+    assert "p99 s [95% CI]" in text and "P(>=watchdog) [95% CI]" in text
+    assert f"{s['duration_mean']:.4g} [{s['duration_mean_lo']:.4g}" in text
+    assert "Checkpoint durations" not in res.table()          # only when asked
+    df = res.to_dataframe()
+    assert df["duration_mean"].iloc[1] == s["duration_mean"]
+    assert df["checkpoints"].iloc[1] == s["checkpoints"]
+    assert main(["inspect", res.path, "--durations", "--format", "csv"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split(",")
+    assert {"duration_mean", "duration_p99_hi", "duration_p_watchdog", "wait_mean"} <= set(header)
+    pytest.importorskip("xarray")
+    ds = res.to_xarray(grid=False)
+    assert float(ds["duration_p99"][1]) == s["duration_p99"]
+    assert ds["duration_p99"].attrs["units"] == "s"
+
+
+def test_the_result_file_has_the_durations_in_its_table(fleet_result):
+    import h5py
+
+    _, res = fleet_result
+    with h5py.File(res.path, "r") as f:
+        assert f["duration_mean"].shape == (2,) and f["grid/duration_mean"].shape == (2,)
+        assert f["cells/000001/durations_hist"].dims[1][0].name.endswith("duration_bin")
+        np.testing.assert_array_equal(f["cells/000001/duration_edge"][()],
+                                      res.cell(1).duration_edges)
+
+
+def test_the_report_has_a_durations_section(fleet_result, tmp_path):
+    pytest.importorskip("matplotlib")
+    from stormsim.report import main
+
+    _, res = fleet_result
+    assert main(res.path, str(tmp_path / "rep")) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Checkpoint durations" in text and "mean wait s [95% CI]" in text
