@@ -223,7 +223,7 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
         raise Bad("with a job table ('jobs'), give the asynchronous-checkpoint and weight options "
                   "as its columns, not as keys: "
                   + ", ".join(k for k in Fleet.OPTIONS if np.any(np.asarray(v[k]) != Fleet.OPTIONS[k])))
-    writers = v["max_writers"]
+    writers = v["max_writers"] or None       # 0: no cap
     if writers is not None and writers > n:
         raise Bad(f"max_writers = {writers} is above N = {n}: must be in 1..N (at most N jobs "
                   "write at once), or 'none' for no cap")
@@ -298,8 +298,7 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
         "cap_fraction": v["cap_fraction"] if "cap_fraction" in v else fleet.cap / n,
         "throughput": throughput_label(thr), "jitter": same(sig), "margin": margin,
         "m_over_sigma": mos, "snapshot": same(fleet.snapshot), "slowdown": same(fleet.slowdown),
-        "weights": same(fleet.weights), "max_writers": writers or 0,
-        "watchdog": math.nan if v["watchdog"] is None else v["watchdog"],
+        "weights": same(fleet.weights),
     }
     values = {k.name: derived[k.name] if k.name in derived else v.get(k.name) for k in KEYS}
     values["run_seed"] = cell_seed(fleet, **values)

@@ -186,9 +186,9 @@ def passage_level(v):
 
 def writer_cap(v):
     """max_writers: an integer >= 1 (its bound N is checked with the cell), or
-    'none' -> None (no cap)."""
+    'none' -> 0 (no cap: the key's default, as passage_level's 0 is no passage)."""
     if isinstance(v, str) and v.strip().lower() == "none":
-        return None
+        return 0
     if not is_int(v) or v < 1:
         raise Bad("must be an integer in 1..N (at most that many checkpoints write at once), "
                   "or 'none' for no cap")
@@ -196,9 +196,9 @@ def writer_cap(v):
 
 
 def seconds_or_none(v):
-    """A threshold in seconds, a number > 0, or 'none' -> None."""
+    """A threshold in seconds, a number > 0, or 'none' -> NaN (the key's default)."""
     if isinstance(v, str) and v.strip().lower() == "none":
-        return None
+        return math.nan
     if not is_num(v) or not 0.0 < float(v) < math.inf:
         raise Bad("must be a number of seconds, finite and > 0, or 'none'")
     return float(v)
