@@ -199,3 +199,19 @@ def test_the_report_has_a_durations_section(fleet_result, tmp_path):
     assert main(res.path, str(tmp_path / "rep")) == 0
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "## Checkpoint durations" in text and "mean wait s [95% CI]" in text
+
+
+@pytest.mark.parametrize("mode", ["fleet", "sum"])
+def test_unit_files_keep_the_e7_arrays_sums_and_blocks(mode, tmp_path):
+    """A unit file read back (a resumed sweep's parts) is the Part that was written."""
+    from stormsim.store.parts import read_unit, write_unit
+    from stormsim.sweep.work import make_unit, run_unit
+
+    sweep = parse_sweep(f'[sweep]\noccupancy = "{mode}"\n' + BASE)
+    (part,) = run_unit(make_unit(sweep, 1, 2, 7))
+    (back,) = read_unit(write_unit(tmp_path, [part]), sweep)
+    for name in E7_ARRAYS:
+        a, b = part.arrays[name], back.arrays[name]
+        assert (a is None and b is None) or np.array_equal(a, b), name
+    assert back.sums == part.sums and back.blocks == part.blocks
+    assert ("durations_hist" in back.blocks) == (mode == "sum")
