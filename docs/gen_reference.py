@@ -153,12 +153,13 @@ def outputs_page() -> str:
            "## Per fleet: `/cells/<i>/`\n",
            f"Cell *i*'s group is `/cells/{L.cell_group(0)}`, `/cells/{L.cell_group(1)}`, ... Each "
            "array has one row per fleet (dimension `fleet`); per-level arrays have a column per "
-           "number of writers n = 0..N (dimension `n_w`). A *summed* array is also kept as its "
+           "number of writers n = 0..N (dimension `n_w`), histograms one per bin (`duration_bin`, "
+           "`wait_bin`, on the edges `duration_edge`, `wait_edge`). A *summed* array is also kept as its "
            "exact sum over the cell's fleets, `NAME_sum`; with `occupancy = \"sum\"` only the "
            "sum is kept, and `NAME_block_sum` holds the exact sums over fixed blocks of fleets.\n",
            "| array | dims | dtype | units | summed | what it is |\n|---|---|---|---|---|---|"]
     for a in RESULT_ARRAYS:
-        dims = "fleet, n_w" if a.per_level else "fleet"
+        dims = ", ".join(("fleet",) + a.dims())
         out.append(f"| `{a.name}` | {dims} | {dtype(a.dtype)} | {_cell(a.units)} | "
                    f"{'yes' if a.summed else 'no'} | {_cell(a.doc)} |")
     out.append("\nBeside them, the cell's fleet (per job) and its blocks:\n")

@@ -298,11 +298,13 @@ def _inspect(args: argparse.Namespace) -> int:
         check_tail_level(lv)                 # the syntax, before anything is read
     res = open_results(args.file)
     if args.format == "text":
-        print(res.table(tail=levels, unit=args.unit, storms=args.storms, risk=True))
+        print(res.table(tail=levels, unit=args.unit, storms=args.storms, risk=True,
+                        durations=args.durations))
     else:
 
         show = export.inspect_csv if args.format == "csv" else export.inspect_json
-        sys.stdout.write(show(res, levels, args.unit, storms=args.storms).rstrip("\n") + "\n")
+        sys.stdout.write(show(res, levels, args.unit, storms=args.storms,
+                              durations=args.durations).rstrip("\n") + "\n")
     return 0
 
 

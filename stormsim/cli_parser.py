@@ -81,6 +81,11 @@ def parser() -> argparse.ArgumentParser:
     ins.add_argument("--storms", action="store_true",
                      help="also the storm rate (storms per second, MODEL.md E3) and the mean "
                           "storm duration at level of --levels, with 95%% intervals")
+    ins.add_argument("--durations", action="store_true",
+                     help="then a table of the checkpoint durations and waits (MODEL.md E7): "
+                          "their mean and 99th percentile with 95%% intervals, P(duration >= "
+                          "watchdog) where the sweep sets one, the longest (every column: "
+                          "--format csv/json)")
 
     risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
                           "until precise enough",

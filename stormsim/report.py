@@ -49,7 +49,7 @@ from .errors import ResourceError, os_error_sentence
 from .stats.survival import kaplan_meier, passage_times
 from .stats.tails import monotone_bound
 from .store.results import DEFAULT_TAIL_LEVELS, open_results
-from .store.tables import physical_units, risk_table_text, storms_table_text
+from .store.tables import durations_table_text, physical_units, risk_table_text, storms_table_text
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
 #: colours; beyond that cells are thinned to every k-th one (and the caption says so).
@@ -474,6 +474,14 @@ def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
                   "method of the ratio estimator, log scale). `< b (no storm)`: b a one-sided "
                   "95 % Poisson upper bound over the whole measured time.", "",
                   "```", storms, "```", ""]
+    s = res.summary(tail=())
+    if np.any(s["checkpoints"] > 0):      # a result written before E7 has none
+        lines += ["## Checkpoint durations", "",
+                  "Per cell: how long a checkpoint writes (firing to write end) and waits "
+                  "(due to firing: a writer cap's queue, MODEL.md E5), over the checkpoints "
+                  "that ended in the measured window, with 95 % intervals over the "
+                  "independent fleets (`stormsim.stats.durations`).", "",
+                  "```", durations_table_text(res, s), "```", ""]
     risk = risk_table_text(res)
     if risk is not None:
         lines += ["## Storm risk", "",

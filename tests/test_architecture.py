@@ -19,7 +19,7 @@ WINGS = [
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "survival", "analysis", "tails", "storms", "product_form",
-               "stationary", "summary", "physical", "durations"]),
+               "stationary", "durations", "summary", "physical"]),
     ("risk", ["__init__", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work

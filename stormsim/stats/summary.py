@@ -29,7 +29,9 @@ import math
 import numpy as np
 
 from ..engine.model import Fleet
+from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from .analysis import writing_fraction
+from .durations import Checkpoints, exceedance, mean, quantile
 from .stationary import stationary
 from .storms import STORM_METHODS, storm_estimate
 from .survival import kaplan_meier, passage_times
@@ -58,7 +60,37 @@ SCALARS = {
     "p_write": (np.float64, "1", "mean share of time a job writes (mean n_w / N)"),
     "interval_units": (np.int64, "1", "independent units behind the P(n_w>=k) intervals "
                        "(fleets, or blocks of fleets in occupancy='sum' mode)"),
+    # checkpoint durations and waits (MODEL.md E7; stormsim.stats.durations), over
+    # the checkpoints that ended in the measured window; NaN without any (or in a
+    # file written before they were recorded)
+    "checkpoints": (np.int64, "1", "checkpoints that ended in the measured window, summed "
+                    "over the fleets (-1: not recorded)"),
+    "duration_mean": (np.float64, "s", "mean checkpoint write duration, firing to write end"),
+    "duration_mean_lo": (np.float64, "s", "lower end of its 95% interval (ratio over fleets)"),
+    "duration_mean_hi": (np.float64, "s", "upper end of its 95% interval (ratio over fleets)"),
+    "duration_p99": (np.float64, "s", "99th percentile of the write durations (NaN where "
+                     "the jobs' d differ: the histogram is kept in multiples of d_i)"),
+    "duration_p99_lo": (np.float64, "s", "lower end of its 95% interval (bootstrap over "
+                        "fleets, widened to bin edges)"),
+    "duration_p99_hi": (np.float64, "s", "upper end of its 95% interval (inf: beyond the "
+                        "last bin)"),
+    "duration_max": (np.float64, "s", "longest write duration of any fleet (NaN in "
+                     "occupancy='sum' mode files that lack it)"),
+    "duration_p_watchdog": (np.float64, "1", "P(duration >= duration_watchdog_at), the first "
+                            "histogram edge at or above the watchdog key: a lower bound of "
+                            "P(duration > watchdog) (NaN: no watchdog, or the jobs' d differ)"),
+    "duration_p_watchdog_lo": (np.float64, "1", "lower end of its 95% interval (Wilson)"),
+    "duration_p_watchdog_hi": (np.float64, "1", "upper end of its 95% interval (Wilson)"),
+    "duration_watchdog_at": (np.float64, "s", "the threshold duration_p_watchdog used"),
+    "wait_mean": (np.float64, "s", "mean wait of a checkpoint, due to firing (MODEL.md E1 "
+                  "WAIT, E5 QUEUE)"),
+    "wait_mean_lo": (np.float64, "s", "lower end of its 95% interval (ratio over fleets)"),
+    "wait_mean_hi": (np.float64, "s", "upper end of its 95% interval (ratio over fleets)"),
+    "wait_max": (np.float64, "s", "longest wait of any fleet"),
 }
+#: The SCALARS of the checkpoint durations (computed by _checkpoint_summary).
+CHECKPOINT_KEYS = tuple(k for k in SCALARS if k == "checkpoints" or k.startswith(("duration_",
+                                                                                   "wait_")))
 #: Per-(cell, k) arrays of the table: name -> (units, long name).
 BY_LEVEL = {
     "p_ge": ("1", "P(n_w >= k): share of measured time with at least k jobs writing"),
@@ -161,6 +193,53 @@ def cell_summary(c, level: float = LEVEL) -> dict:
                independent_law=law)
     out.update(_storm_summary(c, n, F, level, lvl if stops else 0))
     out["p_ge_law"], out["storms_per_s_law"] = _law(c, n)
+    out.update(_checkpoint_summary(c, level))
+    return out
+
+
+def _units_of(c, name):
+    """A summed array's independent units: per fleet, else per block, else None."""
+    per = getattr(c, name, None)
+    return per if per is not None else getattr(c, f"{name}_blocks", None)
+
+
+def _checkpoint_summary(c, level: float) -> dict:
+    """The CHECKPOINT_KEYS of a cell (stormsim.stats.durations), over the same
+    independent units as P(n_w >= k): fleets, or blocks of fleets in "sum" mode."""
+    out = {k: math.nan for k in CHECKPOINT_KEYS}
+    out["checkpoints"] = -1
+    count = _units_of(c, "durations_count")
+    if count is None:                      # a file written before they were recorded
+        return out
+    out["checkpoints"] = int(np.sum(count))
+    for what in ("duration", "wait"):
+        mx = getattr(c, "durations_max" if what == "duration" else "wait_max", None)
+        if mx is not None and np.size(mx):
+            out[f"{what}_max"] = float(np.max(mx))
+    if np.size(count) < 2 or out["checkpoints"] == 0:
+        return out                         # no spread to measure, or nothing to measure
+    d, T = np.asarray(c.d, dtype=np.float64), np.asarray(c.T, dtype=np.float64)
+    same_d = bool(np.all(d == d[0]))
+    arrays = {}
+    for what, hist, total, edges, scale in (
+            ("duration", "durations_hist", "durations_sum", DURATION_EDGES, d),
+            ("wait", "wait_hist", "wait_sum", WAIT_EDGES, T)):
+        alike = bool(np.all(scale == scale[0]))
+        arrays[what] = Checkpoints(np.asarray(count, np.float64),
+                                   np.asarray(_units_of(c, total), np.float64),
+                                   np.asarray(_units_of(c, hist), np.float64),
+                                   edges * float(scale[0]) if alike else edges,
+                                   "s" if alike else ("d_i" if what == "duration" else "T_i"))
+        m = mean(arrays[what], level=level)
+        out[f"{what}_mean"], out[f"{what}_mean_lo"], out[f"{what}_mean_hi"] = m.value, m.low, m.high
+    if same_d:
+        q = quantile(arrays["duration"], 0.99, level=level)
+        out["duration_p99"], out["duration_p99_lo"], out["duration_p99_hi"] = q.value, q.low, q.high
+        watchdog = c.params.get("watchdog")
+        if watchdog is not None and math.isfinite(watchdog) and watchdog <= DURATION_EDGES[-1] * d[0]:
+            e = exceedance(arrays["duration"], watchdog, level=level)
+            out["duration_p_watchdog"], out["duration_p_watchdog_lo"] = e.value, e.low
+            out["duration_p_watchdog_hi"], out["duration_watchdog_at"] = e.high, e.at
     return out
 
 

@@ -28,7 +28,7 @@ import tomllib
 import numpy as np
 
 from ..stats.storms import STORM_METHODS
-from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, summary_table
+from ..stats.summary import BY_LEVEL, CHECKPOINT_KEYS, METHOD_CODES, SCALARS, summary_table
 from ..sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
 from ..sweep.keys import PARAM_ATTRS
 from .layout import grid_attrs, grid_axes
@@ -235,7 +235,8 @@ def _label(lv) -> str:
     return re.sub(r"\W+", "_", str(lv).strip())
 
 
-def _rows(res, tail, unit: str, storms: bool = False) -> tuple[list[str], list[dict]]:
+def _rows(res, tail, unit: str, storms: bool = False,
+          durations: bool = False) -> tuple[list[str], list[dict]]:
     risks = [None] * res.n_cells
     s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risks))
     P = res.params
@@ -250,9 +251,12 @@ def _rows(res, tail, unit: str, storms: bool = False) -> tuple[list[str], list[d
             names += [f"{stem}_ge_{lab}{end}" for stem in ("storms", "storms_per_s",
                                                             "storm_duration")
                       for end in (("", "_method") if stem == "storms" else ("", "_lo", "_hi"))]
+    if durations:                  # checkpoint durations and waits (MODEL.md E7)
+        names += list(CHECKPOINT_KEYS)
     rows = []
     for i in range(res.n_cells):
         r = {"cell": i}
+        r.update({key: s[key][i] for key in CHECKPOINT_KEYS if durations})
         for key in names[1:]:
             if key in P and key not in s:
                 r[key] = P[key][i]
@@ -294,10 +298,11 @@ def _plain(v):
     return v if isinstance(v, (int, str)) else str(v)
 
 
-def inspect_csv(res, tail, unit: str = "cycle", storms: bool = False) -> str:
+def inspect_csv(res, tail, unit: str = "cycle", storms: bool = False,
+                durations: bool = False) -> str:
     """``stormsim inspect --format csv``: one row per cell; NaN is empty,
     infinity ``inf`` (pandas.read_csv reads both back)."""
-    names, rows = _rows(res, tail, unit, storms)
+    names, rows = _rows(res, tail, unit, storms, durations)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(names)
@@ -308,10 +313,11 @@ def inspect_csv(res, tail, unit: str = "cycle", storms: bool = False) -> str:
     return buf.getvalue()
 
 
-def inspect_json(res, tail, unit: str = "cycle", storms: bool = False) -> str:
+def inspect_json(res, tail, unit: str = "cycle", storms: bool = False,
+                 durations: bool = False) -> str:
     """``stormsim inspect --format json``: the sweep, the columns, one object
     per cell (NaN is null, infinity the string "inf") and what the methods mean."""
-    names, rows = _rows(res, tail, unit, storms)
+    names, rows = _rows(res, tail, unit, storms, durations)
 
     def enc(v):
         if isinstance(v, float):

@@ -41,6 +41,8 @@ import h5py
 import numpy as np
 
 from .._version import ALGORITHM_VERSION, __version__
+from ..engine.cost import HIST_BINS
+from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..stats.storms import STORM_METHODS
 from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
 from ..stats.tails import LEVEL, block_ranges
@@ -88,7 +90,7 @@ def _result_attrs(name: str):
     """(dims, units, long name) of a result dataset: a RESULT_ARRAYS array per
     fleet, its exact sum over fleets (NAME_sum) or per block (NAME_block_sum)."""
     for a in RESULT_ARRAYS:
-        level = ("n_w",) if a.per_level else ()
+        level = a.dims()
         if name == a.name:
             return ("fleet",) + level, a.units, a.doc
         if a.summed and name == f"{a.name}_sum":
@@ -101,7 +103,15 @@ def _result_attrs(name: str):
 #: Dimension scales of a cell group: name -> (units, long name).
 CELL_DIMS = {"fleet": ("1", "fleet index"), "job": ("1", "job index"),
              "n_w": ("1", "number of jobs writing at once"),
-             "block": ("1", "block of fleets (occupancy='sum' mode)")}
+             "block": ("1", "block of fleets (occupancy='sum' mode)"),
+             "duration_bin": ("1", "bin of the write-duration histogram (MODEL.md E7): 0 below "
+                              "duration_edge[0], j in [duration_edge[j-1], duration_edge[j]), "
+                              "the last at or above the last edge"),
+             "wait_bin": ("1", "bin of the wait histogram (MODEL.md E7), as duration_bin on "
+                          "wait_edge"),
+             "duration_edge": ("1", "edges of the write-duration histogram, multiples of each "
+                               "job's d"),
+             "wait_edge": ("1", "edges of the wait histogram, multiples of each job's T")}
 
 
 
@@ -309,7 +319,10 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
     F, width = c.fleets, c.n_jobs + 1
     keep = occupancy == "fleet"
     dims = {"fleet": np.arange(F, dtype=np.int64), "job": np.arange(c.n_jobs, dtype=np.int64),
-            "n_w": np.arange(width, dtype=np.int64)}
+            "n_w": np.arange(width, dtype=np.int64),
+            "duration_bin": np.arange(HIST_BINS + 2, dtype=np.int64),
+            "wait_bin": np.arange(HIST_BINS + 2, dtype=np.int64),
+            "duration_edge": DURATION_EDGES, "wait_edge": WAIT_EDGES}
     starts, stops = block_ranges(F)
     if not keep:
         dims["block"] = np.arange(starts.size, dtype=np.int64)
@@ -341,7 +354,7 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
         put(name, arr)
     sums, block_sums = {}, {}
     for a in summed:
-        sums[a.name] = exact_to_float(totals[a.name])
+        sums[a.name] = exact_to_float(totals[a.name]).reshape(a.width(c.n_jobs))
         put(f"{a.name}_sum", sums[a.name])
         if not keep:
             block_sums[a.name] = (np.array([exact_to_float(b) for b in blocks[a.name]])

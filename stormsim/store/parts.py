@@ -132,14 +132,14 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
             for r in RESULT_ARRAYS:
                 if r.summed:
                     exact = tuple(int(x) for x in z[f"{j}_{r.name}_exact"].tolist())
-                    if len(exact) != n_jobs + 1:
+                    if len(exact) != r.columns(n_jobs):
                         raise ValueError(f"{r.name}_exact has the wrong length")
                     sums[r.name] = exact
                     if not keep:
                         rows = z[f"{j}_{r.name}_blocks"].tolist()
                         blocks[r.name] = tuple((int(x[0]), tuple(int(v) for v in x[1:]))
                                                for x in rows)
-                        if not rows or any(len(x) != n_jobs + 2 for x in rows):
+                        if not rows or any(len(x) != r.columns(n_jobs) + 1 for x in rows):
                             raise ValueError(f"{r.name}_blocks has the wrong shape")
                         if [x[0] for x in blocks[r.name]] != _blocks_touched(
                                 sweep.cells[cell].fleets, a, b):

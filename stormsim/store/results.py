@@ -18,8 +18,9 @@ import numpy as np
 
 from .._args import check_path
 from .._version import __version__
+from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..errors import SpecError, SweepError
-from ..stats.summary import cell_summary
+from ..stats.summary import CHECKPOINT_KEYS, cell_summary
 from ..stats.survival import kaplan_meier, passage_times
 from ..stats.tails import check_tail_level, monotone_bound, tail_level
 from ..sweep.spec import Sweep, parse_sweep
@@ -67,6 +68,9 @@ class CellResult:
     the file is layout 2), its sums per block of fleets are ``NAME_blocks``
     (``cell.occupancy_blocks``, float64 (blocks, N+1); None otherwise).
     ``cell.risk``: its storm risk (risk_levels; see the attribute).
+    The checkpoint durations and waits (MODEL.md E7) are such arrays too
+    (``durations_hist``, ``wait_sum``, ...; ``wait_count`` is ``durations_count``),
+    None in a file written before they were recorded.
     """
 
     index: int
@@ -88,8 +92,15 @@ class CellResult:
     #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
     risk: dict | None = None
 
+    #: Edges of the checkpoint histograms (MODEL.md E7), multiples of each job's
+    #: d (durations_hist) and T (wait_hist): the fixed bins every run uses.
+    duration_edges = DURATION_EDGES
+    wait_edges = WAIT_EDGES
+
     def __getattr__(self, name):
         d = self.__dict__
+        if name.startswith("wait_count"):      # the waits' count is the durations'
+            name = "durations_count" + name[len("wait_count"):]
         if name in d.get("arrays", ()):
             return d["arrays"][name]
         if name.endswith("_sum") and name[:-4] in d.get("sums", ()):
@@ -238,7 +249,8 @@ class Results:
         [0, one-sided Poisson upper bound] for the rate and NaN duration,
         "none", "structural", "not-recorded": a file written before storms
         were counted); ``storms(n_w>=LEVEL)`` is the count. The time fraction
-        is ``P(n_w>=LEVEL)``.
+        is ``P(n_w>=LEVEL)``. Checkpoint durations and waits: the
+        stormsim.stats.summary.CHECKPOINT_KEYS (``duration_mean``, ...).
         """
 
         n = self.n_cells
@@ -272,6 +284,9 @@ class Results:
                     out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
                 out["passed"][i] = c.fleets_done - out["censored"][i]
             cs = cell_summary(c, level) if c.fleets_done else None
+            for key in CHECKPOINT_KEYS:      # checkpoint durations (MODEL.md E7); none: NaN, -1
+                none = -1 if key == "checkpoints" else math.nan
+                out.setdefault(key, np.full(n, none))[i] = none if cs is None else cs[key]
             shown = None if cs is None else monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
             for lv in tail:
                 k = ks[lv][i]
@@ -289,10 +304,11 @@ class Results:
         return out
 
     def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
-              risk: bool = False) -> str:
+              risk: bool = False, durations: bool = False) -> str:
         """The text table of ``stormsim inspect`` (``storms``: with storm rates and
-        durations; ``risk``: then the cells' storm risk, stormsim.store.tables.risk_table_text)."""
-        return inspect_table(self, tail, unit, storms=storms, risk=risk)
+        durations; ``risk``: then the cells' storm risk, stormsim.store.tables.risk_table_text;
+        ``durations``: then their checkpoint durations, durations_table_text)."""
+        return inspect_table(self, tail, unit, storms=storms, risk=risk, durations=durations)
 
     def to_xarray(self, grid: bool = True, level: float = 0.95):
         """The per-cell table as an xarray.Dataset, on the grid's dimensions
@@ -324,7 +340,8 @@ def cell_from_parts(sweep: Sweep, i: int, parts, risk=None) -> CellResult:
             total = None
             for p in parts:
                 total = add_exact(total, p.sums[a.name])
-            sums[a.name] = exact_to_float(total if total is not None else [0] * (c.n_jobs + 1))
+            sums[a.name] = exact_to_float(total if total is not None
+                                          else [0] * a.columns(c.n_jobs)).reshape(a.width(c.n_jobs))
             if sweep.occupancy != "fleet":
                 per = {}
                 for p in parts:

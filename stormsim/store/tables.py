@@ -17,7 +17,7 @@ from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
 from ..stats.tails import monotone_bound
 
 __all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
-           "risk_table_text", "storms_table_text", "sweep_figures"]
+           "durations_table_text", "risk_table_text", "storms_table_text", "sweep_figures"]
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -249,10 +249,54 @@ def _fmt_law(x: float, fmt: str = ".3e") -> str:
     return "-" if math.isnan(x) else format(x, fmt)
 
 
-def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False) -> str:
+def _fmt_ci(x: float, lo: float, hi: float) -> str:
+    if math.isnan(x):
+        return "-"
+    return f"{x:.4g} [{lo:.4g}, {hi:.4g}]" if math.isfinite(lo) else f"{x:.4g} no CI"
+
+
+def durations_table_text(res, s) -> str:
+    """The checkpoint durations and waits of every cell (MODEL.md E7), from the
+    Results.summary ``s``: checkpoints, mean write duration, its 99th
+    percentile, P(duration >= watchdog), the longest, the mean and longest wait."""
+    watch = bool(np.any(np.isfinite(s["duration_p_watchdog"])))
+    header = (["cell"] + list(res.grid_keys) + ["checkpoints", "mean s [95% CI]",
+              "p99 s [95% CI]"] + (["P(>=watchdog) [95% CI]"] if watch else [])
+              + ["max s", "mean wait s [95% CI]", "max wait s"])
+    rows = []
+    for i in range(res.n_cells):
+        c = s["checkpoints"][i]
+        row = [str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
+        row.append("-" if not c >= 0 else str(int(c)))
+        row += [_fmt_ci(*(s[f"{k}{e}"][i] for e in ("", "_lo", "_hi")))
+                for k in ("duration_mean", "duration_p99")]
+        if watch:
+            p = s["duration_p_watchdog"][i]
+            row.append("-" if math.isnan(p) else _fmt_tail(
+                p, s["duration_p_watchdog_lo"][i], s["duration_p_watchdog_hi"][i], "wilson")
+                + f" at {s['duration_watchdog_at'][i]:.4g} s")
+        row.append(_fmt_law(s["duration_max"][i], ".4g"))
+        row.append(_fmt_ci(*(s[f"wait_mean{e}"][i] for e in ("", "_lo", "_hi"))))
+        row.append(_fmt_law(s["wait_max"][i], ".4g"))
+        rows.append(row)
+    return "\n".join(render(header, rows) + [
+        "", "Checkpoint durations (firing to write end) and waits (due to firing), MODEL.md E7, "
+        "of the checkpoints that ended in the measured window; 95% CI over the independent "
+        + ("fleets" if res.occupancy == "fleet" else "blocks of fleets")
+        + " (stormsim.stats.durations: the mean as a ratio estimator, the 99th percentile from "
+        "the pooled histogram with a bootstrap widened to its bins"
+        + ("; P(>=watchdog): the share at or above the first histogram edge at or above the "
+           "watchdog key (shown after 'at'), Wilson" if watch else "")
+        + "); '-': none recorded, or (p99) the jobs' d differ (the histogram is in multiples "
+        "of d)."])
+
+
+def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False,
+                  durations: bool = False) -> str:
     """The text table of ``stormsim inspect`` for a Results (``storms``: also
     the storm rate and mean storm duration at each tail level; ``risk``: then
-    the storm risk of the cells that have one, risk_table_text)."""
+    the storm risk of the cells that have one, risk_table_text; ``durations``:
+    then the checkpoint durations and waits, durations_table_text)."""
     risky: list = []
     s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risky) if risk else None)
     P = res.params
@@ -375,6 +419,8 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
     if not tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --levels)")
+    if durations:
+        lines += ["", "Checkpoint durations and waits, per cell:", "", durations_table_text(res, s)]
     text = risk_table_text(res, risky) if risky else None
     if text is not None:
         lines += ["", "Storm risk (risk_levels), per cell and level k asked:", "", text, "",

@@ -223,11 +223,23 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
         raise Bad("with a job table ('jobs'), give the asynchronous-checkpoint and weight options "
                   "as its columns, not as keys: "
                   + ", ".join(k for k in Fleet.OPTIONS if np.any(np.asarray(v[k]) != Fleet.OPTIONS[k])))
+    writers = v["max_writers"] or None       # 0: no cap
+    if writers is not None and writers > n:
+        raise Bad(f"max_writers = {writers} is above N = {n}: must be in 1..N (at most N jobs "
+                  "write at once), or 'none' for no cap")
     jobs = jobtable.fleet(table, v, cap, thr) if table else None
+    if jobs is not None and writers is not None:
+        # a job table's fleet, behind the cell's writer cap (a Fleet option, seeded
+        # through Fleet.canonical only where it caps)
+        jobs = Fleet(T=jobs.T, d=jobs.d, cap=jobs.cap, throughput=jobs.throughput,
+                     jitter=jobs.jitter, checkpoint=jobs.checkpoint, snapshot=jobs.snapshot,
+                     slowdown=jobs.slowdown, on_busy=jobs.on_busy, weights=jobs.weights,
+                     max_writers=writers)
     T = per_job("T") if jobs is None else jobs.T
     d = jobs.d if jobs else v["load"] * T / n if "load" in v else per_job("d")
     try:
-        base = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=0.0, **options)
+        base = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=0.0, max_writers=writers,
+                     **options)
         margin = math.nan
         if base.is_identical:
             try:
@@ -244,7 +256,8 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
             sigma = margin / v["m_over_sigma"]
         else:
             sigma = _sigma(v["jitter"], T, n) if "jitter" in v else 0.0
-        fleet = jobs or Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma, **options)
+        fleet = jobs or Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma,
+                              max_writers=writers, **options)
         if v["launch"] == "stagger":
             if not fleet.is_identical:
                 # (launch.py's message suggests explicit phases, which a sweep

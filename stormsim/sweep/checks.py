@@ -14,7 +14,8 @@ from ..errors import SpecError
 from ..stats.tails import check_tail_level
 
 __all__ = ["Bad", "boolean", "int_at_least", "int_or_one_of", "is_int", "is_num", "one_of",
-           "passage_level", "per_job", "positive", "positive_or_inf", "tail_level_list", "throughput"]
+           "passage_level", "per_job", "positive", "positive_or_inf", "seconds_or_none",
+           "tail_level_list", "throughput", "writer_cap"]
 
 
 class Bad(Exception):
@@ -181,6 +182,26 @@ def passage_level(v):
     if not is_int(v) or v < 0:
         raise Bad("must be an integer >= 1 (the level k), or 0 / 'none' for no passage")
     return int(v)
+
+
+def writer_cap(v):
+    """max_writers: an integer >= 1 (its bound N is checked with the cell), or
+    'none' -> 0 (no cap: the key's default, as passage_level's 0 is no passage)."""
+    if isinstance(v, str) and v.strip().lower() == "none":
+        return 0
+    if not is_int(v) or v < 1:
+        raise Bad("must be an integer in 1..N (at most that many checkpoints write at once), "
+                  "or 'none' for no cap")
+    return int(v)
+
+
+def seconds_or_none(v):
+    """A threshold in seconds, a number > 0, or 'none' -> NaN (the key's default)."""
+    if isinstance(v, str) and v.strip().lower() == "none":
+        return math.nan
+    if not is_num(v) or not 0.0 < float(v) < math.inf:
+        raise Bad("must be a number of seconds, finite and > 0, or 'none'")
+    return float(v)
 
 
 def tail_level_list(v) -> tuple:

@@ -146,6 +146,10 @@ KEYS: tuple[Key, ...] = (
     Key("weights", "storage weights w_i (MODEL.md E2): a number > 0, or a list with one per job",
         ck.per_job(False), 1.0, _f8, aliases=("weight", "w"),
         units="1", long_name="storage weight w (MODEL.md E2; NaN where jobs differ)"),
+    Key("max_writers", "the writer admission cap K (MODEL.md E5): an integer in 1..N, at most K "
+        "checkpoints write at once and the others queue; 'none' (the default): no cap",
+        ck.writer_cap, 0, _i8, aliases=("writers", "writer_cap", "K_w"),
+        units="1", long_name="writer admission cap K, MODEL.md E5 (0: no cap)"),
     Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
         "random", str, aliases=("theta",), seed="always", kwarg=True,
         units=None, long_name="initial phases: random, sync or stagger"),
@@ -165,6 +169,10 @@ KEYS: tuple[Key, ...] = (
     Key("burn_in", "cycles before the occupancy is measured, an integer in 0..cycles-1",
         ck.int_at_least(0), 0, _i8, aliases=("burnin", "B"), seed="always", kwarg=True,
         units="cycles", long_name="cycles before the occupancy is measured"),
+    Key("watchdog", "a checkpoint-duration threshold x (s) whose exceedance P(duration > x) "
+        "the results show (MODEL.md E7): a number > 0, or 'none' (the default); changes nothing "
+        "simulated", ck.seconds_or_none, float("nan"), _f8, aliases=("timeout",), seed="no",
+        units="s", long_name="checkpoint-duration threshold of duration_p_watchdog (NaN: none)"),
     Key("fast_forward", "'auto' (simulate's default: integrate collision-free stretches with the "
         "exact fast-forward in first-passage runs of uncapped base-model cells), true (in every "
         "run where it applies) or false (the event loop only); the fast-forward's numbers are "

@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..engine.cost import HIST_BINS
 from ..engine.model import Fleet
 from ..engine.run import simulate
 from ..stats.tails import block_sums_exact
@@ -40,9 +41,12 @@ class ResultArray:
     """One array that simulate() returns per fleet and a sweep keeps.
 
     per_level : False: shape (fleets,); True: shape (fleets, N + 1), n = 0..N
+    bins : the name of a fixed histogram dimension ("duration_bin" or
+        "wait_bin", HIST_BINS + 2 wide, MODEL.md E7): shape (fleets, HIST_BINS + 2)
     summed : its exact column sum over the cell's fleets is kept as
-        ``NAME_sum`` (N + 1,); the per-fleet array only when the sweep's
-        ``occupancy = "fleet"`` (in ``"sum"`` mode it is None)
+        ``NAME_sum`` (its row's shape); the per-fleet array only when the sweep's
+        ``occupancy = "fleet"`` (in ``"sum"`` mode it is None, and its sums
+        per block of fleets are kept instead)
     """
 
     name: str
@@ -51,10 +55,21 @@ class ResultArray:
     doc: str
     per_level: bool = False
     summed: bool = False
+    bins: str = ""
 
     def width(self, n_jobs: int) -> tuple:
         """Shape of one fleet's row."""
+        if self.bins:
+            return (HIST_BINS + 2,)
         return (n_jobs + 1,) if self.per_level else ()
+
+    def columns(self, n_jobs: int) -> int:
+        """Values in one fleet's row (its exact sums' length)."""
+        return int(np.prod(self.width(n_jobs), dtype=np.int64))
+
+    def dims(self) -> tuple:
+        """Names of a row's dimensions (after ``fleet``)."""
+        return (self.bins,) if self.bins else ("n_w",) if self.per_level else ()
 
 
 #: Every per-fleet result array, in order. Add a new one here (and to Run):
@@ -72,6 +87,28 @@ RESULT_ARRAYS: tuple[ResultArray, ...] = (
     ResultArray("upcrossings", np.int64, "1",
                 "storms: up-crossings of n_w to k or more, k = 0..N, in the measured window "
                 "(MODEL.md E3)", per_level=True, summed=True),
+    # MODEL.md E7, per checkpoint that ended in the measured window. Count, sum
+    # and histogram are summed (so that "sum" mode keeps them per block of
+    # fleets: the units of the intervals of stormsim.stats.durations); the
+    # maximum is no sum and is kept per fleet (one float, like end_time).
+    # The waits' count is the durations' (every checkpoint has a wait).
+    ResultArray("durations_count", np.int64, "1",
+                "checkpoints that ended in the measured window (MODEL.md E7)", summed=True),
+    ResultArray("durations_sum", np.float64, "s",
+                "sum of their write durations, firing to write end", summed=True),
+    ResultArray("durations_max", np.float64, "s",
+                "their longest write duration (0: none)"),
+    ResultArray("durations_hist", np.int64, "1",
+                "their write durations / d_i on fixed log bins (duration_edge): bin 0 below "
+                "the first edge, the last at or above the last edge", summed=True,
+                bins="duration_bin"),
+    ResultArray("wait_sum", np.float64, "s",
+                "sum of their waits, due to firing (MODEL.md E1 WAIT, E5 QUEUE)", summed=True),
+    ResultArray("wait_max", np.float64, "s", "their longest wait (0: none)"),
+    ResultArray("wait_hist", np.int64, "1",
+                "their waits / T_i on fixed log bins (wait_edge): bin 0 below the first "
+                "edge (a wait of 0 among them), the last at or above the last edge",
+                summed=True, bins="wait_bin"),
 )
 RESULT_ARRAY: dict[str, ResultArray] = {a.name: a for a in RESULT_ARRAYS}
 

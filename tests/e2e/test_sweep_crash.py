@@ -24,7 +24,10 @@ from procs import count_parts, env, kill_at, wait_for_a_new_part
 pytestmark = pytest.mark.slow
 
 #: About 6 s of kernel time on 2 cores, in units of ~0.25 s: long enough for
-#: kills to land before, between and inside units, and during assembly.
+#: kills to land before, between and inside units, and during assembly. Every
+#: sweep records the checkpoint durations and waits (MODEL.md E7), so their
+#: arrays are among those compared; half the cells cap the writers (MODEL.md
+#: E5: the general kernel, and waits that are not all zero).
 SWEEP = """
 [sweep]
 name = "crash test"
@@ -32,15 +35,18 @@ name = "crash test"
 T = 1.0
 jitter = 0.01
 cycles = 1500
-fleets = 1000
+fleets = 300
 passage_level = 2
 stop_at_passage = false
+watchdog = 0.2
 [grid]
 N = [8, 16]
 load = [0.4, 0.8]
+max_writers = ["none", 4]
 """
 
-TOTAL = 4 * 1000
+CELLS = 8
+TOTAL = CELLS * 300
 #: Kills while units remain, per run of the sweep (then it runs its units) ...
 MAX_KILLS = 30
 #: ... and the kills that must land in all (the sweep is started over until
@@ -75,7 +81,12 @@ def _fleets_in_parts(tmp_path) -> int:
 def reference(tmp_path_factory):
     d = tmp_path_factory.mktemp("ref")
     run_sweep(parse_sweep(SWEEP, "sweep.toml"), d / "ref.h5", progress="none")
-    return datasets(d / "ref.h5")
+    ref = datasets(d / "ref.h5")
+    # what the comparisons cover: the durations of every cell, and capped cells that queue
+    capped = open_results(d / "ref.h5").cell(1)
+    assert capped.params["max_writers"] == 4 and capped.wait_sum.sum() > 0.0
+    assert all(f"cells/{i:06d}/durations_hist" in ref for i in range(CELLS))
+    return ref
 
 
 def _kill_at_a_random_moment(proc, tmp_path, rng, units_left: bool) -> tuple[float, str] | None:
@@ -142,7 +153,7 @@ def test_sigkill_at_random_moments_then_resume_is_bit_identical(tmp_path, refere
                 with h5py.File(tmp_path / "out.h5", "r") as f:
                     assert f.attrs["format"] == "stormsim.sweep", msg
                     assert sum(f[f"cells/{i:06d}/passage_time"].shape[0]
-                               for i in range(4)) == TOTAL
+                               for i in range(CELLS)) == TOTAL
                 done = TOTAL                     # killed while removing the parts: all done
                 if proc.returncode != 0:
                     assert datasets(tmp_path / "out.h5") == reference, msg
