@@ -486,12 +486,11 @@ def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
     if risk is not None:
         lines += ["## Storm risk", "",
                   "Per cell and level k (`risk_levels`): P(n_w >= k), the storm rate nu_k "
-                  "(storms per second of simulated time, and per day: the sweep's time unit "
-                  "is the second), each with its 95 % interval and method, from "
-                  "`stormsim.storm_risk` with the fixed effort shown (method: plain Monte "
-                  "Carlo over independent fleets, or splitting: forward flux sampling, its "
-                  "interval over independent replicates). `< b (not reached)`: b a "
-                  "one-sided 95 % bound.", "", "```", risk, "```", ""]
+                  "(per second of simulated time, and per day), each with its 95 % interval "
+                  "and method, from `stormsim.storm_risk` with the fixed effort shown (exact: "
+                  "the product-form law; plain: Monte Carlo over independent fleets; "
+                  "splitting: forward flux sampling, over independent replicates). "
+                  "`< b (not reached)`: b a one-sided 95 % bound.", "", "```", risk, "```", ""]
     lines += ["## Figures", ""]
     for name, caption in figs:
         lines += [f"![{name}]({name})", "", caption, ""]
