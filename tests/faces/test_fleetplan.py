@@ -10,6 +10,9 @@ import stormsim
 from stormsim.cli import main
 from stormsim.fleetplan import SETTLE_TOLERANCE, plan, settle_hours, what_ifs
 
+# each test runs plan: its simulations take a few seconds
+pytestmark = pytest.mark.slow
+
 #: The operator's example: 12 jobs, 840 GB every 30 min of compute through 40 GB/s.
 ARGS = ["--jobs", "12", "--size", "840GB", "--interval", "30min", "--bandwidth", "40GB/s",
         "--jitter", "36s"]

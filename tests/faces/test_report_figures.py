@@ -53,6 +53,7 @@ def figs(stagger):
     return out
 
 
+@pytest.mark.slow  # ~1.7 s: a report with every figure
 def test_every_title_fits_inside_its_figure(figs):
     assert {"tail.png", "survival.png", "median_vs_m_over_sigma.png"} <= set(figs)
     for name, (fig, _) in figs.items():

@@ -105,6 +105,7 @@ def test_split_levels_give_their_storm_duration_with_an_interval():
     assert f"{r.duration[0]:.4g} [{r.duration_lo[0]:.4g}, " in str(r)
 
 
+@pytest.mark.slow  # ~2 s of splitting
 def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
     """k = N = 64 in a 2-second budget: no replicate gets there (it would take
     ~55 stages of 10 clones in a row; the best of them stop near stage 25). P

@@ -240,6 +240,7 @@ def test_every_dataset_has_a_long_name_and_numeric_ones_units(tail_h5):
     assert len(seen) > 40
 
 
+@pytest.mark.slow  # ~1 s: xarray and h5netcdf
 def test_xarray_opens_the_file_with_coordinates_and_selects_by_value(tail_h5):
     xr = pytest.importorskip("xarray")
     pytest.importorskip("h5netcdf")
@@ -320,6 +321,7 @@ def test_every_tail_in_the_inspect_table_has_an_interval_or_a_bound(tail_h5, cap
         assert shown == 3, line
 
 
+@pytest.mark.slow  # a subprocess
 def test_data_extras_are_imported_lazily():
     import subprocess
     import sys

@@ -343,6 +343,7 @@ def test_risk_rules_between_keys():
         _sweep(asyn)
 
 
+@pytest.mark.slow  # ~1.3 s: a report's figures
 def test_the_report_shows_the_storm_risk(tmp_path, risk_result, capsys):
     from stormsim.report import main
 

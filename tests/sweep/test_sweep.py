@@ -266,6 +266,7 @@ def test_a_failed_start_leaves_no_output(tmp_path):
     assert run_sweep(other, out, progress="none").status == "complete"
 
 
+@pytest.mark.slow  # ~1.5 s: a sweep run twice
 def test_stop_then_resume_is_bit_identical(tmp_path):
     sw = parse_sweep(RUN, "run.toml")
     ref = tmp_path / "ref.h5"
