@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import stormsim
 from stormsim.errors import SpecError
 
-from test_reference import (_EXAMPLES, RUN_FIELDS, compare_with_reference, extension_options,
+from test_reference import (_EXAMPLES, RUN_FIELDS, both_queues_match_reference, extension_options,
                             horizon)
 
 #: Cycles compared against the reference with one writer at a time (K = 1):
@@ -53,16 +53,8 @@ def capped_fleets(draw):
 
 
 def _capped_kernel_matches_reference(case):
-    fleet, theta, cycles, burn_in, level, stop = case
-    seed = 777
-    runs = [stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
-                              record_firings=True, passage_level=level, burn_in=burn_in,
-                              stop_at_passage=stop, queues=queues)
-            for queues in ("heap", "ring")]
-    for name in RUN_FIELDS:  # queue kinds are a speed choice
-        np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name), err_msg=name)
-    compare_with_reference(runs[0], fleet, theta, cycles, burn_in, level, stop, seed)
-    assert runs[0].occupancy[0, fleet.max_writers + 1:].sum() == 0.0
+    run = both_queues_match_reference(case, 777)
+    assert run.occupancy[0, case[0].max_writers + 1:].sum() == 0.0
 
 
 #: 300 random capped fleets for the full suite, the first 40 of the same
