@@ -173,8 +173,6 @@ LONGER_ALLOWED = {
     "risk.stormrisk:storm_risk": "being split",
     "store.tables:inspect_table": "being split",
     "cli_parser:parser": "being split",
-    "engine.run:simulate": "being split",
-    "engine.units:fleet_arguments": "being split",
     "sweep.cell:resolve_values": "being split",
 }
 #: The numba kernels: one jitted loop each (a call inside a hot loop costs).
