@@ -172,7 +172,6 @@ LONGER_ALLOWED = {
     "driver:run_sweep": "being split",
     "risk.stormrisk:storm_risk": "being split",
     "store.tables:inspect_table": "being split",
-    "sweep.cell:resolve_values": "being split",
 }
 #: The numba kernels: one jitted loop each (a call inside a hot loop costs).
 KERNELS = {"engine._kernel"}
