@@ -41,7 +41,6 @@ from .risk.stormrisk import storm_risk
 from .stats import durations
 from .stats.physical import time_to_passage
 from .stats.stationary import stationary
-from .stats.tails import tail_level
 
 __all__ = ["PlanRow", "FleetPlan", "plan", "what_ifs"]
 
@@ -318,17 +317,6 @@ def _stagger(fleet: Fleet, seed: int) -> tuple[float, float, float]:
     return est.value, est.lower, est.upper
 
 
-def _levels(levels, n: int) -> np.ndarray:
-    """Levels given as integers, or as text ('2', 'N/4', '2,N/4'), -> sorted k."""
-    spec = levels.split(",") if isinstance(levels, str) else levels
-    if isinstance(spec, (list, tuple)) and spec and all(isinstance(x, str) for x in spec):
-        try:
-            return np.array(sorted({tail_level(x.strip(), n) for x in spec}), dtype=np.int64)
-        except SpecError as exc:
-            raise SpecError(f"levels = {levels!r}: {exc}") from None
-    return check_levels("levels", levels, n)
-
-
 def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     """Hours after a synchronized restart (every job fires at t = 0) until the
     rate of storms of two or more writers stays within SETTLE_TOLERANCE of its
@@ -386,7 +374,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         watchdog = seconds(watchdog, "watchdog")
     watchdog = check_real("watchdog", watchdog, 0.0, open_lo=True, what="seconds")
     n = fleet.n_jobs
-    ks = _levels(levels, n)
+    ks = check_levels("levels", levels, n, text=True)
     t0 = time.perf_counter()
     scenarios = what_ifs(fleet) if what_if else what_ifs(fleet)[:1]
     budget = max(1.0, float(max_seconds) * SCENARIO_SHARE)

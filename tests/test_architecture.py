@@ -227,6 +227,28 @@ def test_the_checker_sees_a_long_function():
     assert dict(function_lengths(source)) == {"A.f": NO_LONGER_THAN + 1, "g": 2}
 
 
+#: Modules holding their own copy of the levels' grammar ('N/q'), with why;
+#: the grammar's home is ``_args`` (check_tail_level, tail_level, split_levels).
+LEVEL_GRAMMAR_COPIES = {"stats.tails": "its owner's branch makes it a re-export of _args's"}
+
+
+def level_grammars(package=PACKAGE) -> list[str]:
+    """The modules whose source spells the 'N/q' pattern of a level."""
+    return sorted(m for m in _modules(package) if r"N(?:/" in _path(package, m).read_text())
+
+
+def test_one_parser_of_levels():
+    assert level_grammars() == sorted(["_args", *LEVEL_GRAMMAR_COPIES])
+
+
+def test_the_checker_sees_a_second_level_grammar(tmp_path):
+    fake = tmp_path / "stormsim"
+    fake.mkdir()
+    (fake / "_args.py").write_text('LEVEL = r"N(?:/(\\d+))?"\n')
+    (fake / "report.py").write_text('m = re.fullmatch(r"N(?:/(\\d+))?", s)\n')
+    assert level_grammars(fake) == ["_args", "report"]
+
+
 def test_no_issue_number_or_commit_hash_in_code():
     """Comments and docstrings say why; issue numbers and commit hashes belong
     in commits, benchmarks/ and RESULTS.md."""
