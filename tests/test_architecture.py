@@ -249,6 +249,34 @@ def test_the_checker_sees_a_second_level_grammar(tmp_path):
     assert level_grammars(fake) == ["_args", "report"]
 
 
+#: Modules with formatting helpers of their own (``_fmt_*``, ``fmt_*``), with
+#: why; the home of formatting is ``_format``.
+FORMATTERS_ELSEWHERE = {"store.tables": "its owner's branch moves them to _format"}
+
+
+def formatters(package=PACKAGE) -> dict[str, list[str]]:
+    """Module -> the formatting helpers it defines, ``_format`` aside."""
+    found = {}
+    for m in _modules(package):
+        names = [node.name for node in ast.walk(ast.parse(_path(package, m).read_text()))
+                 if isinstance(node, ast.FunctionDef) and node.name.lstrip("_").startswith("fmt")]
+        if names and m != "_format":
+            found[m] = names
+    return found
+
+
+def test_one_home_for_formatting():
+    assert sorted(formatters()) == sorted(FORMATTERS_ELSEWHERE), formatters()
+
+
+def test_the_checker_sees_a_formatter_elsewhere(tmp_path):
+    fake = tmp_path / "stormsim"
+    fake.mkdir()
+    (fake / "_format.py").write_text("def fmt_value(v):\n    return str(v)\n")
+    (fake / "report.py").write_text("def _fmt_share(x):\n    return f'{x:.2%}'\n")
+    assert formatters(fake) == {"report": ["_fmt_share"]}
+
+
 def test_no_issue_number_or_commit_hash_in_code():
     """Comments and docstrings say why; issue numbers and commit hashes belong
     in commits, benchmarks/ and RESULTS.md."""
