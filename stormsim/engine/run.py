@@ -153,13 +153,6 @@ class Run:
     __str__ = __repr__
 
     @property
-    def occupancy_fraction(self) -> np.ndarray:
-        """(fleets, N + 1): fraction of the measured window with exactly n writers."""
-        total = self.occupancy.sum(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self.occupancy / total
-
-    @property
     def wait_count(self) -> np.ndarray:
         """int64 (fleets,): checkpoints whose wait is in wait_sum and wait_hist,
         the same as ``durations_count`` (every checkpoint has a wait, often 0)."""
