@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from numbers import Integral, Real
 
 import numpy as np
@@ -50,9 +51,72 @@ def check_real(name: str, value, lo: float | None = None, hi: float | None = Non
     return value
 
 
-def check_levels(name: str, levels, n: int) -> np.ndarray:
+# -- storm levels k of P(n_w >= k): an integer, 'N' or 'N/q' ------------------
+
+def _level_rule(spec) -> tuple[int | None, float | None]:
+    """A level's syntax: (k, None) for an integer k >= 1, (None, q) for 'N/q'
+    (q >= 1; 'N' is q = 1). Raises SpecError naming the level and the rule."""
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        k = int(spec)
+    else:
+        s = str(spec).strip().replace(" ", "")
+        m = re.fullmatch(r"N(?:/(\d+(?:\.\d+)?))?", s)
+        if m:
+            q = 1.0 if m.group(1) is None else float(m.group(1))
+            if q < 1.0:
+                raise SpecError(f"tail level {spec!r}: q must be >= 1 in 'N/q' (k = ceil(N/q) "
+                                "is in 1..N then)")
+            return None, q
+        if not re.fullmatch(r"-?\d+", s):
+            raise SpecError(f"tail level {spec!r}: must be an integer k, 'N' or 'N/q' "
+                            "(e.g. 2, N/4, N)")
+        k = int(s)
+    if k < 1:
+        raise SpecError(f"tail level {spec!r}: k must be an integer >= 1 (P(n_w >= 0) = 1 "
+                        "always)")
+    return k, None
+
+
+def check_tail_level(spec) -> None:
+    """Raise SpecError if ``spec`` is not a level for any N."""
+    _level_rule(spec)
+
+
+def tail_level(spec, n_jobs: int) -> int:
+    """A level for a fleet of N jobs: an int k, 'N', or 'N/q' (k = ceil(N / q)).
+
+    Raises SpecError when the level is not in 1..N (never clipped)."""
+    k, q = _level_rule(spec)
+    if k is None:
+        k = math.ceil(n_jobs / q)
+    if k > n_jobs:
+        raise SpecError(f"tail level {spec!r} is k = {k}, above N = {n_jobs}: k must be in "
+                        "1..N")
+    return k
+
+
+def split_levels(text: str) -> tuple[str, ...]:
+    """Levels written as one text, '2, N/4,N' -> ('2', 'N/4', 'N') (blanks
+    dropped), each one's syntax checked (before anything is read)."""
+    levels = tuple(x.strip() for x in text.split(",") if x.strip())
+    for level in levels:
+        check_tail_level(level)
+    return levels
+
+
+def check_levels(name: str, levels, n: int, *, text: bool = False) -> np.ndarray:
     """Storm levels k: an integer or a sequence of distinct integers in 1..n ->
-    sorted int64 (n, the fleet's N); "3", 2.5 or True are refused, not rounded."""
+    sorted int64 (n, the fleet's N); "3", 2.5 or True are refused, not rounded.
+
+    With ``text``, levels may also be written as strings, each an integer, 'N'
+    or 'N/q' (k = ceil(N/q)), or as one comma-separated string ('2,N/4'); a
+    level named twice counts once."""
+    spec = levels.split(",") if text and isinstance(levels, str) else levels
+    if text and isinstance(spec, (list, tuple)) and spec and all(isinstance(x, str) for x in spec):
+        try:
+            return np.array(sorted({tail_level(x.strip(), n) for x in spec}), dtype=np.int64)
+        except SpecError as exc:
+            raise SpecError(f"{name} = {levels!r}: {exc}") from None
     if isinstance(levels, (str, bytes, dict, set)):
         raise SpecError(f"{name} = {levels!r}: must be an integer level k in 1..N = {n} or a "
                         "sequence of them")

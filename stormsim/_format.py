@@ -9,11 +9,13 @@ import math
 
 import numpy as np
 
-__all__ = ["fmt_array", "fmt_clock", "fmt_duration", "fmt_rate", "fmt_toml", "fmt_value"]
+__all__ = ["fmt_array", "fmt_clock", "fmt_count", "fmt_duration", "fmt_estimate", "fmt_interval",
+           "fmt_percent", "fmt_rate", "fmt_toml", "fmt_value"]
 
 
-def fmt_value(v) -> str:
-    """A scalar in a table: 6 significant digits, ``inf``, ``-`` for NaN, true/false."""
+def fmt_value(v, digits: int = 6) -> str:
+    """A scalar in a table: ``digits`` significant digits, ``inf``, ``-`` for NaN,
+    true/false (integers in full)."""
     if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
     if isinstance(v, (int, np.integer)):
@@ -24,7 +26,7 @@ def fmt_value(v) -> str:
             return "-"
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
-        return f"{v:.6g}"
+        return f"{v:.{digits}g}"
     return str(v)
 
 
@@ -82,3 +84,37 @@ def fmt_rate(x: float) -> str:
         if x >= div:
             return f"{x / div:.2f}{suffix}"
     return f"{x:.0f}"
+
+
+def fmt_percent(x: float) -> str:
+    """A share as a percentage, 2 significant digits ('4.2%'); '-' for NaN."""
+    return "-" if math.isnan(x) else f"{100 * x:.2g}%"
+
+
+def fmt_interval(value: float, lo: float, hi: float) -> str:
+    """An estimate and its interval, 3 significant digits: 'v [lo, hi]'; 'v'
+    where the interval is empty; '< hi' (an upper bound) for an estimate of 0
+    ('0' where that bound is 0 too); '-' for NaN."""
+    if math.isnan(value):
+        return "-"
+    if value == 0.0:
+        return f"< {hi:.2g}" if hi > 0 else "0"
+    return f"{value:.3g} [{lo:.3g}, {hi:.3g}]" if lo < hi else f"{value:.3g}"
+
+
+def fmt_estimate(value: float, lo: float, hi: float, method: str) -> str:
+    """A rate as its method made it, 3 significant digits: 'v (exact)' from an
+    exact law, '0 (the cap)' where a writer cap rules the level out, '< hi
+    (none seen)' where no sample reached it, else 'v [lo, hi]' (an interval)."""
+    if method == "exact":
+        return f"{value:.3g} (exact)"
+    if method == "cap":
+        return "0 (the cap)"
+    if value == 0.0:
+        return f"< {hi:.2g} (none seen)"
+    return f"{value:.3g} [{lo:.3g}, {hi:.3g}]"
+
+
+def fmt_count(n: int, noun: str) -> str:
+    """``1 figure``, ``2 figures``, ``0 figures``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._args import split_levels, tail_level
 from ._format import fmt_duration
 from .cli_parser import RISK_LEVELS, parser
 from .driver import run_sweep
@@ -24,7 +25,7 @@ from .engine.cost import run_events, run_seconds
 from .errors import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ResourceError, SpecError, os_error_sentence
 from .risk.stormrisk import storm_risk
 from .store import export
-from .store.results import check_tail_level, open_results, tail_level
+from .store.results import open_results
 from .store.tables import cells_table, outline_table
 from .sweep.executors import DaskExecutor, LocalExecutor, executor_from
 from .sweep.grid import MAX_CELLS
@@ -271,7 +272,7 @@ def _risk(args: argparse.Namespace) -> int:
                   f"{int(r.resolved.sum())}/{r.levels.size} levels resolved",
                   file=sys.stderr, flush=True)
 
-    levels = sorted({tail_level(lv, c.n_jobs) for lv in _tail_levels(args.levels)})
+    levels = sorted({tail_level(lv, c.n_jobs) for lv in split_levels(args.levels)})
     r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
                    seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
                    launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
@@ -287,15 +288,9 @@ def _risk(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tail_levels(text: str):
-    return tuple(x.strip() for x in text.split(",") if x.strip())
-
-
 def _inspect(args: argparse.Namespace) -> int:
 
-    levels = _tail_levels(args.levels)
-    for lv in levels:
-        check_tail_level(lv)                 # the syntax, before anything is read
+    levels = split_levels(args.levels)      # the syntax, before anything is read
     res = open_results(args.file)
     if args.format == "text":
         print(res.table(tail=levels, unit=args.unit, storms=args.storms, risk=True,
@@ -324,9 +319,7 @@ def _report(args: argparse.Namespace) -> int:
     if Path(outdir).exists() and not Path(outdir).is_dir():
         raise SpecError(f"report -o {outdir}: exists and is not a directory; give a "
                         "directory for the figures (it is created if missing)")
-    levels = _tail_levels(args.levels)
-    for lv in levels:
-        check_tail_level(lv)                 # the syntax, before anything is read
+    levels = split_levels(args.levels)      # the syntax, before anything is read
     rc = report_main(args.file, outdir, levels=levels)
     return 0 if rc is None else int(rc)
 

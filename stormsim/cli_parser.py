@@ -35,57 +35,8 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"stormsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sw = sub.add_parser("sweep", help="run (or resume) a sweep file into an HDF5 result",
-                        description="Run the cells of a sweep file (TOML) into one HDF5 file. "
-                        "Interrupted runs (Ctrl-C, SIGTERM, a crash, a kill) resume where they "
-                        "stopped when the same command is run again.")
-    sw.add_argument("file", help="the sweep file (TOML; see README 'Sweeps')")
-    sw.add_argument("-o", "--output", help="the HDF5 result file (default: FILE's name with .h5, "
-                    "in the current directory)")
-    sw.add_argument("--overwrite", action="store_true",
-                    help="discard an existing result or unfinished units at the output "
-                         "(even from another sweep file) and start from scratch")
-    sw.add_argument("--dask", metavar="ADDRESS",
-                    help="run the cells on Dask: 'local:W' starts a LocalCluster of W "
-                         "workers, else the address of a running scheduler (tcp://host:8786) "
-                         "or its scheduler file")
-    sw.add_argument("-j", "--workers", type=int, metavar="W",
-                    help="worker threads on this machine (default: one per core)")
-    sw.add_argument("--progress", choices=MODES, default="auto",
-                    help="a live bar (on a terminal), plain lines, or none (default: auto)")
-    sw.add_argument("-y", "--yes", action="store_true",
-                    help="start a sweep estimated to take over an hour without asking (without a "
-                         "terminal, one estimated above a day starts only with --yes)")
-    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
-    sw.add_argument("--dry-run", action="store_true",
-                    help="validate the file and list its cells; run nothing")
-
-    ins = sub.add_parser("inspect", help="print the table of a sweep result's cells",
-                         description="Print the table of a sweep result's cells: fleets done, "
-                         "the Kaplan-Meier median first passage and P(n_w >= k) at the --levels "
-                         "asked, each with its 95% interval (and, with --storms, storm rates), "
-                         "or the same as CSV or JSON rows. An unfinished sweep is read from the "
-                         "parts written so far.")
-    ins.add_argument("file", help="an HDF5 result of `stormsim sweep` (or the output of an "
-                     "unfinished one, read from its .parts directory)")
-    ins.add_argument("--levels", default=LEVELS,
-                     help="levels k of the P(n_w >= k) columns: integers, 'N' or 'N/q' "
-                          "(default: N/4,N/2,N)")
-    ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
-                     help="first-passage median in fleet cycles (default) or seconds")
-    ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                     help="a table to read (default), or one row per cell as CSV or JSON, "
-                          "with every interval's ends and method (and, with risk_levels, the "
-                          "storm risk at each level asked: risk_p_ge_K, ..., "
-                          "risk_storms_per_day_ge_K, ...)")
-    ins.add_argument("--storms", action="store_true",
-                     help="also the storm rate (storms per second, MODEL.md E3) and the mean "
-                          "storm duration at level of --levels, with 95%% intervals")
-    ins.add_argument("--durations", action="store_true",
-                     help="then a table of the checkpoint durations and waits (MODEL.md E7): "
-                          "their mean and 99th percentile with 95%% intervals, P(duration >= "
-                          "watchdog) where the sweep sets one, the longest (every column: "
-                          "--format csv/json)")
+    _add_sweep(sub)
+    _add_inspect(sub)
 
     risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
                           "until precise enough",
@@ -117,6 +68,72 @@ def parser() -> argparse.ArgumentParser:
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
+    _add_report(sub)
+    _add_plan(sub)
+    _add_demo(sub)
+    return parser
+
+
+def _add_sweep(sub) -> None:
+    """``stormsim sweep``'s options."""
+    sw = sub.add_parser("sweep", help="run (or resume) a sweep file into an HDF5 result",
+                        description="Run the cells of a sweep file (TOML) into one HDF5 file. "
+                        "Interrupted runs (Ctrl-C, SIGTERM, a crash, a kill) resume where they "
+                        "stopped when the same command is run again.")
+    sw.add_argument("file", help="the sweep file (TOML; see README 'Sweeps')")
+    sw.add_argument("-o", "--output", help="the HDF5 result file (default: FILE's name with .h5, "
+                    "in the current directory)")
+    sw.add_argument("--overwrite", action="store_true",
+                    help="discard an existing result or unfinished units at the output "
+                         "(even from another sweep file) and start from scratch")
+    sw.add_argument("--dask", metavar="ADDRESS",
+                    help="run the cells on Dask: 'local:W' starts a LocalCluster of W "
+                         "workers, else the address of a running scheduler (tcp://host:8786) "
+                         "or its scheduler file")
+    sw.add_argument("-j", "--workers", type=int, metavar="W",
+                    help="worker threads on this machine (default: one per core)")
+    sw.add_argument("--progress", choices=MODES, default="auto",
+                    help="a live bar (on a terminal), plain lines, or none (default: auto)")
+    sw.add_argument("-y", "--yes", action="store_true",
+                    help="start a sweep estimated to take over an hour without asking (without a "
+                         "terminal, one estimated above a day starts only with --yes)")
+    sw.add_argument("-q", "--quiet", action="store_true", help="print nothing unless interrupted")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="validate the file and list its cells; run nothing")
+
+
+def _add_inspect(sub) -> None:
+    """``stormsim inspect``'s options."""
+    ins = sub.add_parser("inspect", help="print the table of a sweep result's cells",
+                         description="Print the table of a sweep result's cells: fleets done, "
+                         "the Kaplan-Meier median first passage and P(n_w >= k) at the --levels "
+                         "asked, each with its 95% interval (and, with --storms, storm rates), "
+                         "or the same as CSV or JSON rows. An unfinished sweep is read from the "
+                         "parts written so far.")
+    ins.add_argument("file", help="an HDF5 result of `stormsim sweep` (or the output of an "
+                     "unfinished one, read from its .parts directory)")
+    ins.add_argument("--levels", default=LEVELS,
+                     help="levels k of the P(n_w >= k) columns: integers, 'N' or 'N/q' "
+                          "(default: N/4,N/2,N)")
+    ins.add_argument("--unit", choices=("cycle", "time"), default="cycle",
+                     help="first-passage median in fleet cycles (default) or seconds")
+    ins.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                     help="a table to read (default), or one row per cell as CSV or JSON, "
+                          "with every interval's ends and method (and, with risk_levels, the "
+                          "storm risk at each level asked: risk_p_ge_K, ..., "
+                          "risk_storms_per_day_ge_K, ...)")
+    ins.add_argument("--storms", action="store_true",
+                     help="also the storm rate (storms per second, MODEL.md E3) and the mean "
+                          "storm duration at level of --levels, with 95%% intervals")
+    ins.add_argument("--durations", action="store_true",
+                     help="then a table of the checkpoint durations and waits (MODEL.md E7): "
+                          "their mean and 99th percentile with 95%% intervals, P(duration >= "
+                          "watchdog) where the sweep sets one, the longest (every column: "
+                          "--format csv/json)")
+
+
+def _add_report(sub) -> None:
+    """``stormsim report``'s options."""
     rep = sub.add_parser("report", help="figures and a written report of a sweep result",
                          description="Write a folder with the standard figures of a sweep "
                          "result (tail, storm rates, first passage) and report.md: the sweep, "
@@ -129,6 +146,9 @@ def parser() -> argparse.ArgumentParser:
                      help="levels k of the table's P(n_w >= k) and storm-rate columns: integers, "
                           f"'N' or 'N/q' (default: {LEVELS})")
 
+
+def _add_plan(sub) -> None:
+    """``stormsim plan``'s options."""
     pl = sub.add_parser("plan", help="how often a fleet storms, what it costs, what each change "
                         "buys", description="For a fleet of jobs (a CSV job table, or identical "
                         "jobs from the options): storms per day and their duration, checkpoint "
@@ -155,6 +175,9 @@ def parser() -> argparse.ArgumentParser:
     pl.add_argument("--format", choices=("text", "json", "csv"), default="text")
     pl.add_argument("--plot", help="also write a figure (PNG): storms per day against k")
 
+
+def _add_demo(sub) -> None:
+    """``stormsim demo``'s options."""
     demo = sub.add_parser("demo", help="run a small real sweep to HDF5 and show its table",
                           description="Write a small sweep file (16 staggered jobs, load x "
                           "m/sigma), run it as `stormsim sweep` would, and print its table "
@@ -162,4 +185,3 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("-o", "--output", metavar="DIR", default="results",
                       help="the folder for demo.toml and demo.h5 (default: results)")
     demo.add_argument("--fresh", action="store_true", help="recompute even if already done")
-    return parser

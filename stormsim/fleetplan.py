@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._args import check_flag, check_int, check_levels, check_real
+from ._format import fmt_estimate, fmt_interval, fmt_percent, fmt_value
 from .engine.launch import stagger_theta
 from .engine.model import Fleet
 from .engine.run import simulate
@@ -41,7 +42,6 @@ from .risk.stormrisk import storm_risk
 from .stats import durations
 from .stats.physical import time_to_passage
 from .stats.stationary import stationary
-from .stats.tails import tail_level
 
 __all__ = ["PlanRow", "FleetPlan", "plan", "what_ifs"]
 
@@ -167,25 +167,26 @@ class FleetPlan:
         return pd.DataFrame.from_records(self.records())
 
     def __str__(self) -> str:
+        num = lambda x: fmt_value(x, digits=3)
         head = ["scenario"] + [f"storms/day n_w>={k} [95% CI]" for k in self.levels] + [
             "storm s", f"checkpoint s: mean (alone), p{QUANTILE * 100:.0f}",
-            f"P(> {_num(self.watchdog)} s)", "wait s: mean, p99", "GPU writing (contention)",
+            f"P(> {num(self.watchdog)} s)", "wait s: mean, p99", "GPU writing (contention)",
             "stagger holds"]
         rows = []
         for r in self.rows:
             row = [r.scenario]
             for j in range(self.levels.size):
-                row.append(_rate(r.storms_per_day[j], r.storms_per_day_lo[j],
-                                 r.storms_per_day_hi[j], r.method[j]))
-            row.append(_num(r.storm_seconds[-1]))
-            row.append(f"{_num(r.checkpoint_seconds)} ({_num(r.lone_checkpoint_seconds)}), "
-                       f"{_interval(r.checkpoint_p99)}")
-            row.append(_interval(r.over_watchdog))
-            row.append(f"{_num(r.wait_mean)}, {_interval(r.wait_p99)}")
-            row.append(f"{_pct(r.writing_share)} ({_pct(r.contention_share)})")
+                row.append(fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j],
+                                        r.storms_per_day_hi[j], r.method[j]))
+            row.append(num(r.storm_seconds[-1]))
+            row.append(f"{num(r.checkpoint_seconds)} ({num(r.lone_checkpoint_seconds)}), "
+                       f"{fmt_interval(*r.checkpoint_p99)}")
+            row.append(fmt_interval(*r.over_watchdog))
+            row.append(f"{num(r.wait_mean)}, {fmt_interval(*r.wait_p99)}")
+            row.append(f"{fmt_percent(r.writing_share)} ({fmt_percent(r.contention_share)})")
             row.append("-" if math.isnan(r.stagger_hours) else
-                       f"{_num(r.stagger_hours)} h [{_num(r.stagger_hours_lo)}, "
-                       f"{_num(r.stagger_hours_hi)}]")
+                       f"{num(r.stagger_hours)} h [{num(r.stagger_hours_lo)}, "
+                       f"{num(r.stagger_hours_hi)}]")
             rows.append(row)
         widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
         lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
@@ -202,36 +203,9 @@ class FleetPlan:
                  "independent fleets.",
                  f"After a synchronized restart, storms settle within {SETTLE_TOLERANCE:.0%} "
                  f"of their long-run rate (n_w >= 2; {self.settle_method}) after about "
-                 f"{_num(self.settle_hours)} h.", *self.notes]
+                 f"{num(self.settle_hours)} h.", *self.notes]
         lines += [textwrap.fill(n, 100) for n in notes]
         return "\n".join(lines)
-
-
-def _num(x: float) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3g}"
-
-
-def _interval(t) -> str:
-    v, lo, hi = t
-    if math.isnan(v):
-        return "-"
-    if v == 0.0:
-        return f"< {hi:.2g}" if hi > 0 else "0"
-    return f"{v:.3g} [{lo:.3g}, {hi:.3g}]" if lo < hi else f"{v:.3g}"
-
-
-def _pct(x: float) -> str:
-    return "-" if math.isnan(x) else f"{100 * x:.2g}%"
-
-
-def _rate(v, lo, hi, method) -> str:
-    if method == "exact":
-        return f"{v:.3g} (exact)"
-    if method == "cap":
-        return "0 (the cap)"
-    if v == 0.0:
-        return f"< {hi:.2g} (none seen)"
-    return f"{v:.3g} [{lo:.3g}, {hi:.3g}]"
 
 
 def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
@@ -318,17 +292,6 @@ def _stagger(fleet: Fleet, seed: int) -> tuple[float, float, float]:
     return est.value, est.lower, est.upper
 
 
-def _levels(levels, n: int) -> np.ndarray:
-    """Levels given as integers, or as text ('2', 'N/4', '2,N/4'), -> sorted k."""
-    spec = levels.split(",") if isinstance(levels, str) else levels
-    if isinstance(spec, (list, tuple)) and spec and all(isinstance(x, str) for x in spec):
-        try:
-            return np.array(sorted({tail_level(x.strip(), n) for x in spec}), dtype=np.int64)
-        except SpecError as exc:
-            raise SpecError(f"levels = {levels!r}: {exc}") from None
-    return check_levels("levels", levels, n)
-
-
 def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     """Hours after a synchronized restart (every job fires at t = 0) until the
     rate of storms of two or more writers stays within SETTLE_TOLERANCE of its
@@ -386,7 +349,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         watchdog = seconds(watchdog, "watchdog")
     watchdog = check_real("watchdog", watchdog, 0.0, open_lo=True, what="seconds")
     n = fleet.n_jobs
-    ks = _levels(levels, n)
+    ks = check_levels("levels", levels, n, text=True)
     t0 = time.perf_counter()
     scenarios = what_ifs(fleet) if what_if else what_ifs(fleet)[:1]
     budget = max(1.0, float(max_seconds) * SCENARIO_SHARE)

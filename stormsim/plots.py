@@ -320,7 +320,7 @@ def daido_vs_null(labels: Sequence[str], sim: np.ndarray, sim_ci: tuple, null: n
     return fig
 
 
-def tail_vs_binomial(k: np.ndarray, p_sim: np.ndarray, ci: tuple, p_binom: np.ndarray,
+def tail_vs_binomial(k: np.ndarray, p_sim: np.ndarray, ci: tuple, p_binom: np.ndarray,  # noqa: PLR0913 (figure options: the caller's surface)
                      ax=None, label: str = "", color=None, title: str | None = None,
                      binom_ci: tuple | None = None):
     """P(n_w >= k) against k: simulated (with interval) and the binomial baseline."""
@@ -451,7 +451,7 @@ def occupancy(occ: Mapping[str, np.ndarray], ax=None, title: str | None = None,
     return fig
 
 
-def heatmap(z: np.ndarray, x: Sequence, y: Sequence, ax=None, xlabel: str = "", ylabel: str = "",
+def heatmap(z: np.ndarray, x: Sequence, y: Sequence, ax=None, xlabel: str = "", ylabel: str = "",  # noqa: PLR0913 (figure options: the caller's surface)
             zlabel: str = "", title: str | None = None, log: bool = False, fmt: str = "{:.2g}"):
     """A labelled grid of values z[y, x] with the numbers written in the cells."""
     from matplotlib.colors import LogNorm
@@ -478,7 +478,7 @@ def heatmap(z: np.ndarray, x: Sequence, y: Sequence, ax=None, xlabel: str = "", 
     return fig
 
 
-def series(x, ys: Mapping[str, tuple], ax=None, xlabel: str = "", ylabel: str = "",
+def series(x, ys: Mapping[str, tuple], ax=None, xlabel: str = "", ylabel: str = "",  # noqa: PLR0913 (figure options: the caller's surface)
            title: str | None = None, logx: bool = False, logy: bool = False,
            styles: Mapping[str, dict] | None = None, xticklabels: Sequence[str] | None = None):
     """Lines with optional error bars against one abscissa.

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from . import plots
-from ._format import fmt_value
+from ._format import fmt_count, fmt_value
 from .engine.units import SECONDS_PER_DAY
 from .errors import ResourceError, os_error_sentence
 from .stats.survival import kaplan_meier, passage_times
@@ -426,7 +426,7 @@ def main(path: str, outdir: str, levels=DEFAULT_TAIL_LEVELS) -> int:
         figs.append((name, caption))
     with _writing(out / "report.md"):
         _write_markdown(res, out, figs, _main_key(res), tuple(levels))
-    print(f"stormsim report: wrote {_count(len(figs), 'figure')} and report.md to {out}")
+    print(f"stormsim report: wrote {fmt_count(len(figs), 'figure')} and report.md to {out}")
     return 0
 
 
@@ -447,11 +447,6 @@ def _writing(path: Path):
             raise ResourceError(f"{what} while writing {path}; free space and run the same "
                                 "command again") from None
         raise ResourceError(os_error_sentence(exc, "could not write")) from None
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 figure``, ``2 figures``, ``0 figures``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _write_markdown(res, out: Path, figs, xkey, levels) -> None:

@@ -183,6 +183,50 @@ def _job_choice(name: str, value, n: int, allowed: tuple[str, ...]) -> np.ndarra
     return np.array(values, dtype=f"<U{max(len(a) for a in allowed)}")
 
 
+def _check_jobs(name: str, arr: np.ndarray, ok: np.ndarray, rule: str) -> None:
+    """A SpecError naming the first job whose value is not ``ok``."""
+    bad = np.nonzero(~ok)[0]
+    if bad.size:
+        i = int(bad[0])
+        raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be {rule}")
+
+
+def _check_cap(cap) -> float:
+    """The fabric's cap as a float > 0 (inf: uncapped)."""
+    if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, Real):
+        raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)")
+    cap_f = float(cap)
+    if math.isnan(cap_f) or cap_f <= 0.0:
+        raise SpecError(f"cap = {cap!r}: must be > 0 (inf = uncapped)")
+    return cap_f
+
+
+def _check_async_options(given: dict, is_async: np.ndarray) -> None:
+    """Asynchronous options on blocking jobs: an error, never silently ignored.
+    ``given`` maps each option to (its value as given, its per-job array); a
+    scalar given to a mixed fleet is reset, in the array, to its default on
+    the blocking jobs."""
+    for name, (raw, arr) in given.items():
+        default = ASYNC_DEFAULTS[name]
+        off = arr != default
+        if not off.any():
+            continue
+        if not is_async.any():
+            raise SpecError(
+                f"{name} = {fmt_array(raw)}: an option of asynchronous checkpoints, but every job "
+                "has checkpoint = 'blocking'. Set checkpoint = 'async' (for all jobs or per "
+                f"job), or leave {name} at its default {default!r}")
+        if np.ndim(raw) == 0:  # a scalar applies to the async jobs of a mixed fleet
+            arr[~is_async] = default
+            continue
+        bad = np.nonzero(off & ~is_async)[0]
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(
+                f"{name}[{i}] = {arr[i].item()!r} but job {i} has checkpoint = 'blocking': "
+                f"asynchronous options need an async job; give it {default!r} or make it async")
+
+
 def _writer_cap(value, n: int) -> int:
     """MODEL.md E5's K from ``max_writers``: an integer in 1..N, None for N."""
     if value is None:
@@ -246,71 +290,32 @@ class Fleet:
     __slots__ = ("T", "d", "cap", "throughput", "jitter", "f", "checkpoint", "snapshot",
                  "slowdown", "on_busy", "weights", "max_writers", "_frozen")
 
-    def __init__(self, T, d, cap: float = math.inf, throughput: ThroughputSpec = "fair",
+    def __init__(self, T, d, cap: float = math.inf, throughput: ThroughputSpec = "fair",  # noqa: PLR0913 (the model's parameters)
                  jitter=0.0, checkpoint="blocking", snapshot=0.0, slowdown=0.0,
                  on_busy="block", weights=1.0, max_writers=None):
         T_arr = _job_array("T", T, None)
         n = T_arr.size
         d_arr = _job_array("d", d, n)
         for name, arr in (("T", T_arr), ("d", d_arr)):
-            bad = np.nonzero(~np.isfinite(arr) | (arr <= 0.0))[0]
-            if bad.size:
-                i = int(bad[0])
-                raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be finite and > 0 "
-                                "(seconds at full rate)")
-        if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, Real):
-            raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)")
-        cap_f = float(cap)
-        if math.isnan(cap_f) or cap_f <= 0.0:
-            raise SpecError(f"cap = {cap!r}: must be > 0 (inf = uncapped)")
+            _check_jobs(name, arr, np.isfinite(arr) & (arr > 0.0),
+                        "finite and > 0 (seconds at full rate)")
+        cap_f = _check_cap(cap)
         sigma = _job_array("jitter", jitter, n)
-        bad = np.nonzero(~np.isfinite(sigma) | (sigma < 0.0))[0]
-        if bad.size:
-            i = int(bad[0])
-            raise SpecError(f"jitter[{i}] = {float(sigma[i])!r}: must be finite and >= 0 (seconds)")
+        _check_jobs("jitter", sigma, np.isfinite(sigma) & (sigma >= 0.0), "finite and >= 0 (seconds)")
         f, spec = throughput_table(throughput, n)
         mode = _job_choice("checkpoint", checkpoint, n, CHECKPOINT_MODES)
-        is_async = mode == "async"
         snap = _job_array("snapshot", snapshot, n)
-        bad = np.nonzero(~np.isfinite(snap) | (snap < 0.0))[0]
-        if bad.size:
-            i = int(bad[0])
-            raise SpecError(f"snapshot[{i}] = {float(snap[i])!r}: must be finite and >= 0 "
-                            "(seconds of wall time)")
+        _check_jobs("snapshot", snap, np.isfinite(snap) & (snap >= 0.0),
+                    "finite and >= 0 (seconds of wall time)")
         eps = _job_array("slowdown", slowdown, n)
-        bad = np.nonzero(~(eps >= 0.0) | ~(eps <= 1.0))[0]
-        if bad.size:
-            i = int(bad[0])
-            raise SpecError(f"slowdown[{i}] = {float(eps[i])!r}: must be in [0, 1] (the fraction "
-                            "of compute rate lost while the job's own persist is in flight)")
+        _check_jobs("slowdown", eps, (eps >= 0.0) & (eps <= 1.0), "in [0, 1] (the fraction "
+                    "of compute rate lost while the job's own persist is in flight)")
         rule = _job_choice("on_busy", on_busy, n, ON_BUSY_RULES)
         wts = _job_array("weights", weights, n)
-        bad = np.nonzero(~np.isfinite(wts) | (wts <= 0.0))[0]
-        if bad.size:
-            i = int(bad[0])
-            raise SpecError(f"weights[{i}] = {float(wts[i])!r}: must be finite and > 0 "
-                            "(a writer's share of the bandwidth is w_i / sum of writers' w)")
-        # Asynchronous options on blocking jobs: an error, never silently ignored.
-        given = {"snapshot": (snapshot, snap), "slowdown": (slowdown, eps), "on_busy": (on_busy, rule)}
-        for name, (raw, arr) in given.items():
-            default = ASYNC_DEFAULTS[name]
-            off = arr != default
-            if not off.any():
-                continue
-            if not is_async.any():
-                raise SpecError(
-                    f"{name} = {fmt_array(raw)}: an option of asynchronous checkpoints, but every job "
-                    "has checkpoint = 'blocking'. Set checkpoint = 'async' (for all jobs or per "
-                    f"job), or leave {name} at its default {default!r}")
-            if np.ndim(raw) == 0:  # a scalar applies to the async jobs of a mixed fleet
-                arr[~is_async] = default
-                continue
-            bad = np.nonzero(off & ~is_async)[0]
-            if bad.size:
-                i = int(bad[0])
-                raise SpecError(
-                    f"{name}[{i}] = {arr[i].item()!r} but job {i} has checkpoint = 'blocking': "
-                    f"asynchronous options need an async job; give it {default!r} or make it async")
+        _check_jobs("weights", wts, np.isfinite(wts) & (wts > 0.0), "finite and > 0 "
+                    "(a writer's share of the bandwidth is w_i / sum of writers' w)")
+        _check_async_options({"snapshot": (snapshot, snap), "slowdown": (slowdown, eps),
+                              "on_busy": (on_busy, rule)}, mode == "async")
         for name, value in (("T", T_arr), ("d", d_arr), ("jitter", sigma), ("f", f),
                             ("checkpoint", mode), ("snapshot", snap), ("slowdown", eps),
                             ("on_busy", rule), ("weights", wts)):
@@ -322,7 +327,7 @@ class Fleet:
         object.__setattr__(self, "_frozen", True)
 
     @classmethod
-    def identical(cls, n_jobs: int, *, T: float = 1.0, load: float | None = None,
+    def identical(cls, n_jobs: int, *, T: float = 1.0, load: float | None = None,  # noqa: PLR0913 (Fleet's keywords)
                   d: float | None = None, cap: float = math.inf,
                   throughput: ThroughputSpec = "fair", jitter: float = 0.0,
                   checkpoint: str = "blocking", snapshot: float = 0.0, slowdown: float = 0.0,

@@ -153,13 +153,6 @@ class Run:
     __str__ = __repr__
 
     @property
-    def occupancy_fraction(self) -> np.ndarray:
-        """(fleets, N + 1): fraction of the measured window with exactly n writers."""
-        total = self.occupancy.sum(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self.occupancy / total
-
-    @property
     def wait_count(self) -> np.ndarray:
         """int64 (fleets,): checkpoints whose wait is in wait_sum and wait_hist,
         the same as ``durations_count`` (every checkpoint has a wait, often 0)."""
@@ -310,7 +303,7 @@ def _batch_line(done: int, total: int) -> None:
     stderr_line(f"simulate: {done}/{total} fleets")
 
 
-def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 800,
+def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 800,  # noqa: PLR0913 (keywords: the user surface)
              seed: int | None = 0, record_firings: bool = False,
              passage_level: int | None = None, burn_in: int = 0, *,
              stop_at_passage: bool = True, fleet_start: int = 0,
@@ -368,19 +361,13 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         first-passage runs (a passage_level >= 2, stop_at_passage), which
         therefore take it; True: in every run (a SpecError where it cannot
         apply: a binding cap, async jobs or weights); False: the pure event
-        loop. Sweeps pass False unless their key ``fast_forward = true`` asks
-        (then True where ``fast_forward_applies``): a sweep's digits never
-        change with this default.
+        loop. Sweeps pass their cells' key ``fast_forward`` ("auto" unless
+        the sweep file sets it; true becomes "auto" in a cell where
+        ``fast_forward_applies`` is false).
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
-    fleets = check_int("fleets", fleets, 1)
-    cycles = check_int("cycles", cycles, 1)
-    burn_in = check_int("burn_in", burn_in, 0, cycles - 1)
-    fleet_start = check_int("fleet_start", fleet_start, 0)
-    if fleet_start + fleets > 2**63:
-        raise SpecError(f"fleet_start + fleets = {fleet_start + fleets}: fleet indices must stay "
-                        "below 2**63")
+    fleets, cycles, burn_in, fleet_start = _check_counts(fleets, cycles, burn_in, fleet_start)
     n = fleet.n_jobs
     if passage_level is not None:
         passage_level = check_int("passage_level", passage_level, 1, n)
@@ -397,73 +384,144 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     if queues not in QUEUE_KINDS:
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
-    ring_w, ring_c = choose_queues(fleet, queues)
-    general = choose_kernel(fleet, kernel)
-    ff = choose_fast_forward(fleet, general, fast_forward,
-                             first_passage=bool(stop_at_passage) and (passage_level or 0) >= 2)
-    if general:
-        ring_w, ring_c, ring_s = choose_general_queues(fleet, queues)
+    general, ff, rings = _choose_engine(fleet, queues, kernel, fast_forward,
+                                        bool(stop_at_passage) and (passage_level or 0) >= 2)
     theta_spec = _launch.resolve(launch, fleet, fleets)
-
+    plan = _Plan(fleets=fleets, cycles=cycles, burn_in=burn_in,
+                 level=0 if passage_level is None else passage_level,
+                 stop_at_passage=stop_at_passage, record_firings=record_firings,
+                 fleet_start=fleet_start, batch_size=batch_size, general=general,
+                 fast_forward=ff, rings=rings)
     inputs = door.prepare(fleet, seed)
-    level = 0 if passage_level is None else passage_level
-
-    firings = np.full((fleets, n, cycles), np.nan) if record_firings else None
-    occupancy = np.empty((fleets, n + 1))
-    upcross = np.empty((fleets, n + 1), dtype=np.int64)
-    writing = np.empty((fleets, n))
-    passage_time = np.empty(fleets)
-    passage_cycle = np.empty(fleets, dtype=np.int64)
-    end_time = np.empty(fleets)
-    events = np.empty(fleets, dtype=np.int64)
-    waits = np.zeros(fleets, dtype=np.int64)
-    wait_time = np.zeros(fleets)
-    skips = np.zeros(fleets, dtype=np.int64)
-    # Per fleet: sum (s), maximum (s), then the histogram's counts (``_kernel._OUT_SUM``).
-    dur_out = np.zeros((fleets, HIST_BINS + 4))
-    wait_out = np.zeros((fleets, HIST_BINS + 4))
-    extra = inputs.general if general else ()
-
+    out = _Outputs.empty(fleets, n, cycles, record_firings)
     with door.numba_threads(threads):
-        lo = 0
-        batch = batch_size or default_batch(n, cycles)
-        while lo < fleets:
-            hi = min(fleets, lo + batch)
-            m = hi - lo
-            fire_buf = firings[lo:hi] if record_firings else np.empty((m, 1, 1))
-            theta = door.phases(inputs, theta_spec, lo, hi, fleet_start)
-            common = (inputs.key0, inputs.key1, np.int64(fleet_start + lo), cycles, burn_in,
-                      level, stop_at_passage, record_firings)
-            outputs = (occupancy[lo:hi], upcross[lo:hi], writing[lo:hi], passage_time[lo:hi],
-                       passage_cycle[lo:hi], end_time[lo:hi], events[lo:hi])
-            if general:
-                door.run_fleets_general(
-                    inputs.T, inputs.d, inputs.sigma, extra[0], inputs.rc, theta, *extra[1:],
-                    *common, ring_w, ring_c, ring_s, fire_buf, *outputs,
-                    waits[lo:hi], skips[lo:hi], wait_time[lo:hi], _DURATION_CELLS, _WAIT_CELLS,
-                    dur_out[lo:hi], wait_out[lo:hi])
-            else:
-                run_fleets = door.run_fleets_ff if ff else door.run_fleets
-                run_fleets(*inputs.base, theta, *common, ring_w, ring_c, fire_buf, *outputs,
-                           _DURATION_CELLS, dur_out[lo:hi])
-            if progress is not None:
-                progress(hi, fleets)
-            if batch_size is None:
-                batch = next_batch(int(events[:hi].sum()), hi)
-            lo = hi
-
-    dur_hist = dur_out[:, 2:].astype(np.int64)
-    wait_hist = wait_out[:, 2:].astype(np.int64)
-    count = dur_hist.sum(axis=1)
-    if not general:  # a blocking checkpoint fires when it falls due: no wait
-        wait_hist[:, 0] = count
+        _run_batches(inputs, theta_spec, plan, out, progress)
     launch_label = launch if isinstance(launch, str) else "explicit"
-    return Run(fleet=fleet, launch=launch_label, seed=seed, cycles=cycles, burn_in=burn_in,
-               passage_level=passage_level, fleet_start=fleet_start, firings=firings,
-               occupancy=occupancy, passage_time=passage_time, passage_cycle=passage_cycle,
-               end_time=end_time, events=events, upcrossings=upcross, writing_time=writing,
-               waits=waits, wait_time=wait_time, skips=skips,
-               durations_count=count, durations_sum=dur_out[:, 0].copy(),
-               durations_max=dur_out[:, 1].copy(), durations_hist=dur_hist,
-               wait_sum=wait_out[:, 0].copy(), wait_max=wait_out[:, 1].copy(),
-               wait_hist=wait_hist)
+    return out.run(fleet, launch_label, seed, plan, passage_level)
+
+
+def _check_counts(fleets, cycles, burn_in, fleet_start) -> tuple[int, int, int, int]:
+    """simulate's fleets, cycles, burn_in and fleet_start, checked."""
+    fleets = check_int("fleets", fleets, 1)
+    cycles = check_int("cycles", cycles, 1)
+    burn_in = check_int("burn_in", burn_in, 0, cycles - 1)
+    fleet_start = check_int("fleet_start", fleet_start, 0)
+    if fleet_start + fleets > 2**63:
+        raise SpecError(f"fleet_start + fleets = {fleet_start + fleets}: fleet indices must stay "
+                        "below 2**63")
+    return fleets, cycles, burn_in, fleet_start
+
+
+def _choose_engine(fleet: Fleet, queues: str, kernel: str, fast_forward,
+                   first_passage: bool) -> tuple[bool, bool, tuple]:
+    """(general kernel, fast-forward, ring flags of the kernel's queues): the
+    anonymous kernel's (ring_w, ring_c), the general one's (ring_w, ring_c, ring_s)."""
+    rings = choose_queues(fleet, queues)
+    general = choose_kernel(fleet, kernel)
+    ff = choose_fast_forward(fleet, general, fast_forward, first_passage=first_passage)
+    if general:
+        rings = choose_general_queues(fleet, queues)
+    return general, ff, rings
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """simulate's checked arguments and engine choices, as each batch takes them."""
+
+    fleets: int
+    cycles: int
+    burn_in: int
+    level: int               # passage level, 0 for none
+    stop_at_passage: bool
+    record_firings: bool
+    fleet_start: int
+    batch_size: int | None   # None: adaptive
+    general: bool            # the general kernel (else the anonymous one)
+    fast_forward: bool
+    rings: tuple             # ring flags of the kernel's queues
+
+
+@dataclass(frozen=True)
+class _Outputs:
+    """The kernels' output arrays, fleets on axis 0, filled batch by batch."""
+
+    firings: np.ndarray | None
+    occupancy: np.ndarray
+    upcross: np.ndarray
+    writing: np.ndarray
+    passage_time: np.ndarray
+    passage_cycle: np.ndarray
+    end_time: np.ndarray
+    events: np.ndarray
+    waits: np.ndarray
+    wait_time: np.ndarray
+    skips: np.ndarray
+    # Per fleet: sum (s), maximum (s), then the histogram's counts (``_kernel._OUT_SUM``).
+    dur_out: np.ndarray
+    wait_out: np.ndarray
+
+    @classmethod
+    def empty(cls, fleets: int, n: int, cycles: int, record_firings: bool) -> "_Outputs":
+        return cls(firings=np.full((fleets, n, cycles), np.nan) if record_firings else None,
+                   occupancy=np.empty((fleets, n + 1)),
+                   upcross=np.empty((fleets, n + 1), dtype=np.int64),
+                   writing=np.empty((fleets, n)), passage_time=np.empty(fleets),
+                   passage_cycle=np.empty(fleets, dtype=np.int64), end_time=np.empty(fleets),
+                   events=np.empty(fleets, dtype=np.int64), waits=np.zeros(fleets, dtype=np.int64),
+                   wait_time=np.zeros(fleets), skips=np.zeros(fleets, dtype=np.int64),
+                   dur_out=np.zeros((fleets, HIST_BINS + 4)),
+                   wait_out=np.zeros((fleets, HIST_BINS + 4)))
+
+    def run(self, fleet: Fleet, launch, seed: int, plan: _Plan, passage_level) -> Run:
+        """The filled arrays as a Run."""
+        dur_hist = self.dur_out[:, 2:].astype(np.int64)
+        wait_hist = self.wait_out[:, 2:].astype(np.int64)
+        count = dur_hist.sum(axis=1)
+        if not plan.general:  # a blocking checkpoint fires when it falls due: no wait
+            wait_hist[:, 0] = count
+        return Run(fleet=fleet, launch=launch, seed=seed, cycles=plan.cycles, burn_in=plan.burn_in,
+                   passage_level=passage_level, fleet_start=plan.fleet_start, firings=self.firings,
+                   occupancy=self.occupancy, passage_time=self.passage_time,
+                   passage_cycle=self.passage_cycle, end_time=self.end_time, events=self.events,
+                   upcrossings=self.upcross, writing_time=self.writing, waits=self.waits,
+                   wait_time=self.wait_time, skips=self.skips,
+                   durations_count=count, durations_sum=self.dur_out[:, 0].copy(),
+                   durations_max=self.dur_out[:, 1].copy(), durations_hist=dur_hist,
+                   wait_sum=self.wait_out[:, 0].copy(), wait_max=self.wait_out[:, 1].copy(),
+                   wait_hist=wait_hist)
+
+
+def _run_batches(inputs, theta_spec, plan: _Plan, out: _Outputs, progress) -> None:
+    """Run the fleets through the kernel in batches, into ``out``."""
+    lo = 0
+    batch = plan.batch_size or default_batch(out.writing.shape[1], plan.cycles)
+    while lo < plan.fleets:
+        hi = min(plan.fleets, lo + batch)
+        _run_batch(inputs, door.phases(inputs, theta_spec, lo, hi, plan.fleet_start), plan, out,
+                   lo, hi)
+        if progress is not None:
+            progress(hi, plan.fleets)
+        if plan.batch_size is None:
+            batch = next_batch(int(out.events[:hi].sum()), hi)
+        lo = hi
+
+
+def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> None:
+    """One kernel call: fleets lo..hi-1 from their phases theta."""
+    fire_buf = out.firings[lo:hi] if plan.record_firings else np.empty((hi - lo, 1, 1))
+    common = (inputs.key0, inputs.key1, np.int64(plan.fleet_start + lo), plan.cycles, plan.burn_in,
+              plan.level, plan.stop_at_passage, plan.record_firings)
+    outputs = (out.occupancy[lo:hi], out.upcross[lo:hi], out.writing[lo:hi],
+               out.passage_time[lo:hi], out.passage_cycle[lo:hi], out.end_time[lo:hi],
+               out.events[lo:hi])
+    if plan.general:
+        extra = inputs.general
+        door.run_fleets_general(
+            inputs.T, inputs.d, inputs.sigma, extra[0], inputs.rc, theta, *extra[1:],
+            *common, *plan.rings, fire_buf, *outputs,
+            out.waits[lo:hi], out.skips[lo:hi], out.wait_time[lo:hi], _DURATION_CELLS, _WAIT_CELLS,
+            out.dur_out[lo:hi], out.wait_out[lo:hi])
+    else:
+        run_fleets = door.run_fleets_ff if plan.fast_forward else door.run_fleets
+        run_fleets(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
+                   _DURATION_CELLS, out.dur_out[lo:hi])

@@ -285,7 +285,7 @@ def _texts(name: str, value, allowed: tuple[str, ...], n: int) -> list[str]:
     return items
 
 
-def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period=None,
+def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period=None,  # noqa: PLR0913 (keywords: the user surface)
                     n_jobs: int | None = None, jitter=None, cap: float = math.inf,
                     throughput="fair", checkpoint=None, snapshot=None, slowdown=None,
                     on_busy=None, weight=None) -> dict:
@@ -321,50 +321,21 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     Every quantity carries its unit: a string pint reads, or a pint Quantity.
     Blocking fleets get no asynchronous keywords (all at their defaults).
     """
-    if (compute_interval is None) == (checkpoint_period is None):
-        raise SpecError(f"compute_interval = {compute_interval!r}, checkpoint_period = "
-                        f"{checkpoint_period!r}: give exactly one of compute_interval (compute "
-                        "time between checkpoints at full speed) and checkpoint_period "
-                        "(wall-clock period of a job alone); "
-                        "got " + ("both" if compute_interval is not None else "neither"))
-    interval_name = "compute_interval" if compute_interval is not None else "checkpoint_period"
+    interval_name = _interval_name(compute_interval, checkpoint_period)
     bw = magnitudes("bandwidth", bandwidth, "bandwidth", "byte / second", "positive")
     if bw.size != 1:
         raise SpecError(f"bandwidth has {bw.size} values: give one, the fabric's aggregate bandwidth")
     given = {"size": size, interval_name: compute_interval if compute_interval is not None
              else checkpoint_period, "jitter": jitter, "snapshot": snapshot, "slowdown": slowdown,
              "weight": weight}
-    values = {}
-    lengths = set()
-    for name, value in given.items():
-        if value is None:
-            if name in ("size", interval_name):
-                raise SpecError(f"{name} = None: must be {JOB_COLUMNS[name][2]}, e.g. "
-                                f"{KINDS[JOB_COLUMNS[name][0]][1]}")
-            continue
-        kind, rule, _ = JOB_COLUMNS[name]
-        if name == "jitter":                 # a time, or a percentage of T (known below)
-            values[name], jitter_share = _jitter_parts(value)
-        else:
-            values[name] = magnitudes(name, value, kind, UNITS[kind], rule)
-        if _is_sequence(value):
-            lengths.add(values[name].size)       # a sequence, even of one: one value per job
+    values, jitter_share, lengths = _job_magnitudes(given, interval_name)
     for name, value in (("checkpoint", checkpoint), ("on_busy", on_busy)):
         if value is not None and not isinstance(value, str):
             if not isinstance(value, (list, tuple, np.ndarray)):
                 raise SpecError(f"{name} = {value!r}: must be one of "
                                 + ", ".join(map(repr, CHOICES[name])) + ", or a list with one per job")
             lengths.add(len(value))
-    if n_jobs is not None:
-        lengths.add(check_int("n_jobs", n_jobs, 1))
-    if len(lengths) > 1:
-        raise SpecError("per-job values have different lengths "
-                        f"({', '.join(f'{k}: {v.size}' for k, v in values.items() if v.size > 1)}"
-                        + (f", n_jobs: {n_jobs}" if n_jobs is not None else "")
-                        + "): give one value per job, or one value for all")
-    if not lengths:
-        raise SpecError("every per-job value is a single one: give n_jobs, the number of jobs")
-    n = lengths.pop()
+    n = _job_count(lengths, values, n_jobs)
     v = {k: _per_job(k, a, n) for k, a in values.items()}
     d = v["size"] / bw[0]
     modes = _texts("checkpoint", checkpoint, CHOICES["checkpoint"], n) if checkpoint is not None \
@@ -372,41 +343,13 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     is_async = np.array([m == "async" for m in modes])
     if isinstance(cap, (bool, np.bool_)) or not isinstance(cap, Real) or not cap > 0:
         raise SpecError(f"cap = {cap!r}: must be a number > 0 (inf = uncapped)")
-    c = min(1.0, float(cap))
-
     if interval_name == "compute_interval":
         T = v["compute_interval"]
     else:
-        period = v["checkpoint_period"]
-        s = v.get("snapshot", np.zeros(n))
-        eps = v.get("slowdown", np.zeros(n))
-        # lone blocking job: period = T/c + d; lone async job: s + T/c + eps d,
-        # valid while its persist ends before its next checkpoint falls due
-        # (c (1 - eps) d <= T); MODEL.md E1.
-        T = np.where(is_async, c * (period - s - eps * d), c * (period - d))
-        lone = np.where(is_async, s + eps * d, d)
-        bad = np.nonzero(~(T > 0.0) | (is_async & (T < c * (1.0 - eps) * d)))[0]
-        if bad.size:
-            i = int(bad[0])
-            what = ("the snapshot plus the slowed compute while persisting" if is_async[i]
-                    else "the write alone")
-            raise SpecError(
-                f"checkpoint_period[{i}] = {period[i]:.6g} s is too short: {what} takes "
-                f"{lone[i]:.6g} s of it (write {d[i]:.6g} s = size / bandwidth)"
-                + (", and the persist must end before the next checkpoint is due" if is_async[i] else "")
-                + "; give a longer period, a smaller size or a faster fabric")
-
+        T = _interval_from_period(v, d, is_async, min(1.0, float(cap)))
     sigma = 0.0
     if "jitter" in v:
-        share = _per_job("jitter", jitter_share, n)
-        sigma = np.where(np.isnan(share), v["jitter"], share * T)
-        bad = np.nonzero(sigma > T)[0]
-        if bad.size:
-            i = int(bad[0])
-            raise SpecError(f"{'jitter' if values['jitter'].size == 1 else f'jitter[{i}]'} = "
-                            f"{sigma[i]:.6g} s is above the compute interval T = {T[i]:.6g} s: "
-                            "a jitter that large clips most compute intervals to 0; give at "
-                            "most the interval (100%)")
+        sigma = _sigma(v["jitter"], _per_job("jitter", jitter_share, n), T, values["jitter"].size)
     kwargs = dict(T=T, d=d, cap=cap, throughput=throughput, jitter=sigma)
     if checkpoint is not None and is_async.any():
         kwargs["checkpoint"] = modes     # all "blocking" is the default
@@ -416,6 +359,93 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         if name in v:
             kwargs[_ASYNC_FIELDS[name]] = v[name]
     return kwargs
+
+
+def _interval_name(compute_interval, checkpoint_period) -> str:
+    """Which of the two ways to give T was used: exactly one must be."""
+    if (compute_interval is None) == (checkpoint_period is None):
+        raise SpecError(f"compute_interval = {compute_interval!r}, checkpoint_period = "
+                        f"{checkpoint_period!r}: give exactly one of compute_interval (compute "
+                        "time between checkpoints at full speed) and checkpoint_period "
+                        "(wall-clock period of a job alone); "
+                        "got " + ("both" if compute_interval is not None else "neither"))
+    return "compute_interval" if compute_interval is not None else "checkpoint_period"
+
+
+def _job_magnitudes(given: dict, interval_name: str) -> tuple[dict, object, set]:
+    """The per-job quantities given (name -> value or None) as magnitudes in
+    the model's units: (magnitudes by name, the jitter's share of T where the
+    jitter is a percentage (NaN elsewhere; None without a jitter), the lengths
+    of the sequences given)."""
+    values = {}
+    jitter_share = None
+    lengths = set()
+    for name, value in given.items():
+        if value is None:
+            if name in ("size", interval_name):
+                raise SpecError(f"{name} = None: must be {JOB_COLUMNS[name][2]}, e.g. "
+                                f"{KINDS[JOB_COLUMNS[name][0]][1]}")
+            continue
+        kind, rule, _ = JOB_COLUMNS[name]
+        if name == "jitter":                 # a time, or a percentage of T (known later)
+            values[name], jitter_share = _jitter_parts(value)
+        else:
+            values[name] = magnitudes(name, value, kind, UNITS[kind], rule)
+        if _is_sequence(value):
+            lengths.add(values[name].size)       # a sequence, even of one: one value per job
+    return values, jitter_share, lengths
+
+
+def _job_count(lengths: set, values: dict, n_jobs) -> int:
+    """N: the one length of the sequences given and n_jobs."""
+    if n_jobs is not None:
+        lengths.add(check_int("n_jobs", n_jobs, 1))
+    if len(lengths) > 1:
+        raise SpecError("per-job values have different lengths "
+                        f"({', '.join(f'{k}: {v.size}' for k, v in values.items() if v.size > 1)}"
+                        + (f", n_jobs: {n_jobs}" if n_jobs is not None else "")
+                        + "): give one value per job, or one value for all")
+    if not lengths:
+        raise SpecError("every per-job value is a single one: give n_jobs, the number of jobs")
+    return lengths.pop()
+
+
+def _interval_from_period(v: dict, d: np.ndarray, is_async: np.ndarray, c: float) -> np.ndarray:
+    """T from each job's checkpoint_period alone, at compute rate c = min(1, cap)."""
+    period = v["checkpoint_period"]
+    n = period.size
+    s = v.get("snapshot", np.zeros(n))
+    eps = v.get("slowdown", np.zeros(n))
+    # lone blocking job: period = T/c + d; lone async job: s + T/c + eps d,
+    # valid while its persist ends before its next checkpoint falls due
+    # (c (1 - eps) d <= T); MODEL.md E1.
+    T = np.where(is_async, c * (period - s - eps * d), c * (period - d))
+    lone = np.where(is_async, s + eps * d, d)
+    bad = np.nonzero(~(T > 0.0) | (is_async & (T < c * (1.0 - eps) * d)))[0]
+    if bad.size:
+        i = int(bad[0])
+        what = ("the snapshot plus the slowed compute while persisting" if is_async[i]
+                else "the write alone")
+        raise SpecError(
+            f"checkpoint_period[{i}] = {period[i]:.6g} s is too short: {what} takes "
+            f"{lone[i]:.6g} s of it (write {d[i]:.6g} s = size / bandwidth)"
+            + (", and the persist must end before the next checkpoint is due" if is_async[i] else "")
+            + "; give a longer period, a smaller size or a faster fabric")
+    return T
+
+
+def _sigma(jitter: np.ndarray, share: np.ndarray, T: np.ndarray, given: int) -> np.ndarray:
+    """sigma per job: the jitter in seconds, or its share of T where it is a
+    percentage (share not NaN); ``given`` is how many jitter values were given."""
+    sigma = np.where(np.isnan(share), jitter, share * T)
+    bad = np.nonzero(sigma > T)[0]
+    if bad.size:
+        i = int(bad[0])
+        raise SpecError(f"{'jitter' if given == 1 else f'jitter[{i}]'} = "
+                        f"{sigma[i]:.6g} s is above the compute interval T = {T[i]:.6g} s: "
+                        "a jitter that large clips most compute intervals to 0; give at "
+                        "most the interval (100%)")
+    return sigma
 
 
 def seconds(unit, name: str = "unit") -> float:

@@ -6,7 +6,6 @@ All functions take arrays, fleets on axis 0: firings is (fleets, N, K) as in
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import binom
 
 
 def phases(firings: np.ndarray) -> np.ndarray:
@@ -57,16 +56,6 @@ def daido(firings: np.ndarray, orders=(1, 2, 3, 4)) -> np.ndarray:
     return np.stack([np.abs(np.exp(2j * np.pi * m * th).mean(axis=2)) for m in orders])
 
 
-def circular_gaps(firings: np.ndarray) -> np.ndarray:
-    """Gaps between consecutive phases in firing order, wrapping around.
-
-    At each of job 0's firings the N phases are sorted; the N gaps (the last
-    from the largest phase back to 1) sum to 1. Returns (fleets, K - 1, N).
-    """
-    th = np.sort(phases(firings), axis=2)
-    return np.diff(np.concatenate([th, th[:, :, :1] + 1.0], axis=2), axis=2)
-
-
 def time_at_or_above(occupancy: np.ndarray) -> np.ndarray:
     """Time with n_w >= k for every k = 0..N along the last axis (the
     occupancy's reversed cumulative sum; [..., 0] is the whole window).
@@ -96,8 +85,3 @@ def writing_fraction(occupancy: np.ndarray) -> np.ndarray:
     n = occ.shape[-1] - 1
     return writer_seconds(occ) / (n * occ.sum(axis=-1))
 
-
-def binomial_baseline(n_jobs: int, p_write: float) -> np.ndarray:
-    """Occupancy of N independent jobs each writing a fraction p of the time: (N + 1,)."""
-
-    return binom.pmf(np.arange(n_jobs + 1), n_jobs, p_write)

@@ -265,10 +265,44 @@ def stationary(fleet) -> StationaryLaw:
     n = int(fleet.n_jobs)
     T = mean_compute_work(fleet.T, fleet.jitter)
     d = np.asarray(fleet.d, dtype=np.float64)
-    f = np.asarray(fleet.f, dtype=np.float64)
-    cap = float(fleet.cap)
+    lg, log_rc, lh, rows = _log_weights(np.asarray(fleet.f, dtype=np.float64), float(fleet.cap))
+    # Job types: jobs with equal d and mean T have equal x and 1/T, hence equal
+    # leave-one-out sums; each type is swept once, with binomial kernels.
+    _, first, group, counts = np.unique(np.stack([d, T], axis=1), axis=0, return_index=True,
+                                           return_inverse=True, return_counts=True)
+    group = group.ravel()
     lx = np.log(d) - np.log(T)
-    ly = -np.log(T)
+    lE, lG, loo_t = _symmetric_sums(lx, -np.log(T), first, counts, lh)
+    loo_t = loo_t[rows]
+    log_z = float(log_sum_exp(lg + lE))
+    log_pmf = lg + lE - log_z
+    log_tail = log_tail_of(log_pmf)
+    log_nu = np.full(n + 1, -np.inf)
+    log_nu[1:] = lg[:-1] + log_rc[::-1] + lG - log_z
+    log_dur = np.full(n + 1, np.inf)
+    log_dur[1:] = log_tail[1:] - log_nu[1:]
+    # Per job Z = L0_i + x_i L1_i (S without i, with i): each job's own Z makes p_i + q_i = 1
+    # to rounding; the global Z left ~1e-11 per job, 1e-7 in the baseline's total at N = 1e4.
+    lx_t = lx[first]
+    log_z_t = np.logaddexp(loo_t[0], lx_t + loo_t[1])
+    log_q_t = loo_t[0] - log_z_t
+    log_p_t = lx_t + loo_t[1] - log_z_t
+    log_bin = log_poisson_binomial(log_p_t, log_q_t, counts)
+    log_p = log_p_t[group]
+    log_lam = (loo_t[2] - log_z_t)[group] - np.log(T)
+    log_wd = log_p - log_lam
+    return StationaryLaw(
+        n_jobs=n, mean_compute=T, log_pmf=log_pmf, log_tail=log_tail, log_storm_rate=log_nu,
+        log_storm_duration=log_dur, log_writing_probability=log_p, log_checkpoint_rate=log_lam,
+        log_mean_write_duration=log_wd, log_write_stretch=log_wd - np.log(d),
+        log_binomial_pmf=log_bin, log_binomial_tail=log_tail_of(log_bin))
+
+
+def _log_weights(f: np.ndarray, cap: float) -> tuple:
+    """(log g(n), n = 0..N; log r_c(m) = log min(1, C/m), m = 1..N; the
+    leave-one-out weights' logs h(m), m = 0..N-1, one row per kind needed;
+    the rows h0, h1, h2 index into them) for throughput f(0..N) and cap C."""
+    n = f.size - 1
     levels = np.arange(n + 1, dtype=np.float64)
     k = levels[1:]
     # log g(n) as sums of log(k / f(k)) and log(k / min(k, C)): exactly 0 for
@@ -277,18 +311,21 @@ def stationary(fleet) -> StationaryLaw:
     cum_c = compensated_cumsum(_log_ratio(k, np.minimum(k, cap)))
     lg = cum_f + cum_c[::-1]
     log_rc = np.minimum(0.0, _log_ratio(cap, k))        # log r_c(m) = log min(1, C/m), m = 1..N
-    m = levels[:-1]                                     # m = 0..N-1 others writing
     # Leave-one-out weights h(m): P(i idle) = sum h0 e_m(x_-i) / Z, P(i writing) =
     # x_i sum h1 e_m / Z, lambda_i = sum h2 e_m / (T_i Z), h2(m) = g(m) r_c(N - m).
     lh = np.stack([lg[:-1], lg[1:], lg[:-1] + log_rc[::-1]])
     rows = [0, 1, 0] if not np.any(log_rc) else [0, 1, 2]    # cap idle: h2 = h0, a row fewer
-    lh = lh[:max(rows) + 1]
+    return lg, log_rc, lh[:max(rows) + 1], rows
 
-    # Job types: jobs with equal d and mean T have equal x and 1/T, hence equal
-    # leave-one-out sums; each type is swept once, with binomial kernels.
-    _, first, group, counts = np.unique(np.stack([d, T], axis=1), axis=0, return_index=True,
-                                           return_inverse=True, return_counts=True)
-    group = group.ravel()
+
+def _symmetric_sums(lx: np.ndarray, ly: np.ndarray, first: np.ndarray, counts: np.ndarray,
+                    lh: np.ndarray) -> tuple:
+    """(log e_n(x), n = 0..N; log G_m, m = 0..N-1; each job type's leave-one-out
+    sums log sum_m h(m) e_m(x_-i), one row per row of lh) from the jobs' log x
+    and log 1/T and the job types (their first job, their counts)."""
+    n = lx.size
+    levels = np.arange(n + 1, dtype=np.float64)
+    m = levels[:-1]                                     # m = 0..N-1 others writing
     lx_t, ly_t = lx[first], ly[first]
     if counts.size == 1:
         # Identical jobs, the closed form: e_n = C(N, n) x^n, e_m(x_-i) = C(N-1, m) x^m.
@@ -303,25 +340,4 @@ def stationary(fleet) -> StationaryLaw:
         lE_u, lE1, loo_t = esp_sweep(lx_t - lx0, ly_t - ly0, counts, lh + m * lx0)
         lE = lE_u + levels * lx0
         lG = lE1 + m * lx0 + ly0
-    loo_t = loo_t[rows]
-    log_z = float(log_sum_exp(lg + lE))
-    log_pmf = lg + lE - log_z
-    log_tail = log_tail_of(log_pmf)
-    log_nu = np.full(n + 1, -np.inf)
-    log_nu[1:] = lg[:-1] + log_rc[::-1] + lG - log_z
-    log_dur = np.full(n + 1, np.inf)
-    log_dur[1:] = log_tail[1:] - log_nu[1:]
-    # Per job Z = L0_i + x_i L1_i (S without i, with i): each job's own Z makes p_i + q_i = 1
-    # to rounding; the global Z left ~1e-11 per job, 1e-7 in the baseline's total at N = 1e4.
-    log_z_t = np.logaddexp(loo_t[0], lx_t + loo_t[1])
-    log_q_t = loo_t[0] - log_z_t
-    log_p_t = lx_t + loo_t[1] - log_z_t
-    log_bin = log_poisson_binomial(log_p_t, log_q_t, counts)
-    log_p = log_p_t[group]
-    log_lam = (loo_t[2] - log_z_t)[group] - np.log(T)
-    log_wd = log_p - log_lam
-    return StationaryLaw(
-        n_jobs=n, mean_compute=T, log_pmf=log_pmf, log_tail=log_tail, log_storm_rate=log_nu,
-        log_storm_duration=log_dur, log_writing_probability=log_p, log_checkpoint_rate=log_lam,
-        log_mean_write_duration=log_wd, log_write_stretch=log_wd - np.log(d),
-        log_binomial_pmf=log_bin, log_binomial_tail=log_tail_of(log_bin))
+    return lE, lG, loo_t

@@ -192,6 +192,39 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
     Here live the rules between keys (load or d, cap or cap_fraction, jitter
     or m_over_sigma) and the derived columns."""
     table = jobtable.read(v, folder)          # Fleet.from_jobs keywords, or None
+    n = _check_given(v, table)
+    cap = v["cap_fraction"] * n if "cap_fraction" in v else v.get("cap", math.inf)
+    thr = v["throughput"]
+    if isinstance(thr, tuple) and thr[0] != "power" and len(thr) != n:
+        raise Bad(f"throughput table has {len(thr)} values but N = {n}: give f(1), ..., f(N)")
+    options = _options(v, n, table)
+    writers = v["max_writers"] or None       # 0: no cap
+    if writers is not None and writers > n:
+        raise Bad(f"max_writers = {writers} is above N = {n}: must be in 1..N (at most N jobs "
+                  "write at once), or 'none' for no cap")
+    jobs = _table_fleet(table, v, cap, thr, writers) if table else None
+    T = _per_job(v, "T", n) if jobs is None else jobs.T
+    d = jobs.d if jobs else v["load"] * T / n if "load" in v else _per_job(v, "d", n)
+    spec = dict(T=T, d=d, cap=cap, throughput=thr, max_writers=writers, **options)
+    try:
+        fleet, margin = _fleet_and_margin(v, spec, jobs, n)
+    except SpecError as exc:
+        raise Bad(str(exc)) from None
+    if v["passage_level"] > n:
+        raise Bad(f"passage_level = {v['passage_level']} is above N = {n}: must be in 1..N, "
+                  "or 0 for none")
+    if v["burn_in"] >= v["cycles"]:
+        raise Bad(f"burn_in = {v['burn_in']} must be below cycles = {v['cycles']}")
+    _check_risk(v, n, fleet)
+    derived = _derived(v, n, T, fleet, margin)
+    values = {k.name: derived[k.name] if k.name in derived else v.get(k.name) for k in KEYS}
+    values["run_seed"] = cell_seed(fleet, **values)
+    return Cell(index=index, fleet=fleet, values=values)
+
+
+def _check_given(v: dict, table) -> int:
+    """The required keys and the pairs of keys of which at most one (or exactly
+    one) is given, or raise Bad; N (the job table's length where there is one)."""
     for key in (k.name for k in KEYS if k.default is REQUIRED):
         if key not in v and not (key == "N" and table):
             raise Bad(f"missing key {key!r}: give it in [fixed] or [grid] ({PARAMS[key]})")
@@ -203,82 +236,89 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
         raise Bad("give at most one of 'cap' and 'cap_fraction'")
     if "jitter" in v and "m_over_sigma" in v:
         raise Bad("give at most one of 'jitter' and 'm_over_sigma'")
+    return n
 
-    def per_job(key):
-        x = v[key]
-        if isinstance(x, tuple):
-            if len(x) != n:
-                raise Bad(f"{key} = {fmt_toml(list(x))} has {len(x)} values but N = {n}: "
-                          "give one per job, or a single number")
-            return np.array(x)
-        return np.full(n, float(x))
 
-    cap = v["cap_fraction"] * n if "cap_fraction" in v else v.get("cap", math.inf)
-    thr = v["throughput"]
-    if isinstance(thr, tuple) and thr[0] != "power" and len(thr) != n:
-        raise Bad(f"throughput table has {len(thr)} values but N = {n}: give f(1), ..., f(N)")
-    # E1 / E2 options (a scalar stays one, so that Fleet's messages quote it as given)
-    options = {k: per_job(k) if isinstance(v[k], tuple) else v[k] for k in Fleet.OPTIONS}
+def _per_job(v: dict, key: str, n: int) -> np.ndarray:
+    """A numeric key's value, one number or one per job, as N numbers."""
+    x = v[key]
+    if isinstance(x, tuple):
+        if len(x) != n:
+            raise Bad(f"{key} = {fmt_toml(list(x))} has {len(x)} values but N = {n}: "
+                      "give one per job, or a single number")
+        return np.array(x)
+    return np.full(n, float(x))
+
+
+def _options(v: dict, n: int, table) -> dict:
+    """The E1 / E2 options as Fleet's keywords (a scalar stays one, so that
+    Fleet's messages quote it as given); with a job table they are its columns."""
+    options = {k: _per_job(v, k, n) if isinstance(v[k], tuple) else v[k] for k in Fleet.OPTIONS}
     if table and any(np.any(np.asarray(v[k]) != Fleet.OPTIONS[k]) for k in Fleet.OPTIONS):
         raise Bad("with a job table ('jobs'), give the asynchronous-checkpoint and weight options "
                   "as its columns, not as keys: "
                   + ", ".join(k for k in Fleet.OPTIONS if np.any(np.asarray(v[k]) != Fleet.OPTIONS[k])))
-    writers = v["max_writers"] or None       # 0: no cap
-    if writers is not None and writers > n:
-        raise Bad(f"max_writers = {writers} is above N = {n}: must be in 1..N (at most N jobs "
-                  "write at once), or 'none' for no cap")
-    jobs = jobtable.fleet(table, v, cap, thr) if table else None
-    if jobs is not None and writers is not None:
-        # a job table's fleet, behind the cell's writer cap (a Fleet option, seeded
-        # through Fleet.canonical only where it caps)
-        jobs = Fleet(T=jobs.T, d=jobs.d, cap=jobs.cap, throughput=jobs.throughput,
-                     jitter=jobs.jitter, checkpoint=jobs.checkpoint, snapshot=jobs.snapshot,
-                     slowdown=jobs.slowdown, on_busy=jobs.on_busy, weights=jobs.weights,
-                     max_writers=writers)
-    T = per_job("T") if jobs is None else jobs.T
-    d = jobs.d if jobs else v["load"] * T / n if "load" in v else per_job("d")
-    try:
-        base = Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=0.0, max_writers=writers,
-                     **options)
-        margin = math.nan
-        if base.is_identical:
-            try:
-                margin = stagger_margin(base)
-            except SpecError as exc:
-                if "m_over_sigma" in v:
-                    raise Bad(f"m_over_sigma needs a stagger margin m, and here {exc}") from None
-        elif "m_over_sigma" in v:
-            raise Bad("m_over_sigma needs identical jobs (one T and d); give jitter instead")
-        if "m_over_sigma" in v:
-            if not margin > 0.0:
-                raise Bad(f"the stagger margin is m = {float(margin)!r} here, so m_over_sigma "
-                          "cannot set the jitter; give jitter instead")
-            sigma = margin / v["m_over_sigma"]
-        else:
-            sigma = _sigma(v["jitter"], T, n) if "jitter" in v else 0.0
-        fleet = jobs or Fleet(T=T, d=d, cap=cap, throughput=thr, jitter=sigma,
-                              max_writers=writers, **options)
-        if v["launch"] == "stagger":
-            if not fleet.is_identical:
-                # (launch.py's message suggests explicit phases, which a sweep
-                # file cannot give)
-                differ = [k for k in ("T", "d", "jitter", "snapshot", "slowdown", "weights")
-                          if not np.all((a := getattr(fleet, k)) == a[0])]
-                what = ("one T, d and jitter" if set(differ) <= {"T", "d", "jitter"}
-                        else "one T, d, jitter, snapshot, slowdown and weight")
-                raise Bad(f"launch = 'stagger' needs identical jobs ({what}), but "
-                          f"{' and '.join(differ)} differ{'s' if len(differ) == 1 else ''} "
-                          "between jobs here; a sweep file has no explicit phases: give one "
-                          "value each, or use launch = 'random' or 'sync'")
-            stagger_theta(fleet)  # raises when no stagger can be placed
-    except SpecError as exc:
-        raise Bad(str(exc)) from None
-    if v["passage_level"] > n:
-        raise Bad(f"passage_level = {v['passage_level']} is above N = {n}: must be in 1..N, "
-                  "or 0 for none")
-    if v["burn_in"] >= v["cycles"]:
-        raise Bad(f"burn_in = {v['burn_in']} must be below cycles = {v['cycles']}")
-    _check_risk(v, n, fleet)
+    return options
+
+
+def _table_fleet(table: dict, v: dict, cap, thr, writers) -> Fleet:
+    """A job table's fleet, behind the cell's writer cap (a Fleet option, seeded
+    through Fleet.canonical only where it caps)."""
+    jobs = jobtable.fleet(table, v, cap, thr)
+    if writers is None:
+        return jobs
+    return Fleet(T=jobs.T, d=jobs.d, cap=jobs.cap, throughput=jobs.throughput,
+                 jitter=jobs.jitter, checkpoint=jobs.checkpoint, snapshot=jobs.snapshot,
+                 slowdown=jobs.slowdown, on_busy=jobs.on_busy, weights=jobs.weights,
+                 max_writers=writers)
+
+
+def _fleet_and_margin(v: dict, spec: dict, jobs: Fleet | None, n: int) -> tuple[Fleet, float]:
+    """The cell's fleet (``jobs``, a job table's, or one from ``spec``: Fleet's
+    keywords but the jitter) and the stagger margin m of its jitter-free fleet
+    (NaN where its jobs differ or no margin exists). Raises SpecError or Bad."""
+    base = Fleet(jitter=0.0, **spec)
+    margin = math.nan
+    if base.is_identical:
+        try:
+            margin = stagger_margin(base)
+        except SpecError as exc:
+            if "m_over_sigma" in v:
+                raise Bad(f"m_over_sigma needs a stagger margin m, and here {exc}") from None
+    elif "m_over_sigma" in v:
+        raise Bad("m_over_sigma needs identical jobs (one T and d); give jitter instead")
+    if "m_over_sigma" in v:
+        if not margin > 0.0:
+            raise Bad(f"the stagger margin is m = {float(margin)!r} here, so m_over_sigma "
+                      "cannot set the jitter; give jitter instead")
+        sigma = margin / v["m_over_sigma"]
+    else:
+        sigma = _sigma(v["jitter"], spec["T"], n) if "jitter" in v else 0.0
+    fleet = jobs or Fleet(jitter=sigma, **spec)
+    if v["launch"] == "stagger":
+        _check_stagger(fleet)
+    return fleet, margin
+
+
+def _check_stagger(fleet: Fleet) -> None:
+    """launch = 'stagger' needs identical jobs and a stagger that can be placed."""
+    if not fleet.is_identical:
+        # (launch.py's message suggests explicit phases, which a sweep
+        # file cannot give)
+        differ = [k for k in ("T", "d", "jitter", "snapshot", "slowdown", "weights")
+                  if not np.all((a := getattr(fleet, k)) == a[0])]
+        what = ("one T, d and jitter" if set(differ) <= {"T", "d", "jitter"}
+                else "one T, d, jitter, snapshot, slowdown and weight")
+        raise Bad(f"launch = 'stagger' needs identical jobs ({what}), but "
+                  f"{' and '.join(differ)} differ{'s' if len(differ) == 1 else ''} "
+                  "between jobs here; a sweep file has no explicit phases: give one "
+                  "value each, or use launch = 'random' or 'sync'")
+    stagger_theta(fleet)  # raises when no stagger can be placed
+
+
+def _derived(v: dict, n: int, T: np.ndarray, fleet: Fleet, margin: float) -> dict:
+    """The cell's derived columns: each quantity as the fleet has it (one value
+    where every job shares it, else NaN)."""
     sig = fleet.jitter
 
     def same(a):
@@ -290,19 +330,16 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
         mos = math.nan
     else:
         mos = math.inf if sig[0] == 0.0 else margin / float(sig[0])
-    derived = {
+    return {
         "N": n, "jobs": v.get("jobs", ""), "bandwidth": v.get("bandwidth", ""),
         "T": same(T), "d": same(fleet.d),
         "load": v["load"] if "load" in v else fleet.load,
         "cap": fleet.cap,
         "cap_fraction": v["cap_fraction"] if "cap_fraction" in v else fleet.cap / n,
-        "throughput": throughput_label(thr), "jitter": same(sig), "margin": margin,
+        "throughput": throughput_label(v["throughput"]), "jitter": same(sig), "margin": margin,
         "m_over_sigma": mos, "snapshot": same(fleet.snapshot), "slowdown": same(fleet.slowdown),
         "weights": same(fleet.weights),
     }
-    values = {k.name: derived[k.name] if k.name in derived else v.get(k.name) for k in KEYS}
-    values["run_seed"] = cell_seed(fleet, **values)
-    return Cell(index=index, fleet=fleet, values=values)
 
 
 def _sigma(x, T: np.ndarray, n: int) -> np.ndarray:
