@@ -20,7 +20,7 @@ WINGS = [
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "survival", "analysis", "tails", "storms", "product_form",
                "stationary", "durations", "summary", "physical"]),
-    ("risk", ["__init__", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
+    ("risk", ["__init__", "settings", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
     ("store", ["__init__", "files", "parts", "identity", "layout", "tables", "export", "results",
