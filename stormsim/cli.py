@@ -267,15 +267,23 @@ def _risk(args: argparse.Namespace) -> int:
 
 
 def _risk_settings(c, args: argparse.Namespace) -> dict:
-    """``stormsim risk``'s settings for cell ``c``: the defaults (RISK_LEVELS, a
-    time budget), each flag given overriding them."""
-    sim = c.simulate_kwargs()
-    kw = {"levels": _risk_levels(RISK_LEVELS, c.n_jobs), "max_seconds": RISK_DEFAULTS["max_seconds"],
-          **{name: sim[name] for name in ("seed", "cycles", "burn_in", "launch")}}
+    """``stormsim risk``'s settings for cell ``c``: the cell's own (Cell.risk_kwargs,
+    what its stored storm risk ran: a fixed effort) where it asks for a storm risk,
+    else the defaults (RISK_LEVELS, a time budget); each flag given overrides them.
+    A time budget (--max-seconds) on a fixed effort drops its splitting replicates
+    (they then run in rounds) and, without --max-fleets, its plain fleets."""
+    if c.has_risk:
+        kw = c.risk_kwargs()
+    else:
+        sim = c.simulate_kwargs()
+        kw = {"levels": _risk_levels(RISK_LEVELS, c.n_jobs), "max_seconds": RISK_DEFAULTS["max_seconds"],
+              **{name: sim[name] for name in ("seed", "cycles", "burn_in", "launch")}}
     if args.levels is not None:
         kw["levels"] = _risk_levels(args.levels, c.n_jobs)
     if args.max_seconds is not None:
         kw["max_seconds"] = args.max_seconds
+        kw.pop("replicates", None)
+        kw["max_fleets"] = None
     basin = int(args.basin) if str(args.basin).isdigit() else args.basin
     flags = {"rel_error": args.rel_error, "max_fleets": args.max_fleets, "method": args.method,
              "trials": args.trials, "basin": basin, "score_every": args.score_every}
