@@ -310,7 +310,8 @@ def _checked(fleet, levels, rel_error, max_seconds, seed, cycles, burn_in, launc
     if budget is not None and replicates is not None:
         raise SpecError(f"replicates = {replicates!r} is the splitting effort of a fixed effort "
                         "(max_seconds = None); with a time budget replicates run in rounds until "
-                        "rel_error or max_seconds: leave replicates out, or set max_seconds=None")
+                        "rel_error or max_seconds: leave SplitSettings' replicates None, or set "
+                        "max_seconds=None")
     if replicates is not None and replicates < MIN_REPLICATES:
         raise SpecError(f"replicates = {replicates}: must be >= {MIN_REPLICATES} (the interval of "
                         "a splitting estimate comes from the spread of its replicates; fewer "
