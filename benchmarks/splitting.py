@@ -99,8 +99,9 @@ def main(argv=None) -> int:
         print(f"load average at the start: {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
         t0 = time.perf_counter()
         r = stormsim.storm_risk(fleet, [args.level], rel_error=0.1, max_seconds=600,
-                                seed=args.seed, horizon=args.horizon,
-                                score_every=args.score_every,
+                                seed=args.seed,
+                                split=stormsim.SplitSettings(horizon=args.horizon,
+                                                             score_every=args.score_every),
                                 progress=lambda r: print(
                                     f"  {time.perf_counter() - t0:6.0f} s: "
                                     f"{r.level_method[0]}, P = {r.p[0]:.3g}, RE {r.p_rel_error[0]:.3f}, "

@@ -91,15 +91,17 @@ def keys_page() -> str:
     out.append("\n## Cell keys\n")
     out.append("*Default*: REQUIRED keys must be given; ABSENT keys are optional and their "
                "absence means something (e.g. `load` instead of `d`); for the `risk_*` keys, "
-               "none means `storm_risk`'s own default. *Check*: the rule the value must "
+               "none means the default of `storm_risk` or, for splitting's settings, of "
+               "`SplitSettings`. *Check*: the rule the value must "
                "pass, as its error message states it. A key's aliases (in brackets) are "
                "refused with a hint to the key's name.\n")
     out.append("| key | what it is | default | check |\n|---|---|---|---|")
     for k in given:
         if k.default is None:
             param = K.RISK_KEYS.get(k.name, "")
-            default = (f"storm_risk's ({_value(K.RISK_DEFAULTS[param])})"
-                       if param in K.RISK_DEFAULTS else "storm_risk's")
+            owner = "SplitSettings'" if k.name in K.RISK_SPLIT_KEYS else "storm_risk's"
+            default = (f"{owner} ({_value(K.RISK_DEFAULTS[param])})"
+                       if param in K.RISK_DEFAULTS else owner)
         else:
             default = _value(k.default) if k.default not in (K.REQUIRED, K.ABSENT) else repr(k.default)
         aliases = f" ({', '.join(_code(a) for a in k.aliases)})" if k.aliases else ""

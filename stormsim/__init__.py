@@ -21,7 +21,7 @@ from .engine.launch import stagger_margin, stagger_spacing, stagger_theta
 from .engine.model import Fleet, throughput_table
 from .store.results import Results, open_results
 from .risk.stormrisk import StormRisk, storm_risk
-from .risk.splitting import SplitEstimate, storm_split
+from .risk.splitting import SplitEstimate, SplitSettings, storm_split
 from .sweep.spec import Sweep, load_sweep, parse_sweep
 from .stats.stationary import StationaryLaw, stationary
 from .store.stores import HDF5Store, MemoryStore
@@ -40,6 +40,7 @@ __all__ = [
     "Run",
     "SpecError",
     "SplitEstimate",
+    "SplitSettings",
     "StationaryLaw",
     "StormRisk",
     "Sweep",

@@ -27,6 +27,7 @@ from .risk.stormrisk import storm_risk
 from .store import export
 from .store.results import open_results
 from .store.tables import cells_table, outline_table
+from .sweep.cellrisk import risk_call
 from .sweep.executors import DaskExecutor, LocalExecutor, executor_from
 from .sweep.grid import MAX_CELLS
 from .sweep.keys import RISK_DEFAULTS
@@ -250,35 +251,13 @@ def _dry_run(args, output: str) -> int:
 
 
 def _risk(args: argparse.Namespace) -> int:
-
-
     sweep = load_sweep(args.file)
     if not 0 <= args.cell < sweep.n_cells:
         raise SpecError(f"--cell {args.cell}: {args.file} has cells 0..{sweep.n_cells - 1} "
                         "(list them with: stormsim sweep FILE --dry-run)")
     c = sweep.cells[args.cell]
-    kw = c.simulate_kwargs()
-    defaults = {"levels": RISK_LEVELS, **{name: RISK_DEFAULTS[name] for name in
-                                            ("rel_error", "max_seconds", "method", "trials",
-                                             "basin", "score_every")}}
-    for name, value in defaults.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-
-    def progress(r):
-        if not args.quiet:
-            split = "" if r.split is None else f", splitting {r.split.replicates} replicates"
-            print(f"stormsim risk: {r.fleets} fleets{split}, {r.cpu_seconds:.1f} CPU s, "
-                  f"{int(r.resolved.sum())}/{r.levels.size} levels resolved",
-                  file=sys.stderr, flush=True)
-
-    levels = sorted({tail_level(lv, c.n_jobs) for lv in split_levels(args.levels)})
-    r = storm_risk(c.fleet, levels, rel_error=args.rel_error, max_seconds=args.max_seconds,
-                   seed=kw["seed"], cycles=kw["cycles"], burn_in=kw["burn_in"],
-                   launch=kw["launch"], max_fleets=args.max_fleets, progress=progress,
-                   method=args.method, trials=args.trials,
-                   basin=int(args.basin) if str(args.basin).isdigit() else args.basin,
-                   score_every=args.score_every)
+    kw = _risk_settings(c, args)
+    r = storm_risk(c.fleet, progress=None if args.quiet else _risk_progress, **risk_call(kw))
     if args.format == "json":
         print(json.dumps({"file": args.file, "cell": args.cell, **r.to_dict()}, indent=1,
                          default=str))
@@ -286,6 +265,43 @@ def _risk(args: argparse.Namespace) -> int:
         print(f"{args.file}, cell {args.cell} (N = {c.n_jobs}, seed {kw['seed']}):")
         print(r)
     return 0
+
+
+def _risk_settings(c, args: argparse.Namespace) -> dict:
+    """``stormsim risk``'s settings for cell ``c``: the cell's own (Cell.risk_kwargs,
+    what its stored storm risk ran: a fixed effort) where it asks for a storm risk,
+    else the defaults (RISK_LEVELS, a time budget); each flag given overrides them.
+    A time budget (--max-seconds) on a fixed effort drops its splitting replicates
+    (they then run in rounds) and, without --max-fleets, its plain fleets."""
+    if c.has_risk:
+        kw = c.risk_kwargs()
+    else:
+        sim = c.simulate_kwargs()
+        kw = {"levels": _risk_levels(RISK_LEVELS, c.n_jobs), "max_seconds": RISK_DEFAULTS["max_seconds"],
+              **{name: sim[name] for name in ("seed", "cycles", "burn_in", "launch")}}
+    if args.levels is not None:
+        kw["levels"] = _risk_levels(args.levels, c.n_jobs)
+    if args.max_seconds is not None:
+        kw["max_seconds"] = args.max_seconds
+        kw.pop("replicates", None)
+        kw["max_fleets"] = None
+    basin = int(args.basin) if str(args.basin).isdigit() else args.basin
+    flags = {"rel_error": args.rel_error, "max_fleets": args.max_fleets, "method": args.method,
+             "trials": args.trials, "basin": basin, "score_every": args.score_every}
+    kw.update({name: value for name, value in flags.items() if value is not None})
+    return kw
+
+
+def _risk_levels(text: str, n_jobs: int) -> list[int]:
+    """Levels 'k1,k2,...' (integers, 'N' or 'N/q') for N = n_jobs, sorted, each once."""
+    return sorted({tail_level(lv, n_jobs) for lv in split_levels(text)})
+
+
+def _risk_progress(r) -> None:
+    """``stormsim risk``'s progress line after each batch or splitting round."""
+    split = "" if r.split is None else f", splitting {r.split.replicates} replicates"
+    print(f"stormsim risk: {r.fleets} fleets{split}, {r.cpu_seconds:.1f} CPU s, "
+          f"{int(r.resolved.sum())}/{r.levels.size} levels resolved", file=sys.stderr, flush=True)
 
 
 def _inspect(args: argparse.Namespace) -> int:

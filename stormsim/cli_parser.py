@@ -19,10 +19,13 @@ from __future__ import annotations
 import argparse
 
 from ._version import __version__
+from .risk.settings import SplitSettings
+from .risk.stormrisk import DEFAULT_MAX_SECONDS, DEFAULT_REL_ERROR
 from .store.results import DEFAULT_TAIL_LEVELS
 from .sweep.progress import MODES
 
-#: ``stormsim risk``'s levels when none are given (its other defaults are storm_risk's).
+#: ``stormsim risk``'s levels for a cell without risk_levels when none are given (its
+#: other defaults are storm_risk's and SplitSettings').
 RISK_LEVELS = "2,N/4,N/2"
 #: The levels of ``stormsim inspect``'s and ``stormsim report``'s tables when none are given.
 LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
@@ -41,30 +44,43 @@ def parser() -> argparse.ArgumentParser:
     risk = sub.add_parser("risk", help="storm rates and P(n_w >= k) of one cell, simulated "
                           "until precise enough",
                           description="For one cell of a sweep file: P(n_w >= k) and the "
-                          "storm rate at each level, from batches of independent fleets run "
-                          "until every level reaches --rel-error or --max-seconds is spent "
-                          "(stormsim.storm_risk; the cell's cycles, burn_in, launch and seed).")
+                          "storm rate at each level (stormsim.storm_risk; the cell's cycles, "
+                          "burn_in, launch and seed). A cell with risk_* keys starts from its "
+                          "own storm-risk settings, the fixed effort its stored result ran "
+                          "(so with no flags it prints those numbers); any other cell from "
+                          "batches of independent fleets run until every level reaches "
+                          "--rel-error or --max-seconds is spent. Each flag given overrides.")
     risk.add_argument("file", help="a sweep file (TOML)")
     risk.add_argument("--cell", type=int, default=0, help="which cell (default 0)")
     risk.add_argument("--levels", default=None,
-                      help=f"levels k: integers, 'N' or 'N/q' (default: {RISK_LEVELS})")
+                      help=f"levels k: integers, 'N' or 'N/q' (default: the cell's risk_levels, "
+                           f"else {RISK_LEVELS})")
     risk.add_argument("--rel-error", type=float, default=None,
-                      help="target relative standard error (default: storm_risk's, 0.1)")
+                      help="target relative standard error (default: the cell's "
+                           f"risk_rel_error, else {DEFAULT_REL_ERROR})")
     risk.add_argument("--max-seconds", type=float, default=None,
-                      help="wall-time budget in seconds (default: storm_risk's, 60)")
-    risk.add_argument("--max-fleets", type=int, default=None, help="stop after this many fleets")
+                      help="wall-time budget in seconds (default: a cell with risk_* keys "
+                           f"runs its fixed effort, any other {DEFAULT_MAX_SECONDS:g}); on a "
+                           "fixed effort it runs splitting replicates in rounds and drops "
+                           "risk_fleets unless --max-fleets is given")
+    risk.add_argument("--max-fleets", type=int, default=None,
+                      help="stop after this many fleets (default: the cell's risk_fleets)")
     risk.add_argument("--method", choices=("auto", "plain", "splitting"), default=None,
                       help="auto: plain Monte Carlo, then forward flux sampling for the levels "
                            "it cannot reach in the budget (base model only; async or weighted "
-                           "fleets: plain); plain; splitting (every level)")
+                           "fleets: plain); plain; splitting (every level) (default: the "
+                           "cell's risk_method, else auto)")
     risk.add_argument("--trials", type=int, default=None,
-                      help="splitting: clones per stage and replicate (default 100)")
+                      help="splitting: clones per stage and replicate (default: the cell's "
+                           f"risk_trials, else {SplitSettings().trials})")
     risk.add_argument("--basin", default=None,
-                      help="splitting: the basin's edge, a level or a rule: raised (the "
-                           "default) or most-entries")
+                      help="splitting: the basin's edge, a level or a rule: raised or "
+                           "most-entries (default: the cell's risk_basin, else "
+                           f"{SplitSettings().basin})")
     risk.add_argument("--score-every", default=None,
-                      help="splitting: when the score is looked at: cycle (the default: once "
-                           "a cycle and near the next interface) or write-end (every write end)")
+                      help="splitting: when the score is looked at: cycle (once a cycle and "
+                           "near the next interface) or write-end (every write end) (default: "
+                           f"the cell's risk_score_every, else {SplitSettings().score_every})")
     risk.add_argument("--format", choices=("text", "json"), default="text")
     risk.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 

@@ -9,7 +9,7 @@ PUBLIC = {
     "SweepError", "kaplan_meier", "load_sweep", "median_survival", "open_results",
     "parse_sweep", "run_sweep",
     # storm risk
-    "StormRisk", "storm_risk", "SplitEstimate", "storm_split",
+    "StormRisk", "storm_risk", "SplitEstimate", "SplitSettings", "storm_split",
     # the exact stationary law of the base model (MODEL.md)
     "StationaryLaw", "stationary",
     # the operator's table: a fleet and its what-ifs

@@ -59,13 +59,16 @@ CASES = [
         rel_error=NUMBER + [0.0, -0.1], max_seconds=NUMBER_OPT + [0.0], seed=COUNT,
         cycles=COUNT, burn_in=COUNT + [20], launch=LAUNCH, batch_fleets=COUNT_OPT,
         max_fleets=COUNT_OPT + [0], min_hits=COUNT, threads=COUNT_OPT, progress=PROGRESS,
-        method=CHOICE, trials=COUNT, flux_cycles=COUNT, horizon=COUNT + [-1],
-        replicates=COUNT_OPT + [1], basin=[2.5, True, "nonsense", [2], 0, 5],
-        score_every=CHOICE)),
+        method=CHOICE, split=[3, "auto", {"trials": 2}])),
+    ("SplitSettings", stormsim.SplitSettings, dict(), dict(
+        trials=COUNT, replicates=COUNT_OPT + [0], flux_cycles=COUNT,
+        burn_in=COUNT_OPT + [-1, 2000], horizon=COUNT + [-1],
+        basin=[2.5, True, "nonsense", [2], 0], score_every=CHOICE, reservoir=COUNT,
+        max_events=COUNT)),
     ("storm_split", stormsim.storm_split,
      dict(fleet=FLEET, levels=[2], trials=2, replicates=2, flux_cycles=50, burn_in=5), dict(
         fleet=NOT_A_FLEET, levels=["2", 2.5, True, None, [0], [5]], trials=COUNT,
-        replicates=COUNT, flux_cycles=COUNT, burn_in=COUNT + [50], seed=COUNT,
+        replicates=COUNT_OPT, flux_cycles=COUNT, burn_in=COUNT_OPT + [50], seed=COUNT,
         basin=[2.5, True, "nonsense", [2], 0, 3], reservoir=COUNT, launch=LAUNCH,
         rep0=COUNT + [-1], threads=COUNT_OPT, max_events=COUNT, horizon=COUNT,
         score_every=CHOICE)),
@@ -181,8 +184,9 @@ def test_progress_false_none_and_true(capsys):
 
 def test_progress_true_in_splitting_rounds(capsys):
     from stormsim.risk.splitting import storm_split_until
-    storm_split_until(FLEET, [2], 0.5, 60.0, round_replicates=2, max_replicates=2, trials=2,
-                      flux_cycles=50, burn_in=5, progress=True)
+    storm_split_until(FLEET, [2], 0.5, 60.0, stormsim.SplitSettings(trials=2, flux_cycles=50,
+                                                                     burn_in=5),
+                      round_replicates=2, max_replicates=2, progress=True)
     assert capsys.readouterr().err.startswith("storm_split: 2 replicates")
 
 

@@ -1,4 +1,5 @@
-"""``StormRisk``: what ``storm_risk`` found, level by level, and how it reads."""
+"""``StormRisk``: what ``storm_risk`` found, level by level, and how it reads;
+``with_split``: a StormRisk with levels replaced by a splitting estimate."""
 from __future__ import annotations
 
 import math
@@ -7,10 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..engine.units import SECONDS_PER_DAY
+from ..stats.storms import ratio_of_means
 from ..stats.tails import LEVEL, monotone_bound
 from .splitting import TOP_SHARE_WARN
 
-__all__ = ["StormRisk"]
+__all__ = ["StormRisk", "with_split"]
 
 
 def _re(x: float) -> str:
@@ -166,3 +168,67 @@ class StormRisk:
                              "replicate holds most of the estimate (heavy tail): the typical run "
                              "lies below the mean and the interval may be too narrow; run longer")
         return "\n".join(lines)
+
+
+def _bound_unreached(ks, unreached, base) -> None:
+    """Levels no replicate reached: P(n_w >= k) <= P(n_w >= k') for every
+    k' < k, so the upper end of the deepest lower level's interval bounds it
+    ("monotone-bound"; 1 if none was reached). nu_k has no such bound (storms
+    of k need not be rarer than storms of k - 1): "not-reached", NaN."""
+    base["p_method"] = base["p_method"].astype(object)       # room for longer names
+    base["rate_method"] = base["rate_method"].astype(object)
+    for j in unreached.tolist():
+        lower = [i for i in range(ks.size) if ks[i] < ks[j] and base["p"][i] > 0
+                 and math.isfinite(base["p_hi"][i])]
+        base["p"][j], base["p_lo"][j] = 0.0, 0.0
+        base["p_hi"][j] = min((base["p_hi"][i] for i in lower), default=1.0)
+        base["p_method"][j] = "monotone-bound"
+        base["p_rel_error"][j] = np.nan
+        for name in ("rate", "rate_lo", "rate_hi", "rate_rel_error"):
+            base[name][j] = np.nan
+        base["rate_method"][j] = "not-reached"
+
+
+def with_split(risk, ks, todo, sp, target, plain_events, stopped, cpu_seconds,
+               wall_seconds) -> StormRisk:
+    """The StormRisk ``risk`` (None: no plain Monte Carlo ran) with levels
+    ``todo`` of ``ks`` replaced by the splitting estimate ``sp`` (SplitEstimate),
+    ``resolved`` against ``target``; the effort: ``plain_events`` plus the
+    splitting's events, ``cpu_seconds`` and ``wall_seconds`` in all."""
+    n = ks.size
+    if risk is None:
+        nan = np.full(n, np.nan)
+        base = dict(p=nan.copy(), p_lo=nan.copy(), p_hi=nan.copy(),
+                    p_method=np.full(n, "splitting"), p_rel_error=nan.copy(), rate=nan.copy(),
+                    rate_lo=nan.copy(), rate_hi=nan.copy(), rate_method=np.full(n, "splitting"),
+                    rate_rel_error=nan.copy(), duration=nan.copy(), duration_lo=nan.copy(),
+                    duration_hi=nan.copy(), hits=np.zeros(n, dtype=np.int64),
+                    resolved=np.zeros(n, dtype=bool), fleets_needed=nan.copy(),
+                    cpu_seconds_needed=nan.copy(), needed_is_lower_bound=np.zeros(n, bool),
+                    fleets=0, fleet_cycles=0, batches=0, batch_fleets=0, method=sp.method)
+    else:
+        base = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                for k, v in risk.__dict__.items() if k not in ("levels", "split")}
+        base["p_method"] = base["p_method"].astype(object)
+        base["rate_method"] = base["rate_method"].astype(object)
+    idx = np.nonzero(todo)[0]
+    for name in ("p", "p_lo", "p_hi", "p_rel_error", "rate", "rate_lo", "rate_hi",
+                 "rate_rel_error"):
+        base[name][idx] = getattr(sp, name)
+    base["p_method"][idx] = "splitting"
+    base["rate_method"][idx] = "splitting"
+    _bound_unreached(ks, idx[~(sp.p > 0)], base)
+    # time at >= k per storm: the ratio of the replicates' means, its interval
+    # over the replicates (independent units) like every other ratio here
+    d, d_lo, d_hi, _ = ratio_of_means(sp.rep_p, sp.rep_rate, sp.level)
+    base["duration"][idx], base["duration_lo"][idx], base["duration_hi"][idx] = d, d_lo, d_hi
+    base["resolved"][idx] = (sp.rate_rel_error <= target) & (sp.p_rel_error <= target)
+    lm = np.full(n, "plain", dtype=object) if risk is None or risk.level_method is None \
+        else risk.level_method.astype(object)
+    lm[idx] = "splitting"
+    base.update(level_method=lm.astype(str), split=sp, stopped=stopped,
+                cpu_seconds=cpu_seconds, wall_seconds=wall_seconds,
+                events=plain_events + sp.events, rel_error_target=target, seed=sp.seed)
+    base["p_method"] = base["p_method"].astype(str)
+    base["rate_method"] = base["rate_method"].astype(str)
+    return StormRisk(levels=ks, **base)

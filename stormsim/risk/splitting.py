@@ -94,8 +94,7 @@ k = 20-24 of N = 32.
 
 The basin (``basin``): the default rule "raised" places L_0 at the highest
 level a flux run still enters >= MIN_ENTRIES times (from the pilots); the
-rule "most-entries" (the default before, and still in sweeps, whose numbers
-stay bit-identical) at the level entered most often. A low L_0 makes every
+rule "most-entries" at the level entered most often. A low L_0 makes every
 failing trial run all the way back to a quiet fleet; a higher one stops it
 sooner (measured in docs/SPLITTING.md).
 
@@ -110,6 +109,7 @@ results; tested against a plain-Python walk).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from numbers import Integral
 
 import numpy as np
@@ -120,10 +120,14 @@ from ..engine.launch import resolve
 from ..engine.model import Fleet
 from ..stats.analysis import time_at_or_above
 from ..errors import SpecError
+from .settings import (BASIN_RULES, DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY,
+                       DEFAULT_SPLIT_BURN_IN, FIXED_REPLICATES, SCORE_EVERY, SplitSettings,
+                       check_basin, check_score_every, split_settings)
 from .split_estimate import MIN_REPLICATES, TOP_SHARE_WARN, SplitEstimate, merge, summarise
 
-__all__ = ["SplitEstimate", "storm_split", "storm_split_until", "choose_basin", "merge",
-           "DEFAULT_HORIZON", "DEFAULT_BASIN", "BASIN_RULES", "SCORE_EVERY", "DEFAULT_SCORE_EVERY",
+__all__ = ["SplitEstimate", "SplitSettings", "storm_split", "storm_split_until", "choose_basin",
+           "merge", "check_basin", "check_score_every", "check_splittable", "DEFAULT_HORIZON",
+           "DEFAULT_BASIN", "BASIN_RULES", "SCORE_EVERY", "DEFAULT_SCORE_EVERY",
            "MIN_REPLICATES", "TOP_SHARE_WARN"]
 
 #: Rule "raised": the basin's edge L_0 is the highest level a flux run (of
@@ -132,22 +136,6 @@ __all__ = ["SplitEstimate", "storm_split", "storm_split_until", "choose_basin", 
 #: tuned optimum: at N = 32 it gives L_0 = 9-11, where a replicate costs
 #: 2-2.7x less than at the most-entries level 6 (docs/SPLITTING.md).
 MIN_ENTRIES = 50
-#: How the basin is placed when ``basin`` is not an integer (see choose_basin).
-BASIN_RULES = ("raised", "most-entries")
-DEFAULT_BASIN = "raised"
-#: The score's default look-ahead (cycles of the mean future, ``horizon``):
-#: 0 is the committed future alone. Measured at N = 32 (L = 0.6, sigma =
-#: 0.01 T, fair), equal CPU (~100 s), P at k = 20 / 22 / 24: horizon 0
-#: (200 x 192) RE 0.25 / 0.42 / 0.94, top share 0.25 / 0.30 / 0.94; horizon 2
-#: (200 x 32) RE 0.14 / 0.22 / 0.26, top share 0.14 / 0.16 / 0.19.
-DEFAULT_HORIZON = 2
-#: When the score is looked at (``score_every``, see the module docstring):
-#: "cycle" (the default) once a cycle, and at every write end while the last
-#: look was within NEAR_LEVELS of the next interface; "write-end" at every
-#: write end (the rule before "cycle" existed, and still the sweeps' default,
-#: so their numbers stay bit-identical).
-SCORE_EVERY = ("cycle", "write-end")
-DEFAULT_SCORE_EVERY = "cycle"
 #: "cycle": a trial whose last look scored >= (next interface - NEAR_LEVELS)
 #: looks at every write end, so it is seen reaching the interface as soon as
 #: "write-end" would see it (measured, docs/SPLITTING.md: 0 looks only once
@@ -158,28 +146,9 @@ NEAR_LEVELS = 2
 PILOT_FLEET = 1 << 40
 
 
-def check_score_every(score_every) -> str:
-    """Refuse a ``score_every`` that is not one of SCORE_EVERY."""
-    if score_every not in SCORE_EVERY:
-        raise SpecError(f"score_every = {score_every!r}: must be one of "
-                        f"{', '.join(map(repr, SCORE_EVERY))}")
-    return score_every
-
-
 def _once_a_cycle(score_every) -> bool:
     """The kernels' flag (``sparse``) for a score_every rule."""
     return check_score_every(score_every) == "cycle"
-
-
-def check_basin(basin, top: int):
-    """Refuse a basin that is neither None, a rule of BASIN_RULES nor an integer
-    level in 1..top (top: the deepest level asked)."""
-    if basin is None or (isinstance(basin, str) and basin in BASIN_RULES):
-        return basin
-    if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= top:
-        raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {top} "
-                        f"or a rule, one of {', '.join(map(repr, BASIN_RULES))}")
-    return int(basin)
 
 
 def check_splittable(fleet: Fleet) -> None:
@@ -218,13 +187,14 @@ def _flux(inputs, rep0, R, lo, burn_in, cycles, reservoir, launch, horizon=0,
     return occ, up, res_rem, res_ph, res_cnt, entries, events, window
 
 
-def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
-                 burn_in: int = 100, launch="random", horizon: int = DEFAULT_HORIZON,
-                 rule: str = DEFAULT_BASIN, score_every: str = DEFAULT_SCORE_EVERY) -> int:
-    """L_0, from two short pilot flux runs per level L in 1..max(levels)
-    (fleets PILOT_FLEET.., a function of the seed alone).
+def choose_basin(fleet: Fleet, levels, split: SplitSettings | None = None, *, seed: int = 0,
+                 launch="random") -> int:
+    """L_0 by the rule ``split.basin``, from two short pilot flux runs per level L
+    in 1..max(levels) (fleets PILOT_FLEET.., a function of the seed alone; of
+    ``split``'s flux_cycles, burn_in (None: DEFAULT_SPLIT_BURN_IN), horizon
+    and score_every). An integer basin is returned as it is.
 
-    rule "raised" (the default): the highest L at which a flux run of
+    rule "raised" (the default; None too): the highest L at which a flux run of
     ``flux_cycles`` would enter {S >= L} at least MIN_ENTRIES times (the
     pilots' entries scaled to its length), else the "most-entries" level.
     rule "most-entries": the L whose basin {S < L} a flux run leaves most
@@ -233,17 +203,18 @@ def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
     sooner (they need not return to a quiet fleet) at the price of fewer,
     less varied first-stage starts; see the module docstring.
     """
-    if rule not in BASIN_RULES:
-        raise SpecError(f"basin = {rule!r}: must be an integer level or one of "
-                        f"{', '.join(map(repr, BASIN_RULES))}")
-    check_score_every(score_every)
+    split = split_settings(split, {}, "choose_basin").with_burn_in(DEFAULT_SPLIT_BURN_IN)
+    if split.basin is not None and not isinstance(split.basin, str):
+        return split.basin
+    rule = split.basin or DEFAULT_BASIN
+    flux_cycles, burn_in = split.flux_cycles, split.burn_in
     inputs = door.prepare(fleet, int(seed))
     pilot = max(100, (flux_cycles - burn_in) // 8)
     scale = (flux_cycles - burn_in) / (2.0 * pilot)     # 2 pilot fleets -> one flux run
     best, best_n, raised = 1, -1, None
     for L in range(1, int(np.max(levels)) + 1):
-        *_, entries, _, _ = _flux(inputs, PILOT_FLEET, 2, L, burn_in,
-                                  burn_in + pilot, 1, launch, horizon, score_every)
+        *_, entries, _, _ = _flux(inputs, PILOT_FLEET, 2, L, burn_in, burn_in + pilot, 1,
+                                  launch, split.horizon, split.score_every)
         n = int(entries.sum())
         if n >= best_n:
             best, best_n = L, n
@@ -254,78 +225,52 @@ def choose_basin(fleet: Fleet, levels, seed: int = 0, flux_cycles: int = 2000,
     return best
 
 
-def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32,
-                flux_cycles: int = 2000, burn_in: int = 100, seed: int = 0,
-                basin: int | str = DEFAULT_BASIN, reservoir: int = 4096, launch="random",
-                rep0: int = 0, threads: int | None = None,
-                max_events: int = door.FFS_MAX_EVENTS,
-                horizon: int = DEFAULT_HORIZON,
-                score_every: str = DEFAULT_SCORE_EVERY) -> SplitEstimate:
+def storm_split(fleet: Fleet, levels, split: SplitSettings | None = None, *, seed: int = 0,
+                launch="random", rep0: int = 0, threads: int | None = None,
+                **settings) -> SplitEstimate:
     """nu_k and P(n_w >= k) by forward flux sampling (see the module docstring).
 
     Parameters
     ----------
     fleet : a base-model Fleet (blocking, equal weights)
     levels : int or sequence of int in 1..N
-    trials : clones per stage and replicate (the fixed effort M)
-    replicates : independent FFS runs; the interval comes from their spread.
-        The defaults (100 x 32) come from tuning runs at N = 32 (L = 0.6,
-        sigma = 0.01 T): with horizon 0, at equal CPU, 32 x 250 and 64 x 100
-        gave a work-normalised variance 2-4x below 8 x 1000; with horizon 2,
-        64 x 100 beat 32 x 200 (1.2-2x): most of the variance is between
-        replicates, so many short replicates beat a few rich ones
-    horizon : the score's look-ahead in cycles (0: the committed future; see
-        the module docstring); it also places the basin
-    flux_cycles, burn_in : each replicate's flux run: one fleet, measured
-        from its burn_in-th to its flux_cycles-th cycle
+    split : SplitSettings (None: its defaults): trials, replicates (None:
+        FIXED_REPLICATES), flux_cycles, burn_in (None: DEFAULT_SPLIT_BURN_IN),
+        horizon, basin, score_every, reservoir, max_events
     seed : int >= 0
-    basin : L_0, an integer, or the rule that places it from the seed
-        (``choose_basin``): "raised" (the default; None too) or "most-entries"
-    reservoir : entry states kept per flux run (uniformly, of all entries)
+    launch : the flux runs' launch, as in ``simulate``
     rep0 : index of the first replicate (replicates rep0.. are the same
         whatever the split into calls)
     threads : numba threads (results do not depend on it)
-    score_every : when the score is looked at: "cycle" (the default: once a
-        cycle, and at every write end near the next interface; ~5x less CPU
-        per replicate at N = 32) or "write-end" (at every write end; the rule
-        before "cycle" existed, the sweeps' default); see the module docstring
+    **settings : SplitSettings' fields as keywords (``trials=100``, ...),
+        set on ``split``: the same settings, spelled inline
+
+    Returns
+    -------
+    SplitEstimate
+        A function of (seed, fleet, levels, launch, the settings, rep0) alone.
     """
     check_splittable(fleet)
     ks = check_levels("levels", levels, fleet.n_jobs)
-    trials = check_int("trials", trials, 1)
-    replicates = check_int("replicates", replicates, 1)
-    flux_cycles = check_int("flux_cycles", flux_cycles, 1)
-    reservoir = check_int("reservoir", reservoir, 1)
-    if isinstance(horizon, bool) or not isinstance(horizon, Integral) or horizon < 0:
-        raise SpecError(f"horizon = {horizon!r}: must be an integer >= 0 (cycles of look-ahead)")
-    horizon = int(horizon)
-    check_score_every(score_every)
-    if isinstance(burn_in, bool) or not isinstance(burn_in, Integral) or not \
-            0 <= burn_in < flux_cycles:
-        raise SpecError(f"burn_in = {burn_in!r}: must be an integer in 0..flux_cycles-1")
+    split = split_settings(split, settings, "storm_split").with_burn_in(DEFAULT_SPLIT_BURN_IN)
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise SpecError(f"seed = {seed!r}: must be an integer >= 0")
     rep0 = check_int("rep0", rep0, 0)
-    max_events = check_int("max_events", max_events, 1)
     if threads is not None:
         threads = check_int("threads", threads, 1)
-    check_basin(basin, int(ks[-1]))
+    check_basin(split.basin, int(ks[-1]))
     resolve(launch, fleet, 1)           # refused here, not after the basin's pilot runs
-    if basin is None or isinstance(basin, str):
-        basin = choose_basin(fleet, ks, seed, flux_cycles, burn_in, launch, horizon,
-                             DEFAULT_BASIN if basin is None else basin, score_every)
-    if isinstance(basin, bool) or not isinstance(basin, Integral) or not 1 <= basin <= ks[-1]:
-        raise SpecError(f"basin = {basin!r}: must be an integer in 1..max(levels) = {ks[-1]} "
-                        f"or a rule, one of {', '.join(map(repr, BASIN_RULES))}")
-    basin = int(basin)
+    basin = choose_basin(fleet, ks, split, seed=seed, launch=launch)
+    replicates = FIXED_REPLICATES if split.replicates is None else split.replicates
+    s = split
     t0, c0 = time.perf_counter(), time.process_time()
     with door.numba_threads(threads):
-        out = _run(fleet, ks, trials, replicates, flux_cycles, burn_in, int(seed), basin,
-                   reservoir, launch, int(rep0), int(max_events), horizon, score_every)
+        out = _run(fleet, ks, s.trials, replicates, s.flux_cycles, s.burn_in, int(seed), basin,
+                   s.reservoir, launch, int(rep0), s.max_events, s.horizon, s.score_every)
     cpu = time.process_time() - c0
     wall = time.perf_counter() - t0
-    return summarise(fleet, ks, out, trials, replicates, flux_cycles, burn_in, int(seed),
-                     cpu, wall, horizon, score_every)
+    return summarise(fleet, ks, out, s.trials, replicates, s.flux_cycles, s.burn_in, int(seed),
+                     cpu, wall, s.horizon, s.score_every)
 
 
 def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events,
@@ -402,38 +347,41 @@ def _round_line(est: SplitEstimate) -> None:
     stderr_line(f"storm_split: {est.replicates} replicates, {est.wall_seconds:.1f} s")
 
 
-def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float, *,
-                      round_replicates: int = 8, max_replicates: int = 65536,
-                      progress=None, seed: int = 0, basin: int | str = DEFAULT_BASIN,
-                      **kw) -> SplitEstimate:
+def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float,
+                      split: SplitSettings | None = None, *, seed: int = 0, launch="random",
+                      threads: int | None = None, round_replicates: int = 8,
+                      max_replicates: int = 65536, progress=None) -> SplitEstimate:
     """``storm_split`` in rounds of ``round_replicates`` replicates until every
     level's rate and P(n_w >= k) reach ``rel_error`` (after MIN_REPLICATES)
     or no further round fits in ``max_seconds`` (judged by the last round's
-    duration; at least one round runs). Replicate r is the same whatever the
-    rounds, so the result for R replicates equals ``storm_split(replicates=R)``
-    (the basin is placed once, from the seed). ``progress(estimate)`` after
-    each round (True: a short line per round on stderr; False or None: none).
-    ``max_replicates`` is a guard on memory, not an effort: 65536
-    (4096 would stop a 10-minute run at N = 32 early with score_every "cycle",
-    ~0.17 CPU s a replicate there)."""
+    duration; at least one round runs). ``split``: the settings of every
+    round (SplitSettings; its ``replicates`` must be None: the rounds set
+    them). Replicate r is the same whatever the rounds, so the result for R
+    replicates equals ``storm_split(replicates=R)`` (the basin is placed once,
+    from the seed). ``progress(estimate)`` after each round (True: a short
+    line per round on stderr; False or None: none). ``max_replicates`` is a
+    guard on memory, not an effort: 65536 (4096 would stop a 10-minute run
+    at N = 32 early with score_every "cycle", ~0.17 CPU s a replicate there)."""
     check_splittable(fleet)
     progress = check_progress("progress", progress, _round_line)
     check_real("rel_error", rel_error, 0.0, open_lo=True)
     check_real("max_seconds", max_seconds, 0.0, open_lo=True)
     round_replicates = check_int("round_replicates", round_replicates, 1)
     max_replicates = check_int("max_replicates", max_replicates, 1)
-    burn_in = kw.get("burn_in", 100)
-    flux_cycles = kw.get("flux_cycles", 2000)
-    if basin is None or isinstance(basin, str):
-        basin = choose_basin(fleet, levels, seed, flux_cycles, burn_in, kw.get("launch", "random"),
-                             kw.get("horizon", DEFAULT_HORIZON), basin or DEFAULT_BASIN,
-                             kw.get("score_every", DEFAULT_SCORE_EVERY))
+    split = split_settings(split, {}, "storm_split_until")
+    split = split.with_burn_in(DEFAULT_SPLIT_BURN_IN)
+    if split.replicates is not None:
+        raise SpecError(f"replicates = {split.replicates!r}: storm_split_until runs rounds of "
+                        "round_replicates replicates until rel_error or max_seconds; leave "
+                        "the settings' replicates None")
+    split = replace(split, basin=choose_basin(fleet, levels, split, seed=seed, launch=launch))
     t0, c0 = time.perf_counter(), time.process_time()
     parts = []
     while True:
         tb = time.perf_counter()
-        parts.append(storm_split(fleet, levels, replicates=round_replicates, seed=seed,
-                                 basin=basin, rep0=len(parts) * round_replicates, **kw))
+        parts.append(storm_split(fleet, levels, replace(split, replicates=round_replicates),
+                                 seed=seed, launch=launch, threads=threads,
+                                 rep0=len(parts) * round_replicates))
         last = time.perf_counter() - tb
         est = merge(parts, fleet, cpu=time.process_time() - c0, wall=time.perf_counter() - t0)
         if progress is not None:

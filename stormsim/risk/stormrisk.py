@@ -44,15 +44,19 @@ an error. ``level_method`` names the method of each level.
 
 A fixed effort (``max_seconds=None``; sweeps): plain Monte Carlo runs until
 every level is resolved or ``max_fleets`` fleets (whole batches) are done;
-"auto" splits the levels left unresolved with exactly ``replicates``
+"auto" splits the levels left unresolved with exactly ``split.replicates``
 replicates (``storm_split``; base model only); "splitting" splits them all.
-No timing enters: a function of (seed, inputs, max_fleets, replicates).
+No timing enters: a function of (seed, inputs, max_fleets, the settings).
+
+Splitting's settings (clones per stage, flux run, look-ahead, basin, score
+looks, replicates) come as one object, ``split=SplitSettings(...)``
+(``stormsim.risk.settings``), with their defaults in one place.
 """
 from __future__ import annotations
 
-import inspect
-import math
 import time
+from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -63,23 +67,17 @@ from ..engine.model import Fleet
 from ..engine.run import simulate
 from ..stats.analysis import time_at_or_above
 from ..errors import SpecError
-from ..stats.storms import ratio_of_means, storm_estimate
+from ..stats.storms import storm_estimate
 from ..stats.tails import LEVEL, tail_estimate
 from .exact import exact_applies, exact_risk
-from .result import StormRisk
-from .splitting import (
-    DEFAULT_BASIN,
-    DEFAULT_HORIZON,
-    DEFAULT_SCORE_EVERY,
-    MIN_REPLICATES,
-    check_basin,
-    check_score_every,
-    check_splittable,
-    storm_split,
-    storm_split_until,
-)
+from .result import StormRisk, with_split
+from .settings import (DEFAULT_BURN_IN, FIXED_REPLICATES, SplitSettings, check_basin,
+                       split_settings)
+from .splitting import MIN_REPLICATES, check_splittable, storm_split, storm_split_until
 
-__all__ = ["StormRisk", "fixed_batch", "storm_risk"]
+__all__ = ["DEFAULT_BURN_IN", "DEFAULT_MAX_SECONDS", "DEFAULT_METHOD", "DEFAULT_REL_ERROR",
+           "DEPRECATED_KEYWORDS", "FIXED_REPLICATES", "METHODS", "PlainRun", "RiskJob",
+           "SplitSettings", "StormRisk", "fixed_batch", "storm_risk"]
 
 #: Fleets that must reach a level before its relative error counts: the delta
 #: method's se of a ratio rests on the units that saw the event (tails.py).
@@ -89,8 +87,12 @@ MIN_BATCHES = 2     #: batches run before any level may stop the run (a spread n
 #: decides whether the unresolved levels go to splitting.
 PLAIN_SHARE = 0.25
 METHODS = ("auto", "exact", "plain", "splitting")
-#: A fixed effort's splitting replicates when not given: storm_split's default (its signature).
-FIXED_REPLICATES = inspect.signature(storm_split).parameters["replicates"].default
+DEFAULT_METHOD = "auto"         #: storm_risk's method when not given
+DEFAULT_REL_ERROR = 0.1         #: storm_risk's target relative error when not given
+DEFAULT_MAX_SECONDS = 60.0      #: storm_risk's time budget when not given
+#: storm_risk's former splitting keywords: still taken, with a DeprecationWarning
+#: (the settings of ``split=SplitSettings(...)``).
+DEPRECATED_KEYWORDS = ("trials", "flux_cycles", "horizon", "replicates", "basin", "score_every")
 
 
 def fixed_batch(n_jobs: int, cycles: int, fleets: int) -> int:
@@ -158,14 +160,13 @@ def _risk_line(risk: StormRisk) -> None:
                 f"{len(risk.levels)} levels resolved, {risk.wall_seconds:.1f} s")
 
 
-def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float | None = 60.0,
-               *, seed: int = 0, cycles: int = 800, burn_in: int = 80, launch="random",
+def storm_risk(fleet: Fleet, levels, rel_error: float = DEFAULT_REL_ERROR,
+               max_seconds: float | None = DEFAULT_MAX_SECONDS, *, seed: int = 0,
+               cycles: int = 800, burn_in: int = DEFAULT_BURN_IN, launch="random",
                batch_fleets: int | None = None, max_fleets: int | None = None,
-               min_hits: int = MIN_HITS, threads: int | None = None,
-               progress=None, method: str = "auto", trials: int = 100,
-               flux_cycles: int = 2000, horizon: int = DEFAULT_HORIZON,
-               replicates: int | None = None, basin: int | str = DEFAULT_BASIN,
-               score_every: str = DEFAULT_SCORE_EVERY) -> StormRisk:
+               min_hits: int = MIN_HITS, threads: int | None = None, progress=None,
+               method: str = DEFAULT_METHOD, split: SplitSettings | None = None,
+               **deprecated) -> StormRisk:
     """P(n_w >= k) and the storm rate nu_k for each level k, to ``rel_error``.
 
     Parameters
@@ -176,7 +177,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     max_seconds : wall-time budget; no batch (or splitting round) starts that
         the last one's duration says would end past it (at least MIN_BATCHES
         batches run). None: a fixed effort instead (``max_fleets`` and
-        ``replicates``; see the module docstring), timing-independent
+        ``split.replicates``; see the module docstring), timing-independent
     seed : int >= 0; fleet j is fleet j of ``simulate(fleet, seed=seed)``
     cycles, burn_in, launch : per fleet, as in ``simulate`` (measured after
         ``burn_in`` cycles, splitting's flux runs too)
@@ -186,6 +187,7 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         inputs, never by timing)
     max_fleets : stop after this many fleets (rounded up to whole batches)
     min_hits : fleets that must reach a level before its error counts
+    threads : numba threads (results do not depend on it)
     progress : a callable, ``progress(risk)`` after each batch (or splitting
         round), with the StormRisk so far (``risk.fleets``, ``risk.resolved``,
         ...); True: a short line per batch or round on stderr; False or None
@@ -196,19 +198,99 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
         the budget; see the module docstring), "exact" (the long-run law,
         whatever the launch; a SpecError where none exists), "plain", or
         "splitting" (every level by stormsim.risk.splitting; base model only)
-    trials, flux_cycles, horizon, basin, score_every : storm_split's clones per
-        stage, flux run, look-ahead, basin edge (a level <= the deepest level
-        split, or "raised", "most-entries"), score looks ("cycle", "write-end")
-    replicates : with ``max_seconds=None``, the splitting replicates, >=
-        splitting.MIN_REPLICATES (default FIXED_REPLICATES); with a time budget it must be None
-        (replicates then run in rounds until rel_error or the budget)
+    split : SplitSettings, splitting's settings (None: its defaults): clones
+        per stage (``trials``), ``flux_cycles``, look-ahead (``horizon``),
+        basin edge (a level is lowered to the deepest level split), when the
+        score is looked at (``score_every``), and ``replicates``: with
+        ``max_seconds=None`` the splitting replicates, >=
+        splitting.MIN_REPLICATES (None: FIXED_REPLICATES); with a time budget
+        it must be None (replicates then run in rounds until rel_error or the
+        budget). Its ``burn_in`` is this ``burn_in`` (None, or the same)
+    **deprecated : trials, flux_cycles, horizon, replicates, basin,
+        score_every as keywords: deprecated (a DeprecationWarning), the same
+        as ``split=SplitSettings(trials=...)``
 
     Returns
     -------
     StormRisk
-        Its estimate from F fleets (and R splitting replicates) is a function
-        of (seed, the inputs, F, R) alone.
+        Per level: P(n_w >= k), nu_k and the mean storm duration with their
+        95 % intervals and methods, relative errors, ``resolved`` and the
+        plain Monte Carlo fleets still needed; ``level_method`` (exact, plain
+        or splitting), the effort spent and why it ``stopped``. Its estimate
+        from F fleets (and R splitting replicates) is a function of (seed,
+        the inputs, F, R) alone.
+
+    Raises
+    ------
+    SpecError
+        An argument out of its range (naming it); ``method="exact"`` where no
+        exact law exists; ``method="splitting"`` on an asynchronous or
+        weighted fleet; a fixed effort without ``max_fleets``; ``replicates``
+        with a time budget; ``split.burn_in`` other than ``burn_in``.
+    TypeError
+        A keyword storm_risk does not take.
     """
+    unknown = sorted(set(deprecated) - set(DEPRECATED_KEYWORDS))
+    if unknown:
+        raise TypeError(f"storm_risk() got an unexpected keyword argument {unknown[0]!r}")
+    split = split_settings(split, deprecated, "storm_risk", deprecated=True)
+    job = _checked(fleet, levels, rel_error, max_seconds, seed, cycles, burn_in, launch,
+                   batch_fleets, max_fleets, min_hits, threads, progress, method, split)
+    if job.exact:
+        risk = exact_risk(job.fleet, job.ks, job.target, job.seed, job.batch)
+        if job.progress is not None:
+            job.progress(risk)
+        return risk
+    plain = PlainRun(job)
+    if job.method == "splitting":
+        return _split_levels(job, None, np.ones(job.ks.size, dtype=bool), plain)
+    risk = plain.run(None if job.fixed else job.budget * PLAIN_SHARE if job.can_split
+                     else job.budget)
+    step = _after_plain(job, risk)
+    if step == "split":
+        return _split_levels(job, risk, ~risk.resolved, plain)
+    if step == "plain":
+        risk = plain.run(job.budget)
+    if job.can_split and job.progress is not None:
+        job.progress(risk)
+    return risk
+
+
+@dataclass(frozen=True)
+class RiskJob:
+    """storm_risk's inputs, checked: what every step of it reads."""
+
+    fleet: Fleet
+    ks: np.ndarray
+    target: float
+    budget: float | None        # None: a fixed effort
+    max_fleets: int | None
+    batch: int
+    seed: int
+    cycles: int
+    burn_in: int
+    launch: object
+    threads: int | None
+    min_hits: int
+    progress: object
+    method: str
+    split: SplitSettings
+    exact: bool
+
+    @property
+    def fixed(self) -> bool:
+        return self.budget is None
+
+    @property
+    def can_split(self) -> bool:
+        """Whether levels may go to splitting (a base-model fleet, a method that splits)."""
+        return self.method != "plain" and self.fleet.is_anonymous
+
+
+def _checked(fleet, levels, rel_error, max_seconds, seed, cycles, burn_in, launch,
+             batch_fleets, max_fleets, min_hits, threads, progress, method,
+             split: SplitSettings) -> RiskJob:
+    """storm_risk's arguments checked (a SpecError naming the first wrong one)."""
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
     ks = check_levels("levels", levels, fleet.n_jobs)
@@ -218,19 +300,19 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     resolve(launch, fleet, 1)           # refused here, not at the first batch
     target = check_real("rel_error", rel_error, 0.0, open_lo=True)
     budget = None if max_seconds is None else check_real("max_seconds", max_seconds, 0.0,
-                                                                  open_lo=True)
+                                                         open_lo=True)
     max_fleets = None if max_fleets is None else check_int("max_fleets", max_fleets, 1)
-    fixed = budget is None
     exact = method == "exact" or (method == "auto" and exact_applies(fleet, launch))
-    if fixed and max_fleets is None and method != "splitting" and not exact:
+    if budget is None and max_fleets is None and method != "splitting" and not exact:
         raise SpecError("max_seconds = None (a fixed effort) needs max_fleets: the plain Monte "
                         "Carlo fleets to run (or give a time budget max_seconds)")
-    if not fixed and replicates is not None:
+    replicates = split.replicates
+    if budget is not None and replicates is not None:
         raise SpecError(f"replicates = {replicates!r} is the splitting effort of a fixed effort "
                         "(max_seconds = None); with a time budget replicates run in rounds until "
-                        "rel_error or max_seconds: leave replicates out, or set max_seconds=None")
-    replicates = check_int("replicates", FIXED_REPLICATES if replicates is None else replicates, 1)
-    if replicates < MIN_REPLICATES:
+                        "rel_error or max_seconds: leave SplitSettings' replicates None, or set "
+                        "max_seconds=None")
+    if replicates is not None and replicates < MIN_REPLICATES:
         raise SpecError(f"replicates = {replicates}: must be >= {MIN_REPLICATES} (the interval of "
                         "a splitting estimate comes from the spread of its replicates; fewer "
                         "give none)")
@@ -238,122 +320,154 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = 0.1, max_seconds: float 
     seed = check_int("seed", seed, 0, what="results are a function of it")
     cycles = check_int("cycles", cycles, 1)
     burn_in = check_int("burn_in", burn_in, 0, cycles - 1)
-    trials = check_int("trials", trials, 1)
-    flux_cycles = check_int("flux_cycles", flux_cycles, 1)
-    horizon = check_int("horizon", horizon, 0, what="cycles of look-ahead")
+    if split.burn_in is not None and split.burn_in != burn_in:
+        raise SpecError(f"split.burn_in = {split.burn_in} differs from burn_in = {burn_in}: "
+                        "storm_risk measures its plain fleets and its splitting flux runs after "
+                        "one burn-in; give it once, as burn_in")
     if threads is not None:
         threads = check_int("threads", threads, 1)
-    check_basin(basin, fleet.n_jobs)    # a level above those split is lowered to them
-    check_score_every(score_every)
+    check_basin(split.basin, fleet.n_jobs)    # a level above those split is lowered to them
     if method == "splitting":
         check_splittable(fleet)
     if batch_fleets is not None:
         batch = check_int("batch_fleets", batch_fleets, 1)
-    elif fixed and max_fleets is not None:
-        batch = fixed_batch(fleet.n_jobs, int(cycles), max_fleets)
+    elif budget is None and max_fleets is not None:
+        batch = fixed_batch(fleet.n_jobs, cycles, max_fleets)
     else:
-        batch = default_batch(fleet.n_jobs, int(cycles))
-    if exact:
-        risk = exact_risk(fleet, ks, target, seed, batch)
-        if progress is not None:
-            progress(risk)
-        return risk
-    t0, c0 = time.perf_counter(), time.process_time()
-    can_split = method != "plain" and fleet.is_anonymous
-    state = dict(b=0, occs=[], ups=[], events=0)
+        batch = default_batch(fleet.n_jobs, cycles)
+    return RiskJob(fleet=fleet, ks=ks, target=target, budget=budget, max_fleets=max_fleets,
+                   batch=batch, seed=seed, cycles=cycles, burn_in=burn_in, launch=launch,
+                   threads=threads, min_hits=min_hits, progress=progress, method=method,
+                   split=split, exact=exact)
 
-    def plain(until: float | None) -> StormRisk:
-        """Plain Monte Carlo batches until resolved, max_fleets or ``until`` s."""
+
+class PlainRun:
+    """Plain Monte Carlo's batches so far (batch b: fleets [b B, (b + 1) B) of
+    ``simulate(fleet, seed=seed)``), and the StormRisk they give. ``t0`` and
+    ``c0`` (wall and CPU clocks at its start) time storm_risk's whole run."""
+
+    def __init__(self, job: RiskJob):
+        self.job = job
+        self.batches = 0
+        self.occs: list = []
+        self.ups: list = []
+        self.events = 0
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
+
+    def clocks(self) -> tuple[float, float]:
+        """CPU and wall seconds since the start."""
+        return time.process_time() - self.c0, time.perf_counter() - self.t0
+
+    def add_batch(self) -> float:
+        """Run the next batch and keep its per-fleet data; its wall seconds."""
+        job = self.job
+        tb = time.perf_counter()
+        run = simulate(job.fleet, launch=job.launch, fleets=job.batch, cycles=job.cycles,
+                       seed=job.seed, burn_in=job.burn_in, fleet_start=self.batches * job.batch,
+                       batch_size=job.batch, threads=job.threads)
+        last = time.perf_counter() - tb
+        c, e = _collapse(run.occupancy, run.upcrossings, job.ks)
+        self.occs.append(c)
+        self.ups.append(e)
+        self.events += int(run.events.sum())
+        self.batches += 1
+        return last
+
+    def estimate(self, cpu: float) -> dict:
+        """The StormRisk arrays of the batches so far (``cpu``: CPU seconds spent)."""
+        job, fleets = self.job, self.batches * self.job.batch
+        return _estimate(np.concatenate(self.occs), np.concatenate(self.ups), job.ks, fleets,
+                         job.target, job.min_hits, cpu / fleets, LEVEL)
+
+    def run(self, until: float | None) -> StormRisk:
+        """Batches until resolved, max_fleets or ``until`` s (None: a fixed
+        effort); ``progress`` after each (where no splitting may follow, after
+        the last too)."""
+        job = self.job
         while True:
-            b = state["b"]
-            tb = time.perf_counter()
-            run = simulate(fleet, launch=launch, fleets=batch, cycles=cycles, seed=int(seed),
-                           burn_in=burn_in, fleet_start=b * batch, batch_size=batch,
-                           threads=threads)
-            last = time.perf_counter() - tb
-            c, e = _collapse(run.occupancy, run.upcrossings, ks)
-            state["occs"].append(c)
-            state["ups"].append(e)
-            state["events"] += int(run.events.sum())
-            b = state["b"] = b + 1
-            fleets = b * batch
-            cpu = time.process_time() - c0
-            wall = time.perf_counter() - t0
-            est = _estimate(np.concatenate(state["occs"]), np.concatenate(state["ups"]), ks,
-                            fleets, target, min_hits, cpu / fleets, LEVEL)
-            if b >= MIN_BATCHES and bool(est["resolved"].all()):
-                stopped = "rel_error"
-            elif max_fleets is not None and fleets >= max_fleets:
-                stopped = "max_fleets"
-            elif not fixed and b >= MIN_BATCHES and wall + last > until:
-                stopped = "max_seconds"
-            elif not fixed and can_split and b >= MIN_BATCHES and _hopeless(est, cpu, wall,
-                                                                             budget):
-                stopped = "max_seconds"      # plain cannot finish: go to splitting now
-            else:
-                stopped = "running"
-            risk = StormRisk(levels=ks, rel_error_target=target, seed=int(seed),
-                             batch_fleets=batch, fleets=fleets, fleet_cycles=fleets * int(cycles),
-                             events=state["events"], cpu_seconds=cpu, wall_seconds=wall,
-                             batches=b, stopped=stopped,
-                             level_method=np.full(ks.size, "plain"), **est)
-            if progress is not None and (stopped == "running" or not can_split):
-                progress(risk)
+            last = self.add_batch()
+            fleets = self.batches * job.batch
+            cpu = time.process_time() - self.c0
+            wall = time.perf_counter() - self.t0
+            est = self.estimate(cpu)
+            stopped = _stopped(job, self.batches, est, cpu, wall, last, until)
+            risk = StormRisk(levels=job.ks, rel_error_target=job.target, seed=job.seed,
+                             batch_fleets=job.batch, fleets=fleets,
+                             fleet_cycles=fleets * job.cycles, events=self.events,
+                             cpu_seconds=cpu, wall_seconds=wall, batches=self.batches,
+                             stopped=stopped, level_method=np.full(job.ks.size, "plain"), **est)
+            if job.progress is not None and (stopped == "running" or not job.can_split):
+                job.progress(risk)
             if stopped != "running":
                 return risk
 
-    if method == "splitting":
-        risk = None
-        todo = np.ones(ks.size, dtype=bool)
-    elif fixed:
-        risk = plain(None)
-        todo = ~risk.resolved
-        if not can_split or not todo.any():
-            if can_split and progress is not None:
-                progress(risk)
-            return risk
-    else:
-        risk = plain(budget * PLAIN_SHARE if can_split else budget)
-        todo = ~risk.resolved
-        if not can_split or risk.stopped != "max_seconds":
-            if can_split and progress is not None:
-                progress(risk)
-            return risk
-        # Would plain Monte Carlo finish the rest in the budget left (at the
-        # CPU/wall ratio it ran at)? Then it goes on: splitting is not chosen.
-        speed = risk.cpu_seconds / max(risk.wall_seconds, 1e-9)
-        left = budget - risk.wall_seconds
-        more = float(np.max(risk.cpu_seconds_needed[todo])) - risk.cpu_seconds
-        if more / max(speed, 1e-9) <= left:
-            risk = plain(budget)
-            if progress is not None:
-                progress(risk)
-            return risk
 
-    def split_progress(sp):
-        if progress is not None:
-            progress(_with_split(risk, ks, todo, sp, target, t0, c0, state["events"], "running"))
+def _stopped(job: RiskJob, batches: int, est: dict, cpu: float, wall: float, last: float,
+             until: float | None) -> str:
+    """Why plain Monte Carlo stops after ``batches`` batches ("running": it does not)."""
+    enough = batches >= MIN_BATCHES
+    if enough and bool(est["resolved"].all()):
+        return "rel_error"
+    if job.max_fleets is not None and batches * job.batch >= job.max_fleets:
+        return "max_fleets"
+    if not job.fixed and enough and wall + last > until:
+        return "max_seconds"
+    if not job.fixed and job.can_split and enough and _hopeless(est, cpu, wall, job.budget):
+        return "max_seconds"      # plain cannot finish: go to splitting now
+    return "running"
 
+
+def _after_plain(job: RiskJob, risk: StormRisk) -> str:
+    """What follows plain Monte Carlo's first run: "done", "plain" (it goes on
+    to the whole budget: it would finish the rest in the budget left, at the
+    CPU/wall ratio it ran at, so splitting is not chosen) or "split" (the
+    levels it left unresolved)."""
+    todo = ~risk.resolved
+    if not job.can_split:
+        return "done"
+    if job.fixed:
+        return "split" if todo.any() else "done"
+    if risk.stopped != "max_seconds":
+        return "done"
+    speed = risk.cpu_seconds / max(risk.wall_seconds, 1e-9)
+    left = job.budget - risk.wall_seconds
+    more = float(np.max(risk.cpu_seconds_needed[todo])) - risk.cpu_seconds
+    return "plain" if more / max(speed, 1e-9) <= left else "split"
+
+
+def _split_levels(job: RiskJob, risk: StormRisk | None, todo: np.ndarray,
+                  plain: PlainRun) -> StormRisk:
+    """Levels ``todo`` by splitting (``risk``: plain Monte Carlo's StormRisk,
+    None if it did not run): ``storm_split`` with a fixed effort, else
+    ``storm_split_until`` in the budget left; ``progress`` after each round
+    and at the end."""
+    basin = job.split.basin
     if not (basin is None or isinstance(basin, str)):   # a level: at most the deepest split
-        basin = min(basin, int(ks[todo].max()))
-    if fixed:
-        sp = storm_split(fleet, ks[todo], trials=trials, replicates=replicates,
-                         flux_cycles=flux_cycles, burn_in=burn_in, seed=int(seed),
-                         launch=launch, threads=threads, horizon=horizon, basin=basin,
-                         score_every=score_every)
+        basin = min(basin, int(job.ks[todo].max()))
+    split = replace(job.split, basin=basin).with_burn_in(job.burn_in)
+    if job.fixed:
+        sp = storm_split(job.fleet, job.ks[todo], split, seed=job.seed, launch=job.launch,
+                         threads=job.threads)
     else:
-        sp = storm_split_until(fleet, ks[todo], target, budget - (time.perf_counter() - t0),
-                               seed=int(seed), trials=trials, flux_cycles=flux_cycles,
-                               burn_in=burn_in, launch=launch, threads=threads,
-                               progress=split_progress, horizon=horizon, basin=basin,
-                               score_every=score_every)
-    done = bool(np.all(sp.rate_rel_error <= target) and np.all(sp.p_rel_error <= target))
-    out = _with_split(risk, ks, todo, sp, target, t0, c0, state["events"],
-                      "rel_error" if done and (risk is None or risk.resolved[~todo].all())
-                      else "replicates" if fixed else "max_seconds")
-    if progress is not None:
-        progress(out)
+        rounds = None if job.progress is None else partial(_round_progress, job, risk, todo,
+                                                           plain)
+        sp = storm_split_until(job.fleet, job.ks[todo], job.target,
+                               job.budget - (time.perf_counter() - plain.t0), split,
+                               seed=job.seed, launch=job.launch, threads=job.threads,
+                               progress=rounds)
+    done = bool(np.all(sp.rate_rel_error <= job.target) and np.all(sp.p_rel_error <= job.target))
+    stopped = "rel_error" if done and (risk is None or risk.resolved[~todo].all()) \
+        else "replicates" if job.fixed else "max_seconds"
+    out = with_split(risk, job.ks, todo, sp, job.target, plain.events, stopped, *plain.clocks())
+    if job.progress is not None:
+        job.progress(out)
     return out
+
+
+def _round_progress(job: RiskJob, risk, todo, plain: PlainRun, sp) -> None:
+    """storm_risk's progress after a splitting round: the StormRisk so far."""
+    job.progress(with_split(risk, job.ks, todo, sp, job.target, plain.events, "running",
+                            *plain.clocks()))
 
 
 def _hopeless(est, cpu, wall, budget) -> bool:
@@ -363,63 +477,3 @@ def _hopeless(est, cpu, wall, budget) -> bool:
     speed = cpu / max(wall, 1e-9)
     more = est["cpu_seconds_needed"][todo] - cpu
     return bool(todo.any() and np.all(more / max(speed, 1e-9) > budget - wall))
-
-
-def _bound_unreached(ks, unreached, base) -> None:
-    """Levels no replicate reached: P(n_w >= k) <= P(n_w >= k') for every
-    k' < k, so the upper end of the deepest lower level's interval bounds it
-    ("monotone-bound"; 1 if none was reached). nu_k has no such bound (storms
-    of k need not be rarer than storms of k - 1): "not-reached", NaN."""
-    base["p_method"] = base["p_method"].astype(object)       # room for longer names
-    base["rate_method"] = base["rate_method"].astype(object)
-    for j in unreached.tolist():
-        lower = [i for i in range(ks.size) if ks[i] < ks[j] and base["p"][i] > 0
-                 and math.isfinite(base["p_hi"][i])]
-        base["p"][j], base["p_lo"][j] = 0.0, 0.0
-        base["p_hi"][j] = min((base["p_hi"][i] for i in lower), default=1.0)
-        base["p_method"][j] = "monotone-bound"
-        base["p_rel_error"][j] = np.nan
-        for name in ("rate", "rate_lo", "rate_hi", "rate_rel_error"):
-            base[name][j] = np.nan
-        base["rate_method"][j] = "not-reached"
-
-
-def _with_split(risk, ks, todo, sp, target, t0, c0, plain_events, stopped) -> StormRisk:
-    """The StormRisk with levels ``todo`` replaced by the splitting estimate sp."""
-    n = ks.size
-    if risk is None:
-        nan = np.full(n, np.nan)
-        base = dict(p=nan.copy(), p_lo=nan.copy(), p_hi=nan.copy(),
-                    p_method=np.full(n, "splitting"), p_rel_error=nan.copy(), rate=nan.copy(),
-                    rate_lo=nan.copy(), rate_hi=nan.copy(), rate_method=np.full(n, "splitting"),
-                    rate_rel_error=nan.copy(), duration=nan.copy(), duration_lo=nan.copy(),
-                    duration_hi=nan.copy(), hits=np.zeros(n, dtype=np.int64),
-                    resolved=np.zeros(n, dtype=bool), fleets_needed=nan.copy(),
-                    cpu_seconds_needed=nan.copy(), needed_is_lower_bound=np.zeros(n, bool),
-                    fleets=0, fleet_cycles=0, batches=0, batch_fleets=0, method=sp.method)
-    else:
-        base = {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                for k, v in risk.__dict__.items() if k not in ("levels", "split")}
-        base["p_method"] = base["p_method"].astype(object)
-        base["rate_method"] = base["rate_method"].astype(object)
-    idx = np.nonzero(todo)[0]
-    for name in ("p", "p_lo", "p_hi", "p_rel_error", "rate", "rate_lo", "rate_hi",
-                 "rate_rel_error"):
-        base[name][idx] = getattr(sp, name)
-    base["p_method"][idx] = "splitting"
-    base["rate_method"][idx] = "splitting"
-    _bound_unreached(ks, idx[~(sp.p > 0)], base)
-    # time at >= k per storm: the ratio of the replicates' means, its interval
-    # over the replicates (independent units) like every other ratio here
-    d, d_lo, d_hi, _ = ratio_of_means(sp.rep_p, sp.rep_rate, sp.level)
-    base["duration"][idx], base["duration_lo"][idx], base["duration_hi"][idx] = d, d_lo, d_hi
-    base["resolved"][idx] = (sp.rate_rel_error <= target) & (sp.p_rel_error <= target)
-    lm = np.full(n, "plain", dtype=object) if risk is None or risk.level_method is None \
-        else risk.level_method.astype(object)
-    lm[idx] = "splitting"
-    base.update(level_method=lm.astype(str), split=sp, stopped=stopped,
-                cpu_seconds=time.process_time() - c0, wall_seconds=time.perf_counter() - t0,
-                events=plain_events + sp.events, rel_error_target=target, seed=sp.seed)
-    base["p_method"] = base["p_method"].astype(str)
-    base["rate_method"] = base["rate_method"].astype(str)
-    return StormRisk(levels=ks, **base)

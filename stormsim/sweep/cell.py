@@ -158,15 +158,19 @@ class Cell:
                         dtype=np.int64)
 
     def risk_kwargs(self) -> dict | None:
-        """storm_risk()'s keyword arguments but the fleet (None: no storm risk).
+        """The storm risk's settings, every one resolved (None: no storm risk):
+        storm_risk()'s keyword arguments but the fleet, with splitting's
+        settings (the risk_* keys of RISK_SPLIT_KEYS) under their SplitSettings
+        field names beside them; a result records them as they are.
 
-        ``stormsim.storm_risk(cell.fleet, **cell.risk_kwargs())`` reproduces the
-        cell's stored storm risk bit for bit: a fixed effort (``max_seconds=None``),
-        the cell's run seed, cycles, burn_in and launch, and each risk_* key
-        at its value, storm_risk's default where not given (so every setting
-        is resolved and recorded). Its plain fleets are fleets 0.. of
-        ``simulate(cell.fleet, seed=cell.run_seed)`` run for all ``cycles`` (no
-        passage stop; simulate's default engine)."""
+        ``stormsim.storm_risk(cell.fleet, **cellrisk.risk_call(cell.risk_kwargs()))``
+        (``risk_call`` gathers splitting's settings into ``split=SplitSettings``)
+        reproduces the cell's stored storm risk bit for bit: a fixed effort
+        (``max_seconds=None``), the cell's run seed, cycles, burn_in and launch,
+        and each risk_* key at its value, its default (RISK_DEFAULTS) where not
+        given. Its plain fleets are fleets 0.. of ``simulate(cell.fleet,
+        seed=cell.run_seed)`` run for all ``cycles`` (no passage stop;
+        simulate's default engine)."""
         if not self.has_risk:
             return None
         kw = {"levels": self.risk_levels(), "max_seconds": None, "seed": self.run_seed,
@@ -174,7 +178,7 @@ class Cell:
         for key, param in RISK_KEYS.items():
             if key != "risk_levels":
                 value = self.values[key]
-                kw[param] = RISK_DEFAULTS.get(param) if value is None else value
+                kw[param] = RISK_DEFAULTS[param] if value is None else value
         return kw
 
     def identity(self) -> dict:

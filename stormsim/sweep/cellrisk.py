@@ -1,6 +1,8 @@
 """A sweep cell's storm risk (``risk_levels``): its numbers, its unit of work, its part.
 
-    Cell.risk_kwargs --make_risk_unit--> RiskUnit (one per cell asking for it)
+    Cell.risk_kwargs --make_risk_unit--> RiskUnit (one per cell asking for it;
+                                         its kwargs: risk_call, the settings
+                                         with split=SplitSettings(...))
                      --run_risk--------> stormsim.storm_risk(fleet, **kwargs)
                                          (a fixed effort: max_seconds=None)
                      --risk_part-------> RiskPart (RISK_ARRAYS per level, RISK_SCALARS)
@@ -22,13 +24,15 @@ import numpy as np
 
 from ..engine.model import Fleet
 from ..engine.units import SECONDS_PER_DAY
+from ..risk.settings import SplitSettings
 from ..risk.stormrisk import storm_risk
 from .executors import layer_guard
+from .keys import RISK_SPLIT_KEYS
 from .spec import Sweep
 
 __all__ = ["PER_DAY", "RISK_ARRAYS", "RISK_SCALARS", "RiskArray", "RiskPart",
-           "RiskUnit", "asked_levels", "make_risk_unit", "per_day", "risk_fill", "risk_part", "risk_table",
-           "run_risk"]
+           "RiskUnit", "asked_levels", "make_risk_unit", "per_day", "risk_call", "risk_fill",
+           "risk_part", "risk_table", "run_risk"]
 
 
 @dataclass(frozen=True)
@@ -158,10 +162,19 @@ def risk_table(risks, kmax: int) -> dict:
 
 
 
+def risk_call(settings: dict) -> dict:
+    """storm_risk()'s keyword arguments (but the fleet) of a storm risk's
+    resolved settings (Cell.risk_kwargs): splitting's (the fields RISK_SPLIT_KEYS
+    name) gathered into ``split=SplitSettings(...)``, the rest as they are."""
+    fields = set(RISK_SPLIT_KEYS.values())
+    return {**{k: v for k, v in settings.items() if k not in fields},
+            "split": SplitSettings(**{k: v for k, v in settings.items() if k in fields})}
+
+
 @dataclass(frozen=True)
 class RiskUnit:
     """A unit of work: one cell's storm risk, ``storm_risk(fleet, **kwargs)``
-    (Cell.risk_kwargs: a fixed effort), run whole."""
+    (``risk_call`` of Cell.risk_kwargs: a fixed effort), run whole."""
 
     kind: ClassVar[str] = "risk"    # what a driver, planner and store tell units and parts by
     sweep_hash: str
@@ -181,8 +194,8 @@ class RiskUnit:
 
 def make_risk_unit(sweep: Sweep, cell: int, threads=None) -> RiskUnit:
     c = sweep.cells[cell]
-    return RiskUnit(sweep_hash=sweep.hash, cell=cell, fleet=c.fleet, kwargs=c.risk_kwargs(),
-                    threads=threads)
+    return RiskUnit(sweep_hash=sweep.hash, cell=cell, fleet=c.fleet,
+                    kwargs=risk_call(c.risk_kwargs()), threads=threads)
 
 
 @dataclass(eq=False)

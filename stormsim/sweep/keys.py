@@ -5,21 +5,23 @@ add a key"). ``spec`` reads sweep files with it and resolves their cells.
 from __future__ import annotations
 
 import difflib
-import inspect
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from ..risk.settings import FIELDS as SPLIT_FIELDS
+from ..risk.settings import SplitSettings
 from ..risk.splitting import BASIN_RULES, MIN_ENTRIES, MIN_REPLICATES, SCORE_EVERY
-from ..risk.stormrisk import FIXED_REPLICATES, storm_risk
+from ..risk.stormrisk import (DEFAULT_MAX_SECONDS, DEFAULT_METHOD, DEFAULT_REL_ERROR,
+                              FIXED_REPLICATES)
 from ..risk.stormrisk import METHODS as RISK_METHODS
 from . import checks as ck
 from . import jobtable
 
 __all__ = ["ABSENT", "COLUMNS", "DEFAULTS", "KEY", "KEYS", "OCCUPANCY_MODES", "PARAMS", "PARAM_ATTRS",
-           "REFUSED_KEYS", "REQUIRED", "RISK_DEFAULTS", "RISK_KEYS", "SEED_DOMAIN", "SEED_ROLES",
-           "SWEEP_KEYS", "TABLES", "Key", "unknown_key"]
+           "REFUSED_KEYS", "REQUIRED", "RISK_DEFAULTS", "RISK_KEYS", "RISK_SPLIT_KEYS", "SEED_DOMAIN",
+           "SEED_ROLES", "SWEEP_KEYS", "TABLES", "Key", "unknown_key"]
 
 #: Version of the cell-seed derivation (part of the hashed bytes).
 SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
@@ -68,19 +70,17 @@ class Key:
         assert self.seed in SEED_ROLES, self.seed
 
 
-# -- storm risk defaults: storm_risk's own (one place: its signature) ---------------
+# -- storm risk defaults: storm_risk's constants and SplitSettings' fields ----------
 
-def _storm_risk_defaults() -> dict:
-
-
-    out = {name: p.default for name, p in inspect.signature(storm_risk).parameters.items()
-           if p.default is not inspect.Parameter.empty}
-    out["replicates"] = FIXED_REPLICATES
-    return out
-
-
-#: storm_risk's defaults of the parameters a sweep's risk_* keys set.
-RISK_DEFAULTS = _storm_risk_defaults()
+_SPLIT = SplitSettings()
+#: The defaults of the settings a sweep's risk_* keys (and ``stormsim risk``)
+#: set: storm_risk's own (``stormsim.risk.stormrisk``) and splitting's
+#: (``SplitSettings``; replicates: a fixed effort's, FIXED_REPLICATES).
+RISK_DEFAULTS = {"method": DEFAULT_METHOD, "rel_error": DEFAULT_REL_ERROR,
+                 "max_seconds": DEFAULT_MAX_SECONDS, "max_fleets": None,
+                 "replicates": FIXED_REPLICATES, "trials": _SPLIT.trials,
+                 "flux_cycles": _SPLIT.flux_cycles, "horizon": _SPLIT.horizon,
+                 "basin": _SPLIT.basin, "score_every": _SPLIT.score_every}
 
 # -- THE table of keys ------------------------------------------------------------
 
@@ -180,7 +180,8 @@ KEYS: tuple[Key, ...] = (
         seed="identity", kwarg=True),
     # storm risk: stormsim.storm_risk per cell with a fixed effort (max_seconds
     # = None), run once per cell besides its fleets; the cell's run seed, cycles, burn_in and
-    # launch (Cell.risk_kwargs). None: storm_risk's own default (RISK_DEFAULTS).
+    # launch (Cell.risk_kwargs). None: the default (RISK_DEFAULTS): storm_risk's, or
+    # SplitSettings' for the keys of RISK_SPLIT_KEYS.
     Key("risk_levels", "the storm risk's levels k: a list of integers, 'N' or 'N/q' (e.g. "
         "[4, 'N/2', 'N']); [] (the default): no storm risk", ck.tail_level_list, (),
         aliases=("storm_risk", "risk", "risk_level"), seed="identity"),
@@ -234,10 +235,13 @@ COLUMNS: dict[str, object] = {k.name: k.dtype for k in KEYS if k.dtype is not No
 #: Column -> (units, long name), the attributes of its dataset in results.
 PARAM_ATTRS: dict[str, tuple] = {k.name: (k.units, k.long_name) for k in KEYS if k.dtype is not None}
 _HINTS = {a: k.name for k in KEYS for a in k.aliases}
-#: The risk_* keys -> the storm_risk parameter each sets (risk_levels: ``levels``).
+#: The risk_* keys -> the setting each sets: a storm_risk argument (risk_levels:
+#: ``levels``) or, for RISK_SPLIT_KEYS, a SplitSettings field.
 RISK_KEYS: dict[str, str] = {k.name: k.name[len("risk_"):] for k in KEYS
                              if k.name.startswith("risk_")}
 RISK_KEYS["risk_fleets"] = "max_fleets"
+#: The risk_* keys that set splitting's settings -> their SplitSettings field.
+RISK_SPLIT_KEYS: dict[str, str] = {k: f for k, f in RISK_KEYS.items() if f in SPLIT_FIELDS}
 #: Keys refused with a reason (not merely unknown).
 REFUSED_KEYS: dict[str, str] = {
     name: ("a sweep's storm risk has a fixed effort, never a time budget: a result must not "

@@ -16,7 +16,7 @@ from stormsim.engine import _kernel
 from stormsim.engine import door
 from stormsim.errors import SpecError
 from stormsim.risk.splitting import (DEFAULT_BASIN, DEFAULT_HORIZON, DEFAULT_SCORE_EVERY, MIN_ENTRIES,
-                                PILOT_FLEET, _flux, choose_basin, storm_split)
+                                PILOT_FLEET, SplitSettings, _flux, choose_basin, storm_split)
 from stormsim.stats.storms import storm_estimate
 from stormsim.stats.tails import tail_estimate
 
@@ -191,11 +191,11 @@ def test_rounds_of_replicates_are_the_replicates_of_one_call():
     from stormsim.risk.splitting import storm_split_until
 
     f = _paper_cell(12)
-    kw = dict(trials=100, flux_cycles=300, burn_in=30, seed=4, basin=3)
-    est = storm_split_until(f, [4, 6], rel_error=1e-9, max_seconds=1e9, round_replicates=2,
-                            max_replicates=6, **kw)
+    split = SplitSettings(trials=100, flux_cycles=300, burn_in=30, basin=3)
+    est = storm_split_until(f, [4, 6], rel_error=1e-9, max_seconds=1e9, split=split,
+                            round_replicates=2, max_replicates=6, seed=4)
     assert est.replicates == 6
-    one = storm_split(f, [4, 6], replicates=6, **kw)
+    one = storm_split(f, [4, 6], split, replicates=6, seed=4)
     assert np.array_equal(est.rep_rate, one.rep_rate) and np.array_equal(est.rate, one.rate)
     assert np.array_equal(est.p_hi, one.p_hi)
 
@@ -217,14 +217,14 @@ def test_basin_rules_place_the_edge_where_they_say():
     inputs = door.prepare(f, 1)
     entries = {L: int(_flux(inputs, PILOT_FLEET, 2, L, burn, burn + pilot, 1, "random",
                             DEFAULT_HORIZON, DEFAULT_SCORE_EVERY)[5].sum()) for L in range(1, 11)}
-    most = choose_basin(f, [10], seed=1, rule="most-entries")
+    most = choose_basin(f, [10], SplitSettings(basin="most-entries"), seed=1)
     raised = choose_basin(f, [10], seed=1)
     assert entries[most] == max(entries.values())
     per_run = {L: n * (cycles - burn) / (2 * pilot) for L, n in entries.items()}
     assert per_run[raised] >= MIN_ENTRIES and raised > most     # N = 16: 8 against 5
     assert all(per_run[L] < MIN_ENTRIES for L in range(raised + 1, 11))
     with pytest.raises(SpecError, match="basin = 'low'.*raised"):
-        choose_basin(f, [10], rule="low")
+        SplitSettings(basin="low")
 
 
 def test_refuses_what_it_does_not_model():
@@ -285,7 +285,7 @@ def test_storm_risk_uses_plain_monte_carlo_for_async_fleets():
         stormsim.storm_risk(a, [8], method="fancy")
     # refused up front, even where plain Monte Carlo alone would run
     with pytest.raises(SpecError, match="score_every = 'often'"):
-        stormsim.storm_risk(a, [8], score_every="often")
+        stormsim.storm_risk(a, [8], split=SplitSettings(score_every="often"))
 
 
 def test_risk_command_splits_on_request(tmp_path, capsys):

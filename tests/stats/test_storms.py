@@ -99,7 +99,8 @@ def test_ratio_of_means_interval_covers_synthetic_truth():
 
 def test_split_levels_give_their_storm_duration_with_an_interval():
     f = stormsim.Fleet.identical(16, load=0.6, jitter=0.01)
-    r = stormsim.storm_risk(f, [6], method="splitting", trials=100, max_seconds=2, seed=3)
+    r = stormsim.storm_risk(f, [6], method="splitting", max_seconds=2, seed=3,
+                            split=stormsim.SplitSettings(trials=100))
     assert r.level_method[0] == "splitting" and r.split.replicates >= 2
     assert 0 < r.duration_lo[0] < r.duration[0] < r.duration_hi[0] < 1.0   # storms << T
     assert f"{r.duration[0]:.4g} [{r.duration_lo[0]:.4g}, " in str(r)
@@ -112,7 +113,8 @@ def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
     is bounded by the interval of the deepest lower level asked; the rate
     says it has none."""
     f = stormsim.Fleet.identical(64, load=0.6, jitter=0.01)
-    r = stormsim.storm_risk(f, [8, 64], method="splitting", trials=10, max_seconds=2, seed=3)
+    r = stormsim.storm_risk(f, [8, 64], method="splitting", max_seconds=2, seed=3,
+                            split=stormsim.SplitSettings(trials=10))
     assert r.p[0] > 0 and list(r.p_method) == ["splitting", "monotone-bound"]
     assert r.p[1] == 0 and r.p_hi[1] == r.p_hi[0]
     assert r.rate_method[1] == "not-reached" and math.isnan(r.rate[1])

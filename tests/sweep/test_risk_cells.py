@@ -23,8 +23,9 @@ def _cell(n=10):
     return stormsim.Fleet(T=[1.0] * n, d=[0.6 / n] * n, jitter=[0.01] * (n - 1) + [0.0])
 
 
-FIXED = dict(max_seconds=None, max_fleets=32, replicates=3, cycles=150,
-             burn_in=20, flux_cycles=300, trials=40, seed=5)
+#: A small fixed effort: 32 plain fleets, 3 splitting replicates of 40 clones.
+SPLIT = stormsim.SplitSettings(replicates=3, flux_cycles=300, trials=40)
+FIXED = dict(max_seconds=None, max_fleets=32, cycles=150, burn_in=20, seed=5, split=SPLIT)
 
 
 def test_fixed_effort_is_a_function_of_seed_and_effort_not_threads():
@@ -39,7 +40,7 @@ def test_fixed_effort_is_a_function_of_seed_and_effort_not_threads():
 
 
 def test_fixed_effort_plain_stops_at_max_fleets_or_rel_error():
-    kw = {**FIXED, "replicates": None}
+    kw = {**FIXED, "split": None}
     r = stormsim.storm_risk(_cell(), [2], method="plain", **kw)
     assert r.stopped in ("rel_error", "max_fleets") and r.split is None
     loose = stormsim.storm_risk(_cell(), [2], method="plain", rel_error=0.5, **kw)
@@ -50,11 +51,13 @@ def test_fixed_effort_errors_name_the_parameter():
     with pytest.raises(SpecError, match="max_seconds = None .* needs max_fleets"):
         stormsim.storm_risk(_cell(), [2], max_seconds=None)
     with pytest.raises(SpecError, match="replicates = 4 is the splitting effort"):
-        stormsim.storm_risk(_cell(), [2], max_seconds=5, replicates=4)
+        stormsim.storm_risk(_cell(), [2], max_seconds=5,
+                            split=stormsim.SplitSettings(replicates=4))
     with pytest.raises(SpecError, match="replicates = 0"):
-        stormsim.storm_risk(_cell(), [2], max_seconds=None, max_fleets=16, replicates=0)
+        stormsim.SplitSettings(replicates=0)
     with pytest.raises(SpecError, match=r"replicates = 2: must be >= 3 \(the interval"):
-        stormsim.storm_risk(_cell(), [2], max_seconds=None, max_fleets=16, replicates=2)
+        stormsim.storm_risk(_cell(), [2], max_seconds=None, max_fleets=16,
+                            split=stormsim.SplitSettings(replicates=2))
 
 
 # ---------------------------------------------------------------------------
@@ -110,8 +113,7 @@ def test_a_sweep_cell_s_risk_is_a_direct_storm_risk_call_bit_for_bit(risk_result
     for c, cell in zip(res, sw.cells):
         n = cell.n_jobs
         direct = stormsim.storm_risk(cell.fleet, [2, n], max_seconds=None, max_fleets=32,
-                                     replicates=3, trials=40, flux_cycles=300,
-                                     seed=cell.run_seed, cycles=150, burn_in=20,
+                                     split=SPLIT, seed=cell.run_seed, cycles=150, burn_in=20,
                                      launch="sync")
         r = c.risk
         assert list(r["levels"]) == [2, n]
@@ -252,33 +254,37 @@ def test_a_sweep_cell_s_storm_risk_runs_storm_risk_s_own_defaults():
     out runs storm_risk's ("raised", "cycle"), resolved and recorded in its
     identity; giving either is another sweep, and its rule is the one run."""
     from stormsim.risk.splitting import DEFAULT_BASIN, DEFAULT_SCORE_EVERY
+    from stormsim.sweep.cellrisk import risk_call
 
     old = _sweep(BASIN_CELL)
     kw = old.cells[0].risk_kwargs()
     assert (kw["basin"], kw["score_every"]) == (DEFAULT_BASIN, DEFAULT_SCORE_EVERY)
     assert old.cells[0].identity()["risk_basin"] is None       # given as storm_risk's default
-    raised = stormsim.storm_risk(old.cells[0].fleet, **kw).split.interfaces[0]
+    raised = stormsim.storm_risk(old.cells[0].fleet, **risk_call(kw)).split.interfaces[0]
     most = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_basin = "most-entries"'))
     assert most.hash != old.hash and most.cells[0].run_seed == old.cells[0].run_seed
-    lowest = stormsim.storm_risk(most.cells[0].fleet, **most.cells[0].risk_kwargs())
+    lowest = stormsim.storm_risk(most.cells[0].fleet, **risk_call(most.cells[0].risk_kwargs()))
     assert lowest.split.interfaces[0] < raised          # the rule asked is the rule run
     ends = _sweep(BASIN_CELL.replace("[fixed]", '[fixed]\nrisk_score_every = "write-end"'))
     assert ends.hash != old.hash and ends.cells[0].risk_kwargs()["score_every"] == "write-end"
     fixed = _sweep(BASIN_CELL.replace("[fixed]", "[fixed]\nrisk_basin = 6"))
     assert stormsim.storm_risk(fixed.cells[0].fleet,
-                               **fixed.cells[0].risk_kwargs()).split.interfaces[0] == 6
+                               **risk_call(fixed.cells[0].risk_kwargs())).split.interfaces[0] == 6
 
 
 def test_an_integer_basin_above_the_levels_left_to_split_is_lowered():
     """With "auto", splitting gets only the levels plain Monte Carlo left; a
     basin level above them is lowered to the deepest of them (never a cell
     that fails on every resume)."""
+    from dataclasses import replace
+
     kw = {**FIXED, "max_fleets": 16}
-    r = stormsim.storm_risk(_cell(), [2, 6], basin=9, **kw)
+    basin = (lambda b: {**kw, "split": replace(SPLIT, basin=b)})
+    r = stormsim.storm_risk(_cell(), [2, 6], **basin(9))
     assert list(r.level_method) == ["plain", "splitting"] and r.split.interfaces[0] == 6
-    direct = stormsim.storm_risk(_cell(), [2, 6], basin=6, **kw)
+    direct = stormsim.storm_risk(_cell(), [2, 6], **basin(6))
     assert np.array_equal(r.p, direct.p) and np.array_equal(r.rate, direct.rate)
-    assert stormsim.storm_risk(_cell(), [2, 6], basin=None, **kw).split.interfaces[0] == \
+    assert stormsim.storm_risk(_cell(), [2, 6], **basin(None)).split.interfaces[0] == \
         stormsim.storm_risk(_cell(), [2, 6], **kw).split.interfaces[0]   # None: the default
 
 
