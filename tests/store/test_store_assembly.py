@@ -4,7 +4,7 @@ OUTPUT.tmp removed), the error names the output and says what to do, and the
 resumed result is bit-identical to an uninterrupted one.
 
 The disk's own refusals (full, read-only) are tested with real full disks in
-tests/test_edges.py; here the failures are real bad inputs (a unit file
+tests/e2e/test_edges.py; here the failures are real bad inputs (a unit file
 corrupted after the scan, a unit whose contents the scan could not check
 before) and, for the kind no input explains (a bug), an exception at the
 assembly's fault point."""

@@ -2,7 +2,7 @@
 
 The sweep cases are small (N = 8..12, a few hundred cycles, 2-4 splitting
 replicates): they check that numbers flow and stay put, not the estimator's
-accuracy (tests/test_splitting.py does that).
+accuracy (tests/risk/test_splitting.py does that).
 """
 import io
 
@@ -400,7 +400,7 @@ def test_dry_run_says_the_storm_risk_is_extra(capsys):
 
 
 #: One cell per risk_method, risk_fleets = 33: storm_risk runs MIN_BATCHES = 2
-#: equal batches of 17 (risk.fixed_batch: 33 rounded up to whole batches), so
+#: equal batches of 17 (risk.stormrisk.fixed_batch: 33 rounded up to whole batches), so
 #: 34 plain fleets in "auto" and "plain" and none in "splitting"; k = N = 6 is
 #: out of reach of 34 fleets of 150 cycles, so every batch runs.
 METHODS_SWEEP = (RISK_SWEEP.replace("risk_fleets = 32", "risk_fleets = 33")
