@@ -94,8 +94,8 @@ k = 20-24 of N = 32.
 
 The basin (``basin``): the default rule "raised" places L_0 at the highest
 level a flux run still enters >= MIN_ENTRIES times (from the pilots); the
-rule "most-entries" (the default before, and still in sweeps, whose numbers
-stay bit-identical) at the level entered most often. A low L_0 makes every
+rule "most-entries" at the level entered most often. Sweeps use
+``storm_risk``'s defaults (key ``risk_basin``). A low L_0 makes every
 failing trial run all the way back to a quiet fleet; a higher one stops it
 sooner (measured in docs/SPLITTING.md).
 
@@ -144,8 +144,7 @@ DEFAULT_HORIZON = 2
 #: When the score is looked at (``score_every``, see the module docstring):
 #: "cycle" (the default) once a cycle, and at every write end while the last
 #: look was within NEAR_LEVELS of the next interface; "write-end" at every
-#: write end (the rule before "cycle" existed, and still the sweeps' default,
-#: so their numbers stay bit-identical).
+#: write end. Sweeps use ``storm_risk``'s default (key ``risk_score_every``).
 SCORE_EVERY = ("cycle", "write-end")
 DEFAULT_SCORE_EVERY = "cycle"
 #: "cycle": a trial whose last look scored >= (next interface - NEAR_LEVELS)
@@ -287,8 +286,8 @@ def storm_split(fleet: Fleet, levels, *, trials: int = 100, replicates: int = 32
     threads : numba threads (results do not depend on it)
     score_every : when the score is looked at: "cycle" (the default: once a
         cycle, and at every write end near the next interface; ~5x less CPU
-        per replicate at N = 32) or "write-end" (at every write end; the rule
-        before "cycle" existed, the sweeps' default); see the module docstring
+        per replicate at N = 32) or "write-end" (at every write end); see the
+        module docstring
     """
     check_splittable(fleet)
     ks = check_levels("levels", levels, fleet.n_jobs)
