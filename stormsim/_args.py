@@ -6,6 +6,7 @@ what was given and what is required.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 from numbers import Integral, Real
@@ -132,6 +133,19 @@ def check_keywords(where: str, given: dict, function) -> None:
     for name, p in params.items():
         if p.default is inspect.Parameter.empty and p.kind is p.KEYWORD_ONLY and name not in given:
             raise SpecError(f"{name}: missing; {where} needs it")
+
+
+def keywords_of(where: str, like):
+    """A decorator for a keyword-only method that passes its keywords on to
+    ``like``: they are checked against ``like``'s first (``check_keywords``), so
+    an unknown or missing one is a SpecError naming it, not Python's TypeError."""
+    def wrap(method):
+        @functools.wraps(method)
+        def checked(cls, **given):
+            check_keywords(where, given, like)
+            return method(cls, **given)
+        return checked
+    return wrap
 
 
 def is_path(value) -> bool:
