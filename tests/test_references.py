@@ -24,7 +24,12 @@ The rules:
   files (code included) and pages exists.
 - This file's own examples of wrong references and paths are not read.
 - **Wing maps.** The docstring of each wing's ``__init__`` names every module
-  of the wing as ``name`` in double backticks ("What lives here: ...").
+  of the wing as ``name`` in double backticks ("What lives here: ..."), and
+  docs/architecture.md's table of wings names each as `name.py` in the
+  wing's row (each root module and face, except ``__init__`` and
+  ``__main__``, in the "root modules" or the "faces" row).
+- **Command lists.** ``stormsim --help``'s summary (cli_parser's docstring)
+  and the README's line on ``stormsim/cli.py`` name every subcommand.
 """
 from __future__ import annotations
 
@@ -158,6 +163,36 @@ def wing_map_gaps(package: Path = PACKAGE) -> list[str]:
     return gaps
 
 
+def architecture_gaps(root: Path = ROOT, package: Path = PACKAGE) -> list[str]:
+    rows = dict(re.findall(r"^\| (`stormsim/\w+/`|root modules|faces) \|(.*)$",
+                           (root / "docs" / "architecture.md").read_text(), re.M))
+    named = {w: set(re.findall(r"`(\w+)\.py`", rows.get(f"`stormsim/{w}/`", ""))) for w in WINGS}
+    top = set(re.findall(r"`(\w+)\.py`", rows.get("root modules", "") + rows.get("faces", "")))
+    gaps = [f"{w}.{p.stem}" for w in WINGS for p in sorted((package / w).glob("*.py"))
+            if p.stem != "__init__" and p.stem not in named[w]]
+    return gaps + [p.stem for p in sorted(package.glob("*.py"))
+                   if p.stem not in ("__init__", "__main__") and p.stem not in top]
+
+
+def subcommands() -> set[str]:
+    import argparse
+
+    from stormsim.cli_parser import parser
+
+    return {name for action in parser()._actions if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices}
+
+
+def commands_missing(summary: str, readme: str, commands: set[str]) -> list[str]:
+    """The subcommands the --help summary (lines ``    stormsim NAME ...``) or the
+    README's ``stormsim/cli.py`` line (``(a, b, ...)``) leave out."""
+    listed = set(re.findall(r"^ +stormsim (\w+)", summary, re.M))
+    line = re.search(r"^- `stormsim/cli\.py`:.*\(([^)]*)\)", readme, re.M)
+    in_readme = set(re.findall(r"\w+", line.group(1))) if line else set()
+    return ([f"--help: {c}" for c in sorted(commands - listed)]
+            + [f"README: {c}" for c in sorted(commands - in_readme)])
+
+
 # -- the checks --------------------------------------------------------------------------
 
 def test_every_dotted_reference_resolves():
@@ -174,6 +209,21 @@ def test_every_tests_path_exists():
 def test_each_wing_init_names_all_its_modules():
     gaps = wing_map_gaps()
     assert not gaps, f"a wing's __init__ docstring (What lives here) does not name {gaps}"
+
+
+def test_the_architecture_page_names_every_module():
+    gaps = architecture_gaps()
+    assert not gaps, f"docs/architecture.md's table of wings does not name {gaps}"
+
+
+def test_the_command_lists_name_every_subcommand():
+    import stormsim.cli_parser
+
+    commands = subcommands()
+    assert {"sweep", "inspect", "risk", "report", "plan", "demo"} <= commands
+    missing = commands_missing(stormsim.cli_parser.__doc__, (ROOT / "README.md").read_text(),
+                               commands)
+    assert not missing, missing
 
 
 # -- the checkers can fail ---------------------------------------------------------------
@@ -226,6 +276,21 @@ def test_the_wing_map_checker_sees_an_unnamed_module(tmp_path):
         (tmp_path / wing / "named.py").write_text("")
     (tmp_path / "risk" / "unnamed.py").write_text("")
     assert wing_map_gaps(tmp_path) == ["risk.unnamed"]
+
+
+def test_the_architecture_checker_sees_an_unnamed_module(tmp_path):
+    (tmp_path / "docs").mkdir()
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    (tmp_path / "docs" / "architecture.md").write_text(page.replace("`exact.py`", "`exakt.py`")
+                                                       .replace("`fleetplan.py`", "`plan.py`"))
+    assert architecture_gaps(tmp_path) == ["risk.exact", "fleetplan"]
+
+
+def test_the_command_list_checker_sees_a_missing_command():
+    summary = "    stormsim sweep X   run\n    stormsim demo   a demo\n"
+    readme = "- `stormsim/cli.py`: the `stormsim` command (sweep, plan).\n"
+    assert commands_missing(summary, readme, {"sweep", "demo", "plan"}) == [
+        "--help: plan", "README: demo"]
 
 
 @pytest.mark.parametrize("source, expected", [
