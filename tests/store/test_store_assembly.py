@@ -148,8 +148,8 @@ def test_any_other_assembly_failure_keeps_every_unit_and_says_so(tmp_path, sweep
                                        "Can't decrement id ref count")])
 def test_running_out_of_memory_or_a_bare_os_error_is_the_environment_s(
         tmp_path, sweep, reference, exc, why):
-    """MemoryError says nothing about stormsim (before: reported as a bug), and
-    an exception without a message made the message itself fail (IndexError)."""
+    """MemoryError says nothing about stormsim (a ResourceError, not a bug), and
+    an exception without a message still gets one (no IndexError building it)."""
     _units_in_parts(tmp_path, sweep)
     store = HDF5Store(tmp_path / "out.h5")
     store.open(sweep)

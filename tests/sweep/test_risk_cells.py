@@ -311,8 +311,8 @@ def test_bad_risk_keys_say_key_value_and_rule(line, message):
 
 @pytest.mark.parametrize("value", ['"60"', "60"])
 def test_a_time_budget_in_the_sweep_table_gets_the_refusal_not_unknown_key(value):
-    """[sweep] max_seconds: before, refused as an unknown key of [sweep] (the
-    refusal that says why and what to give instead could never show)."""
+    """[sweep] max_seconds gets the refusal that says why and what to give
+    instead, not the unknown-key error of [sweep]."""
     from stormsim.errors import SweepError
 
     text = RISK_SWEEP.replace('name = "risk cells"', f'name = "risk cells"\nmax_seconds = {value}')
@@ -555,10 +555,10 @@ def test_each_view_reads_each_cell_once(risk_result):
 
 
 def test_a_result_cannot_be_written_without_the_storm_risk_its_cells_ask_for(tmp_path):
-    """write_result's risk_of is required: before, it defaulted to None, and a
-    caller that forgot it got a bare TypeError ('NoneType' object is not
-    callable) after the file was created; a risk_of with no risk for a cell
-    got an AttributeError."""
+    """write_result's risk_of is required (forgetting it is Python's
+    TypeError), and a risk_of that is None or gives no risk (or another
+    cell's) for a cell that asks for one is a ValueError naming the cell,
+    before any file is created."""
     from stormsim.store.layout import write_result
     from stormsim.store.stores import MemoryStore
     from stormsim.driver import run_sweep
@@ -583,8 +583,8 @@ def test_a_result_cannot_be_written_without_the_storm_risk_its_cells_ask_for(tmp
 
 
 def test_inspect_shows_the_storm_risk_reading_each_cell_once(risk_result, capsys):
-    """`stormsim inspect FILE` (text): before, no storm risk at all (only the
-    report and the data views had it). One row per cell and level asked."""
+    """`stormsim inspect FILE` (text) shows the cells' storm risk, as the report
+    and the data views do: one row per cell and level asked."""
     from stormsim.cli import main
 
     assert main(["inspect", str(risk_result)]) == 0
