@@ -410,7 +410,7 @@ METHODS_SWEEP = (RISK_SWEEP.replace("risk_fleets = 32", "risk_fleets = 33")
 
 def test_dry_run_and_progress_count_the_storm_risk_as_it_runs(tmp_path):
     """The dry run's plain fleets are those storm_risk runs (batch rounding, none
-    with risk_method = 'splitting'; before: the sum of risk_fleets, 99), it
+    with risk_method = 'splitting'; not the sum of risk_fleets, 99), it
     names the cells that split; the progress counts the risk tasks and says
     the ETA leaves them out."""
     import io
