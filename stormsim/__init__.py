@@ -15,7 +15,7 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from .engine import _numba_cache  # noqa: E402,F401  (must run before the kernels are imported)
 from ._version import __version__
 from .engine.run import Run, simulate
-from .errors import SpecError, SweepError
+from .errors import ResourceError, SpecError, SweepError
 from .sweep.executors import DaskExecutor, LocalExecutor
 from .engine.launch import stagger_margin, stagger_spacing, stagger_theta
 from .engine.model import Fleet, throughput_table
@@ -23,19 +23,21 @@ from .store.results import Results, open_results
 from .risk.stormrisk import StormRisk, storm_risk
 from .risk.splitting import SplitEstimate, SplitSettings, storm_split
 from .sweep.spec import Sweep, load_sweep, parse_sweep
-from .stats.stationary import StationaryLaw, stationary
+from .stats.stationary import DeterministicFleetWarning, StationaryLaw, stationary
 from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
-from .driver import run_sweep
+from .driver import SweepOutcome, run_sweep
 from .fleetplan import FleetPlan, plan
 
 __all__ = [
     "DaskExecutor",
+    "DeterministicFleetWarning",
     "Fleet",
     "FleetPlan",
     "HDF5Store",
     "LocalExecutor",
     "MemoryStore",
+    "ResourceError",
     "Results",
     "Run",
     "SpecError",
@@ -45,6 +47,7 @@ __all__ = [
     "StormRisk",
     "Sweep",
     "SweepError",
+    "SweepOutcome",
     "kaplan_meier",
     "load_sweep",
     "median_survival",

@@ -6,14 +6,18 @@ what was given and what is required.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
 from numbers import Integral, Real
+from typing import Callable, TypeVar, cast
 
 import numpy as np
 
 from .errors import SpecError
+
+_F = TypeVar("_F", bound=Callable)
 
 
 def check_int(name: str, value, lo: int, hi: int | None = None, what: str = "") -> int:
@@ -196,6 +200,20 @@ def check_keywords(where: str, given: dict, function) -> None:
     for name, p in params.items():
         if p.default is inspect.Parameter.empty and p.kind is p.KEYWORD_ONLY and name not in given:
             raise SpecError(f"{name}: missing; {where} needs it")
+
+
+def keywords_of(where: str, like) -> Callable[[_F], _F]:
+    """A decorator for a keyword-only method that passes its keywords on to
+    ``like``: they are checked against ``like``'s first (``check_keywords``), so
+    an unknown or missing one is a SpecError naming it, not Python's TypeError.
+    The method keeps its own signature (``help``, IDEs)."""
+    def wrap(method: _F) -> _F:
+        @functools.wraps(method)
+        def checked(cls, **given):
+            check_keywords(where, given, like)
+            return method(cls, **given)
+        return cast(_F, checked)
+    return wrap
 
 
 def is_path(value) -> bool:

@@ -5,6 +5,7 @@
     stormsim report results.h5                figures and a report (stormsim.report)
     stormsim demo                             a small real sweep and its table
     stormsim risk FILE.toml --levels 2,4      storm rates of one cell, to a relative error
+    stormsim plan --jobs 12 --size 840GB ...  a fleet and its what-ifs in one table (also JOBS.csv)
 
 exit codes:
     0    done (or nothing to do)

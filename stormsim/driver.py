@@ -48,8 +48,28 @@ STOP_GRACE_SECONDS = 0.4
 class SweepOutcome:
     """What ``run_sweep`` did.
 
-    status : "complete" (finished now), "already complete" (nothing to do)
-        or "interrupted" (stopped on request; finished units are kept)
+    Attributes
+    ----------
+    status : str
+        "complete" (finished now), "already complete" (nothing to do) or
+        "interrupted" (stopped on request; finished units are kept).
+    output : str
+        Where the result is (the store's location).
+    n_cells, cells_done : int
+        The sweep's cells, and those finished (now or before).
+    fleets_total, fleets_done : int
+        The sweep's fleets, and those finished (now or before).
+    fleets_before : int
+        Fleets already finished when this call started (a resume).
+    fleets_run, fleet_cycles : int
+        Fleets run by this call, and their checkpoint cycles.
+    seconds : float
+        Wall time of this call: its units and the final assembly (0 when
+        the result was already complete).
+    version : str
+        The stormsim version that wrote the result.
+    executor : str
+        Where the units ran ("" when none ran).
     """
 
     status: str

@@ -334,10 +334,31 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     watchdog : seconds (a number, or a time such as "10 min"): the share of
         writes longer than this is reported (600 s: a common collective
         timeout, past which a blocking save can kill a training run)
-    max_seconds : the time budget of the simulated parts, shared out over
-        the scenarios that need simulation (exact ones take none)
+    max_seconds : the time budget of the simulated storm risk: each scenario
+        that needs simulation gets an eighth of it (at least 1 s); exact
+        levels take none
     seed : the seed of every simulation (results are a function of it and
         the inputs, and of the time budget where a level is simulated)
+
+    Returns
+    -------
+    FleetPlan
+        ``levels`` (the k asked, sorted); ``rows``, one per scenario (the
+        fleet first, then each what-if): storms per day with their 95 %
+        intervals, mean storm durations and time shares per level, each
+        level's ``method`` ("exact", "plain", "splitting", or "cap" where a
+        writer cap keeps the level out of reach), checkpoint durations and
+        waits with the share over ``watchdog``, the GPU time spent writing
+        and how long a stagger holds; ``settle_hours`` after a synchronized
+        restart; ``notes`` on levels left unresolved. Times in seconds and
+        hours, rates per day.
+
+    Raises
+    ------
+    SpecError
+        ``fleet`` is not a Fleet, or ``levels``, ``what_if``, ``watchdog``,
+        ``max_seconds`` or ``seed`` breaks its rule (named with the value and
+        the rule); or a scenario needs more memory than this machine has.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet (build one with "

@@ -1,6 +1,6 @@
 """Real stormsim processes for the tests: the environment they run in, the
 finished units they leave, and killing them (SIGKILL) at a chosen moment.
-Shared by the crash tests (tests/test_sweep_crash.py, test_risk_crash.py) and
+Shared by the crash tests (tests/e2e/test_sweep_crash.py, test_risk_crash.py) and
 the other tests that start `python -m stormsim`."""
 from __future__ import annotations
 

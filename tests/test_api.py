@@ -2,16 +2,16 @@
 import stormsim
 
 PUBLIC = {
-    "Fleet", "Run", "SpecError", "simulate", "stagger_margin", "stagger_spacing",
+    "Fleet", "Run", "SpecError", "ResourceError", "simulate", "stagger_margin", "stagger_spacing",
     "stagger_theta", "throughput_table", "__version__",
     # sweeps (docs/FORMAT.md)
     "DaskExecutor", "HDF5Store", "LocalExecutor", "MemoryStore", "Results", "Sweep",
     "SweepError", "kaplan_meier", "load_sweep", "median_survival", "open_results",
-    "parse_sweep", "run_sweep",
+    "parse_sweep", "run_sweep", "SweepOutcome",
     # storm risk
     "StormRisk", "storm_risk", "SplitEstimate", "SplitSettings", "storm_split",
     # the exact stationary law of the base model (MODEL.md)
-    "StationaryLaw", "stationary",
+    "StationaryLaw", "stationary", "DeterministicFleetWarning",
     # the operator's table: a fleet and its what-ifs
     "FleetPlan", "plan",
 }
@@ -71,3 +71,18 @@ def test_adaptive_batches_grow_for_early_stopping_runs():
     # sync collides at once: the first batch is sized for 10^7 cycles (few
     # fleets), the next for the few events actually seen, so two calls suffice
     assert seen[0] <= 32 and seen[-1] == 200 and len(seen) <= 3
+
+
+def test_from_jobs_shows_the_keywords_of_fleet_arguments():
+    """``help(Fleet.from_jobs)`` lists its keywords, the same (names, kinds,
+    defaults) as those of the function it delegates to."""
+    import inspect
+
+    from stormsim.engine.units import fleet_arguments
+
+    def keywords(fn):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    assert keywords(stormsim.Fleet.from_jobs) == keywords(fleet_arguments)
+    assert all(kind is inspect.Parameter.KEYWORD_ONLY
+               for _, kind, _ in keywords(stormsim.Fleet.from_jobs))

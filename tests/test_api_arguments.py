@@ -157,11 +157,13 @@ def test_a_wrong_argument_is_a_spec_error_naming_it(fn, good, arg, value, tmp_pa
 
 
 def test_the_cases_cover_every_public_function_with_arguments():
-    # Results, Run, StormRisk, SplitEstimate, StationaryLaw and Sweep are what the functions
-    # return (never built by a caller); MemoryStore takes no argument.
+    # Results, Run, StormRisk, SplitEstimate, StationaryLaw, FleetPlan, Sweep and
+    # SweepOutcome are what the functions return (never built by a caller); MemoryStore
+    # takes no argument; the errors and the warning are raised, never called.
     returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "FleetPlan",
-                "Sweep", "MemoryStore",
-                "SpecError", "SweepError", "__version__"}
+                "Sweep", "SweepOutcome", "MemoryStore",
+                "SpecError", "SweepError", "ResourceError", "DeterministicFleetWarning",
+                "__version__"}
     covered = {getattr(fn, "__name__", "") for _, fn, _, _ in CASES} | {"Fleet"}
     assert set(stormsim.__all__) - returned - covered == set()
 

@@ -621,7 +621,7 @@ def _make_run_fleet(FAST, LONE=True):
     LONE (the default) takes an instant at which one job alone changes phase
     (almost every instant where sigma > 0 or launches differ) by a short
     path; ``LONE=False`` sends every instant through the general path, which
-    tests compare it with, bit for bit (tests/test_event_loop.py).
+    tests compare it with, bit for bit (tests/engine/test_event_loop.py).
     """
 
     # error_model "numpy": no zero-division checks in the loop. Every divisor

@@ -1,7 +1,7 @@
 """Choose a writable numba cache directory before any kernel is compiled.
 
 numba reads ``numba.config.CACHE_DIR`` when a ``cache=True`` function is
-decorated, so this module must run before ``stormsim._kernel`` is imported
+decorated, so this module must run before ``stormsim.engine._kernel`` is imported
 (``stormsim/__init__.py`` imports it first). In a read-only install with no
 writable directory, ``cache=True`` fails at import ("no locator available",
 github.com/numba/numba/issues/4032 and /5566): we then compile without caching instead.

@@ -16,7 +16,7 @@ from ..errors import SpecError
 #: lists of N pointers (T, d), the float64 arrays T, d, jitter, f(0..N),
 #: snapshot, slowdown and weights, the checkpoint and on_busy string arrays,
 #: and throughput_table's arange and temporaries (128 B measured with
-#: tracemalloc at N = 1e5; tests/test_limits.py holds it below this bound).
+#: tracemalloc at N = 1e5; tests/engine/test_limits.py holds it below this bound).
 FLEET_BYTES_PER_JOB = 160
 
 

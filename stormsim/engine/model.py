@@ -13,7 +13,7 @@ from typing import Sequence, Union
 import numpy as np
 
 from .._format import fmt_array
-from .._args import check_int, check_keywords
+from .._args import check_int, keywords_of
 from ..errors import SpecError
 from .cost import FLEET_BYTES_PER_JOB, check_memory
 from .jobcsv import read_jobs
@@ -157,7 +157,7 @@ CHECKPOINT_MODES = ("blocking", "async")
 ON_BUSY_RULES = ("block", "skip")
 
 #: The default of every asynchronous option: a fleet that leaves them all
-#: here behaves exactly as before they existed.
+#: here is a base-model fleet (MODEL.md: the paper's model, bit for bit).
 ASYNC_DEFAULTS = {"snapshot": 0.0, "slowdown": 0.0, "on_busy": "block"}
 
 
@@ -364,7 +364,7 @@ class Fleet:
         hashes): N, T, d, cap, f(0..N), sigma as float.hex strings, and each
         option of OPTIONS only where some job differs from its default, and
         max_writers only where it caps (K < N), so every base-model fleet
-        keeps the encoding it had before they existed."""
+        has the encoding of the base model alone (its run seeds do not move)."""
         def hexlist(a):
             return [float(x).hex() for x in np.asarray(a, dtype=np.float64).ravel()]
 
@@ -378,13 +378,27 @@ class Fleet:
         return canon
 
     @classmethod
-    def from_jobs(cls, **quantities) -> "Fleet":
-        """A fleet from physical units (MODEL.md E4), e.g. ``Fleet.from_jobs(n_jobs=24,
-        compute_interval="30 min", size="156 GB", bandwidth="5 TB/s")``; T, d in seconds.
-        Keywords and conventions: ``stormsim.engine.units.fleet_arguments``."""
+    @keywords_of("Fleet.from_jobs", fleet_arguments)
+    def from_jobs(cls, *, size, bandwidth, compute_interval=None, checkpoint_period=None, n_jobs=None,  # noqa: PLR0913 (the physical keywords are the surface)
+                  jitter=None, cap: float = math.inf, throughput: ThroughputSpec = "fair",
+                  checkpoint=None, snapshot=None, slowdown=None, on_busy=None, weight=None) -> "Fleet":
+        """A fleet from physical units (MODEL.md E4; ``stormsim.engine.units.fleet_arguments``),
+        T and d in seconds. A missing, unknown or bad keyword is a SpecError naming it.
 
-        check_keywords("Fleet.from_jobs", quantities, fleet_arguments)
-        return cls(**fleet_arguments(**quantities))
+        Parameters
+        ----------
+        size, bandwidth : quantity (a unit always), e.g. "156 GB" (or one per job), "5 TB/s"
+        compute_interval, checkpoint_period : quantity or sequence, exactly one of them
+            T, e.g. "30 min", or instead the wall-clock period of a job alone.
+        n_jobs : int, needed when every per-job value is a single one
+        jitter : sigma >= 0, a time ("9 s") or a share of T ("1%"); default 0
+        cap, throughput, checkpoint, snapshot, slowdown, on_busy, weight : optional
+            As in ``Fleet`` (``weight`` is its ``weights``; ``snapshot`` a time).
+        """
+        return cls(**fleet_arguments(
+            size=size, bandwidth=bandwidth, compute_interval=compute_interval, n_jobs=n_jobs,
+            checkpoint_period=checkpoint_period, jitter=jitter, cap=cap, throughput=throughput,
+            checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown, on_busy=on_busy, weight=weight))
 
     @classmethod
     def from_csv(cls, path, *, bandwidth, cap: float = math.inf,

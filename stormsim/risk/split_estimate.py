@@ -47,7 +47,7 @@ class SplitEstimate:
     work_relvar : RE^2 x CPU seconds of each level's rate (s)
     mc_work_relvar : plain Monte Carlo's RE^2 x CPU s for the same rate, a
         lower bound (Poisson counting of storms, 1 / (nu_k x simulated seconds
-        per CPU second of ``simulate``, engine.NS_PER_EVENT)); storms come in
+        per CPU second of ``simulate``, engine.cost.NS_PER_EVENT)); storms come in
         clusters, which only adds to it
     gain : mc_work_relvar / work_relvar (>= the true gain at equal work)
     top_share : per level, the largest share one replicate holds of the sum of

@@ -94,7 +94,8 @@ k = 20-24 of N = 32.
 
 The basin (``basin``): the default rule "raised" places L_0 at the highest
 level a flux run still enters >= MIN_ENTRIES times (from the pilots); the
-rule "most-entries" at the level entered most often. A low L_0 makes every
+rule "most-entries" at the level entered most often. Sweeps use
+``storm_risk``'s defaults (key ``risk_basin``). A low L_0 makes every
 failing trial run all the way back to a quiet fleet; a higher one stops it
 sooner (measured in docs/SPLITTING.md).
 

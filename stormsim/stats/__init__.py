@@ -1,9 +1,12 @@
 """Statistics of runs: numbers with intervals, from arrays.
 
 What lives here: survival curves (``survival``), tail probabilities
-(``tails``), storm rates and durations (``storms``), the per-cell numbers
-every view shows (``summary``), firing-time observables (``analysis``), a
-run read in physical units (``physical``).
+(``tails``), storm rates and durations (``storms``), checkpoint durations
+and waits (``durations``), the exact stationary law of the base model
+(``stationary``, with its log-space product-form sums in
+``product_form``), the per-cell numbers every view shows (``summary``),
+firing-time observables (``analysis``), a run read in physical units
+(``physical``).
 
 It imports the engine wing and the root modules only.
 """

@@ -207,9 +207,9 @@ def _check(fleet) -> None:
             "stationary law has no closed form there, since weighted sharing is not a balanced "
             "allocation (MODEL.md E2; Bonald & Proutiere 2003), so the product form fails. "
             "Give equal weights, or estimate it with stormsim.storm_risk or stormsim.simulate")
-    # A writer admission cap (MODEL.md E5) queues jobs outside both stations:
-    # no product form either. The option does not exist yet; when it does,
-    # a fleet that sets it below N is refused here rather than answered wrongly.
+    # A writer admission cap (MODEL.md E5, ``max_writers``) queues jobs outside
+    # both stations: no product form either, so a fleet that sets it below N is
+    # refused here rather than answered wrongly.
     k = getattr(fleet, "max_writers", None)
     if k is not None and k < n:
         raise SpecError(

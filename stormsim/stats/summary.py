@@ -146,7 +146,7 @@ def _median(t, obs, level):
 def cell_summary(c, level: float = LEVEL) -> dict:
     """One cell's numbers (see the module notes).
 
-    ``c`` has the fields of ``stormsim.CellResult``: params, T, d, sigma,
+    ``c`` has the fields of ``stormsim.store.results.CellResult``: params, T, d, sigma,
     passage_cycle, passage_time, end_time, occupancy (per fleet, or None),
     occupancy_blocks (per block of fleets, or None), occupancy_sum and
     fleets_done. Arrays indexed by k run over k = 0..N.

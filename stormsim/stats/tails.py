@@ -16,7 +16,7 @@ Interval methods (all at ``level``, 95 % by default)
     logit scale (``se / (R (1 - R))``) and back, with the Student t quantile
     on min(u, units that reached k) - 1 degrees of freedom (the spread of a
     rare level is measured by the few units that reached it; on synthetic
-    sparse data this keeps the coverage at 94-97 %, tests/test_results_data.py).
+    sparse data this keeps the coverage at 94-97 %, tests/store/test_results_data.py).
     The logit keeps the interval inside (0, 1)
     and makes it skewed the way a small probability's is.
 ``zero-bound``
@@ -37,7 +37,7 @@ Interval methods (all at ``level``, 95 % by default)
 Units are the fleets when the sweep stores each fleet's occupancy
 (``occupancy = "fleet"``), and fixed blocks of fleets in ``occupancy =
 "sum"`` mode (see :func:`block_ranges`): a block's sums are exact integer sums
-(``store.exact_column_sums``), so a block cut between two units of work adds
+(``stormsim.sweep.work.exact_column_sums``), so a block cut between two units of work adds
 up to the same bits whichever way it was cut.
 
 Independent baseline
@@ -93,7 +93,7 @@ def block_sums_exact(occupancy, start: int, fleets: int, column_sums) -> tuple:
     """The exact occupancy sums of fleets [start, start + rows) per block.
 
     occupancy : float64 (rows, N + 1), fleets start.. of a cell of ``fleets``;
-    column_sums : the exact summer (``store.exact_column_sums``).
+    column_sums : the exact summer (``stormsim.sweep.work.exact_column_sums``).
     Returns ((block, (int, ...)), ...): one entry per block the rows touch,
     the sums in units of 2**-1074, so partial sums of one block from two
     units add (as ints) to the block's sum.

@@ -2,7 +2,8 @@
 layout, the stores that write it, the reader and its views.
 
 What lives here: the atomic-write recipe and the lock (``files``), the
-parts of an unfinished sweep (``parts``), the HDF5 result layout
+parts of an unfinished sweep (``parts``), what a stored result was made
+from, checked on resume (``identity``), the HDF5 result layout
 (``layout``), the memory and HDF5 stores (``stores``), the reader
 (``results``), data views (``export``) and text tables (``tables``).
 

@@ -26,7 +26,7 @@ Version 1 files read as before (their table is computed when asked for).
 A sweep with storm risk (``risk_levels``; still version 2: the datasets are
 added, none changes) also has, per cell that asks for it, a dimension
 ``risk_k`` (the levels asked) and the datasets of
-:data:`stormsim.sweep.work.RISK_ARRAYS` on it and of ``RISK_SCALARS`` (0-d); and at
+:data:`stormsim.sweep.cellrisk.RISK_ARRAYS` on it and of ``RISK_SCALARS`` (0-d); and at
 the top and in /grid the same on (cell, k) and (cell,) (NaN / '' / -1 where
 a level is not asked).
 """

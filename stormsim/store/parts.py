@@ -6,7 +6,7 @@ Each finished unit is one ``u<cell:06d>_<start:012d>.npz``, written atomically
 its exact column sums as ``j_NAME_exact`` (decimal integers, units of
 2**-1074). A cell's storm risk (``risk_levels``) is one ``r<cell:06d>.npz``,
 written the same way, holding ``levels`` and each of
-:data:`stormsim.sweep.work.RISK_ARRAYS` and ``RISK_SCALARS``. ``MANIFEST.json``
+:data:`stormsim.sweep.cellrisk.RISK_ARRAYS` and ``RISK_SCALARS``. ``MANIFEST.json``
 says which sweep (and which stormsim) the units belong to.
 """
 from __future__ import annotations

@@ -88,7 +88,7 @@ class CellResult:
     slowdown: np.ndarray = None
     weights: np.ndarray = None
     #: The cell's storm risk (risk_levels), None without one (or not yet done):
-    #: ``levels`` (int64) and each of stormsim.sweep.work.RISK_ARRAYS (per level) and
+    #: ``levels`` (int64) and each of stormsim.sweep.cellrisk.RISK_ARRAYS (per level) and
     #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
     risk: dict | None = None
 

@@ -76,7 +76,7 @@ def cells_table(sweep) -> str:
 
 def _risk_line(risky: list) -> str:
     """The dry run's storm-risk line: the plain Monte Carlo part as storm_risk runs
-    it (risk_fleets rounded up to whole batches, risk.fixed_batch; none with
+    it (risk_fleets rounded up to whole batches, risk.stormrisk.fixed_batch; none with
     risk_method = 'splitting'), costed like the fleets; the splitting part
     (risk_replicates per cell that may split) counted, not costed."""
     fleets, events, seconds, after, every, reps = 0, 0.0, 0.0, 0, 0, set()

@@ -189,7 +189,7 @@ KEYS: tuple[Key, ...] = (
         "risk_replicates for the levels it left unresolved), 'plain' or 'splitting'",
         ck.one_of(*RISK_METHODS), "auto", seed="identity"),
     Key("risk_fleets", "plain Monte Carlo fleets of the storm risk, an integer >= 1 (at least "
-        "2 batches, rounded up to whole ones: stormsim.risk.fixed_batch); needed unless "
+        "2 batches, rounded up to whole ones: stormsim.risk.stormrisk.fixed_batch); needed unless "
         "risk_method = 'splitting'", ck.int_at_least(1), None, aliases=("max_fleets",),
         seed="identity"),
     Key("risk_replicates", f"splitting replicates of the storm risk, an integer >= "

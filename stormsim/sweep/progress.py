@@ -32,7 +32,7 @@ class Progress:
     of its own, labelled), fleet-cycles per second and the ETA.
 
     ETA = events left (``update(events_left=f)``, f() an estimate from the
-    events measured per fleet, see stormsim.sweep.plan.WorkEstimate, O(1)) /
+    events measured per fleet, see stormsim.sweep.planner.WorkEstimate, O(1)) /
     events per second, both taken afresh at every update: the rate measured
     from the first finished unit of this run on (a compile before it, or work
     done by an earlier, interrupted run, is not speed).

@@ -253,5 +253,5 @@ def load_outline(path) -> Outline:
 
 
 def load_sweep(path) -> Sweep:
-    """Read and validate a sweep file (TOML); see docs/FORMAT.md and README "Sweeps"."""
+    """Read and validate a sweep file (TOML); see docs/sweeps.md and docs/reference/keys.md."""
     return parse_sweep(*read_text(path))

@@ -11,7 +11,7 @@ must not change one value of these. Regenerate (only for a deliberate change
 of numbers, which bumps the algorithm version and is explained in the
 commit) with::
 
-    python tests/test_golden.py stagger=PATH.h5 tail=PATH.h5 > tests/golden/examples.json
+    python tests/e2e/test_golden.py stagger=PATH.h5 tail=PATH.h5 > tests/golden/examples.json
 """
 import hashlib
 import json

@@ -10,8 +10,8 @@ from procs import wait_for_a_new_part
 
 
 def test_a_child_that_writes_no_unit_is_killed_not_waited_for(tmp_path):
-    """Before, the wait ended only when the child did: a hung child held the
-    suite until CI's limit."""
+    """The wait ends at its timeout, not when the child does: a hung child
+    cannot hold the suite until CI's limit."""
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     with pytest.raises(TimeoutError, match="no new unit file .* within 0.5 s"):
         wait_for_a_new_part(proc, tmp_path, timeout=0.5)

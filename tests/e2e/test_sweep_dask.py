@@ -95,7 +95,7 @@ def test_bad_dask_addresses_are_refused_before_output(tmp_path):
 @pytest.mark.slow  # a Dask cluster
 def test_a_users_client_runs_several_sweeps(tmp_path):
     """A DaskExecutor given a user's Client keeps it across sweeps (closing
-    one sweep used to forget the Client, and the next start() failed)."""
+    one sweep does not forget the Client: the next start() works)."""
     from stormsim import MemoryStore
     from stormsim.sweep.executors import DaskExecutor
 

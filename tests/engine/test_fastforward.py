@@ -27,7 +27,7 @@ RTOL = 1e-9
 #: Cycles of an occupancy run (not stopped at its first collision) kept
 #: short enough that collisions with three or more writers, where fair
 #: sharing amplifies rounding by up to N - 1 per cycle (MODEL.md check 3),
-#: cannot grow the ~1e-16 difference to RTOL (see tests/test_reference.py,
+#: cannot grow the ~1e-16 difference to RTOL (see tests/engine/test_reference.py,
 #: ``horizon``). Runs that stop at their first collision have no such limit.
 OCCUPANCY_CYCLES = 12
 

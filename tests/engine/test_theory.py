@@ -16,7 +16,7 @@ NEUTRAL_TOL = 1e-12
 
 #: Central differences of a map that is exactly linear on the fully-overlapping
 #: region: step 1e-5 of intervals ~1e-2, rounding of event times ~1e-16
-#: -> ~1e-11 per derivative. The issue asks for 1e-6.
+#: -> ~1e-11 per derivative; the check asks for 1e-6.
 SPECTRUM_TOL = 1e-6
 
 RULES_AND_CAPS = [

@@ -8,7 +8,7 @@ import pytest
 
 import stormsim
 from stormsim.cli import main
-from stormsim.fleetplan import SETTLE_TOLERANCE, plan, settle_hours, what_ifs
+from stormsim.fleetplan import plan, settle_hours, what_ifs
 
 # each test runs plan: its simulations take a few seconds
 pytestmark = pytest.mark.slow
@@ -88,7 +88,31 @@ def test_storms_settle_sooner_after_a_restart_with_more_jitter():
     slow, how = settle_hours(_fleet("36 s"))
     fast, _ = settle_hours(_fleet("180 s"))
     assert how.startswith("exact") and 0 < fast < slow
-    assert SETTLE_TOLERANCE == 0.10
+
+
+def test_the_figure_draws_each_scenario_s_storms_per_day(result):
+    """One line per scenario, through its storms per day at each level asked
+    (a level with none, e.g. above a writer cap, is left out on the log axis),
+    with error bars on the simulated rows only."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    fig = result.figure()
+    try:
+        ax, = fig.axes
+        lines = {line.get_label(): line for line in ax.get_lines()
+                 if not line.get_label().startswith("_")}      # error bars draw lines too
+        assert list(lines) == [r.scenario for r in result.rows]
+        for r in result.rows:
+            shown = r.storms_per_day > 0
+            x, y = lines[r.scenario].get_data()
+            assert np.array_equal(x, result.levels[shown].astype(float))
+            assert np.array_equal(y, r.storms_per_day[shown])
+        bars = [c for c in ax.containers if c.has_yerr]
+        simulated = [r for r in result.rows if (r.method[r.storms_per_day > 0] != "exact").any()]
+        assert len(bars) == len(simulated) and ax.get_yscale() == "log"
+    finally:
+        plt.close(fig)
 
 
 def test_the_command_prints_text_json_csv_and_a_figure(tmp_path, capsys):
@@ -98,7 +122,7 @@ def test_the_command_prints_text_json_csv_and_a_figure(tmp_path, capsys):
     assert main(["plan", *ARGS, "--max-seconds", "4", "--no-what-if", "--format", "json",
                  "--plot", str(tmp_path / "p.png")]) == 0
     assert json.loads(capsys.readouterr().out)["rows"][0]["scenario"] == "fleet"
-    assert (tmp_path / "p.png").stat().st_size > 0
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_a_job_table_plans_too(tmp_path, capsys):

@@ -99,22 +99,22 @@ def test_ratio_of_means_interval_covers_synthetic_truth():
 
 def test_split_levels_give_their_storm_duration_with_an_interval():
     f = stormsim.Fleet.identical(16, load=0.6, jitter=0.01)
-    r = stormsim.storm_risk(f, [6], method="splitting", max_seconds=2, seed=3,
-                            split=stormsim.SplitSettings(trials=100))
-    assert r.level_method[0] == "splitting" and r.split.replicates >= 2
+    r = stormsim.storm_risk(f, [6], method="splitting", max_seconds=None, seed=3,
+                            split=stormsim.SplitSettings(trials=100, replicates=3))
+    assert r.level_method[0] == "splitting" and r.split.replicates == 3
     assert 0 < r.duration_lo[0] < r.duration[0] < r.duration_hi[0] < 1.0   # storms << T
     assert f"{r.duration[0]:.4g} [{r.duration_lo[0]:.4g}, " in str(r)
 
 
-@pytest.mark.slow  # ~2 s of splitting
+@pytest.mark.slow  # ~1 s of splitting
 def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
-    """k = N = 64 in a 2-second budget: no replicate gets there (it would take
-    ~55 stages of 10 clones in a row; the best of them stop near stage 25). P
-    is bounded by the interval of the deepest lower level asked; the rate
-    says it has none."""
+    """k = N = 64 with 3 replicates of 10 clones: none gets there (it would
+    take ~55 stages of 10 clones in a row; the best of them stop near stage
+    25). P is bounded by the interval of the deepest lower level asked; the
+    rate says it has none."""
     f = stormsim.Fleet.identical(64, load=0.6, jitter=0.01)
-    r = stormsim.storm_risk(f, [8, 64], method="splitting", max_seconds=2, seed=3,
-                            split=stormsim.SplitSettings(trials=10))
+    r = stormsim.storm_risk(f, [8, 64], method="splitting", max_seconds=None, seed=3,
+                            split=stormsim.SplitSettings(trials=10, replicates=3))
     assert r.p[0] > 0 and list(r.p_method) == ["splitting", "monotone-bound"]
     assert r.p[1] == 0 and r.p_hi[1] == r.p_hi[0]
     assert r.rate_method[1] == "not-reached" and math.isnan(r.rate[1])
@@ -210,8 +210,8 @@ def test_a_file_written_before_storms_were_counted_reads_as_not_recorded():
 def test_storm_risk_reaches_the_exact_answer_to_its_relative_error():
     p_true, nu_true = _truth()
     levels = [2, 4, 6]
-    r = stormsim.storm_risk(_independent(), levels, rel_error=0.05, max_seconds=120,
-                            cycles=CYCLES, burn_in=BURN_IN, seed=3, batch_fleets=64,
+    r = stormsim.storm_risk(_independent(), levels, rel_error=0.05, max_seconds=None,
+                            max_fleets=100_000, cycles=CYCLES, burn_in=BURN_IN, seed=3, batch_fleets=64,
                             method="plain")
     assert r.stopped == "rel_error" and r.resolved.all()
     assert np.all(r.p_rel_error <= 0.05) and np.all(r.rate_rel_error <= 0.05)
@@ -242,12 +242,12 @@ def test_storm_risk_is_a_prefix_of_the_same_fleets():
 
 
 def test_storm_risk_agrees_with_a_long_plain_run():
-    """Fair f, L = 0.6, sigma = 0.01 T at N = 16 (the issue's case): storm_risk
+    """Fair f, L = 0.6, sigma = 0.01 T at N = 16 (the validation cell): storm_risk
     to 10 % against 2000 fleets of another seed, within Z_TOL combined se."""
     n = 16
     fl = stormsim.Fleet(T=[1.0] * n, d=[0.6 / n] * n, jitter=0.01)
-    r = stormsim.storm_risk(fl, [2, 3, 4], rel_error=0.1, max_seconds=120, cycles=400,
-                            burn_in=40, seed=1, batch_fleets=64, method="plain")
+    r = stormsim.storm_risk(fl, [2, 3, 4], rel_error=0.1, max_seconds=None, max_fleets=100_000,
+                            cycles=400, burn_in=40, seed=1, batch_fleets=64, method="plain")
     assert r.stopped == "rel_error"
     run = stormsim.simulate(fl, fleets=2000, cycles=400, burn_in=40, seed=1234)
     st = storm_estimate(run.upcrossings, run.occupancy)

@@ -76,8 +76,8 @@ def test_hand_computed_median_and_interval():
     # already <= 1/2 at t = 1 (0.473); its upper edge is above 1/2 at every
     # passage up to t = 7 (0.567), and at t = 8, where S = 0, the band is the
     # uninformative [0, 1] (Greenwood's variance is undefined there): the data
-    # do not bound the median above, so the upper limit is inf. (A band of
-    # [0, 0] at S = 0 used to give the finite, unfounded upper limit 8.)
+    # do not bound the median above, so the upper limit is inf (not the
+    # finite, unfounded 8 that a band of [0, 0] at S = 0 would give).
     t, obs = _hand_case()
     assert median_survival(t, obs) == (5.0, 1.0, math.inf)
     assert kaplan_meier(t, obs).median == (5.0, 1.0, math.inf)

@@ -4,7 +4,7 @@ OUTPUT.tmp removed), the error names the output and says what to do, and the
 resumed result is bit-identical to an uninterrupted one.
 
 The disk's own refusals (full, read-only) are tested with real full disks in
-tests/test_edges.py; here the failures are real bad inputs (a unit file
+tests/e2e/test_edges.py; here the failures are real bad inputs (a unit file
 corrupted after the scan, a unit whose contents the scan could not check
 before) and, for the kind no input explains (a bug), an exception at the
 assembly's fault point."""
@@ -148,8 +148,8 @@ def test_any_other_assembly_failure_keeps_every_unit_and_says_so(tmp_path, sweep
                                        "Can't decrement id ref count")])
 def test_running_out_of_memory_or_a_bare_os_error_is_the_environment_s(
         tmp_path, sweep, reference, exc, why):
-    """MemoryError says nothing about stormsim (before: reported as a bug), and
-    an exception without a message made the message itself fail (IndexError)."""
+    """MemoryError says nothing about stormsim (a ResourceError, not a bug), and
+    an exception without a message still gets one (no IndexError building it)."""
     _units_in_parts(tmp_path, sweep)
     store = HDF5Store(tmp_path / "out.h5")
     store.open(sweep)

@@ -1,8 +1,8 @@
 """The ETA and the up-front estimate count events, not fleets.
 
-Before: the ETA was fleets left / fleets per second since the start, so a
-numba compile inflated it (36 min shown during a compile of an 11 s run) and
-cheap cells finishing first hid expensive ones (2 h 32 min shown for a sweep
+An ETA of fleets left / fleets per second since the start would be inflated
+by a numba compile (36 min shown during a compile of an 11 s run), and cheap
+cells finishing first would hide expensive ones (2 h 32 min shown for a sweep
 estimated at ~11 days)."""
 from __future__ import annotations
 

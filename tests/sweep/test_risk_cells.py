@@ -2,7 +2,7 @@
 
 The sweep cases are small (N = 8..12, a few hundred cycles, 2-4 splitting
 replicates): they check that numbers flow and stay put, not the estimator's
-accuracy (tests/test_splitting.py does that).
+accuracy (tests/risk/test_splitting.py does that).
 """
 import io
 
@@ -317,8 +317,8 @@ def test_bad_risk_keys_say_key_value_and_rule(line, message):
 
 @pytest.mark.parametrize("value", ['"60"', "60"])
 def test_a_time_budget_in_the_sweep_table_gets_the_refusal_not_unknown_key(value):
-    """[sweep] max_seconds: before, refused as an unknown key of [sweep] (the
-    refusal that says why and what to give instead could never show)."""
+    """[sweep] max_seconds gets the refusal that says why and what to give
+    instead, not the unknown-key error of [sweep]."""
     from stormsim.errors import SweepError
 
     text = RISK_SWEEP.replace('name = "risk cells"', f'name = "risk cells"\nmax_seconds = {value}')
@@ -406,7 +406,7 @@ def test_dry_run_says_the_storm_risk_is_extra(capsys):
 
 
 #: One cell per risk_method, risk_fleets = 33: storm_risk runs MIN_BATCHES = 2
-#: equal batches of 17 (risk.fixed_batch: 33 rounded up to whole batches), so
+#: equal batches of 17 (risk.stormrisk.fixed_batch: 33 rounded up to whole batches), so
 #: 34 plain fleets in "auto" and "plain" and none in "splitting"; k = N = 6 is
 #: out of reach of 34 fleets of 150 cycles, so every batch runs.
 METHODS_SWEEP = (RISK_SWEEP.replace("risk_fleets = 32", "risk_fleets = 33")
@@ -416,7 +416,7 @@ METHODS_SWEEP = (RISK_SWEEP.replace("risk_fleets = 32", "risk_fleets = 33")
 
 def test_dry_run_and_progress_count_the_storm_risk_as_it_runs(tmp_path):
     """The dry run's plain fleets are those storm_risk runs (batch rounding, none
-    with risk_method = 'splitting'; before: the sum of risk_fleets, 99), it
+    with risk_method = 'splitting'; not the sum of risk_fleets, 99), it
     names the cells that split; the progress counts the risk tasks and says
     the ETA leaves them out."""
     import io
@@ -561,10 +561,10 @@ def test_each_view_reads_each_cell_once(risk_result):
 
 
 def test_a_result_cannot_be_written_without_the_storm_risk_its_cells_ask_for(tmp_path):
-    """write_result's risk_of is required: before, it defaulted to None, and a
-    caller that forgot it got a bare TypeError ('NoneType' object is not
-    callable) after the file was created; a risk_of with no risk for a cell
-    got an AttributeError."""
+    """write_result's risk_of is required (forgetting it is Python's
+    TypeError), and a risk_of that is None or gives no risk (or another
+    cell's) for a cell that asks for one is a ValueError naming the cell,
+    before any file is created."""
     from stormsim.store.layout import write_result
     from stormsim.store.stores import MemoryStore
     from stormsim.driver import run_sweep
@@ -589,8 +589,8 @@ def test_a_result_cannot_be_written_without_the_storm_risk_its_cells_ask_for(tmp
 
 
 def test_inspect_shows_the_storm_risk_reading_each_cell_once(risk_result, capsys):
-    """`stormsim inspect FILE` (text): before, no storm risk at all (only the
-    report and the data views had it). One row per cell and level asked."""
+    """`stormsim inspect FILE` (text) shows the cells' storm risk, as the report
+    and the data views do: one row per cell and level asked."""
     from stormsim.cli import main
 
     assert main(["inspect", str(risk_result)]) == 0
