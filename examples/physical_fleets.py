@@ -16,6 +16,7 @@ from pathlib import Path
 import stormsim
 from stormsim.stats import physical
 from stormsim.engine import units
+from stormsim.stats.interval import Interval
 
 HERE = Path(__file__).resolve().parent
 DAY_CYCLES_30MIN = 48
@@ -100,10 +101,10 @@ def header(title: str, fleet: stormsim.Fleet) -> None:
           f"(collision-free stagger possible up to L* = {100 * n / (n - 1):.3g}%)")
 
 
-def row(label: str, est: physical.Estimate, digits: int = 3) -> None:
+def row(label: str, est: Interval, digits: int = 3) -> None:
     unit = f" {est.unit}" if est.unit else ""
-    print(f"  {label:<36} {est.value:.{digits}g}{unit} [{est.lower:.{digits}g}, "
-          f"{est.upper:.{digits}g}]")
+    print(f"  {label:<36} {est.value:.{digits}g}{unit} [{est.lo:.{digits}g}, "
+          f"{est.hi:.{digits}g}]")
 
 
 def writing(fleet: stormsim.Fleet, run: stormsim.Run, unit: str) -> None:
@@ -114,8 +115,7 @@ def writing(fleet: stormsim.Fleet, run: stormsim.Run, unit: str) -> None:
     lone = units.registry().Quantity(share * 86400.0, "s").to(unit).magnitude
     row("time each job spends writing", est, digits=4)
     print(f"  {'  alone it would write':<36} {lone:.4g} {unit}/day per job")
-    lost = physical.Estimate(est.value - lone, est.lower - lone, est.upper - lone, est.unit,
-                          est.method, est.n)
+    lost = Interval(est.value - lone, est.lo - lone, est.hi - lone, est.method, unit=est.unit)
     row("  compute lost to contention", lost)
 
 

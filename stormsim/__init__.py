@@ -24,6 +24,7 @@ from .risk.stormrisk import StormRisk, storm_risk
 from .risk.splitting import SplitEstimate, SplitSettings, storm_split
 from .sweep.spec import Sweep, load_sweep, parse_sweep
 from .stats.stationary import DeterministicFleetWarning, StationaryLaw, stationary
+from .stats.interval import Interval
 from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
 from .driver import SweepOutcome, run_sweep
@@ -35,6 +36,7 @@ __all__ = [
     "Fleet",
     "FleetPlan",
     "HDF5Store",
+    "Interval",
     "LocalExecutor",
     "MemoryStore",
     "ResourceError",

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._deprecated import renamed
 from ._args import check_flag, check_int, check_levels, check_real
 from ._format import fmt_estimate, fmt_interval, fmt_percent, fmt_value
 from .engine.launch import stagger_theta
@@ -40,6 +41,7 @@ from .plots import series
 from .risk.exact import exact_applies
 from .risk.stormrisk import storm_risk
 from .stats import durations
+from .stats.interval import CONFIDENCE, Interval
 from .stats.physical import time_to_passage
 from .stats.stationary import stationary
 
@@ -77,21 +79,23 @@ class PlanRow:
     storms_per_day: np.ndarray
     storms_per_day_lo: np.ndarray
     storms_per_day_hi: np.ndarray
-    storm_seconds: np.ndarray
-    time_share: np.ndarray
+    storm_duration: np.ndarray     # s: mean time at n_w >= k per storm
+    p_ge: np.ndarray               # P(n_w >= k): the share of time with at least k writing
     method: np.ndarray
     checkpoint_seconds: float
     lone_checkpoint_seconds: float
-    checkpoint_p99: tuple          # (value, low, high) s: the QUANTILE of write durations
-    over_watchdog: tuple           # (P, low, high): P(a write lasts longer than the watchdog)
+    checkpoint_p99: Interval       # s: the QUANTILE of write durations
+    over_watchdog: Interval        # P(a write lasts longer than the watchdog)
     wait_mean: float               # s a checkpoint waits (async WAIT, a writer cap's queue)
-    wait_p99: tuple
+    wait_p99: Interval             # s
     writing_share: float
     contention_share: float
-    stagger_hours: float
-    stagger_hours_lo: float
-    stagger_hours_hi: float
+    stagger_hours: Interval        # median hours to the first collision from a stagger launch
     cost_method: str
+
+    __getattr__ = renamed("PlanRow", {"storm_seconds": "storm_duration", "time_share": "p_ge",
+                                      "stagger_hours_lo": "stagger_hours.lo",
+                                      "stagger_hours_hi": "stagger_hours.hi"})
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ class FleetPlan:
 
     def to_dict(self) -> dict:
         def plain(v):
+            if isinstance(v, Interval):
+                return {k: plain(x) for k, x in v.__dict__.items()}
             if isinstance(v, (np.ndarray, tuple)):
                 return [None if (isinstance(x, float) and math.isnan(x)) else x
                         for x in np.asarray(v).tolist()]
@@ -129,15 +135,17 @@ class FleetPlan:
                             "storms_per_day": r.storms_per_day[j],
                             "storms_per_day_lo": r.storms_per_day_lo[j],
                             "storms_per_day_hi": r.storms_per_day_hi[j],
-                            "storm_seconds": r.storm_seconds[j], "time_share": r.time_share[j],
+                            "storm_duration": r.storm_duration[j], "p_ge": r.p_ge[j],
                             "method": r.method[j], "checkpoint_seconds": r.checkpoint_seconds,
                             "lone_checkpoint_seconds": r.lone_checkpoint_seconds,
-                            "checkpoint_p99_seconds": r.checkpoint_p99[0],
-                            "p_over_watchdog": r.over_watchdog[0],
-                            "wait_mean_seconds": r.wait_mean, "wait_p99_seconds": r.wait_p99[0],
+                            "checkpoint_p99_seconds": r.checkpoint_p99.value,
+                            "p_over_watchdog": r.over_watchdog.value,
+                            "wait_mean_seconds": r.wait_mean,
+                            "wait_p99_seconds": r.wait_p99.value,
                             "writing_share": r.writing_share,
                             "contention_share": r.contention_share,
-                            "stagger_hours": r.stagger_hours, "cost_method": r.cost_method})
+                            "stagger_hours": r.stagger_hours.value,
+                            "cost_method": r.cost_method})
         return out
 
     def to_csv(self) -> str:
@@ -178,15 +186,14 @@ class FleetPlan:
             for j in range(self.levels.size):
                 row.append(fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j],
                                         r.storms_per_day_hi[j], r.method[j]))
-            row.append(num(r.storm_seconds[-1]))
+            row.append(num(r.storm_duration[-1]))
             row.append(f"{num(r.checkpoint_seconds)} ({num(r.lone_checkpoint_seconds)}), "
-                       f"{fmt_interval(*r.checkpoint_p99)}")
-            row.append(fmt_interval(*r.over_watchdog))
-            row.append(f"{num(r.wait_mean)}, {fmt_interval(*r.wait_p99)}")
+                       f"{_interval(r.checkpoint_p99)}")
+            row.append(_interval(r.over_watchdog))
+            row.append(f"{num(r.wait_mean)}, {_interval(r.wait_p99)}")
             row.append(f"{fmt_percent(r.writing_share)} ({fmt_percent(r.contention_share)})")
-            row.append("-" if math.isnan(r.stagger_hours) else
-                       f"{num(r.stagger_hours)} h [{num(r.stagger_hours_lo)}, "
-                       f"{num(r.stagger_hours_hi)}]")
+            h = r.stagger_hours
+            row.append("-" if math.isnan(h.value) else f"{num(h.value)} h [{num(h.lo)}, {num(h.hi)}]")
             rows.append(row)
         widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
         lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
@@ -206,6 +213,10 @@ class FleetPlan:
                  f"{num(self.settle_hours)} h.", *self.notes]
         lines += [textwrap.fill(n, 100) for n in notes]
         return "\n".join(lines)
+
+
+def _interval(x: Interval) -> str:
+    return fmt_interval(x.value, x.lo, x.hi)
 
 
 def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
@@ -258,38 +269,39 @@ def _durations(fleet: Fleet, seed: int, watchdog: float) -> dict:
     NaN where the jobs differ in d (the histogram is then in multiples of d_i)."""
     run = simulate(fleet, fleets=DURATION_FLEETS, cycles=DURATION_CYCLES,
                    burn_in=DURATION_BURN_IN, seed=seed)
-    nan3 = (math.nan,) * 3
-    out = {"mean": durations.mean(run).value, "p99": nan3, "over": nan3,
-           "wait_mean": durations.mean(run, "wait").value, "wait_p99": nan3}
+    none = Interval(math.nan, math.nan, math.nan, "not estimated: the jobs differ")
+    out = {"mean": durations.mean(run).value, "p99": none, "over": none,
+           "wait_mean": durations.mean(run, "wait").value, "wait_p99": none}
     if np.all(fleet.d == fleet.d[0]):
-        q = durations.quantile(run, QUANTILE)
-        out["p99"] = (q.value, q.low, q.high)
+        out["p99"] = durations.quantile(run, QUANTILE)
         edges = durations.checkpoints(run).edges
         if watchdog <= edges[-1]:
-            e = durations.exceedance(run, watchdog)
-            out["over"] = (e.value, e.low, e.high)
+            out["over"] = durations.exceedance(run, watchdog)
         elif float(np.max(run.durations_max)) < watchdog:
             # past the histogram's last edge, and no write that long: none seen,
             # a one-sided bound over the checkpoints counted
             n = int(np.sum(run.durations_count))
-            out["over"] = (0.0, 0.0, 1.0 - (1.0 - durations.LEVEL) ** (1.0 / max(n, 1)))
+            out["over"] = Interval(0.0, 0.0, 1.0 - (1.0 - CONFIDENCE) ** (1.0 / max(n, 1)),
+                                   f"no write of {n} that long: one-sided bound")
+        else:
+            out["over"] = Interval(math.nan, math.nan, math.nan,
+                                   "not estimated: the watchdog is past the histogram's last edge")
     if np.all(fleet.T == fleet.T[0]):
         w = durations.quantile(run, QUANTILE, "wait")
         # in the histogram's first bin, which holds the waits of 0: at most its edge
-        out["wait_p99"] = (w.value, w.low, w.high) if w.low > 0 else (0.0, 0.0, w.high)
+        out["wait_p99"] = w if w.lo > 0 else Interval(0.0, 0.0, w.hi, w.method, unit=w.unit)
     return out
 
 
-def _stagger(fleet: Fleet, seed: int) -> tuple[float, float, float]:
+def _stagger(fleet: Fleet, seed: int) -> Interval:
     """Median hours to the first collision from a stagger launch, with its interval."""
     try:
         stagger_theta(fleet)
     except SpecError:                   # no collision-free stagger (unlike jobs, a high load)
-        return math.nan, math.nan, math.nan
+        return Interval(math.nan, math.nan, math.nan, "no collision-free stagger")
     run = simulate(fleet, launch="stagger", fleets=STAGGER_FLEETS, cycles=STAGGER_CYCLES,
                    seed=seed, passage_level=2)
-    est = time_to_passage(run, unit="h")
-    return est.value, est.lower, est.upper
+    return time_to_passage(run, unit="h")
 
 
 def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
@@ -384,18 +396,16 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         rate[capped], lo[capped], hi[capped], method[capped] = 0.0, 0.0, 0.0, "cap"
         mean, lone, share, contention, how = _costs(f, str(risk.level_method[0]))
         dur = _durations(f, seed, watchdog)
-        hours = _stagger(f, seed)
         rows.append(PlanRow(
             scenario=name, change=change, storms_per_day=rate * day,
             storms_per_day_lo=lo * day, storms_per_day_hi=hi * day,
-            storm_seconds=np.asarray(risk.duration, dtype=np.float64),
-            time_share=np.where(capped, 0.0, risk.p), method=method,
+            storm_duration=np.asarray(risk.duration, dtype=np.float64),
+            p_ge=np.where(capped, 0.0, risk.p), method=method,
             checkpoint_seconds=mean if how == "exact" else dur["mean"],
             lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
             wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,
             contention_share=contention,
-            stagger_hours=hours[0], stagger_hours_lo=hours[1], stagger_hours_hi=hours[2],
-            cost_method=how))
+            stagger_hours=_stagger(f, seed), cost_method=how))
         if not (risk.resolved | capped).all():
             notes.append(f"{name}: levels {ks[~(risk.resolved | capped)].tolist()} not resolved to 10 % "
                          f"within {budget:.0f} s (their interval is wide or a bound)")

@@ -123,6 +123,9 @@ CASES = [
         target_seconds=NUMBER + [0.0])),
     ("open_results", stormsim.open_results, dict(path="x.h5"), dict(path=[3, None, ["x.h5"]])),
     ("HDF5Store", stormsim.HDF5Store, dict(path="x.h5"), dict(path=[3, None, ["x.h5"]])),
+    ("Interval", stormsim.Interval, dict(value=0.5, lo=0.25, hi=0.75, method="m"), dict(
+        value=["0.5", True, None, [0.5]], lo=["0.25", None], hi=["0.75", None],
+        method=[3, None], confidence=NUMBER + [0.0, 1.0], unit=[3, None])),
 ]
 
 #: In store/ (another engineer's wing): the wrong arguments they still let

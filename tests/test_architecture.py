@@ -15,10 +15,10 @@ PACKAGE = ROOT / "stormsim"
 #: A new module gets a place here (that is the decision of where it lives).
 #: The wings come in this order; a wing's ``__init__`` says what lives in it.
 WINGS = [
-    ("", ["_version", "errors", "_format", "_args"]),           # facts without dependencies
+    ("", ["_version", "errors", "_deprecated", "_format", "_args"]),         # facts without dependencies
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
-    ("stats", ["__init__", "survival", "analysis", "tails", "storms", "product_form",
+    ("stats", ["__init__", "interval", "survival", "analysis", "tails", "storms", "product_form",
                "stationary", "durations", "summary", "physical"]),
     ("risk", ["__init__", "settings", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",

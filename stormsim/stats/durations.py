@@ -21,20 +21,19 @@ So every interval here treats the fleet as the unit of sampling:
 
 Units: the histograms are kept on d_i (durations) and T_i (waits); the
 results are in seconds when every job has the same d (or T), otherwise in
-multiples of d_i (T_i), and ``Estimate.unit`` says which. Means are always
+multiples of d_i (T_i), and ``Interval.unit`` says which. Means are always
 in seconds (the sums are).
 """
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import SpecError
-
-#: Two-sided level of every interval here.
-LEVEL = 0.95
+from .interval import CONFIDENCE, Interval
 
 #: Bootstrap resamples of the fleets for a quantile's interval, and the seed:
 #: fixed, so an interval is a function of the run alone. 1000 resamples put
@@ -46,19 +45,6 @@ BOOTSTRAP_SEED = 20260
 _CHUNK = 50
 
 WHAT = ("duration", "wait")
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A number with its interval at ``level``; ``unit`` is "s", "d_i" or "T_i"."""
-
-    value: float
-    low: float
-    high: float
-    level: float
-    unit: str
-    method: str
-    at: float | None = None  # the threshold actually used (exceedance)
 
 
 @dataclass(frozen=True)
@@ -105,12 +91,12 @@ def _arrays(data, what) -> Checkpoints:
     return c
 
 
-def _z(level: float) -> float:
-    if not 0.0 < level < 1.0:
-        raise SpecError(f"level = {level!r}: must be in (0, 1)")
+def _z(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise SpecError(f"confidence = {confidence!r}: must be in (0, 1)")
     from scipy.stats import norm
 
-    return float(norm.ppf(0.5 + level / 2.0))
+    return float(norm.ppf(0.5 + confidence / 2.0))
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
@@ -124,28 +110,33 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> tuple[float, float]:
     return r, math.sqrt(var)
 
 
-def mean(data, what: str = "duration", level: float = LEVEL) -> Estimate:
+def mean(data, what: str = "duration", confidence: float = CONFIDENCE) -> Interval:
     """Mean write duration (or wait) per checkpoint, s, with its interval
     (ratio estimator over fleets, delta method, normal quantile)."""
     c = _arrays(data, what)
-    z = _z(level)
+    z = _z(confidence)
     m, se = _ratio(c.total, c.count.astype(float))
-    return Estimate(m, m - z * se, m + z * se, level, "s", "ratio over fleets, delta method")
+    return Interval(m, m - z * se, m + z * se, "ratio over fleets, delta method", confidence, "s")
 
 
 def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     z2 = z * z / n
     centre = (p + z2 / 2.0) / (1.0 + z2)
     half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / (1.0 + z2)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the score interval holds p; min/max keep rounding from putting an end past it
+    # (at p = 0, centre - half is 0 in exact arithmetic and ~1e-22 in floats)
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
 
 
-def exceedance(data, x: float, what: str = "duration", level: float = LEVEL) -> Estimate:
-    """P(X >= e) for the first histogram edge e >= x (in the Checkpoints' unit;
-    ``Estimate.at`` is e): so P(X > x) when x is an edge, else a lower bound
-    of it. Ratio over fleets, Wilson interval at the effective sample size."""
+def exceedance_edge(data, x: float, what: str = "duration") -> float:
+    """The threshold ``exceedance`` uses for x: the first histogram edge >= x
+    (in the Checkpoints' unit)."""
     c = _arrays(data, what)
-    z = _z(level)
+    return float(c.edges[_edge_index(c, x)])
+
+
+def _edge_index(c: Checkpoints, x) -> int:
+    """Index of the first edge of c >= x; x checked."""
     try:
         x = float(x)
     except (TypeError, ValueError):
@@ -155,15 +146,24 @@ def exceedance(data, x: float, what: str = "duration", level: float = LEVEL) -> 
     j = int(np.searchsorted(c.edges, x, side="left"))  # first edge >= x
     if j >= c.edges.size:
         raise SpecError(f"x = {x!r}: above the histogram's last edge {c.edges[-1]:.6g} {c.unit}")
+    return j
+
+
+def exceedance(data, x: float, what: str = "duration", confidence: float = CONFIDENCE) -> Interval:
+    """P(X >= e) for the first histogram edge e >= x (in the Checkpoints' unit;
+    ``exceedance_edge`` gives e): so P(X > x) when x is an edge, else a lower
+    bound of it. Ratio over fleets, Wilson interval at the effective sample size."""
+    c = _arrays(data, what)
+    z = _z(confidence)
+    j = _edge_index(c, x)
     n = c.count.astype(float)
     hits = c.hist[:, j + 1:].sum(axis=1).astype(float)  # bins whose lower edge is >= edges[j]
     p, se = _ratio(hits, n)
     total = float(n.sum())
     n_eff = total if se == 0.0 or p in (0.0, 1.0) else min(total, p * (1.0 - p) / (se * se))
     low, high = _wilson(p, n_eff, z)
-    return Estimate(p, low, high, level, "probability",
-                    "ratio over fleets, Wilson at the delta-method effective size",
-                    at=float(c.edges[j]))
+    return Interval(p, low, high, "ratio over fleets, Wilson at the delta-method effective size",
+                    confidence, "probability")
 
 
 def _bin_quantile(pooled: np.ndarray, q: float) -> tuple[int, float]:
@@ -194,15 +194,15 @@ def _upper_edge(edges, b) -> float:
     return math.inf if b == edges.size else float(edges[b])
 
 
-def quantile(data, q: float = 0.99, what: str = "duration", level: float = LEVEL,
-             resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED) -> Estimate:
+def quantile(data, q: float = 0.99, what: str = "duration", confidence: float = CONFIDENCE,
+             resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED) -> Interval:
     """The q-quantile of write durations (or waits) from the pooled histogram,
     in the Checkpoints' unit, with a bootstrap-over-fleets interval widened to
     bin edges (see the module's docstring)."""
     c = _arrays(data, what)
     if not 0.0 < q < 1.0:
         raise SpecError(f"q = {q!r}: must be in (0, 1)")
-    _z(level)
+    _z(confidence)
     hist = c.hist.astype(float)
     F = hist.shape[0]
     b, frac = _bin_quantile(hist.sum(axis=0), q)
@@ -214,14 +214,22 @@ def quantile(data, q: float = 0.99, what: str = "duration", level: float = LEVEL
         weights = rng.multinomial(F, np.full(F, 1.0 / F), size=m).astype(float)
         for r, pooled in enumerate(weights @ hist):
             bins[lo + r] = _bin_quantile(pooled, q)[0] if pooled.sum() > 0 else b
-    alpha = (1.0 - level) / 2.0
+    alpha = (1.0 - confidence) / 2.0
     b_lo = int(np.quantile(bins, alpha, method="lower"))
     b_hi = int(np.quantile(bins, 1.0 - alpha, method="higher"))
-    return Estimate(value, _lower_edge(c.edges, min(b_lo, b)), _upper_edge(c.edges, max(b_hi, b)),
-                    level, c.unit, f"pooled histogram; bootstrap over fleets ({resamples} "
-                    f"resamples, seed {seed}), widened to bin edges")
+    return Interval(value, _lower_edge(c.edges, min(b_lo, b)), _upper_edge(c.edges, max(b_hi, b)),
+                    f"pooled histogram; bootstrap over fleets ({resamples} resamples, seed "
+                    f"{seed}), widened to bin edges", confidence, c.unit)
 
 
-def summary(run, what: str = "duration", level: float = LEVEL, q: float = 0.99) -> dict:
-    """{"mean": ..., "quantile": ...} Estimates of one observable of a run."""
-    return {"mean": mean(run, what, level), "quantile": quantile(run, q, what, level)}
+def summary(run, what: str = "duration", confidence: float = CONFIDENCE, q: float = 0.99) -> dict:
+    """{"mean": ..., "quantile": ...} Intervals of one observable of a run."""
+    return {"mean": mean(run, what, confidence), "quantile": quantile(run, q, what, confidence)}
+
+
+def __getattr__(name):
+    if name == "Estimate":          # the name of Interval here until 0.3.0
+        warnings.warn(f"{__name__}.Estimate is now stormsim.Interval", DeprecationWarning,
+                      stacklevel=2)
+        return Interval
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ Clopper-Pearson for proportions. No event gives a bound, never a bare 0.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import warnings
 from statistics import NormalDist
 
 import numpy as np
@@ -22,38 +22,11 @@ from .._args import check_int
 from ..errors import SpecError
 from .analysis import writer_seconds
 from .survival import median_survival, passage_times
+from .interval import Interval
 from .tails import LEVEL, tail_estimate
 
-__all__ = ["LEVEL", "Estimate", "passage_probability", "storm_duration", "storm_time_per_day",
+__all__ = ["LEVEL", "Interval", "passage_probability", "storm_duration", "storm_time_per_day",
            "storms_per_day", "time_to_passage", "write_time_per_day"]
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A physical result with its interval.
-
-    Attributes
-    ----------
-    value, lower, upper : float
-        Point estimate and the ``LEVEL`` confidence interval, in ``unit``;
-        ``upper = inf`` where the data give no upper bound.
-    unit : str
-    method : str
-        How the interval was made (and, for no events, what bound holds).
-    n : int
-        Independent fleets it rests on.
-    """
-
-    value: float
-    lower: float
-    upper: float
-    unit: str
-    method: str
-    n: int
-
-    def __str__(self) -> str:
-        unit = f" {self.unit}" if self.unit else ""
-        return f"{self.value:.3g}{unit} [{self.lower:.3g}, {self.upper:.3g}] ({self.method})"
 
 
 def _z() -> float:
@@ -73,7 +46,7 @@ def _measured(run):
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str,
-           clip: bool = True) -> Estimate:
+           clip: bool = True) -> Interval:
     """Pooled ratio sum(num)/sum(den) over independent fleets, times ``scale``.
 
     Interval: the ratio estimator's normal approximation (delta method) over
@@ -83,20 +56,20 @@ def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str,
     total = float(den.sum())
     r = float(num.sum()) / total
     if r == 0.0:                       # (callers bound their zero cases themselves)
-        return Estimate(0.0, 0.0, math.inf, unit, f"no {what} in any of {n} fleets", n)
+        return Interval(0.0, 0.0, math.inf, f"no {what} in any of {n} fleets", unit=unit)
     resid = num - r * den
     se = math.sqrt(float(np.sum(resid ** 2)) / (n * (n - 1))) / (total / n)
     z = _z()
     hi = min(1.0, r + z * se) if clip else r + z * se
-    return Estimate(r * scale, max(0.0, r - z * se) * scale, hi * scale, unit,
-                    f"{LEVEL:.0%} normal interval of a ratio over {n} independent fleets", n)
+    return Interval(r * scale, max(0.0, r - z * se) * scale, hi * scale,
+                    f"{LEVEL:.0%} normal interval of a ratio over {n} independent fleets", unit=unit)
 
 
 def _level(level, n_jobs: int) -> int:
     return check_int("level", level, 1, n_jobs, what=f"a level k of N = {n_jobs} jobs")
 
 
-def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:
+def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Interval:
     """Time per day with at least ``level`` jobs writing at once (default: minutes per day).
 
     P(n_w >= level) with its interval from ``stormsim.stats.tails`` (the ratio
@@ -113,8 +86,8 @@ def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Estimate:
               "zero-bound": f"no fleet of {run.fleets} reached {level} writers: {LEVEL:.0%} "
                             "one-sided upper bound (stormsim.stats.tails)"}.get(
         est.method[level], f"{est.method[level]} (stormsim.stats.tails)")
-    return Estimate(float(est.p[level]) * per_day, float(est.lo[level]) * per_day,
-                    float(est.hi[level]) * per_day, f"{unit}/day", method, run.fleets)
+    return Interval(float(est.p[level]) * per_day, float(est.lo[level]) * per_day,
+                    float(est.hi[level]) * per_day, method, unit=f"{unit}/day")
 
 
 def _upcrossings(run) -> np.ndarray:
@@ -125,7 +98,7 @@ def _upcrossings(run) -> np.ndarray:
     return np.asarray(counts)
 
 
-def storms_per_day(run, level: int = 2, time_unit="s") -> Estimate:
+def storms_per_day(run, level: int = 2, time_unit="s") -> Interval:
     """Storms per day: up-crossings of n_w to ``level`` or more (MODEL.md E3) per day.
 
     The rate pools the up-crossings and the measured time over fleets; its
@@ -141,13 +114,12 @@ def storms_per_day(run, level: int = 2, time_unit="s") -> Estimate:
     if counts.sum() == 0:
 
         hi = chi2.ppf(0.5 + LEVEL / 2.0, 2) / 2.0 / float(window.sum()) * per_day
-        return Estimate(0.0, 0.0, hi, "storms/day",
-                        f"no storm in {run.fleets} fleets: exact Poisson (Garwood) {LEVEL:.0%} "
-                        "upper bound from the total measured time", run.fleets)
+        return Interval(0.0, 0.0, hi, f"no storm in {run.fleets} fleets: exact Poisson (Garwood) "
+                        f"{LEVEL:.0%} upper bound from the total measured time", unit="storms/day")
     return _ratio(counts, window, per_day, "storms/day", "storm", clip=False)
 
 
-def storm_duration(run, level: int = 2, unit: str = "s", time_unit="s") -> Estimate:
+def storm_duration(run, level: int = 2, unit: str = "s", time_unit="s") -> Interval:
     """Mean duration of a storm (n_w >= ``level``): time at or above the level per up-crossing."""
     occ = _measured(run)
     level = _level(level, occ.shape[1] - 1)
@@ -159,7 +131,7 @@ def storm_duration(run, level: int = 2, unit: str = "s", time_unit="s") -> Estim
                   unit, "storm", clip=False)
 
 
-def write_time_per_day(run, unit: str = "h") -> Estimate:
+def write_time_per_day(run, unit: str = "h") -> Interval:
     """Time per day one job spends writing its checkpoints (blocked, for blocking jobs).
 
     E[n_w] / N of the measured time, times one day. Compare with the lone
@@ -172,12 +144,12 @@ def write_time_per_day(run, unit: str = "h") -> Estimate:
     return _ratio(busy, occ.sum(axis=1), per_day, f"{unit}/day per job", "write time")
 
 
-def time_to_passage(run, unit: str = "h", time_unit="s") -> Estimate:
+def time_to_passage(run, unit: str = "h", time_unit="s") -> Interval:
     """Median time to the run's passage (``passage_level = 2``: the first collision).
 
     Kaplan-Meier over fleets in time, each fleet without a passage censored
     at the end of its run; the interval is Brookmeyer-Crowley's
-    (``stormsim.stats.survival``). ``upper = inf`` (or value inf) where the runs are
+    (``stormsim.stats.survival``). ``hi = inf`` (or value inf) where the runs are
     too short to bound it: raise ``cycles``. ``time_unit`` is the model's unit
     of time (seconds for fleets from physical units).
     """
@@ -187,12 +159,11 @@ def time_to_passage(run, unit: str = "h", time_unit="s") -> Estimate:
     med, lo, hi = median_survival(t, observed, level=LEVEL)
     k = seconds(time_unit, "time_unit") / seconds(unit)
     censored = int((~observed).sum())
-    return Estimate(med * k, lo * k, hi * k, unit,
-                    f"median, {LEVEL:.0%} Brookmeyer-Crowley interval, Kaplan-Meier over "
-                    f"{t.size} fleets, {censored} censored", int(t.size))
+    return Interval(med * k, lo * k, hi * k, f"median, {LEVEL:.0%} Brookmeyer-Crowley interval, "
+                    f"Kaplan-Meier over {t.size} fleets, {censored} censored", unit=unit)
 
 
-def passage_probability(run, within, time_unit="s") -> Estimate:
+def passage_probability(run, within, time_unit="s") -> Interval:
     """P(the run's passage, e.g. the first collision, happens within ``within``).
 
     ``within`` is a time with its unit ("1 day"). A binomial proportion over
@@ -215,5 +186,13 @@ def passage_probability(run, within, time_unit="s") -> Estimate:
 
     x, n = int(hit.sum()), int(run.fleets)
     ci = binomtest(x, n).proportion_ci(confidence_level=LEVEL, method="exact")
-    return Estimate(x / n, float(ci.low), float(ci.high), "",
-                    f"{x} of {n} fleets, Clopper-Pearson {LEVEL:.0%}", n)
+    return Interval(x / n, float(ci.low), float(ci.high),
+                    f"{x} of {n} fleets, Clopper-Pearson {LEVEL:.0%}")
+
+
+def __getattr__(name):
+    if name == "Estimate":          # the name of Interval here until 0.3.0
+        warnings.warn(f"{__name__}.Estimate is now stormsim.Interval", DeprecationWarning,
+                      stacklevel=2)
+        return Interval
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

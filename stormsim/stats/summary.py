@@ -31,7 +31,7 @@ import numpy as np
 from ..engine.model import Fleet
 from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from .analysis import writing_fraction
-from .durations import Checkpoints, exceedance, mean, quantile
+from .durations import Checkpoints, exceedance, exceedance_edge, mean, quantile
 from .stationary import stationary
 from .storms import STORM_METHODS, storm_estimate
 from .survival import kaplan_meier, passage_times
@@ -230,16 +230,17 @@ def _checkpoint_summary(c, level: float) -> dict:
                                    np.asarray(_units_of(c, hist), np.float64),
                                    edges * float(scale[0]) if alike else edges,
                                    "s" if alike else ("d_i" if what == "duration" else "T_i"))
-        m = mean(arrays[what], level=level)
-        out[f"{what}_mean"], out[f"{what}_mean_lo"], out[f"{what}_mean_hi"] = m.value, m.low, m.high
+        m = mean(arrays[what], confidence=level)
+        out[f"{what}_mean"], out[f"{what}_mean_lo"], out[f"{what}_mean_hi"] = m.value, m.lo, m.hi
     if same_d:
-        q = quantile(arrays["duration"], 0.99, level=level)
-        out["duration_p99"], out["duration_p99_lo"], out["duration_p99_hi"] = q.value, q.low, q.high
+        q = quantile(arrays["duration"], 0.99, confidence=level)
+        out["duration_p99"], out["duration_p99_lo"], out["duration_p99_hi"] = q.value, q.lo, q.hi
         watchdog = c.params.get("watchdog")
         if watchdog is not None and math.isfinite(watchdog) and watchdog <= DURATION_EDGES[-1] * d[0]:
-            e = exceedance(arrays["duration"], watchdog, level=level)
-            out["duration_p_watchdog"], out["duration_p_watchdog_lo"] = e.value, e.low
-            out["duration_p_watchdog_hi"], out["duration_watchdog_at"] = e.high, e.at
+            e = exceedance(arrays["duration"], watchdog, confidence=level)
+            out["duration_p_watchdog"], out["duration_p_watchdog_lo"] = e.value, e.lo
+            out["duration_p_watchdog_hi"] = e.hi
+            out["duration_watchdog_at"] = exceedance_edge(arrays["duration"], watchdog)
     return out
 
 

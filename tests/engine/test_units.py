@@ -134,10 +134,10 @@ def test_storm_time_per_day_is_the_pooled_time_fraction_times_a_day(pod_runs):
     est = physical.storm_time_per_day(occ, level=2, unit="min")
     pooled = occ.occupancy[:, 2:].sum() / occ.occupancy.sum()
     assert est.value == pytest.approx(pooled * 1440.0, rel=CONVERSION_RTOL)
-    assert est.lower < est.value < est.upper and est.unit == "min/day" and est.n == 200
+    assert est.lo < est.value < est.hi and est.unit == "min/day"
     # the per-fleet fractions are what the ratio's interval is about
     per_fleet = tail_probability(occ.occupancy, 2) * 1440.0
-    assert per_fleet.min() < est.lower and est.upper < per_fleet.max()
+    assert per_fleet.min() < est.lo and est.hi < per_fleet.max()
     # a unit is a unit: seconds per day are 60 x minutes per day
     assert physical.storm_time_per_day(occ, 2, unit="s").value == pytest.approx(60 * est.value,
                                                                            rel=CONVERSION_RTOL)
@@ -149,8 +149,8 @@ def test_storm_time_interval_covers_a_ten_times_larger_run(pod_runs):
     fleet, occ, _ = pod_runs
     est = physical.storm_time_per_day(occ, level=2)
     big = physical.storm_time_per_day(stormsim.simulate(fleet, fleets=2000, cycles=500, seed=30), 2)
-    assert est.lower <= big.value <= est.upper
-    assert big.upper - big.lower < est.upper - est.lower
+    assert est.lo <= big.value <= est.hi
+    assert big.hi - big.lo < est.hi - est.lo
 
 
 def test_write_time_of_uncontended_jobs_is_their_lone_share():
@@ -173,9 +173,9 @@ def test_no_storm_time_gives_a_bound_not_a_bare_zero():
                                      bandwidth="1 GB/s")
     run = stormsim.simulate(fleet, launch=[0.0, 0.5], fleets=50, cycles=100)
     est = physical.storm_time_per_day(run, level=2)
-    assert est.value == 0.0 and est.lower == 0.0
+    assert est.value == 0.0 and est.lo == 0.0
     # the mean share is at most P(a fleet reaches 2), which 50 misses bound
-    assert est.upper == pytest.approx((1.0 - 0.05 ** (1 / 50)) * 1440.0, rel=CONVERSION_RTOL)
+    assert est.hi == pytest.approx((1.0 - 0.05 ** (1 / 50)) * 1440.0, rel=CONVERSION_RTOL)
     assert "one-sided upper bound" in est.method
 
 
@@ -184,7 +184,7 @@ def test_storm_time_interval_is_the_tails_interval(pod_runs):
     tails = tail_estimate(occ.occupancy)
     for k in (2, 3):
         est = physical.storm_time_per_day(occ, level=k, unit="h")
-        assert (est.lower, est.upper) == pytest.approx((tails.lo[k] * 24.0, tails.hi[k] * 24.0),
+        assert (est.lo, est.hi) == pytest.approx((tails.lo[k] * 24.0, tails.hi[k] * 24.0),
                                                        rel=CONVERSION_RTOL)
 
 
@@ -194,9 +194,9 @@ def test_time_to_passage_is_the_kaplan_meier_median_in_hours(pod_runs):
     t, observed = passage_times(first.passage_cycle, first.cycles, first.passage_time,
                                 first.end_time)
     med, lo, hi = median_survival(t, observed)
-    assert (est.value, est.lower, est.upper) == pytest.approx((med / 3600, lo / 3600, hi / 3600),
+    assert (est.value, est.lo, est.hi) == pytest.approx((med / 3600, lo / 3600, hi / 3600),
                                                               rel=CONVERSION_RTOL)
-    assert est.lower <= est.value <= est.upper
+    assert est.lo <= est.value <= est.hi
     assert physical.time_to_passage(first, unit="min").value == pytest.approx(60 * est.value,
                                                                          rel=CONVERSION_RTOL)
 
@@ -208,7 +208,7 @@ def test_time_unit_reads_a_fleet_given_in_minutes():
     kw = dict(fleets=100, cycles=300, passage_level=2, seed=6)
     a = physical.time_to_passage(stormsim.simulate(seconds, **kw), unit="h")
     b = physical.time_to_passage(stormsim.simulate(minutes, **kw), unit="h", time_unit="min")
-    assert (b.value, b.lower, b.upper) == pytest.approx((a.value, a.lower, a.upper), rel=SCALED_RTOL)
+    assert (b.value, b.lo, b.hi) == pytest.approx((a.value, a.lo, a.hi), rel=SCALED_RTOL)
     pa = physical.passage_probability(stormsim.simulate(seconds, **kw), within="2 h")
     pb = physical.passage_probability(stormsim.simulate(minutes, **kw), within="120 min",
                                    time_unit="min")
@@ -220,7 +220,7 @@ def test_passage_probability_is_a_proportion_with_an_exact_interval(pod_runs):
     est = physical.passage_probability(first, within="3 h")
     x = int((first.passage_time <= 3 * 3600.0).sum())
     ci = binomtest(x, first.fleets).proportion_ci(confidence_level=0.95, method="exact")
-    assert (est.value, est.lower, est.upper) == (x / first.fleets, ci.low, ci.high)
+    assert (est.value, est.lo, est.hi) == (x / first.fleets, ci.low, ci.high)
     assert 0 < x < first.fleets
 
 
@@ -363,7 +363,7 @@ def test_storms_per_day_pools_up_crossings_over_measured_time(pod_runs):
     est = physical.storms_per_day(occ, level=2)
     rate = occ.upcrossings[:, 2].sum() / occ.occupancy.sum()
     assert est.value == pytest.approx(rate * 86400.0, rel=CONVERSION_RTOL)
-    assert est.lower < est.value < est.upper
+    assert est.lo < est.value < est.hi
     in_minutes = physical.storms_per_day(occ, level=2, time_unit="min")
     assert in_minutes.value == pytest.approx(est.value / 60.0, rel=CONVERSION_RTOL)
     dur = physical.storm_duration(occ, level=2)
@@ -378,7 +378,7 @@ def test_no_storms_give_a_poisson_bound():
     est = physical.storms_per_day(run, level=2)
     days = run.occupancy.sum() / 86400.0
     assert est.value == 0.0
-    assert est.upper == pytest.approx(3.6889 / days, rel=1e-4)   # chi2(0.975, 2)/2 = 3.6889
+    assert est.hi == pytest.approx(3.6889 / days, rel=1e-4)   # chi2(0.975, 2)/2 = 3.6889
     with pytest.raises(SpecError, match=r"no storm reached level 2"):
         physical.storm_duration(run, level=2)
 

@@ -34,13 +34,14 @@ def test_the_fleet_s_long_run_numbers_are_the_exact_law(result):
     assert row.scenario == "fleet" and list(row.method) == ["exact"] * 3
     assert result.levels.tolist() == [2, 3, 6]                 # 2, N/4, N/2 of 12
     assert np.array_equal(row.storms_per_day, law.storm_rate[[2, 3, 6]] * 86400.0)
-    assert np.array_equal(row.time_share, law.tail[[2, 3, 6]])
+    assert np.array_equal(row.p_ge, law.tail[[2, 3, 6]])
     lam = np.asarray(law.checkpoint_rate)
     assert row.checkpoint_seconds == pytest.approx(
         float(np.sum(lam * law.mean_write_duration) / np.sum(lam)), rel=1e-12)
     assert row.checkpoint_seconds > row.lone_checkpoint_seconds == pytest.approx(21.0)
     assert 0 < row.contention_share < row.writing_share < 0.05
-    assert row.stagger_hours_lo < row.stagger_hours < row.stagger_hours_hi
+    h = row.stagger_hours
+    assert h.lo < h.value < h.hi and h.unit == "h"
 
 
 def test_each_what_if_moves_the_numbers_the_way_it_should(result):
@@ -63,12 +64,12 @@ def test_each_what_if_moves_the_numbers_the_way_it_should(result):
 
 def test_checkpoint_durations_have_an_upper_quantile_and_a_watchdog_share(result):
     row = result.rows[0]
-    value, low, high = row.checkpoint_p99
-    assert row.lone_checkpoint_seconds < row.checkpoint_seconds < value and low <= value <= high
-    p, _, p_hi = row.over_watchdog                  # no write of 21 s alone lasts 600 s
-    assert p == 0.0 and 0 < p_hi < 1e-4 and result.watchdog == 600.0
+    q = row.checkpoint_p99
+    assert row.lone_checkpoint_seconds < row.checkpoint_seconds < q.value and q.lo <= q.value <= q.hi
+    over = row.over_watchdog                        # no write of 21 s alone lasts 600 s
+    assert over.value == over.lo == 0.0 and 0 < over.hi < 1e-4 and result.watchdog == 600.0
     tight = plan(_fleet(), what_if=False, watchdog="40 s", max_seconds=4, seed=1)
-    assert 0 < tight.rows[0].over_watchdog[0] < 0.1           # some writes pass 40 s
+    assert 0 < tight.rows[0].over_watchdog.value < 0.1           # some writes pass 40 s
 
 
 def test_the_outputs_travel(result):
@@ -76,6 +77,9 @@ def test_the_outputs_travel(result):
     scenarios = len(what_ifs(_fleet()))
     assert doc["levels"] == [2, 3, 6] and len(doc["rows"]) == scenarios == 7
     assert doc["rows"][0]["method"] == ["exact"] * 3
+    over = doc["rows"][0]["over_watchdog"]          # an Interval travels as its fields
+    assert set(over) == {"value", "lo", "hi", "method", "confidence", "unit"}
+    assert over["lo"] <= over["value"] <= over["hi"]
     rows = list(csv.DictReader(io.StringIO(result.to_csv())))
     assert len(rows) == scenarios * 3 and rows[0]["scenario"] == "fleet" and rows[0]["k"] == "2"
     frame = result.to_frame()

@@ -64,7 +64,7 @@ def test_mean_write_duration_is_the_stationary_laws(throughput):
     exact = stationary_mean_write_duration(fleet)
     run = stormsim.simulate(fleet, fleets=400, cycles=1500, burn_in=50, seed=11)
     est = dur.mean(run)
-    z = (est.high - est.low) / 2.0 / 1.959963984540054  # back to one standard error
+    z = (est.hi - est.lo) / 2.0 / 1.959963984540054  # back to one standard error
     assert est.unit == "s"
     assert z / est.value < MAX_REL_SE
     assert abs(est.value - exact) <= Z_BOUND * z, (est, exact)
@@ -100,14 +100,14 @@ def test_writes_alone_last_d_and_fill_bin_one():
     run = stormsim.simulate(fleet, fleets=30, cycles=200, seed=5)
     assert np.all(run.durations_hist[:, 1] == run.durations_count)
     q = dur.quantile(run, 0.99)
-    assert q.low <= d <= q.high
-    assert q.high / q.low == pytest.approx(run.duration_edges[1] / run.duration_edges[0])
+    assert q.lo <= d <= q.hi
+    assert q.hi / q.lo == pytest.approx(run.duration_edges[1] / run.duration_edges[0])
     mean = dur.mean(run)
     # Each duration is d to the rounding of two instants (~1e-16 of the run's time).
     ROUNDING = 1e-12
     assert mean.value == pytest.approx(d, rel=ROUNDING)
     above = dur.exceedance(run, 1.5 * d)
-    assert above.value == 0.0 and above.at >= 1.5 * d and above.high < 1e-3
+    assert above.value == 0.0 and dur.exceedance_edge(run, 1.5 * d) >= 1.5 * d and above.hi < 1e-3
 
 
 def synthetic(rng, fleets=300, per=200, sigma=0.4):
@@ -138,11 +138,11 @@ def test_intervals_cover_a_known_law():
     for _ in range(20):
         data, law = synthetic(rng)
         m = dur.mean(data)
-        covered["mean"] += m.low <= law.mean() <= m.high
+        covered["mean"] += m.lo <= law.mean() <= m.hi
         p = dur.exceedance(data, 3.0)
-        covered["exceedance"] += p.low <= law.sf(p.at) <= p.high
+        covered["exceedance"] += p.lo <= law.sf(dur.exceedance_edge(data, 3.0)) <= p.hi
         q = dur.quantile(data, 0.99, resamples=200)
-        covered["quantile"] += q.low <= law.ppf(0.99) <= q.high
+        covered["quantile"] += q.lo <= law.ppf(0.99) <= q.hi
     assert min(covered.values()) >= MIN_COVERED, covered
 
 
@@ -153,8 +153,8 @@ def test_bad_input_is_a_spec_error():
         dur.mean(run, what="size")
     with pytest.raises(SpecError, match="q = 1.5"):
         dur.quantile(run, 1.5)
-    with pytest.raises(SpecError, match="level = 2"):
-        dur.mean(run, level=2)
+    with pytest.raises(SpecError, match="confidence = 2"):
+        dur.mean(run, confidence=2)
     with pytest.raises(SpecError, match="x = -1"):
         dur.exceedance(run, -1)
     one = stormsim.simulate(stormsim.Fleet.identical(3, T=1.0, load=0.5), fleets=1, cycles=5)

@@ -1,0 +1,31 @@
+"""Old names kept one release: attribute aliases that warn.
+
+A class whose attributes were renamed sets ``__getattr__ = renamed(...)``:
+reading an old name returns the new attribute's value with a
+DeprecationWarning naming the new spelling; any other missing name is the
+usual AttributeError. A new name may be a dotted path
+("stagger_hours.lo"). ``__getattr__`` runs only when normal lookup fails, so
+the current names cost nothing.
+"""
+from __future__ import annotations
+
+import warnings
+
+__all__ = ["renamed"]
+
+
+def renamed(cls_name: str, old_to_new: dict[str, str]):
+    """A ``__getattr__`` for class ``cls_name`` mapping each old name to its new one."""
+
+    def __getattr__(self, name):
+        new = old_to_new.get(name)
+        if new is None:
+            raise AttributeError(f"{cls_name!r} object has no attribute {name!r}")
+        warnings.warn(f"{cls_name}.{name} is now {cls_name}.{new}; the old name goes in the "
+                      "next release", DeprecationWarning, stacklevel=2)
+        value = self
+        for part in new.split("."):
+            value = getattr(value, part)
+        return value
+
+    return __getattr__
