@@ -150,7 +150,7 @@ def analyse(data, rel_error, subsets, method, until_levels=None, out=print) -> d
         schemes.append((f"until {rel_error:g}", None))
     table = {}
     for j, k in enumerate(ks):
-        exact = dict(p=float(law.tail[k]), rate=float(law.storm_rate[k]))
+        exact = dict(p=float(law.p_ge[k]), rate=float(law.storms_per_s[k]))
         out(f"k = {k}: exact P = {exact['p']:.4e}, nu = {exact['rate']:.4e}")
         for name, r in schemes:
             use = [s for s in seeds if r is None or have[s] >= r]

@@ -67,11 +67,11 @@ def law_seconds(fleet, repeats: int) -> float:
 def part_a(args) -> None:
     fleet = stormsim.Fleet.identical(32, load=0.6, jitter=0.01)
     law = stormsim.stationary(fleet)
-    ks = [int(np.argmin(np.abs(law.log_tail - np.log(t)))) for t in TARGETS]
+    ks = [int(np.argmin(np.abs(law.log_p_ge - np.log(t)))) for t in TARGETS]
     t_law = law_seconds(fleet, args.repeats)
     print(f"(a) N = 32, L = 0.6, sigma = 0.01 T, fair, uncapped; law {t_law * 1e3:.3g} ms "
           f"(median of {args.repeats}), every level at once")
-    print("    levels: " + ", ".join(f"P ~ {t:.0e}: k = {k} (law {law.tail[k]:.3e})"
+    print("    levels: " + ", ".join(f"P ~ {t:.0e}: k = {k} (law {law.p_ge[k]:.3e})"
                                      for t, k in zip(TARGETS, ks)), flush=True)
     mc = stormsim.storm_risk(fleet, ks, rel_error=RE_GOAL, max_seconds=args.mc_seconds,
                              method="plain", seed=1)
@@ -92,7 +92,7 @@ def part_a(args) -> None:
         elif not mc.needed_is_lower_bound[j]:
             plain, how = float(mc.cpu_seconds_needed[j]), "extrapolated"
         else:
-            plain = float(need0 * law.storm_rate[ks[0]] / law.storm_rate[k])
+            plain = float(need0 * law.storms_per_s[ks[0]] / law.storms_per_s[k])
             how = "extrap. nu"
             bound = f" (storm_risk's own need: >= {float(mc.cpu_seconds_needed[j]):.3g})"
         split_run = float(w_split[j] / RE_GOAL ** 2)
@@ -100,13 +100,13 @@ def part_a(args) -> None:
             split, show = SPLIT_1E12_CPU_MEASURED, "docs (meas.)"
         else:
             split, show = split_run, "extrapolated"
-        print(f"{t:7.0e} {k:3d} {law.tail[k]:10.3e} {t_law:9.2e} {plain:12.3g} {how:>13} "
+        print(f"{t:7.0e} {k:3d} {law.p_ge[k]:10.3e} {t_law:9.2e} {plain:12.3g} {how:>13} "
               f"{split:12.3g} {show:>13} {plain / t_law:10.3g} {split / t_law:10.3g}{bound}")
         if t == 1e-12:
             print(f"        (this run's splitting extrapolation at 1e-12: {split_run:.3g} CPU s, "
                   f"optimistic with {sp.replicates} heavy-tailed replicates)")
     print("    law vs splitting's P: " + ", ".join(
-        f"k = {k}: {sp.p[j] / law.tail[k]:.3f}" for j, k in enumerate(ks)), flush=True)
+        f"k = {k}: {sp.p[j] / law.p_ge[k]:.3f}" for j, k in enumerate(ks)), flush=True)
 
 
 def fit(ns, secs) -> str:

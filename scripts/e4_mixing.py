@@ -160,7 +160,7 @@ def compute(args):
                 c0 = time.process_time()
                 secs, ups = windows(fleet, launch, grid, fleets, args.seed + n)
                 cells[(n, load, sigma, launch)] = dict(secs=secs, ups=ups, grid=grid,
-                                                       law=law.storm_rate.copy())
+                                                       law=law.storms_per_s.copy())
                 print(f"N={n} L={load} sigma={sigma} {launch}: {time.process_time() - c0:.1f} "
                       "CPU s", flush=True)
     det = deterministic(16, 0.6, args.det_fleets, args.det_cycles, args.det_cycles // 10,

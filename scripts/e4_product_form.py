@@ -75,11 +75,11 @@ def compare(law, te, st, label, rows_out):
         if st.count[k] < MIN_STORMS:
             continue
         se_p = np.log(te.hi[k] / te.lo[k]) / (2 * 1.96)
-        zp = np.log(te.p[k] / law.tail[k]) / se_p
-        zr = (st.rate[k] / law.storm_rate[k] - 1.0) / st.rel_error[k]
+        zp = np.log(te.p[k] / law.p_ge[k]) / se_p
+        zr = (st.rate[k] / law.storms_per_s[k] - 1.0) / st.rel_error[k]
         zs += [zp, zr]
-        rows_out.append([label, k, C.fmt(law.tail[k]), C.fmt_ci(te.p[k], te.lo[k], te.hi[k]),
-                         f"{zp:+.1f}", C.fmt(law.storm_rate[k]),
+        rows_out.append([label, k, C.fmt(law.p_ge[k]), C.fmt_ci(te.p[k], te.lo[k], te.hi[k]),
+                         f"{zp:+.1f}", C.fmt(law.storms_per_s[k]),
                          C.fmt_ci(st.rate[k], st.rate_lo[k], st.rate_hi[k]), f"{zr:+.1f}",
                          int(st.count[k])])
     return np.array(zs)
@@ -154,12 +154,12 @@ def main(argv=None) -> int:
     if sp is not None:
         law = cells[32]["law"]
         for j, k in enumerate(sp.levels):
-            zp = (sp.p[j] / law.tail[k] - 1) / sp.p_rel_error[j]
-            zr = (sp.rate[j] / law.storm_rate[k] - 1) / sp.rate_rel_error[j]
+            zp = (sp.p[j] / law.p_ge[k] - 1) / sp.p_rel_error[j]
+            zr = (sp.rate[j] / law.storms_per_s[k] - 1) / sp.rate_rel_error[j]
             if sp.top_share[j] <= TOP_SHARE_WARN:      # else one replicate carries it: no test
                 zsplit += [zp, zr]
-            split_rows.append([k, C.fmt(law.tail[k]), C.fmt_ci(sp.p[j], sp.p_lo[j], sp.p_hi[j]),
-                               f"{zp:+.1f}", C.fmt(law.storm_rate[k]),
+            split_rows.append([k, C.fmt(law.p_ge[k]), C.fmt_ci(sp.p[j], sp.p_lo[j], sp.p_hi[j]),
+                               f"{zp:+.1f}", C.fmt(law.storms_per_s[k]),
                                C.fmt_ci(sp.rate[j], sp.rate_lo[j], sp.rate_hi[j]), f"{zr:+.1f}",
                                f"{sp.top_share[j]:.2f}"])
 
@@ -169,8 +169,8 @@ def main(argv=None) -> int:
     law_i = stormsim.stationary(ideal)
     q = (LOAD * T / n_ctl) / (law_i.mean_compute[0] + LOAD * T / n_ctl)
     exact_bin = binom.logsf(np.arange(n_ctl + 1) - 1, n_ctl, q)
-    dev_law_bin = np.max(np.abs(law_i.log_tail - law_i.log_binomial_tail))
-    dev_law_closed = np.max(np.abs(law_i.log_tail - exact_bin))
+    dev_law_bin = np.max(np.abs(law_i.log_p_ge - law_i.log_binomial_p_ge))
+    dev_law_closed = np.max(np.abs(law_i.log_p_ge - exact_bin))
     assert dev_law_bin <= EXACT_TOL, f"ideal f: law vs its binomial {dev_law_bin:.2e}"
     assert dev_law_closed <= 1e-9, f"ideal f: law vs Binomial(N, d/(T+d)) {dev_law_closed:.2e}"
     if "ideal" not in cache:
@@ -191,14 +191,14 @@ def main(argv=None) -> int:
     for n, c in cells.items():
         law = c["law"]
         kdeep = [k for k in (n // 4, n // 2, 3 * n // 4, n) if k >= 2]
-        ratio = {k: np.exp(law.log_tail[k] - law.log_binomial_tail[k]) for k in kdeep}
-        rratio = {k: law.storm_rate[k] / c["bin_rate"][k] for k in kdeep}
+        ratio = {k: np.exp(law.log_p_ge[k] - law.log_binomial_p_ge[k]) for k in kdeep}
+        rratio = {k: law.storms_per_s[k] / c["bin_rate"][k] for k in kdeep}
         dur = law.write_stretch[0]
         summary.append([n, C.fmt(law.mean_writers / n), C.fmt(dur)]
                        + ["; ".join(f"k = {k}: {C.fmt(ratio[k])} / {C.fmt(rratio[k])}" for k in kdeep)]
                        + [C.fmt(law.pmf[0]), C.fmt(law.binomial_pmf[0])])
         above, below, changes = sign_pattern(law.log_pmf, law.log_binomial_pmf)
-        t_above, t_below, _ = sign_pattern(law.log_tail[1:], law.log_binomial_tail[1:])
+        t_above, t_below, _ = sign_pattern(law.log_p_ge[1:], law.log_binomial_p_ge[1:])
         c.update(ratio=ratio, above=above, below=below, changes=changes, t_below=t_below + 1)
         pat_rows.append([n, ranges(above), ranges(below), changes, ranges(t_above + 1),
                          ranges(t_below + 1)])
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
                  + C.md_table(["k", "P law", "P splitting [95 %]", "z", "nu law",
                                "nu splitting [95 %]", "z", "top replicate share"], split_rows))
     body += (f"\n\nIdeal-f control (N = {n_ctl}): max |log P_law(n_w >= k) - log P_binomial| = "
-             f"{dev_law_bin:.1e} over k = 0..{n_ctl} (down to P = {C.fmt(law_i.tail[-1])}); against "
+             f"{dev_law_bin:.1e} over k = 0..{n_ctl} (down to P = {C.fmt(law_i.p_ge[-1])}); against "
              f"the closed form Binomial(N, d / (T + d)): {dev_law_closed:.1e}; simulation against "
              f"both: worst |z| = {np.max(np.abs(zs_i)):.1f} over {zs_i.size // 2} levels.")
 
@@ -231,8 +231,8 @@ def main(argv=None) -> int:
         for n, c in cells.items():
             law, te, st = c["law"], c["te"], c["st"]
             k = np.arange(1, n + 1)
-            exact = law.tail[k] if what == "tail" else law.storm_rate[k]
-            base = np.exp(law.log_binomial_tail[k]) if what == "tail" else c["bin_rate"][k]
+            exact = law.p_ge[k] if what == "tail" else law.storms_per_s[k]
+            base = np.exp(law.log_binomial_p_ge[k]) if what == "tail" else c["bin_rate"][k]
             col = colors[n]
             ax.plot(k, exact, color=col, label=f"N = {n}: law (exact)")
             ax.plot(k, base, color=col, ls=":", label=f"N = {n}: binomial")
@@ -250,7 +250,7 @@ def main(argv=None) -> int:
                         label="N = 32: splitting (95 %)")
         ax.set_yscale("log")
         ax.set_ylim(FLOOR, 2.0 if what == "tail" else 50.0)
-        kmax = max(int(np.max(np.flatnonzero(c["law"].tail >= FLOOR))) for c in cells.values())
+        kmax = max(int(np.max(np.flatnonzero(c["law"].p_ge >= FLOOR))) for c in cells.values())
         ax.set_xlim(0, kmax + 2)
         ax.set_xlabel("level k (jobs writing at once)")
         ax.set_ylabel("P(n_w >= k), share of time" if what == "tail" else
@@ -264,7 +264,7 @@ def main(argv=None) -> int:
         x = np.arange(n + 1) / n
         ax.plot(x, np.exp(law.log_pmf - law.log_binomial_pmf), color=colors[n],
                 label=f"N = {n}: P(n_w = n)")
-        ax.plot(x[1:], np.exp(law.log_tail[1:] - law.log_binomial_tail[1:]), color=colors[n],
+        ax.plot(x[1:], np.exp(law.log_p_ge[1:] - law.log_binomial_p_ge[1:]), color=colors[n],
                 ls="--", label=f"N = {n}: P(n_w >= n)")
     ax.axhline(1.0, color="k", lw=0.6)
     ax.set_yscale("log")
@@ -285,8 +285,8 @@ def main(argv=None) -> int:
     plots.readable_log_ticks(ax)
     ax = axes[1][1]
     k = np.arange(1, n_ctl + 1)
-    ax.plot(k, law_i.tail[k], color="C0", lw=3, alpha=0.5, label="law (exact)")
-    ax.plot(k, np.exp(law_i.log_binomial_tail[k]), color="k", ls=":",
+    ax.plot(k, law_i.p_ge[k], color="C0", lw=3, alpha=0.5, label="law (exact)")
+    ax.plot(k, np.exp(law_i.log_binomial_p_ge[k]), color="k", ls=":",
             label="binomial (law's p)")
     ax.plot(k, np.exp(exact_bin[k]), color="C3", ls="--", lw=0.8, label="Binomial(N, d/(T+d))")
     seen = st_i.count[k] >= MIN_STORMS
@@ -294,7 +294,7 @@ def main(argv=None) -> int:
     ax.errorbar(k[seen], y, yerr=[y - lo, hi - y], fmt="o", ms=3, mfc="none", color="C1",
                 label="simulation (95 %)")
     ax.set_yscale("log")
-    ax.set_ylim(max(FLOOR, law_i.tail[-1] / 10), 2.0)
+    ax.set_ylim(max(FLOOR, law_i.p_ge[-1] / 10), 2.0)
     ax.set_xlabel("level k (jobs writing at once)")
     ax.set_ylabel("P(n_w >= k), share of time")
     ax.set_title(f"control: ideal f (f(n) = n), N = {n_ctl}, sigma = {SIGMA_IDEAL:g} T")
@@ -307,7 +307,7 @@ def main(argv=None) -> int:
     pats = {n: (ranges(c["above"]), ranges(c["below"]), c["changes"]) for n, c in cells.items()}
     resolved = [int(np.sum(c["st"].count[1:] >= MIN_STORMS)) for c in cells.values()]
     split_txt = (f"splitting at N = 32, k = {', '.join(str(k) for k in sp.levels)} (P down to "
-                 f"{C.fmt(cells[32]['law'].tail[sp.levels[-1]])}): worst |z| = "
+                 f"{C.fmt(cells[32]['law'].p_ge[sp.levels[-1]])}): worst |z| = "
                  + (f"{np.max(np.abs(zsplit)):.1f} over the {len(zsplit) // 2} levels whose replicates "
                     "agree enough to test" if zsplit else "n/a (every level carried by one replicate)")
                  if sp is not None else
@@ -359,7 +359,7 @@ equal the binomial exactly (asserted to {EXACT_TOL:g} in log)."""
         f"gives exactly the binomial (to {dev_law_bin:.0e}), and the simulation agrees with both "
         f"(worst |z| {np.max(np.abs(zs_i)):.1f}). Simulation agrees with the law at every level it "
         f"resolves (worst |z| {np.max(np.abs(np.concatenate(zs_all))):.1f}); {split_txt}"
-        + (f" (the deepest, k = {sp.levels[-1]}, is {sp.p[-1] / cells[32]['law'].tail[sp.levels[-1]]:.2g}"
+        + (f" (the deepest, k = {sp.levels[-1]}, is {sp.p[-1] / cells[32]['law'].p_ge[sp.levels[-1]]:.2g}"
            " x the law: the low side, as splitting's heavy-tailed replicates make likely at its "
            "deepest levels)" if sp is not None else "") + ". "
         "Where we differ from the paper: the paper calls the tail's explanation an open problem; it is "

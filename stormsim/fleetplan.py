@@ -312,7 +312,7 @@ def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     4, ..., each over enough fleets to expect SETTLE_STORMS storms; NaN if it
     has not settled by SETTLE_MAX_CYCLES."""
     if exact_applies(fleet, "random"):
-        target, how = float(stationary(fleet).storm_rate[2]), "exact (the law)"
+        target, how = float(stationary(fleet).storms_per_s[2]), "exact (the law)"
     else:
         run = simulate(fleet, fleets=256, cycles=400, burn_in=40, seed=seed)
         target, how = run.upcrossings[:, 2].sum() / run.occupancy.sum(), "from a random launch"

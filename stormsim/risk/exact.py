@@ -41,7 +41,7 @@ def exact_risk(fleet: Fleet, ks: np.ndarray, target: float, seed: int, batch: in
     t0, c0 = time.perf_counter(), time.process_time()
     law = stationary(fleet)
     p, rate, duration = (np.array(a[ks], dtype=np.float64)
-                         for a in (law.tail, law.storm_rate, law.storm_duration))
+                         for a in (law.p_ge, law.storms_per_s, law.storm_duration))
     zero = np.zeros(ks.size)
     word = np.full(ks.size, EXACT_METHOD)
     return StormRisk(

@@ -39,6 +39,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..engine.units import SECONDS_PER_DAY
+from .._deprecated import renamed
 from ..errors import SpecError
 from .product_form import (compensated_cumsum, esp_sweep, log_binom, log_poisson_binomial,
                            log_sum_exp, log_tail_of)
@@ -115,9 +116,9 @@ class StationaryLaw:
         T_i used by the law: the mean compute work E[max(0, T_i + sigma_i xi)] (s).
     log_pmf, pmf : (N + 1,)
         P(n_w = n).
-    log_tail, tail : (N + 1,)
-        P(n_w >= k); tail[0] = 1.
-    log_storm_rate, storm_rate : (N + 1,)
+    log_p_ge, p_ge : (N + 1,)
+        P(n_w >= k); p_ge[0] = 1.
+    log_storms_per_s, storms_per_s : (N + 1,)
         nu_k, up-crossings of n_w into level k (from below k to k) per second;
         nu_0 = 0 by definition (n_w never crosses up into 0), log -inf.
     log_storm_duration, storm_duration : (N + 1,)
@@ -132,7 +133,7 @@ class StationaryLaw:
     log_write_stretch, write_stretch : (N,)
         mean_write_duration_i / d_i: how much contention stretches a write (>= 1
         when f(n) <= n, with 1 meaning "as if alone").
-    log_binomial_pmf, binomial_pmf, log_binomial_tail, binomial_tail : (N + 1,)
+    log_binomial_pmf, binomial_pmf, log_binomial_p_ge, binomial_p_ge : (N + 1,)
         The independent-phase baseline: n_w Poisson-binomial with the law's own
         per-job writing probabilities p_i = writing_probability (same mean
         number of writers, no contention coupling). Exact for ideal f uncapped.
@@ -141,15 +142,15 @@ class StationaryLaw:
     n_jobs: int
     mean_compute: np.ndarray = field(repr=False)
     log_pmf: np.ndarray = field(repr=False)
-    log_tail: np.ndarray = field(repr=False)
-    log_storm_rate: np.ndarray = field(repr=False)
+    log_p_ge: np.ndarray = field(repr=False)
+    log_storms_per_s: np.ndarray = field(repr=False)
     log_storm_duration: np.ndarray = field(repr=False)
     log_writing_probability: np.ndarray = field(repr=False)
     log_checkpoint_rate: np.ndarray = field(repr=False)
     log_mean_write_duration: np.ndarray = field(repr=False)
     log_write_stretch: np.ndarray = field(repr=False)
     log_binomial_pmf: np.ndarray = field(repr=False)
-    log_binomial_tail: np.ndarray = field(repr=False)
+    log_binomial_p_ge: np.ndarray = field(repr=False)
 
     def __post_init__(self):
         for name in self.__dataclass_fields__:
@@ -161,20 +162,26 @@ class StationaryLaw:
     # The plain values, exp of the logs on access (read-only too, so that no
     # caller mistakes a fresh array for the result's state).
     pmf = _plain("log_pmf")
-    tail = _plain("log_tail")
-    storm_rate = _plain("log_storm_rate")
+    p_ge = _plain("log_p_ge")
+    storms_per_s = _plain("log_storms_per_s")
     storm_duration = _plain("log_storm_duration")
     writing_probability = _plain("log_writing_probability")
     checkpoint_rate = _plain("log_checkpoint_rate")
     mean_write_duration = _plain("log_mean_write_duration")
     write_stretch = _plain("log_write_stretch")
     binomial_pmf = _plain("log_binomial_pmf")
-    binomial_tail = _plain("log_binomial_tail")
+    binomial_p_ge = _plain("log_binomial_p_ge")
+
+    # the names of 0.2.0, kept one release
+    __getattr__ = renamed("StationaryLaw", {
+        "tail": "p_ge", "log_tail": "log_p_ge", "storm_rate": "storms_per_s",
+        "log_storm_rate": "log_storms_per_s", "binomial_tail": "binomial_p_ge",
+        "log_binomial_tail": "log_binomial_p_ge"})
 
     @property
     def storms_per_day(self) -> np.ndarray:
-        """(N + 1,): storm_rate x 86400, storms per day at each level (T, d in seconds)."""
-        out = self.storm_rate * SECONDS_PER_DAY
+        """(N + 1,): storms_per_s x 86400, storms per day at each level (T, d in seconds)."""
+        out = self.storms_per_s * SECONDS_PER_DAY
         out.flags.writeable = False
         return out
 
@@ -292,10 +299,10 @@ def stationary(fleet) -> StationaryLaw:
     log_lam = (loo_t[2] - log_z_t)[group] - np.log(T)
     log_wd = log_p - log_lam
     return StationaryLaw(
-        n_jobs=n, mean_compute=T, log_pmf=log_pmf, log_tail=log_tail, log_storm_rate=log_nu,
+        n_jobs=n, mean_compute=T, log_pmf=log_pmf, log_p_ge=log_tail, log_storms_per_s=log_nu,
         log_storm_duration=log_dur, log_writing_probability=log_p, log_checkpoint_rate=log_lam,
         log_mean_write_duration=log_wd, log_write_stretch=log_wd - np.log(d),
-        log_binomial_pmf=log_bin, log_binomial_tail=log_tail_of(log_bin))
+        log_binomial_pmf=log_bin, log_binomial_p_ge=log_tail_of(log_bin))
 
 
 def _log_weights(f: np.ndarray, cap: float) -> tuple:

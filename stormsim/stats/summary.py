@@ -260,7 +260,7 @@ def _law(c, n: int) -> tuple[np.ndarray, np.ndarray]:
     fleet = Fleet(T=c.T, d=c.d, cap=float(p.get("cap", math.inf)), jitter=sigma,
                   throughput=np.asarray(c.f, dtype=np.float64)[1:])
     law = stationary(fleet)
-    return np.array(law.tail), np.array(law.storm_rate)
+    return np.array(law.p_ge), np.array(law.storms_per_s)
 
 
 def _storm_summary(c, n: int, F: int, level: float, structural_from: int) -> dict:

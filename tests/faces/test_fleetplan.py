@@ -33,8 +33,8 @@ def test_the_fleet_s_long_run_numbers_are_the_exact_law(result):
     row = result.rows[0]
     assert row.scenario == "fleet" and list(row.method) == ["exact"] * 3
     assert result.levels.tolist() == [2, 3, 6]                 # 2, N/4, N/2 of 12
-    assert np.array_equal(row.storms_per_day, law.storm_rate[[2, 3, 6]] * 86400.0)
-    assert np.array_equal(row.p_ge, law.tail[[2, 3, 6]])
+    assert np.array_equal(row.storms_per_day, law.storms_per_s[[2, 3, 6]] * 86400.0)
+    assert np.array_equal(row.p_ge, law.p_ge[[2, 3, 6]])
     lam = np.asarray(law.checkpoint_rate)
     assert row.checkpoint_seconds == pytest.approx(
         float(np.sum(lam * law.mean_write_duration) / np.sum(lam)), rel=1e-12)

@@ -152,18 +152,18 @@ def test_law_equals_exact_enumeration(fleet, stored):
     ref = _exact(fleet)
     assert isinstance(law, StationaryLaw)
     assert _rel_err(law.pmf, ref["pmf"]) <= REL_EXACT
-    assert _rel_err(law.tail, ref["tail"]) <= REL_EXACT
-    assert _rel_err(law.storm_rate[1:], ref["nu_fire"][1:]) <= REL_EXACT
-    assert _rel_err(law.storm_rate[1:], ref["nu_end"][1:]) <= REL_EXACT
-    assert law.storm_rate[0] == 0.0 and law.storm_duration[0] == math.inf
+    assert _rel_err(law.p_ge, ref["tail"]) <= REL_EXACT
+    assert _rel_err(law.storms_per_s[1:], ref["nu_fire"][1:]) <= REL_EXACT
+    assert _rel_err(law.storms_per_s[1:], ref["nu_end"][1:]) <= REL_EXACT
+    assert law.storms_per_s[0] == 0.0 and law.storm_duration[0] == math.inf
     assert _rel_err(law.storm_duration[1:], ref["duration"][1:]) <= REL_EXACT
     assert _rel_err(law.writing_probability, ref["p"]) <= REL_EXACT
     assert _rel_err(law.checkpoint_rate, ref["lam"]) <= REL_EXACT
     assert _rel_err(law.mean_write_duration, ref["write"]) <= REL_EXACT
     assert _rel_err(law.write_stretch, ref["stretch"]) <= REL_EXACT
     assert _rel_err(law.binomial_pmf, ref["binom"]) <= REL_EXACT
-    assert _rel_err(law.binomial_tail, ref["binom_tail"]) <= REL_EXACT
-    assert np.allclose(law.storms_per_day, law.storm_rate * 86400.0, rtol=REL_EXACT, atol=0)
+    assert _rel_err(law.binomial_p_ge, ref["binom_tail"]) <= REL_EXACT
+    assert np.allclose(law.storms_per_day, law.storms_per_s * 86400.0, rtol=REL_EXACT, atol=0)
 
 
 def test_exact_enumeration_worst_case_is_reported():
@@ -179,10 +179,10 @@ def test_exact_enumeration_worst_case_is_reported():
         with mock.patch.object(_module, "_MIN_STORED_PREFIXES", stored):
             law = stationary(fleet)
         ref = _exact(fleet)
-        for got, key in ((law.pmf, "pmf"), (law.tail, "tail"), (law.writing_probability, "p"),
+        for got, key in ((law.pmf, "pmf"), (law.p_ge, "tail"), (law.writing_probability, "p"),
                          (law.checkpoint_rate, "lam"), (law.binomial_pmf, "binom")):
             worst = max(worst, _rel_err(got, ref[key]))
-        worst = max(worst, _rel_err(law.storm_rate[1:], ref["nu_end"][1:]))
+        worst = max(worst, _rel_err(law.storms_per_s[1:], ref["nu_end"][1:]))
     print(f"max relative error against Fractions: {worst:.3g}")
     assert worst <= REL_EXACT
 
@@ -212,16 +212,16 @@ def test_extreme_levels_identical_and_near_identical(kind, cap):
     apart, block recomputation) agree on every level's log."""
     n, T, d = 2000, 1.0, 1e-6
     law = stationary(stormsim.Fleet.identical(n, T=T, d=d, cap=cap, throughput=kind, jitter=0.02))
-    assert law.log_tail[-1] < -5000 * math.log(10)   # far below 1e-308: the plain value is 0
-    assert law.tail[-1] == 0.0
+    assert law.log_p_ge[-1] < -5000 * math.log(10)   # far below 1e-308: the plain value is 0
+    assert law.p_ge[-1] == 0.0
     want = _closed_form_log_tail(n, math.log(d / T), kind, cap)
-    assert np.max(np.abs(law.log_tail - want)) <= LOG_EXTREME
+    assert np.max(np.abs(law.log_p_ge - want)) <= LOG_EXTREME
 
     two_types = np.where(np.arange(n) % 2 == 0, d, np.nextafter(d, 1.0))
     distinct = d + np.arange(n) * np.spacing(d)      # N job types
     for ds in (two_types, distinct):
         fleet = stormsim.Fleet(T=[T] * n, d=ds, cap=cap, throughput=kind, jitter=0.02)
-        got = stationary(fleet).log_tail
+        got = stationary(fleet).log_p_ge
         # To first order in the tiny spread, e_k(x) = C(N, k) xbar^k with xbar the
         # geometric mean (the second-order term is ~ k (1e-13)^2 here).
         ref = _closed_form_log_tail(n, float(np.mean(np.log(ds) - math.log(T))), kind, cap)
@@ -246,7 +246,7 @@ def test_job_types_agree_with_distinct_jobs():
     kw = dict(cap=400.0, throughput="power:0.5")
     typed = stationary(stormsim.Fleet(T=T, d=d, jitter=0.02 * T, **kw))
     distinct = stationary(stormsim.Fleet(T=T, d=spread, jitter=0.02 * T, **kw))
-    for name in ("log_pmf", "log_tail", "log_storm_rate", "log_writing_probability",
+    for name in ("log_pmf", "log_p_ge", "log_storms_per_s", "log_writing_probability",
                  "log_checkpoint_rate", "log_write_stretch"):
         a, b = getattr(typed, name), getattr(distinct, name)
         ok = np.isfinite(a)                      # log nu_0 = -inf in both
@@ -280,15 +280,15 @@ def test_identities_and_contention_shape():
     n = 30
     T = rng.uniform(0.5, 2.0, n)
     law = stationary(stormsim.Fleet(T=T, d=rng.uniform(0.01, 0.08, n), jitter=0.02 * T))
-    assert math.isclose(law.storm_rate.sum(), law.checkpoint_rate.sum(), rel_tol=IDENTITY_TOL)
+    assert math.isclose(law.storms_per_s.sum(), law.checkpoint_rate.sum(), rel_tol=IDENTITY_TOL)
     assert math.isclose(np.arange(n + 1) @ law.pmf, law.mean_writers, rel_tol=IDENTITY_TOL)
-    assert law.tail[0] == pytest.approx(1.0, rel=IDENTITY_TOL)
-    assert np.allclose(law.storm_duration[1:], law.tail[1:] / law.storm_rate[1:], rtol=IDENTITY_TOL)
+    assert law.p_ge[0] == pytest.approx(1.0, rel=IDENTITY_TOL)
+    assert np.allclose(law.storm_duration[1:], law.p_ge[1:] / law.storms_per_s[1:], rtol=IDENTITY_TOL)
     # More time on many writers than the binomial, and a wider law: its variance
     # is larger. (Its P(n_w = 0) is larger too, here and in every fleet tried:
     # the law sits above the binomial at both ends and below it in between.)
     levels = np.arange(n + 1)
-    assert law.tail[-1] > law.binomial_tail[-1]
+    assert law.p_ge[-1] > law.binomial_p_ge[-1]
     mean = law.mean_writers
     assert law.pmf @ (levels - mean) ** 2 > law.binomial_pmf @ (levels - mean) ** 2
     assert np.all(law.write_stretch > 1.0)
@@ -316,7 +316,7 @@ def test_mean_compute_work_enters_the_law():
     wide = stationary(stormsim.Fleet(T=T, d=d, cap=2.0, throughput="power:0.5", jitter=sigma))
     same = stationary(stormsim.Fleet(T=got, d=d, cap=2.0, throughput="power:0.5", jitter=got / 50))
     assert np.array_equal(wide.mean_compute, got)
-    for name in ("log_pmf", "log_storm_rate", "log_writing_probability", "log_checkpoint_rate"):
+    for name in ("log_pmf", "log_storms_per_s", "log_writing_probability", "log_checkpoint_rate"):
         assert np.allclose(getattr(wide, name), getattr(same, name), rtol=0, atol=REL_EXACT)
 
 
@@ -326,7 +326,7 @@ def test_physical_units_give_storms_per_day_and_seconds():
     fleet = stormsim.Fleet.from_jobs(n_jobs=24, compute_interval="30 min", size="156 GB",
                                      bandwidth="5 TB/s", jitter="1 min")
     law = stationary(fleet)
-    assert np.array_equal(law.storms_per_day, law.storm_rate * 86400.0)
+    assert np.array_equal(law.storms_per_day, law.storms_per_s * 86400.0)
     d = 156e9 / 5e12                                          # 31.2 s alone
     assert np.allclose(law.mean_write_duration, d * law.write_stretch, rtol=IDENTITY_TOL, atol=0)
     # Uncapped, a cycle is the compute work (at rate 1) plus the write: by renewal,
@@ -437,8 +437,8 @@ def test_engine_agrees_with_the_law():
                                 burn_in=burn_in)
         window = run.occupancy.sum(axis=1)[:, None]
         at_least = np.cumsum(run.occupancy[:, ::-1], axis=1)[:, ::-1]
-        for what, a, want in (("P(n_w >= k)", at_least[:, 1:], law.tail[1:]),
-                              ("nu_k", run.upcrossings[:, 1:].astype(np.float64), law.storm_rate[1:]),
+        for what, a, want in (("P(n_w >= k)", at_least[:, 1:], law.p_ge[1:]),
+                              ("nu_k", run.upcrossings[:, 1:].astype(np.float64), law.storms_per_s[1:]),
                               ("P(i writing)", run.writing_time, law.writing_probability)):
             r, se = _ratio_of_means(a, np.broadcast_to(window, a.shape))
             compared += [((ri - wi) / si, f"fleet {number} {what}[{j}]: {ri:.6g} vs {wi:.6g}")
@@ -448,3 +448,11 @@ def test_engine_agrees_with_the_law():
     worst = max(compared, key=lambda c: abs(c[0]))
     print(f"{len(compared)} numbers, |z| <= {bound:.2f}; worst z = {worst[0]:.2f} ({worst[1]})")
     assert all(abs(z) <= bound for z, _ in compared), worst
+
+
+def test_the_names_of_0_2_0_warn_and_read_the_one_names():
+    law = stationary(stormsim.Fleet.identical(4, load=0.5, jitter=0.01))
+    for old, new in (("tail", "p_ge"), ("storm_rate", "storms_per_s"),
+                     ("binomial_tail", "binomial_p_ge"), ("log_tail", "log_p_ge")):
+        with pytest.warns(DeprecationWarning, match=f"StationaryLaw.{old} is now StationaryLaw.{new}"):
+            assert np.array_equal(getattr(law, old), getattr(law, new))

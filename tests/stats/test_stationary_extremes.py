@@ -46,12 +46,12 @@ def _sane(law) -> None:
         if isinstance(value, np.ndarray):
             assert not np.isnan(value).any(), name
     assert abs(law.pmf.sum() - 1.0) <= SUM_TO_ONE_TOL
-    assert np.all(np.diff(law.log_tail) <= 0.0)           # P(n_w >= k) never rises with k
-    assert law.log_tail[0] == pytest.approx(0.0, abs=SUM_TO_ONE_TOL)
+    assert np.all(np.diff(law.log_p_ge) <= 0.0)           # P(n_w >= k) never rises with k
+    assert law.log_p_ge[0] == pytest.approx(0.0, abs=SUM_TO_ONE_TOL)
     # Every state has positive probability (x_i > 0, f > 0, C > 0): every log is finite,
     # however far below float64 the probability lies.
-    assert np.all(np.isfinite(law.log_pmf)) and np.all(np.isfinite(law.log_tail))
-    assert np.all(np.isfinite(law.log_storm_rate[1:]))
+    assert np.all(np.isfinite(law.log_pmf)) and np.all(np.isfinite(law.log_p_ge))
+    assert np.all(np.isfinite(law.log_storms_per_s[1:]))
     for name in ("log_writing_probability", "log_checkpoint_rate", "log_mean_write_duration"):
         assert np.all(np.isfinite(getattr(law, name))), name
 
@@ -95,7 +95,7 @@ def _against_enumeration(fleet, T_eff=None):
     T_eff = np.asarray(fleet.T, float) if T_eff is None else T_eff
     tail, p, lam = _enumerate(T_eff, np.asarray(fleet.d, float), np.asarray(fleet.f, float),
                               float(fleet.cap))
-    assert np.max(np.abs(law.log_tail - tail)) <= ENUM_LOG_TOL
+    assert np.max(np.abs(law.log_p_ge - tail)) <= ENUM_LOG_TOL
     assert np.max(np.abs(law.log_writing_probability - p)) <= ENUM_LOG_TOL
     assert np.max(np.abs(law.log_checkpoint_rate - lam)) <= ENUM_LOG_TOL
     return law
@@ -109,13 +109,13 @@ def test_one_job(cap):
     law = stationary(Fleet(T=[1.0], d=[0.5], jitter=0.01, cap=cap))
     _sane(law)
     cycle = 1.0 / min(1.0, cap) + 0.5
-    assert law.tail[1] == pytest.approx(0.5 / cycle, rel=IDENTITY_TOL)
+    assert law.p_ge[1] == pytest.approx(0.5 / cycle, rel=IDENTITY_TOL)
     assert law.checkpoint_rate[0] == pytest.approx(1.0 / cycle, rel=IDENTITY_TOL)
     assert law.write_stretch[0] == pytest.approx(1.0, rel=IDENTITY_TOL)
 
 
 def _identities(law):
-    assert math.isclose(law.storm_rate.sum(), law.checkpoint_rate.sum(), rel_tol=IDENTITY_TOL)
+    assert math.isclose(law.storms_per_s.sum(), law.checkpoint_rate.sum(), rel_tol=IDENTITY_TOL)
     assert math.isclose(np.arange(law.n_jobs + 1) @ law.pmf, law.mean_writers, rel_tol=IDENTITY_TOL)
 
 
@@ -123,7 +123,7 @@ def test_a_hundred_thousand_identical_jobs():
     law = stationary(Fleet.identical(100_000, load=0.6, jitter=0.01))   # the O(N) closed form
     _sane(law)
     _identities(law)
-    assert law.log_tail[-1] < -1e5          # P(all write) far below 1e-308, its log exact
+    assert law.log_p_ge[-1] < -1e5          # P(all write) far below 1e-308, its log exact
 
 
 def test_three_thousand_distinct_jobs():
@@ -172,7 +172,7 @@ def test_throughput_near_zero(tiny):
     f = np.ones(10)
     f[6:] = tiny                  # writes by 7+ writers crawl: the fleet piles up at n_w = N
     law = _against_enumeration(Fleet.identical(10, load=0.6, jitter=0.01, throughput=list(f)))
-    assert law.tail[-1] == pytest.approx(1.0, rel=ENUM_LOG_TOL)
+    assert law.p_ge[-1] == pytest.approx(1.0, rel=ENUM_LOG_TOL)
     big = np.ones(100)
     big[10:] = tiny
     _sane(stationary(Fleet.identical(100, load=0.6, jitter=0.01, throughput=list(big))))
@@ -185,7 +185,7 @@ def test_power_zero_is_fair():
                                    throughput=tp)):
         a, b = stationary(fleet("power:0")), stationary(fleet("fair"))
         _sane(a)
-        assert np.max(np.abs(a.log_tail - b.log_tail)) <= ENUM_LOG_TOL
+        assert np.max(np.abs(a.log_p_ge - b.log_p_ge)) <= ENUM_LOG_TOL
 
 
 # -- the cap far below 1 -------------------------------------------------------------------------
