@@ -18,7 +18,7 @@ WINGS = [
     ("", ["_version", "errors", "_format", "_args"]),           # facts without dependencies
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
-    ("stats", ["__init__", "survival", "analysis", "tails", "storms", "product_form",
+    ("stats", ["__init__", "exact_sums", "survival", "analysis", "tails", "storms", "product_form",
                "stationary", "durations", "summary", "physical"]),
     ("risk", ["__init__", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",

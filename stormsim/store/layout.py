@@ -43,12 +43,13 @@ import numpy as np
 from .._version import ALGORITHM_VERSION, __version__
 from ..engine.cost import HIST_BINS
 from ..engine.run import DURATION_EDGES, WAIT_EDGES
+from ..stats.exact_sums import add_exact, exact_to_float
 from ..stats.storms import STORM_METHODS
 from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
 from ..stats.tails import LEVEL, block_ranges
 from ..sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
 from ..sweep.keys import KEY, PARAM_ATTRS
-from ..sweep.work import RESULT_ARRAYS, add_exact, exact_to_float
+from ..sweep.work import RESULT_ARRAYS
 from .identity import settings_json
 
 __all__ = ["FLEET_ARRAYS", "FORMAT", "FORMAT_VERSION", "cell_group", "check_version",

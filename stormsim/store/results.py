@@ -20,11 +20,12 @@ from .._args import check_path
 from .._version import __version__
 from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..errors import SpecError, SweepError
+from ..stats.exact_sums import add_exact, exact_to_float
 from ..stats.summary import CHECKPOINT_KEYS, cell_summary
 from ..stats.survival import kaplan_meier, passage_times
 from ..stats.tails import check_tail_level, monotone_bound, tail_level
 from ..sweep.spec import Sweep, parse_sweep
-from ..sweep.work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
+from ..sweep.work import RESULT_ARRAYS, FleetRanges
 from .export import to_dataframe, to_xarray
 from .files import DirLock
 from .layout import FLEET_ARRAYS, FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
