@@ -23,8 +23,8 @@ WINGS = [
     ("risk", ["__init__", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
-    ("store", ["__init__", "files", "parts", "identity", "layout", "tables", "export", "results",
-               "stores"]),                                     # files, the layout, the reader
+    ("store", ["__init__", "files", "parts", "identity", "cellresult", "layout", "tables", "export",
+               "results", "stores"]),                                     # files, the layout, the reader
     ("", ["driver", "plots", "fleetplan", "report", "cli_parser", "cli", "__main__", "__init__"]),
 ]
 

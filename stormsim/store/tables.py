@@ -6,7 +6,6 @@ neither: the readers sit above this module.
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
 from ..stats.tails import monotone_bound
+from .cellresult import CellRisk
 
 __all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
            "durations_table_text", "risk_table_text", "storms_table_text", "sweep_figures"]
@@ -236,12 +236,12 @@ def storms_table_text(res, tail) -> str | None:
 
 
 def _keeping_risk(res, kept: list):
-    """Each cell of ``res``, read once; of those with a storm risk, its index,
-    params and risk kept (not its arrays) in ``kept``."""
+    """Each cell of ``res``, read once; of those with a storm risk, a CellRisk
+    (its index, params and risk, not its arrays) kept in ``kept``."""
 
     for c in res:
         if c.risk is not None:
-            kept.append(SimpleNamespace(index=c.index, params=c.params, risk=c.risk))
+            kept.append(CellRisk(c.index, c.params, c.risk))
         yield c
 
 
