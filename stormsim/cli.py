@@ -309,17 +309,8 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    try:
-        from stormsim.report import main as report_main
-    except ModuleNotFoundError as exc:
-        if exc.name in ("stormsim.report", None) or (exc.name or "").startswith("stormsim"):
-            print("stormsim: error: 'stormsim report' is not available in this installation "
-                  "(the module stormsim.report is missing); `stormsim inspect` prints the "
-                  "table of a result", file=sys.stderr)
-            return EXIT_ENVIRONMENT
-        print(f"stormsim: error: 'stormsim report' needs {exc.name}, which is not installed: "
-              "pip install 'stormsim[plots]'", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+    from .report import main as report_main   # at call time: the CLI starts without it
+
     outdir = args.output or str(Path(args.file).with_suffix("")) + "_report"
     if Path(outdir).exists() and not Path(outdir).is_dir():
         raise SpecError(f"report -o {outdir}: exists and is not a directory; give a "
@@ -327,7 +318,14 @@ def _report(args: argparse.Namespace) -> int:
     levels = _tail_levels(args.levels)
     for lv in levels:
         check_tail_level(lv)                 # the syntax, before anything is read
-    rc = report_main(args.file, outdir, levels=levels)
+    try:
+        rc = report_main(args.file, outdir, levels=levels)
+    except ImportError as exc:               # an optional dependency (matplotlib) is missing
+        name = exc.name or getattr(exc.__cause__, "name", None)
+        print("stormsim: error: 'stormsim report' needs "
+              + (f"{name}, which is not installed" if name else f"what is missing ({exc})")
+              + ": pip install 'stormsim[plots]'", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     return 0 if rc is None else int(rc)
 
 

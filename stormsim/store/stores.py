@@ -409,7 +409,7 @@ class HDF5Store(Store):
         _check_risk_done(self.sweep, self._risk)
         try:
             with atomic_path(self.path) as tmp:
-                write_h5(tmp, self.sweep, self._cell_parts, self._cell_risk)
+                write_result(tmp, self.sweep, self._cell_parts, risk_of=self._cell_risk)
         except _BadUnit as bad:
             tmp_path_of(self.path).unlink(missing_ok=True)
             bad.path.unlink(missing_ok=True)
@@ -476,9 +476,3 @@ class HDF5Store(Store):
     def results(self) -> Results:
         return open_results(self.path)
 
-
-def write_h5(path: Path, sweep: Sweep, parts_of, risk_of) -> None:
-    """Write a finished result (docs/FORMAT.md; stormsim.store.layout), cell by cell:
-    ``parts_of(i)`` yields the Parts that tile cell i, ``risk_of(i)`` its
-    storm risk (a RiskPart; asked only of the cells with risk_levels)."""
-    write_result(path, sweep, parts_of, risk_of=risk_of)
