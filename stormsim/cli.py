@@ -29,7 +29,7 @@ from .store.tables import cells_table, outline_table
 from .sweep.executors import DaskExecutor, LocalExecutor, executor_from
 from .sweep.grid import MAX_CELLS
 from .sweep.keys import RISK_DEFAULTS
-from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell
+from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell, sweep_of
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
@@ -153,7 +153,7 @@ def _sweep(args: argparse.Namespace) -> int:
                 print("stormsim sweep: not started (--yes starts it without asking)",
                       file=sys.stderr)
                 return 0
-    sweep = load_sweep(args.file)            # validated before any output is touched
+    sweep = sweep_of(outline)                # validated before any output is touched
     return _run_sweep_command(args, sweep, output, executor)
 
 
@@ -237,7 +237,7 @@ def _dry_run(args, output: str) -> int:
     outline = load_outline(args.file)        # the keys checked, no cell resolved yet
     n = outline.n_cells
     if n <= DRY_RUN_ALL:
-        sweep = load_sweep(args.file)
+        sweep = sweep_of(outline)
         print(cells_table(sweep))
         print(_estimate(outline, output, _executor(args))[1])
         return 0

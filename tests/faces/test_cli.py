@@ -69,6 +69,24 @@ def test_sweep_prints_lines_when_not_a_terminal(toml, capsys):
     assert "nothing to do" in out
 
 
+def test_sweep_reads_its_file_once_per_command(toml, capsys, monkeypatch):
+    import stormsim.sweep.spec as spec
+
+    reads = []
+
+    def counted(path):
+        reads.append(str(path))
+        return read_text(path)
+
+    read_text = spec.read_text
+    monkeypatch.setattr(spec, "read_text", counted)
+    assert main(["sweep", "sweep.toml", "--dry-run"]) == 0
+    assert reads == ["sweep.toml"]
+    assert main(["sweep", "sweep.toml", "-o", "once.h5", "-q"]) == 0
+    assert reads == ["sweep.toml"] * 2
+    capsys.readouterr()
+
+
 def test_default_output_name_and_quiet(toml, capsys):
     assert main(["sweep", "sweep.toml", "--quiet"]) == 0
     assert capsys.readouterr() == ("", "")
