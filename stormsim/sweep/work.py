@@ -120,10 +120,13 @@ RESULT_ARRAY: dict[str, ResultArray] = {a.name: a for a in RESULT_ARRAYS}
 # ---------------------------------------------------------------------------
 
 class FleetRanges:
-    """Which fleets [a, b) of each cell are done: the one bookkeeping of ranges."""
+    """Which fleets [a, b) of each cell are done: the one bookkeeping of ranges
+    (a store keeps it; a sweep run reads its counts, each O(1))."""
 
     def __init__(self, ranges: dict | None = None):
         self._r: dict[int, list] = {}
+        self._count: dict[int, int] = {}      # cell -> fleets done
+        self._total = 0
         for cell, rs in (ranges or {}).items():
             for a, b in rs:
                 self.add(cell, a, b)
@@ -140,12 +143,16 @@ class FleetRanges:
         if self.overlaps(cell, a, b):
             raise RuntimeError(f"cell {cell}: fleets {a}..{b} committed twice")
         self._r.setdefault(cell, []).append((a, b))
+        self._count[cell] = self._count.get(cell, 0) + (b - a)
+        self._total += b - a
 
     def count(self, cell: int) -> int:
-        return sum(b - a for a, b in self._r.get(cell, []))
+        """Fleets of a cell done."""
+        return self._count.get(cell, 0)
 
     def total(self) -> int:
-        return sum(self.count(c) for c in self._r)
+        """Fleets done in all."""
+        return self._total
 
     def gaps(self, cell: int, fleets: int) -> list:
         """The ranges of fleets 0..fleets-1 of a cell not yet done, in order."""
