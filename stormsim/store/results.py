@@ -153,54 +153,10 @@ class Results:
         stormsim.stats.summary.CHECKPOINT_KEYS (``duration_mean``, ...).
         """
 
-        n = self.n_cells
         ks = {lv: tail_levels(lv, self.params["N"]) for lv in tail}
-        out = {"fleets": self.fleets.copy(), "fleets_done": self.fleets_done.copy(),
-               "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
-               "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
-               "median_hi": np.full(n, np.nan)}
-        for lv in tail:
-            for end in ("", ":lo", ":hi", ":law"):
-                out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
-            out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
-            out[f"P(n_w>={lv}):bound"] = np.full(n, np.nan)
-            out[f"k:{lv}"] = ks[lv]
-            for stem in ("storms_per_s", "storm_duration"):
-                for end in ("", ":lo", ":hi"):
-                    out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
-            out[f"storms_per_s(n_w>={lv}):law"] = np.full(n, np.nan)
-            out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
-            out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+        out = _summary_columns(self.n_cells, tail, ks, self.fleets, self.fleets_done)
         for c in (self if cells is None else cells):
-            i = c.index
-            out["fleets_done"][i] = c.fleets_done
-            if c.passage_level:
-                # counted as the median's Kaplan-Meier counts them: in cycles a
-                # passage at a cycle >= K is censored at the cap K, in seconds
-                # it is a passage (see survival.passage_times)
-                if c.fleets_done:
-                    km = c.survival(unit, level)
-                    out["censored"][i] = km.n_censored
-                    out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
-                out["passed"][i] = c.fleets_done - out["censored"][i]
-            cs = cell_summary(c, level) if c.fleets_done else None
-            for key in CHECKPOINT_KEYS:      # checkpoint durations (MODEL.md E7); none: NaN, -1
-                none = -1 if key == "checkpoints" else math.nan
-                out.setdefault(key, np.full(n, none))[i] = none if cs is None else cs[key]
-            shown = None if cs is None else monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
-            for lv in tail:
-                k = ks[lv][i]
-                if cs is not None and k:
-                    for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
-                                     (":method", "p_ge_method"), (":law", "p_ge_law")):
-                        out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
-                    out[f"P(n_w>={lv}):bound"][i] = shown[k]
-                    for key in ("storms_per_s", "storm_duration"):
-                        for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
-                            out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
-                    out[f"storms_per_s(n_w>={lv}):law"][i] = cs["storms_per_s_law"][k]
-                    out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
-                    out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
+            _summarize_cell(out, c, tail, ks, unit, level)
         return out
 
     def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
@@ -227,6 +183,68 @@ class Results:
         state = "complete" if self.complete else "unfinished"
         return (f"<stormsim sweep results {self.name!r}: {self.n_cells} cells, {state}, "
                 f"{int(self.fleets_done.sum())}/{int(self.fleets.sum())} fleets, {self.path}>")
+
+
+def _summary_columns(n: int, tail, ks: dict, fleets, fleets_done) -> dict:
+    """Results.summary's arrays before any cell is read: NaN, 0, 'none' (the
+    checkpoint keys come with the first cell)."""
+    out = {"fleets": fleets.copy(), "fleets_done": fleets_done.copy(),
+           "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
+           "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
+           "median_hi": np.full(n, np.nan)}
+    for lv in tail:
+        for end in ("", ":lo", ":hi", ":law"):
+            out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
+        out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+        out[f"P(n_w>={lv}):bound"] = np.full(n, np.nan)
+        out[f"k:{lv}"] = ks[lv]
+        for stem in ("storms_per_s", "storm_duration"):
+            for end in ("", ":lo", ":hi"):
+                out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
+        out[f"storms_per_s(n_w>={lv}):law"] = np.full(n, np.nan)
+        out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
+        out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+    return out
+
+
+def _summarize_cell(out: dict, c, tail, ks: dict, unit: str, level: float) -> None:
+    """Cell c's entries of Results.summary's arrays ``out``."""
+    i = c.index
+    out["fleets_done"][i] = c.fleets_done
+    if c.passage_level:
+        # counted as the median's Kaplan-Meier counts them: in cycles a
+        # passage at a cycle >= K is censored at the cap K, in seconds
+        # it is a passage (see survival.passage_times)
+        if c.fleets_done:
+            km = c.survival(unit, level)
+            out["censored"][i] = km.n_censored
+            out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
+        out["passed"][i] = c.fleets_done - out["censored"][i]
+    cs = cell_summary(c, level) if c.fleets_done else None
+    for key in CHECKPOINT_KEYS:      # checkpoint durations (MODEL.md E7); none: NaN, -1
+        none = -1 if key == "checkpoints" else math.nan
+        out.setdefault(key, np.full(out["fleets"].size, none))[i] = none if cs is None else cs[key]
+    if cs is None:
+        return
+    shown = monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
+    for lv in tail:
+        k = ks[lv][i]
+        if k:
+            _level_into(out, lv, i, cs, shown[k], k)
+
+
+def _level_into(out: dict, lv, i: int, cs: dict, shown: float, k: int) -> None:
+    """Cell i's entries at one tail level (k) from its cell_summary ``cs``."""
+    for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
+                     (":method", "p_ge_method"), (":law", "p_ge_law")):
+        out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
+    out[f"P(n_w>={lv}):bound"][i] = shown
+    for key in ("storms_per_s", "storm_duration"):
+        for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
+            out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
+    out[f"storms_per_s(n_w>={lv}):law"][i] = cs["storms_per_s_law"][k]
+    out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
+    out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
 
 
 def read_identity(path: Path) -> dict | None:
