@@ -310,53 +310,62 @@ def _parts_results(path: Path, parts: Path) -> Results:
     if sweep.hash != man.get("sweep_hash"):
         raise SweepError(f"{parts} was made by stormsim {man.get('stormsim_version')}, whose "
                          "cells this version resolves differently: open it with that version")
-    index: dict[int, set] = {}                # cell -> unit files holding some of it
-    done = FleetRanges()
-    risk_files = {}                           # cell -> its storm-risk file
-    for p in sorted(parts.glob("r*.npz")):
-        if is_risk_file(p):
-            risk_files[int(p.name[1:-4])] = p
-    for p in sorted(parts.glob("u*.npz")):
-        try:
-            pieces = unit_pieces(p, sweep)
-            for q in pieces:
-                if done.overlaps(q["cell"], q["start"], q["stop"]):
-                    raise ValueError("overlaps another unit")
-        except Exception:  # removed by a finishing run, or not trustworthy: skip
-            continue
-        for q in pieces:
-            done.add(q["cell"], q["start"], q["stop"])
-            index.setdefault(q["cell"], set()).add(p)
-
-    def parts_of(i):
-        out = []
-        for path in sorted(index.get(i, ())):
-            try:
-                out.extend(read_unit(path, sweep, only_cell=i))
-            except Exception:  # removed by a finishing run, or not trustworthy: skip
-                continue
-        return sorted(out, key=lambda x: x.start)
-
-    cache: dict[int, list] = {}
-
-    def cached(i):
-        if i not in cache:
-            cache.clear()
-            cache[i] = parts_of(i)
-        return cache[i]
-
-    def risk_of(i):
-        try:
-            return read_risk(risk_files[i], sweep) if i in risk_files else None
-        except Exception:  # removed by a finishing run, or not trustworthy: skip
-            return None
-
-    res = Results.from_parts(sweep, cached, complete=False, location=str(path),
-                             done=[done.count(c.index) for c in sweep.cells], risk_of=risk_of)
+    found = _PartsFound(parts, sweep)
+    res = Results.from_parts(sweep, found.parts_of, complete=False, location=str(path),
+                             done=[found.done.count(c.index) for c in sweep.cells],
+                             risk_of=found.risk_of)
     res.version = str(man.get("stormsim_version"))
     res.writer = DirLock(parts, "").holder_elsewhere()
     res.running = res.writer is not None
     return res
+
+
+class _PartsFound:
+    """The unit and storm-risk files of an unfinished sweep that pass their checks
+    (a file removed by a finishing run, or not trustworthy, is skipped), read one
+    cell at a time (the parts of the last cell read are kept)."""
+
+    def __init__(self, parts: Path, sweep: Sweep):
+        self.sweep = sweep
+        self.index: dict[int, set] = {}           # cell -> unit files holding some of it
+        self.done = FleetRanges()
+        self.risk_files = {int(p.name[1:-4]): p for p in sorted(parts.glob("r*.npz"))
+                           if is_risk_file(p)}    # cell -> its storm-risk file
+        for p in sorted(parts.glob("u*.npz")):
+            pieces = self._pieces(p)
+            for q in pieces:
+                self.done.add(q["cell"], q["start"], q["stop"])
+                self.index.setdefault(q["cell"], set()).add(p)
+        self._last: tuple = (None, [])            # (cell, its parts)
+
+    def _pieces(self, path: Path) -> list:
+        """The pieces of a unit file; none if it fails its checks or overlaps another."""
+        try:
+            pieces = unit_pieces(path, self.sweep)
+            if any(self.done.overlaps(q["cell"], q["start"], q["stop"]) for q in pieces):
+                return []
+        except Exception:  # removed by a finishing run, or not trustworthy: skip
+            return []
+        return pieces
+
+    def parts_of(self, i: int) -> list:
+        """Cell i's parts, in fleet order."""
+        if self._last[0] != i:
+            out = []
+            for path in sorted(self.index.get(i, ())):
+                try:
+                    out.extend(read_unit(path, self.sweep, only_cell=i))
+                except Exception:  # removed by a finishing run, or not trustworthy: skip
+                    continue
+            self._last = (i, sorted(out, key=lambda x: x.start))
+        return self._last[1]
+
+    def risk_of(self, i: int):
+        """Cell i's storm risk (a RiskPart), or None."""
+        try:
+            return read_risk(self.risk_files[i], self.sweep) if i in self.risk_files else None
+        except Exception:  # removed by a finishing run, or not trustworthy: skip
+            return None
 
 
 def open_results(path) -> Results:
