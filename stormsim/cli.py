@@ -31,7 +31,7 @@ from .sweep.cellrisk import risk_call
 from .sweep.executors import DaskExecutor, LocalExecutor, executor_from
 from .sweep.grid import MAX_CELLS
 from .sweep.keys import RISK_DEFAULTS
-from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell
+from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell, sweep_of
 
 #: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
@@ -155,7 +155,7 @@ def _sweep(args: argparse.Namespace) -> int:
                 print("stormsim sweep: not started (--yes starts it without asking)",
                       file=sys.stderr)
                 return 0
-    sweep = load_sweep(args.file)            # validated before any output is touched
+    sweep = sweep_of(outline)                # validated before any output is touched
     return _run_sweep_command(args, sweep, output, executor)
 
 
@@ -239,7 +239,7 @@ def _dry_run(args, output: str) -> int:
     outline = load_outline(args.file)        # the keys checked, no cell resolved yet
     n = outline.n_cells
     if n <= DRY_RUN_ALL:
-        sweep = load_sweep(args.file)
+        sweep = sweep_of(outline)
         print(cells_table(sweep))
         print(_estimate(outline, output, _executor(args))[1])
         return 0
@@ -320,23 +320,21 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    try:
-        from stormsim.report import main as report_main
-    except ModuleNotFoundError as exc:
-        if exc.name in ("stormsim.report", None) or (exc.name or "").startswith("stormsim"):
-            print("stormsim: error: 'stormsim report' is not available in this installation "
-                  "(the module stormsim.report is missing); `stormsim inspect` prints the "
-                  "table of a result", file=sys.stderr)
-            return EXIT_ENVIRONMENT
-        print(f"stormsim: error: 'stormsim report' needs {exc.name}, which is not installed: "
-              "pip install 'stormsim[plots]'", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+    from .report import main as report_main   # at call time: the CLI starts without it
+
     outdir = args.output or str(Path(args.file).with_suffix("")) + "_report"
     if Path(outdir).exists() and not Path(outdir).is_dir():
         raise SpecError(f"report -o {outdir}: exists and is not a directory; give a "
                         "directory for the figures (it is created if missing)")
     levels = split_levels(args.levels)      # the syntax, before anything is read
-    rc = report_main(args.file, outdir, levels=levels)
+    try:
+        rc = report_main(args.file, outdir, levels=levels)
+    except ImportError as exc:               # an optional dependency (matplotlib) is missing
+        name = exc.name or getattr(exc.__cause__, "name", None)
+        print("stormsim: error: 'stormsim report' needs "
+              + (f"{name}, which is not installed" if name else f"what is missing ({exc})")
+              + ": pip install 'stormsim[plots]'", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     return 0 if rc is None else int(rc)
 
 

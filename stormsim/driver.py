@@ -3,15 +3,16 @@
 Data flows one way::
 
     sweep file --spec.parse_sweep--> Sweep (cells: Fleet + simulate kwargs + seed)
-               --work.Planner------> units: pieces (cell, fleets [a, b)); small cells packed
+               --planner.Planner---> units: pieces (cell, fleets [a, b)); small cells packed
                --executors---------> work.run_unit -> stormsim.simulate(..., fleet_start=a)
                --store-------------> parts on disk -> one HDF5 file, assembled once
 
 This module only drives: it asks the planner for units, hands them to an
 executor, commits what comes back to the store, reports progress, and stops
 on request. The pieces live one floor down: stormsim.sweep.spec (the sweep file,
-cells and seeds), stormsim.sweep.work (units, parts, exact sums), stormsim.sweep.executors
-(where units run), stormsim.store (where results go).
+cells and seeds), stormsim.sweep.planner (what is left, cut into units),
+stormsim.sweep.work (units, parts), stormsim.sweep.executors (where units run),
+stormsim.store (where results go, and the record of what is done).
 """
 from __future__ import annotations
 
@@ -118,6 +119,31 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
         boundary; finished units are kept and the outcome is "interrupted"
     stream : where progress goes (default sys.stderr)
 
+    Returns
+    -------
+    SweepOutcome
+        ``status`` "complete" (every fleet and storm risk is in; the output is
+        written now), "already complete" (the output was finished before:
+        nothing run) or "interrupted" (stopped by ``stop``: the finished units
+        are kept and the same call resumes); the cells and fleets done, and
+        what this call ran.
+
+    Raises
+    ------
+    SpecError
+        An argument is not one of the kinds above (named, with its rule).
+    SweepError
+        The sweep file is invalid, or the output is refused: the results or
+        units of another sweep (without ``overwrite``), the sweep file itself,
+        a directory.
+    ResourceError
+        The environment refused: another process runs into the same output,
+        the disk is full or read-only, a Dask scheduler cannot be reached.
+        What is finished is kept; the same call resumes.
+    AssemblyError
+        Writing the finished output failed for a reason that is neither the
+        disk's nor a bad unit's (a bug); the units are kept.
+
     Notes
     -----
     The sweep file is validated, and an output from another sweep refused,
@@ -125,6 +151,29 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
     """
     progress = check_progress_mode("progress", progress, PROGRESS_MODES)
     overwrite = check_flag("overwrite", overwrite)
+    _check_arguments(sweep, output, stop, stream)
+    if not isinstance(sweep, Sweep):
+        sweep = load_sweep(sweep)
+    ex = executor_from(executor)       # validates the spec; connects nothing yet
+    if not isinstance(output, Store):
+        _refuse_input_as_output(sweep, output)
+    store = output if isinstance(output, Store) else HDF5Store(output)
+    state = store.open(sweep, overwrite=overwrite)
+    try:
+        if state.complete:
+            return SweepOutcome("already complete", store.location, sweep.n_cells,
+                                sweep.n_cells, sweep.total_fleets, sweep.total_fleets,
+                                fleets_before=sweep.total_fleets, version=state.version)
+        return _SweepRun(sweep, store, state, ex, progress, stream).run(stop)
+    finally:
+        try:
+            ex.close()
+        finally:
+            store.close()
+
+
+def _check_arguments(sweep, output, stop, stream) -> None:
+    """SpecError unless run_sweep's sweep, output, stop and stream are of their kinds."""
     if stop is not None and not callable(getattr(stop, "is_set", None)):
         raise SpecError(f"stop = {stop!r}: must be a threading.Event (or None)")
     if stream is not None and not callable(getattr(stream, "write", None)):
@@ -136,103 +185,97 @@ def run_sweep(sweep, output, *, executor=None, overwrite: bool = False,
     if not isinstance(sweep, (Sweep, str, os.PathLike)):
         raise SpecError(f"sweep = {sweep!r}: must be a Sweep (load_sweep, parse_sweep) or the "
                         "path of a sweep file")
-    if not isinstance(sweep, Sweep):
-        sweep = load_sweep(sweep)
-    ex = executor_from(executor)       # validates the spec; connects nothing yet
-    if not isinstance(output, Store):
-        _refuse_input_as_output(sweep, output)
-    store = output if isinstance(output, Store) else HDF5Store(output)
-    state = store.open(sweep, overwrite=overwrite)
-    try:
-        done = state.done                 # grows as units are kept
-        fleets_before = done.total()
-        if state.complete:
-            return SweepOutcome("already complete", store.location, sweep.n_cells,
-                                sweep.n_cells, sweep.total_fleets, sweep.total_fleets,
-                                fleets_before=sweep.total_fleets, version=state.version)
-        out = SweepOutcome("complete", store.location, sweep.n_cells,
-                           sum(done.count(c.index) == c.fleets
-                               and (not c.has_risk or c.index in state.risk_done)
-                               for c in sweep.cells),
-                           sweep.total_fleets, fleets_before, fleets_before=fleets_before,
-                           version=__version__)
+
+
+class _SweepRun:
+    """One run of an unfinished sweep: units from the planner to the executor,
+    what comes back to the store. What is done is the store's record alone
+    (``state.done``, ``state.risk_done``, which grow as units are committed);
+    the cells done, the work left and the progress are read from it."""
+
+    def __init__(self, sweep: Sweep, store: Store, state, ex, progress: str, stream):
+        self.sweep, self.store, self.ex = sweep, store, ex
+        self.done, self.risk_done = state.done, state.risk_done
+        fleets_before = self.done.total()
+        self.cells_done = sum(self._cell_done(c.index) for c in sweep.cells)
+        self.out = SweepOutcome("complete", store.location, sweep.n_cells, self.cells_done,
+                                sweep.total_fleets, fleets_before, fleets_before=fleets_before,
+                                version=__version__)
+        self.prog = Progress(progress, total_cells=sweep.n_cells,
+                             total_fleets=sweep.total_fleets, cells_done=self.cells_done,
+                             fleets_done=fleets_before, stream=stream,
+                             total_risk=sum(c.has_risk for c in sweep.cells),
+                             risk_done=len(self.risk_done))
+        self.work = WorkEstimate(sweep, self.done)
+        self.planner = Planner(sweep, self.done, target_seconds=ex.target_seconds,
+                               threads=ex.task_threads, risk_done=frozenset(self.risk_done))
+        self.in_flight = 0
+
+    def _cell_done(self, i: int) -> bool:
+        c = self.sweep.cells[i]
+        return self.done.count(i) == c.fleets and (not c.has_risk or i in self.risk_done)
+
+    def run(self, stop) -> SweepOutcome:
+        """Run what is left (until ``stop`` is set), then assemble the output."""
         t0 = time.perf_counter()
-        prog = Progress(progress, total_cells=sweep.n_cells, total_fleets=sweep.total_fleets,
-                        cells_done=out.cells_done, fleets_done=fleets_before, stream=stream,
-                        total_risk=sum(c.has_risk for c in sweep.cells),
-                        risk_done=len(state.risk_done))
+        try:
+            if self.planner.remaining:         # else only the assembly is left to do
+                self.ex.start()
+                self.out.executor = self.ex.describe()
+                self.prog.describe(self.out.executor)
+            self._run_units(stop)
+            if self.in_flight or self.planner.remaining:
+                self.out.status = "interrupted"
+        finally:
+            self.ex.cancel()
+            self.prog.close()
+        if self.out.status == "complete":
+            self.store.finish()
+        self.out.fleets_done = self.done.total()
+        self.out.fleets_run = self.out.fleets_done - self.out.fleets_before
+        self.out.cells_done = self.cells_done
+        self.out.seconds = time.perf_counter() - t0
+        return self.out
 
-        work = WorkEstimate(sweep, done)
-
-        risk_done = set(state.risk_done)
-
-        def cell_done(i: int) -> bool:
-            c = sweep.cells[i]
-            return done.count(i) == c.fleets and (not c.has_risk or i in risk_done)
-
-        def keep(parts):
-            store.commit(parts)
-            if parts and parts[0].kind == "risk":
-                risk_done.add(parts[0].cell)
-                out.cells_done += cell_done(parts[0].cell)
-                prog.update(0, 0, out.cells_done, events=parts[0].events,
-                            events_left=work.events_left, risk=True)
+    def _run_units(self, stop) -> None:
+        """Keep the executor's slots full and keep what comes back, until nothing is
+        left or ``stop`` is set (then keep what finishes within STOP_GRACE_SECONDS)."""
+        stopped = (lambda: False) if stop is None else stop.is_set
+        while True:
+            while self.in_flight < self.ex.slots and not stopped():
+                task = self.planner.next()
+                if task is None:
+                    break
+                self.ex.submit(run_unit, task)
+                self.in_flight += 1
+            if self.in_flight == 0:
                 return
-            for part in parts:
-                n = part.stop - part.start
-                done.add(part.cell, part.start, part.stop)
-                work.add(part)
-                out.fleets_done += n
-                out.fleets_run += n
-                out.fleet_cycles += part.fleet_cycles
-                if done.count(part.cell) == sweep.cells[part.cell].fleets \
-                        and cell_done(part.cell):
-                    out.cells_done += 1
-                prog.update(n, part.fleet_cycles, out.cells_done,
-                            events=int(part.arrays["events"].sum()),
-                            events_left=work.events_left)
+            for parts in self.ex.poll(timeout=0.1):
+                self._keep(parts)
+                self.planner.feedback(parts)
+            if stopped():
+                deadline = time.monotonic() + STOP_GRACE_SECONDS
+                while self.in_flight and time.monotonic() < deadline:
+                    for parts in self.ex.poll(timeout=min(0.05, deadline - time.monotonic())):
+                        self._keep(parts)
+                return
 
-        planner = Planner(sweep, done, target_seconds=ex.target_seconds,
-                          threads=ex.task_threads, risk_done=state.risk_done)
+    def _keep(self, parts) -> None:
+        """Commit a finished unit to the store; count it in the work left and the progress."""
+        self.in_flight -= 1
+        self.store.commit(parts)
+        if parts and parts[0].kind == "risk":
+            self.cells_done += self._cell_done(parts[0].cell)
+            self._report(events=parts[0].events)
+            return
+        for part in parts:
+            self.work.add(part)
+            self.out.fleet_cycles += part.fleet_cycles
+            if self.done.count(part.cell) == self.sweep.cells[part.cell].fleets:
+                self.cells_done += self._cell_done(part.cell)
+            self._report(events=int(part.arrays["events"].sum()))
 
-        try:
-            if planner.remaining:             # else only the assembly is left to do
-                ex.start()
-                out.executor = ex.describe()
-                prog.describe(out.executor)
-            in_flight = 0
-            while True:
-                while in_flight < ex.slots and not (stop is not None and stop.is_set()):
-                    task = planner.next()
-                    if task is None:
-                        break
-                    ex.submit(run_unit, task)
-                    in_flight += 1
-                if in_flight == 0:
-                    break
-                for parts in ex.poll(timeout=0.1):
-                    in_flight -= 1
-                    keep(parts)
-                    planner.feedback(parts)
-                if stop is not None and stop.is_set():
-                    # keep the units that finish within a short grace; drop the rest
-                    deadline = time.monotonic() + STOP_GRACE_SECONDS
-                    while in_flight and time.monotonic() < deadline:
-                        for parts in ex.poll(timeout=min(0.05, deadline - time.monotonic())):
-                            in_flight -= 1
-                            keep(parts)
-                    break
-            if in_flight or planner.remaining:
-                out.status = "interrupted"
-        finally:
-            ex.cancel()
-            prog.close()
-        if out.status == "complete":
-            store.finish()
-        out.seconds = time.perf_counter() - t0
-        return out
-    finally:
-        try:
-            ex.close()
-        finally:
-            store.close()
+    def _report(self, events: int) -> None:
+        self.prog.update(fleets_done=self.done.total(), cells_done=self.cells_done,
+                         risk_done=len(self.risk_done), fleet_cycles=self.out.fleet_cycles,
+                         events=events, events_left=self.work.events_left)

@@ -37,8 +37,8 @@ Interval methods (all at ``level``, 95 % by default)
 Units are the fleets when the sweep stores each fleet's occupancy
 (``occupancy = "fleet"``), and fixed blocks of fleets in ``occupancy =
 "sum"`` mode (see :func:`block_ranges`): a block's sums are exact integer sums
-(``stormsim.sweep.work.exact_column_sums``), so a block cut between two units of work adds
-up to the same bits whichever way it was cut.
+(:func:`stormsim.stats.exact_sums.exact_column_sums`), so a block cut between
+two units of work adds up to the same bits whichever way it was cut.
 
 Independent baseline
 --------------------
@@ -62,6 +62,7 @@ from scipy.stats import t as student_t
 
 from ..errors import SpecError
 from .analysis import time_at_or_above, writing_fraction
+from .exact_sums import exact_column_sums
 
 __all__ = ["BLOCKS", "LEVEL", "TailEstimate", "block_ranges", "block_sums_exact",
            "independent_tail", "monotone_bound", "poisson_binomial_sf", "tail_estimate", "tail_point",
@@ -89,11 +90,10 @@ def block_ranges(fleets: int) -> tuple[np.ndarray, np.ndarray]:
     return starts, np.minimum(starts + size, int(fleets))
 
 
-def block_sums_exact(occupancy, start: int, fleets: int, column_sums) -> tuple:
+def block_sums_exact(occupancy, start: int, fleets: int) -> tuple:
     """The exact occupancy sums of fleets [start, start + rows) per block.
 
-    occupancy : float64 (rows, N + 1), fleets start.. of a cell of ``fleets``;
-    column_sums : the exact summer (``stormsim.sweep.work.exact_column_sums``).
+    occupancy : float64 (rows, N + 1), fleets start.. of a cell of ``fleets``.
     Returns ((block, (int, ...)), ...): one entry per block the rows touch,
     the sums in units of 2**-1074, so partial sums of one block from two
     units add (as ints) to the block's sum.
@@ -105,7 +105,7 @@ def block_sums_exact(occupancy, start: int, fleets: int, column_sums) -> tuple:
     for b, (a, z) in enumerate(zip(starts.tolist(), stops.tolist())):
         lo, hi = max(a, start), min(z, stop)
         if lo < hi:
-            out.append((b, tuple(column_sums(occ[lo - start:hi - start]))))
+            out.append((b, tuple(exact_column_sums(occ[lo - start:hi - start]))))
     return tuple(out)
 
 

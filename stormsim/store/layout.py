@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from types import SimpleNamespace
 
 import h5py
 import numpy as np
@@ -48,10 +47,11 @@ from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table
 from ..stats.tails import LEVEL, block_ranges
 from ..sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
 from ..sweep.keys import KEY, PARAM_ATTRS
-from ..sweep.work import RESULT_ARRAYS, add_exact, exact_to_float
+from ..sweep.work import RESULT_ARRAYS
+from .cellresult import FLEET_ARRAYS, cell_from_parts
 from .identity import settings_json
 
-__all__ = ["FLEET_ARRAYS", "FORMAT", "FORMAT_VERSION", "cell_group", "check_version",
+__all__ = ["FORMAT", "FORMAT_VERSION", "cell_group", "check_version",
            "grid_attrs", "grid_axes", "read_cell", "write_result"]
 
 FORMAT = "stormsim.sweep"
@@ -59,9 +59,6 @@ FORMAT_VERSION = 2
 #: Versions this stormsim reads.
 READABLE = (1, 2)
 
-#: The per-job arrays of a cell's fleet, as stored: dataset name -> Fleet attribute.
-FLEET_ARRAYS = {"T": "T", "d": "d", "sigma": "jitter", "f": "f", "snapshot": "snapshot",
-                "slowdown": "slowdown", "weights": "weights"}
 #: What a file written before an array existed means by its absence (MODEL.md E1, E2 defaults).
 FLEET_ARRAY_DEFAULTS = {"snapshot": 0.0, "slowdown": 0.0, "weights": 1.0}
 
@@ -310,64 +307,53 @@ def _write_risk(g, part) -> dict:
 
 
 def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
-    """Cell c's group from its parts; returns its summary row (stormsim.stats.summary),
-    computed from the arrays just written (no read-back)."""
+    """Cell c's group from its parts (assembled by cell_from_parts, the cell's
+    arrays in memory, written whole); returns its summary row
+    (stormsim.stats.summary), computed from that cell (no read-back)."""
 
+    keep = occupancy == "fleet"
+    cell = cell_from_parts(c, parts, keep_per_fleet=keep)
     g = cells.create_group(cell_group(c.index))
     g.attrs["index"] = c.index
     g.attrs["params"] = json.dumps(_jsonable(c.values))
-    F, width = c.fleets, c.n_jobs + 1
-    keep = occupancy == "fleet"
-    dims = {"fleet": np.arange(F, dtype=np.int64), "job": np.arange(c.n_jobs, dtype=np.int64),
-            "n_w": np.arange(width, dtype=np.int64),
+    starts, stops = block_ranges(c.fleets)
+    scales = _cell_scales(g, c, None if keep else starts.size)
+    for name in FLEET_ARRAYS:
+        _put(g, scales, name, getattr(cell, name))
+    for name, arr in cell.arrays.items():
+        if arr is not None:
+            _put(g, scales, name, arr)
+    for a in RESULT_ARRAYS:
+        if a.summed:
+            _put(g, scales, f"{a.name}_sum", cell.sums[a.name])
+            if not keep:
+                _put(g, scales, f"{a.name}_block_sum", cell.blocks[a.name])
+    if not keep:
+        _put(g, scales, "block_start", starts)
+        _put(g, scales, "block_fleets", stops - starts)
+    return cell_summary(cell, level)
+
+
+def _cell_scales(g, c, blocks: int | None) -> dict:
+    """The dimension scales of cell c's group (CELL_DIMS; ``block`` when ``blocks``
+    is not None): name -> dataset."""
+    dims = {"fleet": np.arange(c.fleets, dtype=np.int64),
+            "job": np.arange(c.n_jobs, dtype=np.int64),
+            "n_w": np.arange(c.n_jobs + 1, dtype=np.int64),
             "duration_bin": np.arange(HIST_BINS + 2, dtype=np.int64),
             "wait_bin": np.arange(HIST_BINS + 2, dtype=np.int64),
             "duration_edge": DURATION_EDGES, "wait_edge": WAIT_EDGES}
-    starts, stops = block_ranges(F)
-    if not keep:
-        dims["block"] = np.arange(starts.size, dtype=np.int64)
-    scales = {k: _scale(g, k, v, *CELL_DIMS[k]) for k, v in dims.items()}
+    if blocks is not None:
+        dims["block"] = np.arange(blocks, dtype=np.int64)
+    return {k: _scale(g, k, v, *CELL_DIMS[k]) for k, v in dims.items()}
 
-    def put(name, data):
-        ds = g.create_dataset(name, data=data)
-        dnames, units, long_name = _result_attrs(name)
-        _attrs(ds, units, long_name)
-        _attach(ds, *(scales[x] for x in dnames))
 
-    job = {name: getattr(c.fleet, attr) for name, attr in FLEET_ARRAYS.items()}
-    for name, data in job.items():
-        put(name, data)
-    # one cell's arrays in memory (as a reader holds them), written whole
-    arrays = {a.name: np.empty((F,) + a.width(c.n_jobs), dtype=a.dtype)
-              for a in RESULT_ARRAYS if keep or not a.summed}
-    summed = [a for a in RESULT_ARRAYS if a.summed]
-    totals = {a.name: None for a in summed}
-    blocks = {a.name: [None] * starts.size for a in summed}
-    for part in parts:
-        for name, arr in arrays.items():
-            arr[part.start:part.stop] = part.arrays[name]
-        for name in totals:
-            totals[name] = add_exact(totals[name], part.sums[name])
-            for b, sums in part.blocks.get(name, ()):
-                blocks[name][b] = add_exact(blocks[name][b], sums)
-    for name, arr in arrays.items():
-        put(name, arr)
-    sums, block_sums = {}, {}
-    for a in summed:
-        sums[a.name] = exact_to_float(totals[a.name]).reshape(a.width(c.n_jobs))
-        put(f"{a.name}_sum", sums[a.name])
-        if not keep:
-            block_sums[a.name] = (np.array([exact_to_float(b) for b in blocks[a.name]])
-                                  .reshape((starts.size,) + a.width(c.n_jobs)))
-            put(f"{a.name}_block_sum", block_sums[a.name])
-    if not keep:
-        put("block_start", starts)
-        put("block_fleets", stops - starts)
-    cell = SimpleNamespace(index=c.index, params=dict(c.values), fleets_done=F, **job,
-                           **{a.name: arrays.get(a.name) for a in RESULT_ARRAYS},
-                           **{f"{k}_sum": v for k, v in sums.items()},
-                           **{f"{k}_blocks": v for k, v in block_sums.items()})
-    return cell_summary(cell, level)
+def _put(g, scales: dict, name: str, data) -> None:
+    """A cell dataset, with its units, long name and dimension scales (_result_attrs)."""
+    ds = g.create_dataset(name, data=data)
+    dnames, units, long_name = _result_attrs(name)
+    _attrs(ds, units, long_name)
+    _attach(ds, *(scales[x] for x in dnames))
 
 
 def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None:

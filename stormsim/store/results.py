@@ -1,7 +1,8 @@
 """Reading a sweep's results: a finished HDF5 file, or the parts of an unfinished sweep.
 
 ``open_results(path)`` -> :class:`Results`: the parameter table (numpy
-arrays, one row per cell) and each cell's arrays (:class:`CellResult`),
+arrays, one row per cell) and each cell's arrays
+(:class:`~stormsim.store.cellresult.CellResult`),
 read one cell at a time. The layout is docs/FORMAT.md; stormsim.store.layout
 knows it (names, writer, cell reader).
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import h5py
@@ -18,16 +18,15 @@ import numpy as np
 
 from .._args import check_path
 from .._version import __version__
-from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..errors import SpecError, SweepError
 from ..stats.summary import CHECKPOINT_KEYS, cell_summary
-from ..stats.survival import kaplan_meier, passage_times
 from ..stats.tails import check_tail_level, monotone_bound, tail_level
 from ..sweep.spec import Sweep, parse_sweep
-from ..sweep.work import RESULT_ARRAYS, FleetRanges, add_exact, exact_to_float
+from ..sweep.work import FleetRanges
+from .cellresult import CellResult, cell_from_parts
 from .export import to_dataframe, to_xarray
 from .files import DirLock
-from .layout import FLEET_ARRAYS, FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
+from .layout import FORMAT, FORMAT_VERSION, cell_group, check_version, read_cell
 from .parts import is_risk_file, parts_dir, read_manifest, read_risk, read_unit, unit_pieces
 from .tables import inspect_table
 
@@ -54,106 +53,6 @@ def tail_levels(spec, n_jobs) -> np.ndarray:
         raise SpecError(f"tail level {spec!r}: above N in every cell (N = {ns}); k must be "
                         "in 1..N")
     return np.array(ks, dtype=np.int64)
-
-
-@dataclass(eq=False)
-class CellResult:
-    """One cell's stored arrays; fleets are axis 0 (only the fleets done so far
-    when the sweep is unfinished: ``fleet_index`` says which).
-
-    Each array of :data:`stormsim.sweep.work.RESULT_ARRAYS` is an attribute
-    (``cell.passage_time``, ``cell.occupancy``: None when only its sum is
-    kept), and each summed one's exact sum over the fleets is ``NAME_sum``
-    (``cell.occupancy_sum``, float64 (N+1,)); when only the sum is kept (and
-    the file is layout 2), its sums per block of fleets are ``NAME_blocks``
-    (``cell.occupancy_blocks``, float64 (blocks, N+1); None otherwise).
-    ``cell.risk``: its storm risk (risk_levels; see the attribute).
-    The checkpoint durations and waits (MODEL.md E7) are such arrays too
-    (``durations_hist``, ``wait_sum``, ...; ``wait_count`` is ``durations_count``),
-    None in a file written before they were recorded.
-    """
-
-    index: int
-    params: dict
-    T: np.ndarray
-    d: np.ndarray
-    sigma: np.ndarray
-    f: np.ndarray
-    fleets: int
-    fleet_index: np.ndarray
-    arrays: dict
-    sums: dict
-    blocks: dict = field(default_factory=dict)
-    snapshot: np.ndarray = None  # (N,) MODEL.md E1 / E2 per-job options
-    slowdown: np.ndarray = None
-    weights: np.ndarray = None
-    #: The cell's storm risk (risk_levels), None without one (or not yet done):
-    #: ``levels`` (int64) and each of stormsim.sweep.cellrisk.RISK_ARRAYS (per level) and
-    #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
-    risk: dict | None = None
-
-    #: Edges of the checkpoint histograms (MODEL.md E7), multiples of each job's
-    #: d (durations_hist) and T (wait_hist): the fixed bins every run uses.
-    duration_edges = DURATION_EDGES
-    wait_edges = WAIT_EDGES
-
-    def __getattr__(self, name):
-        d = self.__dict__
-        if name.startswith("wait_count"):      # the waits' count is the durations'
-            name = "durations_count" + name[len("wait_count"):]
-        if name in d.get("arrays", ()):
-            return d["arrays"][name]
-        if name.endswith("_sum") and name[:-4] in d.get("sums", ()):
-            return d["sums"][name[:-4]]
-        if name.endswith("_blocks") and name[:-7] in d.get("sums", ()):
-            return d.get("blocks", {}).get(name[:-7])
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    @property
-    def fleets_done(self) -> int:
-        return int(self.fleet_index.size)
-
-    @property
-    def cycles(self) -> int:
-        return int(self.params["cycles"])
-
-    @property
-    def passage_level(self) -> int:
-        return int(self.params["passage_level"])
-
-    def survival(self, unit: str = "cycle", level: float = 0.95):
-        """Kaplan-Meier curve of the first passage, censored fleets included."""
-
-        if unit == "cycle":
-            t, obs = passage_times(self.passage_cycle, self.cycles)
-        elif unit == "time":
-            t, obs = passage_times(self.passage_cycle, self.cycles, self.passage_time,
-                                   self.end_time)
-        else:
-            raise ValueError(f"unit = {unit!r}: must be 'cycle' or 'time'")
-        return kaplan_meier(t, obs, level)
-
-    def median(self, unit: str = "cycle", level: float = 0.95) -> tuple[float, float, float]:
-        """(median, lower, upper) first passage; NaN without a passage level or fleets."""
-        if self.passage_level == 0 or self.fleets_done == 0:
-            return (math.nan,) * 3
-        return self.survival(unit, level).median
-
-    def tail(self, k) -> float:
-        """P(n_w >= k) over the cell's summed occupancy (k: int, 'N' or 'N/q');
-        NaN where it is zero by construction (a fleet stopped at its passage
-        to n_w >= passage_level <= k; see stormsim.stats.summary)."""
-        k = tail_level(k, self.T.size)
-        if bool(self.params.get("stop_at_passage", True)) and 0 < self.passage_level <= k:
-            return math.nan
-        total = float(self.occupancy_sum.sum())
-        return float(self.occupancy_sum[k:].sum() / total) if total > 0 else math.nan
-
-    def summary(self, level: float = 0.95) -> dict:
-        """The cell's numbers (stormsim.stats.summary.cell_summary): medians with
-        intervals, P(n_w >= k) for k = 0..N with intervals, the baseline."""
-
-        return cell_summary(self, level)
 
 
 class Results:
@@ -197,8 +96,9 @@ class Results:
                        params=sweep.columns(),
                        fleets=np.array([c.fleets for c in sweep.cells], dtype=np.int64),
                        fleets_done=done,
-                       _cell=lambda i: cell_from_parts(sweep, i, parts_of(i),
-                                                       risk_of(i) if risk_of else None))
+                       _cell=lambda i: cell_from_parts(
+                           sweep.cells[i], parts_of(i), keep_per_fleet=sweep.occupancy == "fleet",
+                           risk=risk_of(i) if risk_of else None))
 
     @property
     def n_cells(self) -> int:
@@ -253,54 +153,10 @@ class Results:
         stormsim.stats.summary.CHECKPOINT_KEYS (``duration_mean``, ...).
         """
 
-        n = self.n_cells
         ks = {lv: tail_levels(lv, self.params["N"]) for lv in tail}
-        out = {"fleets": self.fleets.copy(), "fleets_done": self.fleets_done.copy(),
-               "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
-               "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
-               "median_hi": np.full(n, np.nan)}
-        for lv in tail:
-            for end in ("", ":lo", ":hi", ":law"):
-                out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
-            out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
-            out[f"P(n_w>={lv}):bound"] = np.full(n, np.nan)
-            out[f"k:{lv}"] = ks[lv]
-            for stem in ("storms_per_s", "storm_duration"):
-                for end in ("", ":lo", ":hi"):
-                    out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
-            out[f"storms_per_s(n_w>={lv}):law"] = np.full(n, np.nan)
-            out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
-            out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+        out = _summary_columns(self.n_cells, tail, ks, self.fleets, self.fleets_done)
         for c in (self if cells is None else cells):
-            i = c.index
-            out["fleets_done"][i] = c.fleets_done
-            if c.passage_level:
-                # counted as the median's Kaplan-Meier counts them: in cycles a
-                # passage at a cycle >= K is censored at the cap K, in seconds
-                # it is a passage (see survival.passage_times)
-                if c.fleets_done:
-                    km = c.survival(unit, level)
-                    out["censored"][i] = km.n_censored
-                    out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
-                out["passed"][i] = c.fleets_done - out["censored"][i]
-            cs = cell_summary(c, level) if c.fleets_done else None
-            for key in CHECKPOINT_KEYS:      # checkpoint durations (MODEL.md E7); none: NaN, -1
-                none = -1 if key == "checkpoints" else math.nan
-                out.setdefault(key, np.full(n, none))[i] = none if cs is None else cs[key]
-            shown = None if cs is None else monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
-            for lv in tail:
-                k = ks[lv][i]
-                if cs is not None and k:
-                    for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
-                                     (":method", "p_ge_method"), (":law", "p_ge_law")):
-                        out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
-                    out[f"P(n_w>={lv}):bound"][i] = shown[k]
-                    for key in ("storms_per_s", "storm_duration"):
-                        for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
-                            out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
-                    out[f"storms_per_s(n_w>={lv}):law"][i] = cs["storms_per_s_law"][k]
-                    out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
-                    out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
+            _summarize_cell(out, c, tail, ks, unit, level)
         return out
 
     def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
@@ -329,39 +185,66 @@ class Results:
                 f"{int(self.fleets_done.sum())}/{int(self.fleets.sum())} fleets, {self.path}>")
 
 
-def cell_from_parts(sweep: Sweep, i: int, parts, risk=None) -> CellResult:
-    """Cell i's CellResult from its parts (in fleet order) and its storm risk
-    (a RiskPart, or None)."""
-    c = sweep.cells[i]
-    parts = list(parts)
-    arrays, sums, blocks = {}, {}, {}
-    for a in RESULT_ARRAYS:
-        if a.summed:
-            total = None
-            for p in parts:
-                total = add_exact(total, p.sums[a.name])
-            sums[a.name] = exact_to_float(total if total is not None
-                                          else [0] * a.columns(c.n_jobs)).reshape(a.width(c.n_jobs))
-            if sweep.occupancy != "fleet":
-                per = {}
-                for p in parts:
-                    for b, s in p.blocks.get(a.name, ()):
-                        per[b] = add_exact(per.get(b), s)
-                # only the blocks begun so far (an unfinished cell's last may be partial)
-                blocks[a.name] = (np.array([exact_to_float(per[b]) for b in sorted(per)])
-                                  .reshape((len(per),) + a.width(c.n_jobs)))
-                arrays[a.name] = None
-                continue
-        rows = [p.arrays[a.name] for p in parts]
-        arrays[a.name] = (np.concatenate(rows) if rows
-                          else np.empty((0,) + a.width(c.n_jobs), a.dtype))
-    idx = (np.concatenate([np.arange(p.start, p.stop) for p in parts]) if parts
-           else np.empty(0, np.int64))
-    fleet = c.fleet
-    return CellResult(index=i, params=dict(c.values), fleets=c.fleets, fleet_index=idx,
-                      arrays=arrays, sums=sums, blocks=blocks,
-                      risk=None if risk is None else {"levels": risk.levels, **risk.arrays},
-                      **{k: getattr(fleet, attr).copy() for k, attr in FLEET_ARRAYS.items()})
+def _summary_columns(n: int, tail, ks: dict, fleets, fleets_done) -> dict:
+    """Results.summary's arrays before any cell is read: NaN, 0, 'none' (the
+    checkpoint keys come with the first cell)."""
+    out = {"fleets": fleets.copy(), "fleets_done": fleets_done.copy(),
+           "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
+           "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
+           "median_hi": np.full(n, np.nan)}
+    for lv in tail:
+        for end in ("", ":lo", ":hi", ":law"):
+            out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
+        out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+        out[f"P(n_w>={lv}):bound"] = np.full(n, np.nan)
+        out[f"k:{lv}"] = ks[lv]
+        for stem in ("storms_per_s", "storm_duration"):
+            for end in ("", ":lo", ":hi"):
+                out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
+        out[f"storms_per_s(n_w>={lv}):law"] = np.full(n, np.nan)
+        out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
+        out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+    return out
+
+
+def _summarize_cell(out: dict, c, tail, ks: dict, unit: str, level: float) -> None:
+    """Cell c's entries of Results.summary's arrays ``out``."""
+    i = c.index
+    out["fleets_done"][i] = c.fleets_done
+    if c.passage_level:
+        # counted as the median's Kaplan-Meier counts them: in cycles a
+        # passage at a cycle >= K is censored at the cap K, in seconds
+        # it is a passage (see survival.passage_times)
+        if c.fleets_done:
+            km = c.survival(unit, level)
+            out["censored"][i] = km.n_censored
+            out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
+        out["passed"][i] = c.fleets_done - out["censored"][i]
+    cs = cell_summary(c, level) if c.fleets_done else None
+    for key in CHECKPOINT_KEYS:      # checkpoint durations (MODEL.md E7); none: NaN, -1
+        none = -1 if key == "checkpoints" else math.nan
+        out.setdefault(key, np.full(out["fleets"].size, none))[i] = none if cs is None else cs[key]
+    if cs is None:
+        return
+    shown = monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
+    for lv in tail:
+        k = ks[lv][i]
+        if k:
+            _level_into(out, lv, i, cs, shown[k], k)
+
+
+def _level_into(out: dict, lv, i: int, cs: dict, shown: float, k: int) -> None:
+    """Cell i's entries at one tail level (k) from its cell_summary ``cs``."""
+    for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
+                     (":method", "p_ge_method"), (":law", "p_ge_law")):
+        out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
+    out[f"P(n_w>={lv}):bound"][i] = shown
+    for key in ("storms_per_s", "storm_duration"):
+        for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
+            out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
+    out[f"storms_per_s(n_w>={lv}):law"][i] = cs["storms_per_s_law"][k]
+    out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
+    out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
 
 
 def read_identity(path: Path) -> dict | None:
@@ -427,53 +310,62 @@ def _parts_results(path: Path, parts: Path) -> Results:
     if sweep.hash != man.get("sweep_hash"):
         raise SweepError(f"{parts} was made by stormsim {man.get('stormsim_version')}, whose "
                          "cells this version resolves differently: open it with that version")
-    index: dict[int, set] = {}                # cell -> unit files holding some of it
-    done = FleetRanges()
-    risk_files = {}                           # cell -> its storm-risk file
-    for p in sorted(parts.glob("r*.npz")):
-        if is_risk_file(p):
-            risk_files[int(p.name[1:-4])] = p
-    for p in sorted(parts.glob("u*.npz")):
-        try:
-            pieces = unit_pieces(p, sweep)
-            for q in pieces:
-                if done.overlaps(q["cell"], q["start"], q["stop"]):
-                    raise ValueError("overlaps another unit")
-        except Exception:  # removed by a finishing run, or not trustworthy: skip
-            continue
-        for q in pieces:
-            done.add(q["cell"], q["start"], q["stop"])
-            index.setdefault(q["cell"], set()).add(p)
-
-    def parts_of(i):
-        out = []
-        for path in sorted(index.get(i, ())):
-            try:
-                out.extend(read_unit(path, sweep, only_cell=i))
-            except Exception:  # removed by a finishing run, or not trustworthy: skip
-                continue
-        return sorted(out, key=lambda x: x.start)
-
-    cache: dict[int, list] = {}
-
-    def cached(i):
-        if i not in cache:
-            cache.clear()
-            cache[i] = parts_of(i)
-        return cache[i]
-
-    def risk_of(i):
-        try:
-            return read_risk(risk_files[i], sweep) if i in risk_files else None
-        except Exception:  # removed by a finishing run, or not trustworthy: skip
-            return None
-
-    res = Results.from_parts(sweep, cached, complete=False, location=str(path),
-                             done=[done.count(c.index) for c in sweep.cells], risk_of=risk_of)
+    found = _PartsFound(parts, sweep)
+    res = Results.from_parts(sweep, found.parts_of, complete=False, location=str(path),
+                             done=[found.done.count(c.index) for c in sweep.cells],
+                             risk_of=found.risk_of)
     res.version = str(man.get("stormsim_version"))
     res.writer = DirLock(parts, "").holder_elsewhere()
     res.running = res.writer is not None
     return res
+
+
+class _PartsFound:
+    """The unit and storm-risk files of an unfinished sweep that pass their checks
+    (a file removed by a finishing run, or not trustworthy, is skipped), read one
+    cell at a time (the parts of the last cell read are kept)."""
+
+    def __init__(self, parts: Path, sweep: Sweep):
+        self.sweep = sweep
+        self.index: dict[int, set] = {}           # cell -> unit files holding some of it
+        self.done = FleetRanges()
+        self.risk_files = {int(p.name[1:-4]): p for p in sorted(parts.glob("r*.npz"))
+                           if is_risk_file(p)}    # cell -> its storm-risk file
+        for p in sorted(parts.glob("u*.npz")):
+            pieces = self._pieces(p)
+            for q in pieces:
+                self.done.add(q["cell"], q["start"], q["stop"])
+                self.index.setdefault(q["cell"], set()).add(p)
+        self._last: tuple = (None, [])            # (cell, its parts)
+
+    def _pieces(self, path: Path) -> list:
+        """The pieces of a unit file; none if it fails its checks or overlaps another."""
+        try:
+            pieces = unit_pieces(path, self.sweep)
+            if any(self.done.overlaps(q["cell"], q["start"], q["stop"]) for q in pieces):
+                return []
+        except Exception:  # removed by a finishing run, or not trustworthy: skip
+            return []
+        return pieces
+
+    def parts_of(self, i: int) -> list:
+        """Cell i's parts, in fleet order."""
+        if self._last[0] != i:
+            out = []
+            for path in sorted(self.index.get(i, ())):
+                try:
+                    out.extend(read_unit(path, self.sweep, only_cell=i))
+                except Exception:  # removed by a finishing run, or not trustworthy: skip
+                    continue
+            self._last = (i, sorted(out, key=lambda x: x.start))
+        return self._last[1]
+
+    def risk_of(self, i: int):
+        """Cell i's storm risk (a RiskPart), or None."""
+        try:
+            return read_risk(self.risk_files[i], self.sweep) if i in self.risk_files else None
+        except Exception:  # removed by a finishing run, or not trustworthy: skip
+            return None
 
 
 def open_results(path) -> Results:

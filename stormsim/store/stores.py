@@ -31,6 +31,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from collections.abc import Collection
 from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
@@ -66,12 +67,17 @@ __all__ = ["AssemblyError", "HDF5Store", "MemoryStore", "OpenState", "Store"]
 @dataclass
 class OpenState:
     """What a store holds for a sweep when opened: done fleet ranges per cell,
-    and the cells whose storm risk (risk_levels) is done."""
+    and the cells whose storm risk (risk_levels) is done.
+
+    Of an unfinished sweep, ``done`` and ``risk_done`` are the store's own
+    records (not copies): they grow as the store commits units, so a sweep
+    run reads what is done from them and keeps no count of its own. Read
+    them; only ``commit`` changes them."""
 
     done: FleetRanges
     complete: bool
     version: str
-    risk_done: frozenset = frozenset()
+    risk_done: Collection = frozenset()
 
 
 class AssemblyError(RuntimeError):
@@ -156,8 +162,7 @@ class MemoryStore(Store):
         self.sweep = sweep
         if self.complete:
             return OpenState(FleetRanges.full(sweep), True, __version__, _all_risk(sweep))
-        return OpenState(FleetRanges(self.done.as_dict()), False, __version__,
-                         frozenset(self.risk))
+        return OpenState(self.done, False, __version__, self.risk.keys())
 
     def commit(self, parts: list) -> None:
         if parts and parts[0].kind == "risk":
@@ -270,8 +275,7 @@ class HDF5Store(Store):
             if full:
                 raise ResourceError(why) from None
             raise
-        return OpenState(FleetRanges(self._done.as_dict()), False, __version__,
-                         frozenset(self._risk))
+        return OpenState(self._done, False, __version__, self._risk.keys())
 
     def _finished_state(self, sweep: Sweep) -> OpenState:
         path, parts = self.path, self.parts
@@ -409,7 +413,7 @@ class HDF5Store(Store):
         _check_risk_done(self.sweep, self._risk)
         try:
             with atomic_path(self.path) as tmp:
-                write_h5(tmp, self.sweep, self._cell_parts, self._cell_risk)
+                write_result(tmp, self.sweep, self._cell_parts, risk_of=self._cell_risk)
         except _BadUnit as bad:
             tmp_path_of(self.path).unlink(missing_ok=True)
             bad.path.unlink(missing_ok=True)
@@ -476,9 +480,3 @@ class HDF5Store(Store):
     def results(self) -> Results:
         return open_results(self.path)
 
-
-def write_h5(path: Path, sweep: Sweep, parts_of, risk_of) -> None:
-    """Write a finished result (docs/FORMAT.md; stormsim.store.layout), cell by cell:
-    ``parts_of(i)`` yields the Parts that tile cell i, ``risk_of(i)`` its
-    storm risk (a RiskPart; asked only of the cells with risk_levels)."""
-    write_result(path, sweep, parts_of, risk_of=risk_of)

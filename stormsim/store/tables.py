@@ -6,7 +6,7 @@ neither: the readers sit above this module.
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
 from ..stats.tails import monotone_bound
+from .cellresult import CellRisk
 
 __all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
            "durations_table_text", "risk_table_text", "storms_table_text", "sweep_figures"]
@@ -236,12 +237,12 @@ def storms_table_text(res, tail) -> str | None:
 
 
 def _keeping_risk(res, kept: list):
-    """Each cell of ``res``, read once; of those with a storm risk, its index,
-    params and risk kept (not its arrays) in ``kept``."""
+    """Each cell of ``res``, read once; of those with a storm risk, a CellRisk
+    (its index, params and risk, not its arrays) kept in ``kept``."""
 
     for c in res:
         if c.risk is not None:
-            kept.append(SimpleNamespace(index=c.index, params=c.params, risk=c.risk))
+            kept.append(CellRisk(c.index, c.params, c.risk))
         yield c
 
 
@@ -291,17 +292,43 @@ def durations_table_text(res, s) -> str:
         "of d)."])
 
 
-def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False,
-                  durations: bool = False) -> str:
-    """The text table of ``stormsim inspect`` for a Results (``storms``: also
-    the storm rate and mean storm duration at each tail level; ``risk``: then
-    the storm risk of the cells that have one, risk_table_text; ``durations``:
-    then the checkpoint durations and waits, durations_table_text)."""
-    risky: list = []
-    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risky) if risk else None)
-    P = res.params
-    n = res.n_cells
-    lines = []
+@dataclass(frozen=True)
+class _Columns:
+    """What the inspect table shows of a result, decided once from its summary:
+    the tail levels shown, whether a passage median and the exact law's columns
+    are there, and the unit the storm rates are in."""
+
+    tail: list
+    unit: str
+    storms: bool
+    has_passage: bool
+    per_day: bool
+    law: dict               # tail level -> whether some cell has the exact law's value
+
+    @property
+    def rate(self) -> tuple:
+        """(label, scale, format) of the storm rates: per day or per second."""
+        return ("storms/day", SECONDS_PER_DAY, ".3g") if self.per_day else ("storms/s", 1.0, ".3e")
+
+
+def _structural_zero(P: dict, s: dict, lv, i: int) -> bool:
+    """Cell i's P(n_w >= level) is zero by construction: its fleets stop at their
+    passage, so they never spend time at n_w >= its level."""
+    return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
+
+
+def _columns(res, s: dict, tail, unit: str, storms: bool) -> _Columns:
+    P, n = res.params, res.n_cells
+    tail = [lv for lv in tail if not all(_structural_zero(P, s, lv, i) for i in range(n))]
+    return _Columns(tail=tail, unit=unit, storms=storms,
+                    has_passage=bool(np.any(P["passage_level"] > 0)),
+                    per_day=physical_units(res),
+                    law={lv: bool(np.any(np.isfinite(s[f"P(n_w>={lv}):law"]))) for lv in tail})
+
+
+def _intro(res) -> list[str]:
+    """The table's first lines: the result, its state, what every cell shares."""
+    P, n = res.params, res.n_cells
     cells_done = int((res.fleets_done == res.fleets).sum())
     if res.complete:
         state = "complete"
@@ -311,9 +338,9 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
     else:
         state = (f"UNFINISHED: {cells_done}/{n} cells done; run the same sweep command again "
                  "to resume")
-    lines.append(f"{res.path}: sweep {res.name!r}, {n} cells, {state}")
-    lines.append(f"stormsim {res.version}; occupancy stored "
-                 + ("per fleet" if res.occupancy == "fleet" else "as its sum over fleets"))
+    lines = [f"{res.path}: sweep {res.name!r}, {n} cells, {state}",
+             f"stormsim {res.version}; occupancy stored "
+             + ("per fleet" if res.occupancy == "fleet" else "as its sum over fleets")]
     fixed = [k for k in P if k not in res.grid_keys and k not in ("run_seed",)
              and len(set(map(str, P[k].tolist()))) == 1]
     if n:
@@ -321,104 +348,127 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
                           if k in res.fixed or k in ("N", "T", "d", "jitter", "launch", "cycles", "fleets"))
         if shown:
             lines.append("same in every cell: " + shown)
+    return lines
+
+
+def _header(res, s: dict, cols: _Columns) -> list[str]:
     header = ["cell"] + list(res.grid_keys) + ["fleets"]
-    has_passage = bool(np.any(P["passage_level"] > 0))
-    if has_passage:
-        header += ["censored", f"median {unit} [95% CI]"]
-    same_n = len(set(P["N"].tolist())) == 1
-
-    def structural_zero(lv, i):
-        # a fleet stopped at its passage never spends time at n_w >= its level
-        return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
-
-    tail = [lv for lv in tail if not all(structural_zero(lv, i) for i in range(n))]
-    per_day = physical_units(res)
-    rate_unit, scale, fmt = (("storms/day", SECONDS_PER_DAY, ".3g") if per_day
-                             else ("storms/s", 1.0, ".3e"))
-    too_high = [lv for lv in tail if not np.all(s[f"k:{lv}"] > 0)]
-    # the exact law's value beside the simulated one, where some cell has it
-    law = {lv: bool(np.any(np.isfinite(s[f"P(n_w>={lv}):law"]))) for lv in tail}
-    for lv in tail:
-        label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and n else f"P(n_w>={lv})"
+    if cols.has_passage:
+        header += ["censored", f"median {cols.unit} [95% CI]"]
+    same_n = len(set(res.params["N"].tolist())) == 1
+    for lv in cols.tail:
+        label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and res.n_cells else f"P(n_w>={lv})"
         header.append(label + " [95% CI]")
-        header += ["law"] if law[lv] else []
-        if storms:
+        header += ["law"] if cols.law[lv] else []
+        if cols.storms:
             lab = label[2:-1]                 # n_w>=k
-            header += [f"{rate_unit}({lab}) [95% CI]"] + (["law"] if law[lv] else [])
-            header += [f"storm duration({lab}) [95% CI]" if per_day else f"storm s({lab}) [95% CI]"]
-    rows = []
-    for i in range(n):
-        row = [str(i)] + [fmt_value(P[k][i]) for k in res.grid_keys]
-        row.append(f"{s['fleets_done'][i]}/{s['fleets'][i]}")
-        if has_passage:
-            if P["passage_level"][i] > 0 and s["fleets_done"][i] > 0:
-                cap = "cap" if unit == "time" else int(P["cycles"][i])
-                med, lo, hi = (_fmt_passage(s[k][i], cap)
-                               for k in ("median", "median_lo", "median_hi"))
-                row += [str(int(s["censored"][i])), f"{med} [{lo}, {hi}]"]
-            else:
-                row += ["-", "-"]
-        for lv in tail:
-            p = s[f"P(n_w>={lv})"][i]
-            row.append("-" if math.isnan(p) or structural_zero(lv, i) else _fmt_tail(
-                p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
-                s[f"P(n_w>={lv}):method"][i], s[f"P(n_w>={lv}):bound"][i]))
-            row += [_fmt_law(s[f"P(n_w>={lv}):law"][i])] if law[lv] else []
-            if storms:
-                key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
-                m = s[f"storms(n_w>={lv}):method"][i]
-                exact = [_fmt_law(s[f"{key}:law"][i] * scale, fmt)] if law[lv] else []
-                if structural_zero(lv, i) or m in ("structural", "not-recorded"):
-                    row += ["-"] + exact + ["-"]
-                else:
-                    row += [_fmt_storms(*(s[key + e][i] * scale for e in ("", ":lo", ":hi")), m, fmt)]
-                    row += exact + [_fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i],
-                                                  unit=per_day)]
-        rows.append(row)
-    lines.append("")
-    lines += render(header, rows)
-    lines.append("")
-    if has_passage:
-        if unit == "time":
+            header += [f"{cols.rate[0]}({lab}) [95% CI]"] + (["law"] if cols.law[lv] else [])
+            header += [f"storm duration({lab}) [95% CI]" if cols.per_day
+                       else f"storm s({lab}) [95% CI]"]
+    return header
+
+
+def _passage_cells(res, s: dict, cols: _Columns, i: int) -> list[str]:
+    """Cell i's censored fleets and median first passage with its interval."""
+    P = res.params
+    if not (P["passage_level"][i] > 0 and s["fleets_done"][i] > 0):
+        return ["-", "-"]
+    cap = "cap" if cols.unit == "time" else int(P["cycles"][i])
+    med, lo, hi = (_fmt_passage(s[k][i], cap) for k in ("median", "median_lo", "median_hi"))
+    return [str(int(s["censored"][i])), f"{med} [{lo}, {hi}]"]
+
+
+def _level_cells(res, s: dict, cols: _Columns, lv, i: int) -> list[str]:
+    """Cell i's columns of one tail level: P(n_w >= k) (and the law), and with
+    ``storms`` the storm rate (and the law) and mean storm duration."""
+    zero = _structural_zero(res.params, s, lv, i)
+    p = s[f"P(n_w>={lv})"][i]
+    out = ["-" if math.isnan(p) or zero else _fmt_tail(
+        p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
+        s[f"P(n_w>={lv}):method"][i], s[f"P(n_w>={lv}):bound"][i])]
+    out += [_fmt_law(s[f"P(n_w>={lv}):law"][i])] if cols.law[lv] else []
+    if not cols.storms:
+        return out
+    _, scale, fmt = cols.rate
+    key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
+    m = s[f"storms(n_w>={lv}):method"][i]
+    exact = [_fmt_law(s[f"{key}:law"][i] * scale, fmt)] if cols.law[lv] else []
+    if zero or m in ("structural", "not-recorded"):
+        return out + ["-"] + exact + ["-"]
+    return (out + [_fmt_storms(*(s[key + e][i] * scale for e in ("", ":lo", ":hi")), m, fmt)]
+            + exact + [_fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i],
+                                     unit=cols.per_day)])
+
+
+def _row(res, s: dict, cols: _Columns, i: int) -> list[str]:
+    row = [str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
+    row.append(f"{s['fleets_done'][i]}/{s['fleets'][i]}")
+    if cols.has_passage:
+        row += _passage_cells(res, s, cols, i)
+    for lv in cols.tail:
+        row += _level_cells(res, s, cols, lv, i)
+    return row
+
+
+def _notes(res, s: dict, cols: _Columns) -> list[str]:
+    """What the columns mean, below the table."""
+    lines = []
+    if cols.has_passage:
+        if cols.unit == "time":
             lines.append("median time: first passage to n_w >= passage_level, in seconds, "
                          "Kaplan-Meier with the fleets without a passage included, censored at "
                          "the end of their run (the K-cycle cap); 95% CI by Brookmeyer-Crowley "
                          "(log-log band); '>cap': not reached by the end of the runs.")
         else:
-            lines.append(f"median {unit}: first passage to n_w >= passage_level, Kaplan-Meier "
+            lines.append(f"median {cols.unit}: first passage to n_w >= passage_level, Kaplan-Meier "
                          "with the fleets censored at the cycle cap K included (a passage at a "
                          "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
                          "band); '>K': not reached within the K-cycle cap.")
-    for lv in too_high:
-        lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
-    if any(law.values()):
+    for lv in cols.tail:
+        if not np.all(s[f"k:{lv}"] > 0):
+            lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
+    if any(cols.law.values()):
         lines.append("law: the exact long-run value (the product form, stormsim.stationary) of a "
                      "cell it covers (blocking, equal weights, jitter on every job; '-' elsewhere): "
                      "a simulated value far from it has not mixed yet, or its window is a "
                      "transient from its launch.")
-    if tail:
+    units = "fleets" if res.occupancy == "fleet" else "blocks of fleets"
+    if cols.tail:
         lines.append("P(n_w>=k): share of the cell's total measured time with at least k jobs "
                      "writing, from the occupancy summed over its fleets; 95% CI from the "
-                     "spread between its independent " + ("fleets" if res.occupancy == "fleet"
-                                                          else "blocks of fleets")
-                     + " (delta method of the ratio estimator, on the logit scale); '< b (none "
+                     f"spread between its independent {units}"
+                     " (delta method of the ratio estimator, on the logit scale); '< b (none "
                      "reached k)': no fleet reached k; b the smaller of two one-sided 95% upper "
                      "bounds (jointly >= 90%): 1 - 0.05^(1/fleets), and the upper end of the "
                      "interval of the deepest level below k that fleets reached (P(n_w>=k) "
                      "falls with k); 'no CI': one independent unit only.")
-    if tail and storms:
-        lines.append(f"{rate_unit}(n_w>=k): storms (episodes with at least k jobs writing, counted "
-                     "at their up-crossings, MODEL.md E3) per "
+    if cols.tail and cols.storms:
+        lines.append(f"{cols.rate[0]}(n_w>=k): storms (episodes with at least k jobs writing, "
+                     "counted at their up-crossings, MODEL.md E3) per "
                      + ("day of measured time (the jobs' times are real: a job table); storm "
-                        "duration: their mean duration; " if per_day else
+                        "duration: their mean duration; " if cols.per_day else
                         "second of measured time; storm s: their mean duration in seconds; ")
                      + "95% CI from the same independent units "
                      "(delta method of the ratio estimator, on the log scale); '< b (no "
                      "storm)': b = -ln(0.05)/measured time, a one-sided 95% Poisson upper bound; "
                      "'-': not recorded (a result written before storms were counted).")
-    if not tail:
+    if not cols.tail:
         lines.append("(no P(n_w>=k) columns: every fleet stops at its passage, so the time at "
                      "those levels is zero by construction; choose levels with --levels)")
+    return lines
+
+
+def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False,
+                  durations: bool = False) -> str:
+    """The text table of ``stormsim inspect`` for a Results (``storms``: also
+    the storm rate and mean storm duration at each tail level; ``risk``: then
+    the storm risk of the cells that have one, risk_table_text; ``durations``:
+    then the checkpoint durations and waits, durations_table_text)."""
+    risky: list = []
+    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risky) if risk else None)
+    cols = _columns(res, s, tail, unit, storms)
+    rows = [_row(res, s, cols, i) for i in range(res.n_cells)]
+    lines = _intro(res) + [""] + render(_header(res, s, cols), rows) + [""] + _notes(res, s, cols)
     if durations:
         lines += ["", "Checkpoint durations and waits, per cell:", "", durations_table_text(res, s)]
     text = risk_table_text(res, risky) if risky else None

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.cost import run_events, seconds_per_event
-from .cellrisk import make_risk_unit
+from ..engine.cost import run_events
+from .cellrisk import RiskUnit, make_risk_unit
 from .spec import Sweep
-from .cellrisk import RiskUnit
 from .work import RESULT_ARRAYS, FleetRanges, Unit, make_piece
 
 __all__ = ["Planner", "WorkEstimate", "fleet_events_bound"]
@@ -39,68 +38,55 @@ class WorkEstimate:
     seen so far in cells of its kind (stopping at their passage or not;
     1 before any is measured). So costs are counted in events, whatever the
     cells' sizes, and a cell that stops early is not charged its cycle cap
-    once its kind is measured. ``bound`` is True while a stopping cell is
-    still charged its cap (the estimate is then an upper bound).
+    once its kind is measured.
 
-    ``events_left`` is O(1) (the progress line asks at every unit): the
-    unmeasured cells' bounds are kept summed per kind, the measured cells'
-    events left summed, each updated as a part comes in.
+    The fleets left are read from ``done`` (the store's record of the fleets
+    done, which grows as units are committed); ``add`` counts a part's events
+    once its fleets are in ``done``. ``events_left`` is O(1) (the progress
+    line asks at every unit): the unmeasured cells' bounds are kept summed
+    per kind, the measured cells' events left summed, each updated as a part
+    comes in.
     """
 
     def __init__(self, sweep: Sweep, done: FleetRanges):
         self.cells = sweep.cells
-        self.left = [c.fleets - done.count(c.index) for c in sweep.cells]
+        self.done = done
         self.measured = [[0, 0] for _ in sweep.cells]         # cell -> [events, fleets]
         self.kind = {False: [0, 0], True: [0, 0]}              # stops early -> [events, bound]
         self.unmeasured = {False: 0, True: 0}                  # kind -> sum left x bound
-        for c, n in zip(sweep.cells, self.left):
-            self.unmeasured[_stops_early(c)] += n * fleet_events_bound(c)
+        for c in sweep.cells:
+            self.unmeasured[_stops_early(c)] += self.left(c.index) * fleet_events_bound(c)
         self.measured_left = 0.0                               # measured cells' events left
         self.share = [0.0] * len(sweep.cells)                  # cell -> its term of that sum
 
+    def left(self, i: int) -> int:
+        """Fleets of cell i not done."""
+        return self.cells[i].fleets - self.done.count(i)
+
     def add(self, part) -> None:
-        """Count a finished part (its fleets are no longer left)."""
+        """Count a finished part, whose fleets are in ``done`` (no longer left)."""
         i, c = part.cell, self.cells[part.cell]
         events = int(np.sum(part.arrays["events"]))
+        left = self.left(i)
         if not self.measured[i][1]:            # its first part: from the bounds to the measured
-            self.unmeasured[_stops_early(c)] -= self.left[i] * fleet_events_bound(c)
-        self.left[i] -= part.n
+            self.unmeasured[_stops_early(c)] -= (left + part.n) * fleet_events_bound(c)
         self.measured[i][0] += events
         self.measured[i][1] += part.n
         k = self.kind[_stops_early(c)]
         k[0] += events
         k[1] += part.n * fleet_events_bound(c)
-        share = self.left[i] * self.measured[i][0] / self.measured[i][1]
+        share = left * self.measured[i][0] / self.measured[i][1]
         self.measured_left += share - self.share[i]
         self.share[i] = share
 
-    def per_fleet(self, i: int) -> float:
-        events, fleets = self.measured[i]
-        if fleets:
-            return events / fleets
-        c = self.cells[i]
-        seen, bound = self.kind[_stops_early(c)]
-        return fleet_events_bound(c) * (seen / bound if bound else 1.0)
-
     def events_left(self) -> float:
         """The events left: measured cells at their events per fleet, the others
-        at their bound times their kind's measured ratio (per_fleet), in O(1)."""
+        at their bound times their kind's measured ratio, in O(1)."""
         out = max(self.measured_left, 0.0)     # float sums: never a negative remnant
         for stops, summed in self.unmeasured.items():
             seen, bound = self.kind[stops]
             out += summed * (seen / bound if bound else 1.0)
         return out
-
-    def seconds_left(self, workers: int = 1) -> float:
-        """Wall time left on ``workers`` cores at the benchmarked cost per event."""
-        one_core = sum(n * self.per_fleet(i) * seconds_per_event(self.cells[i].n_jobs)
-                       for i, n in enumerate(self.left) if n)
-        return one_core / max(1, workers)
-
-    @property
-    def bound(self) -> bool:
-        return any(n and not self.measured[i][1] and _stops_early(self.cells[i])
-                   and not self.kind[True][1] for i, n in enumerate(self.left))
 
 
 # ---------------------------------------------------------------------------
@@ -120,7 +106,7 @@ class Planner:
     results: memory stays bounded by one unit, whatever the number of cells.
     """
 
-    def __init__(self, sweep: Sweep, done: FleetRanges, target_seconds: float = 0.25,
+    def __init__(self, sweep: Sweep, done: FleetRanges, target_seconds: float = 0.25,  # noqa: PLR0913 (tuning knobs, each with its default)
                  assumed_rate: float = 1e6, growth: float = 4.0, max_fleets: int = 4096,
                  max_bytes: int = 32 << 20, max_pieces: int = 64, threads: int | None = None,
                  risk_done=frozenset()):

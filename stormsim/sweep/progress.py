@@ -31,6 +31,10 @@ class Progress:
     """Reports fleets done (the percentage is of fleets), cells done (a figure
     of its own, labelled), fleet-cycles per second and the ETA.
 
+    It counts nothing itself: each ``update`` gives the sweep's fleets, cells
+    and storm risks done so far (a sweep run reads them from its store) and
+    the fleet-cycles run so far.
+
     ETA = events left (``update(events_left=f)``, f() an estimate from the
     events measured per fleet, see stormsim.sweep.planner.WorkEstimate, O(1)) /
     events per second, both taken afresh at every update: the rate measured
@@ -38,14 +42,13 @@ class Progress:
     done by an earlier, interrupted run, is not speed).
     ``clock`` (default time.monotonic) is where time comes from.
 
-    The cells' storm risks (``total_risk`` tasks, ``risk_done`` of them done
-    before; ``update(risk=True)`` for each one finished) are counted and
-    shown, but not in the ETA, which says so (their cost is not estimated):
+    The cells' storm risks (``total_risk`` tasks, ``risk_done`` of them done)
+    are shown, but not in the ETA, which says so (their cost is not estimated):
     while one is left, the ETA is that of the fleets ("fleets only"), or '?'
     once the fleets are done.
     """
 
-    def __init__(self, mode: str = "auto", *, total_cells: int, total_fleets: int,
+    def __init__(self, mode: str = "auto", *, total_cells: int, total_fleets: int,  # noqa: PLR0913 (counts and test hooks, keyword-only)
                  cells_done: int = 0, fleets_done: int = 0, stream=None,
                  interval: float = 5.0, clock=time.monotonic, total_risk: int = 0,
                  risk_done: int = 0):
@@ -133,11 +136,11 @@ class Progress:
                 f"cells done {self.cells_done}/{self.total_cells}{risk}, "
                 f"{self._speed()}, elapsed {fmt_clock(dt)}, {self._eta()}")
 
-    def update(self, fleets: int, fleet_cycles: int, cells_done: int, *, events: int = 0,
-               events_left=None, risk: bool = False) -> None:
-        """A unit's part is done: its fleets, fleet-cycles and events (``risk``:
-        a cell's storm risk); ``events_left()`` estimates the fleets' events
-        still left in the sweep."""
+    def update(self, *, fleets_done: int, cells_done: int, risk_done: int, fleet_cycles: int,
+               events: int = 0, events_left=None) -> None:
+        """A unit is done: the sweep's fleets, cells and storm risks done now, the
+        fleet-cycles run so far, the unit's events; ``events_left()`` estimates
+        the fleets' events still left in the sweep."""
         now = self.clock()
         if self.t_first is None:
             self.t_first = now
@@ -145,10 +148,9 @@ class Progress:
             self.events_after_first += events
         if events_left is not None:
             self._left = events_left()         # afresh at every update (O(1))
-        self.fleets_done += fleets
-        self.fleet_cycles += fleet_cycles
-        self.cells_done = cells_done
-        self.risk_done += bool(risk)
+        fleets = fleets_done - self.fleets_done
+        self.fleets_done, self.cells_done, self.risk_done = fleets_done, cells_done, risk_done
+        self.fleet_cycles = fleet_cycles
         if self.mode == "bar":
             risk_text = (f"storm risk {self.risk_done}/{self.total_risk}, "
                          if self.total_risk else "")

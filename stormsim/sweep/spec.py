@@ -73,7 +73,7 @@ from .keys import (
 )
 
 __all__ = ["ABSENT", "KEYS", "REQUIRED", "SEED_DOMAIN", "Bad", "Cell", "Key", "Sweep", "cell_seed",
-           "load_outline", "load_sweep", "parse_sweep", "read_sweep", "resolve_cell"]
+           "load_outline", "load_sweep", "parse_sweep", "read_sweep", "resolve_cell", "sweep_of"]
 
 # -- the sweep -------------------------------------------------------------------
 
@@ -235,7 +235,13 @@ def resolve_cell(outline: Outline, index: int) -> Cell:
 def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
     """Validate a sweep file's text; raise SweepError naming key, value and rule (a grid
     of more than MAX_CELLS cells before any cell is resolved)."""
-    out = read_sweep(text, source)
+    return sweep_of(read_sweep(text, source))
+
+
+def sweep_of(out: Outline) -> Sweep:
+    """The Sweep of an outline (read_sweep): every cell resolved and seeded; raise
+    SweepError for a grid of more than MAX_CELLS cells (before resolving any) or
+    a cell whose keys do not resolve."""
     out.check_size()
     cells = [resolve_cell(out, i) for i in range(out.n_cells)]
     ident = {"format": 1, "algorithm": ALGORITHM_VERSION, "occupancy": out.occupancy,

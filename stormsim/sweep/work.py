@@ -7,7 +7,8 @@
 
 Unit boundaries never change a result: fleet j of a cell depends only on
 (the cell's run seed, j), and sums over fleets are exact integers
-(:func:`exact_column_sums`), so any cut adds up to the same bits.
+(:func:`stormsim.stats.exact_sums.exact_column_sums`), so any cut adds up to
+the same bits.
 
 The result arrays of a fleet are listed once, in :data:`RESULT_ARRAYS`; unit
 files, the HDF5 result and the reader all follow that table.
@@ -23,13 +24,14 @@ import numpy as np
 from ..engine.cost import HIST_BINS
 from ..engine.model import Fleet
 from ..engine.run import simulate
+from ..stats.exact_sums import exact_column_sums
 from ..stats.tails import block_sums_exact
 from .cellrisk import RiskUnit, run_risk
 from .executors import layer_guard
 from .spec import Sweep
 
-__all__ = ["RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "ResultArray", "Unit", "add_exact",
-           "exact_column_sums", "exact_to_float", "make_piece", "make_unit", "run_unit"]
+__all__ = ["RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "ResultArray", "Unit", "make_piece",
+           "make_unit", "run_unit"]
 
 
 # ---------------------------------------------------------------------------
@@ -114,79 +116,17 @@ RESULT_ARRAY: dict[str, ResultArray] = {a.name: a for a in RESULT_ARRAYS}
 
 
 # ---------------------------------------------------------------------------
-# Exact sums
-# ---------------------------------------------------------------------------
-
-#: Every finite float64 is an integer multiple of 2**-1074 (the smallest
-#: subnormal), so a sum of floats is exactly an integer in those units.
-_ULP_EXP = 1074
-
-
-def exact_column_sums(a) -> list[int]:
-    """Exact column sums of a float64 array, as Python ints in units of 2**-1074.
-
-    The sums of any split of the rows add up (as ints) to the sum of all rows:
-    this is what makes a cell's occupancy sum independent of how its fleets
-    were cut into units. Convert with :func:`exact_to_float`.
-
-    Parameters
-    ----------
-    a : float64 (rows, cols) or (rows,), finite
-    """
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim == 1:
-        a = a[:, None]
-    if a.ndim != 2:
-        raise ValueError(f"exact_column_sums takes a 1-d or 2-d array; got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError("exact_column_sums needs finite values")
-    rows, cols = a.shape
-    if rows == 0:
-        return [0] * cols
-    mant, expo = np.frexp(a)                      # a = mant * 2**expo, 0.5 <= |mant| < 1
-    m = np.ldexp(mant, 53).astype(np.int64)       # exact: |m| < 2**53
-    shift = expo.astype(np.int64) + (_ULP_EXP - 53)  # a = m * 2**shift * 2**-1074
-    sub = shift < 0                               # subnormal: a * 2**1074 is an integer
-    if sub.any():
-        m[sub] = np.ldexp(a[sub], _ULP_EXP).astype(np.int64)
-        shift[sub] = 0
-    # Group equal (column, shift) and add the integer mantissas in int64 halves
-    # (26 bits each, so a group of up to 2**36 values cannot overflow).
-    keys = (np.arange(cols, dtype=np.int64)[None, :] * 4096 + shift).ravel()
-    order = np.argsort(keys, kind="stable")
-    ks = keys[order]
-    mv = m.ravel()[order]
-    starts = np.flatnonzero(np.concatenate([[True], ks[1:] != ks[:-1]]))
-    hi = np.add.reduceat(mv >> 26, starts)
-    lo = np.add.reduceat(mv & ((1 << 26) - 1), starts)
-    out = [0] * cols
-    for k, high, low in zip(ks[starts].tolist(), hi.tolist(), lo.tolist()):
-        col, s = divmod(k, 4096)
-        out[col] += ((high << 26) + low) << s
-    return out
-
-
-def exact_to_float(ints) -> np.ndarray:
-    """Exact sums from :func:`exact_column_sums` -> float64, correctly rounded
-    (Python's int / int is), so equal to ``math.fsum`` of the same values."""
-    den = 1 << _ULP_EXP
-    return np.array([x / den for x in ints], dtype=np.float64)
-
-
-def add_exact(total: list | None, more) -> list:
-    """Element-wise sum of two exact sums (None: nothing yet)."""
-    return list(more) if total is None else [x + y for x, y in zip(total, more)]
-
-
-# ---------------------------------------------------------------------------
 # Fleet ranges
 # ---------------------------------------------------------------------------
 
 class FleetRanges:
-    """Which fleets [a, b) of each cell are done: the one bookkeeping of ranges."""
+    """Which fleets [a, b) of each cell are done: the one bookkeeping of ranges
+    (a store keeps it; a sweep run reads its counts, each O(1))."""
 
     def __init__(self, ranges: dict | None = None):
         self._r: dict[int, list] = {}
+        self._count: dict[int, int] = {}      # cell -> fleets done
+        self._total = 0
         for cell, rs in (ranges or {}).items():
             for a, b in rs:
                 self.add(cell, a, b)
@@ -203,12 +143,16 @@ class FleetRanges:
         if self.overlaps(cell, a, b):
             raise RuntimeError(f"cell {cell}: fleets {a}..{b} committed twice")
         self._r.setdefault(cell, []).append((a, b))
+        self._count[cell] = self._count.get(cell, 0) + (b - a)
+        self._total += b - a
 
     def count(self, cell: int) -> int:
-        return sum(b - a for a, b in self._r.get(cell, []))
+        """Fleets of a cell done."""
+        return self._count.get(cell, 0)
 
     def total(self) -> int:
-        return sum(self.count(c) for c in self._r)
+        """Fleets done in all."""
+        return self._total
 
     def gaps(self, cell: int, fleets: int) -> list:
         """The ranges of fleets 0..fleets-1 of a cell not yet done, in order."""
@@ -304,7 +248,7 @@ class Part:
     ``arrays``: name -> array, one row per fleet in fleet order, for each of
     :data:`RESULT_ARRAYS` (a summed one is None when the sweep keeps only its
     sum); ``sums``: summed name -> its exact column sums over these fleets
-    (see exact_column_sums); ``blocks``: when only the sums are kept, summed
+    (stormsim.stats.exact_sums); ``blocks``: when only the sums are kept, summed
     name -> ((block, exact sums), ...) of these fleets per fixed block of the
     cell's fleets (stormsim.stats.tails.block_sums_exact: the independent units of
     the tail intervals). ``part.NAME`` reads ``part.arrays[NAME]``.
@@ -342,8 +286,7 @@ class Part:
             if a.summed:
                 sums[a.name] = tuple(exact_column_sums(value))
                 if not keep_per_fleet:
-                    blocks[a.name] = block_sums_exact(value, piece.start, piece.cell_fleets,
-                                                      exact_column_sums)
+                    blocks[a.name] = block_sums_exact(value, piece.start, piece.cell_fleets)
                 value = value if keep_per_fleet else None
             arrays[a.name] = value
         kw = piece.kwargs

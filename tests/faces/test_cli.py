@@ -69,6 +69,24 @@ def test_sweep_prints_lines_when_not_a_terminal(toml, capsys):
     assert "nothing to do" in out
 
 
+def test_sweep_reads_its_file_once_per_command(toml, capsys, monkeypatch):
+    import stormsim.sweep.spec as spec
+
+    reads = []
+
+    def counted(path):
+        reads.append(str(path))
+        return read_text(path)
+
+    read_text = spec.read_text
+    monkeypatch.setattr(spec, "read_text", counted)
+    assert main(["sweep", "sweep.toml", "--dry-run"]) == 0
+    assert reads == ["sweep.toml"]
+    assert main(["sweep", "sweep.toml", "-o", "once.h5", "-q"]) == 0
+    assert reads == ["sweep.toml"] * 2
+    capsys.readouterr()
+
+
 def test_default_output_name_and_quiet(toml, capsys):
     assert main(["sweep", "sweep.toml", "--quiet"]) == 0
     assert capsys.readouterr() == ("", "")
@@ -214,10 +232,19 @@ def test_inspect_an_unfinished_sweep(toml, capsys):
     assert "1/30" in out and "0/30" in out
 
 
-def test_report_is_lazy_and_explains_when_missing(finished, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "stormsim.report", None)     # as if not installed
+def test_report_is_lazy_and_explains_a_missing_dependency(finished, capsys, monkeypatch):
+    def no_matplotlib(path, outdir, levels):
+        try:
+            import matplotlib_not_installed  # noqa: F401
+        except ImportError as exc:           # as stormsim.plots raises it
+            raise ImportError("stormsim.plots needs matplotlib") from exc
+
+    fake = types.ModuleType("stormsim.report")
+    fake.main = no_matplotlib
+    monkeypatch.setitem(sys.modules, "stormsim.report", fake)
     assert main(["report", str(finished)]) == 3             # the installation lacks it
-    assert "'stormsim report' is not available" in capsys.readouterr().err
+    assert ("'stormsim report' needs matplotlib_not_installed, which is not installed: "
+            "pip install 'stormsim[plots]'") in capsys.readouterr().err
     calls = []
     fake = types.ModuleType("stormsim.report")
     fake.main = lambda path, outdir, levels: calls.append((path, outdir))

@@ -19,7 +19,8 @@ from stormsim.store.results import open_results
 from stormsim.sweep.spec import parse_sweep
 from stormsim.store.stores import HDF5Store, MemoryStore
 from stormsim.driver import run_sweep
-from stormsim.sweep.work import exact_column_sums, make_unit, run_unit
+from stormsim.stats.exact_sums import exact_column_sums
+from stormsim.sweep.work import make_unit, run_unit
 from stormsim.stats.tails import (BLOCKS, block_ranges, block_sums_exact, poisson_binomial_sf,
                             tail_estimate)
 
@@ -122,7 +123,7 @@ def test_block_sums_do_not_depend_on_how_fleets_were_cut(tmp_path):
     # the blocks are exact: their integer sums add to the cell's exact total
     c = sweep.cells[1]
     run = stormsim.simulate(c.fleet, fleets=c.fleets, **c.simulate_kwargs())
-    blocks = block_sums_exact(run.occupancy, 0, c.fleets, exact_column_sums)
+    blocks = block_sums_exact(run.occupancy, 0, c.fleets)
     total = [sum(s[j] for _, s in blocks) for j in range(5)]
     assert total == exact_column_sums(run.occupancy)
 

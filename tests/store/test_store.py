@@ -20,7 +20,8 @@ from stormsim.errors import ResourceError, SweepError
 from stormsim.store.results import open_results
 from stormsim.sweep.spec import parse_sweep
 from stormsim.store.stores import HDF5Store, MemoryStore
-from stormsim.sweep.work import FleetRanges, exact_column_sums, exact_to_float, make_unit, run_unit
+from stormsim.stats.exact_sums import exact_column_sums, exact_to_float
+from stormsim.sweep.work import FleetRanges, make_unit, run_unit
 
 SWEEP = """
 [sweep]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from stormsim.cli import main
-from stormsim.engine.cost import EVENTS_PER_JOB_CYCLE, seconds_per_event
+from stormsim.engine.cost import EVENTS_PER_JOB_CYCLE
 from stormsim.sweep.progress import MIN_RATE_SECONDS, Progress
 from stormsim.sweep.spec import parse_sweep
 from stormsim.sweep.planner import WorkEstimate
@@ -42,18 +42,22 @@ def test_eta_waits_out_the_compile_and_counts_events():
                  interval=1e9)
     left = {"events": 1e9}
     clock.t = 30.0                             # the first unit finishes after a 30 s compile
-    p.update(10, 100, 0, events=1e7, events_left=lambda: left["events"])
+    p.update(fleets_done=10, cells_done=0, risk_done=0, fleet_cycles=100, events=1e7,
+             events_left=lambda: left["events"])
     assert math.isinf(p.eta())                 # no rate yet: '?', not 30 s x 99
     assert "ETA ?" in p.line()
     clock.t = 30.0 + MIN_RATE_SECONDS / 2      # too short a time to measure a rate
     left["events"] = 9.8e8
-    p.update(10, 100, 0, events=2e7, events_left=lambda: left["events"])
+    p.update(fleets_done=20, cells_done=0, risk_done=0, fleet_cycles=200, events=2e7,
+             events_left=lambda: left["events"])
     assert math.isinf(p.eta())
     clock.t = 30.0 + MIN_RATE_SECONDS          # 2e7 + 2e7 events in 2 s since the first unit
-    p.update(10, 100, 0, events=2e7, events_left=lambda: 9.6e8)
+    p.update(fleets_done=30, cells_done=0, risk_done=0, fleet_cycles=300, events=2e7,
+             events_left=lambda: 9.6e8)
     rate = 4e7 / MIN_RATE_SECONDS
     assert p.eta() == pytest.approx(9.6e8 / rate, rel=1e-12)    # float arithmetic only
-    p.fleets_done = 1000
+    p.update(fleets_done=1000, cells_done=2, risk_done=0, fleet_cycles=400, events=2e7,
+             events_left=lambda: 0.0)
     assert p.eta() == 0.0
 
 
@@ -70,22 +74,19 @@ cycles = [50, 400]
 
 def test_work_left_is_counted_in_events_by_cell_shape():
     sw = parse_sweep(SHAPES)
-    est = WorkEstimate(sw, FleetRanges())
+    done = FleetRanges()
+    est = WorkEstimate(sw, done)
     bounds = [EVENTS_PER_JOB_CYCLE * c.n_jobs * c.cycles for c in sw.cells]
     assert est.events_left() == sum(20 * b for b in bounds)      # nothing measured: 2 N K
-    assert not est.bound                                         # no cell stops early
-    # one core at the benchmarked cost of each cell's N
-    assert est.seconds_left(2) == pytest.approx(
-        sum(20 * b * seconds_per_event(c.n_jobs) for b, c in zip(bounds, sw.cells)) / 2,
-        rel=1e-12)
     part = run_unit(make_unit(sw, 3, 0, 20))[0]                  # the biggest cell, all done
+    done.add(3, 0, 20)                                           # as the store commits it
     est.add(part)
     ratio = int(part.events.sum()) / (20 * bounds[3])   # measured / 2 N K, the same kind
     assert 0.9 < ratio < 1.1
-    assert est.left[3] == 0
+    assert est.left(3) == 0
     assert est.events_left() == pytest.approx(sum(20 * b * ratio for b in bounds[:3]), rel=1e-12)
     # the cheap cell is cheap: a third of the fleets left, under 5% of the work
-    assert est.left[0] / sum(est.left) == pytest.approx(1 / 3)
+    assert est.left(0) / sum(est.left(c.index) for c in sw.cells) == pytest.approx(1 / 3)
     assert 20 * bounds[0] * ratio / est.events_left() < 0.05
 
 
@@ -104,13 +105,16 @@ seed = [1, 2]
 
 def test_a_stopping_cell_is_charged_its_cap_only_until_its_kind_is_measured():
     sw = parse_sweep(STOPS)
-    est = WorkEstimate(sw, FleetRanges())
-    assert est.bound and est.events_left() == 80 * EVENTS_PER_JOB_CYCLE * 8 * 10**9
-    est.add(run_unit(make_unit(sw, 0, 0, 40))[0])
-    assert not est.bound
-    measured = est.per_fleet(0)
+    done = FleetRanges()
+    est = WorkEstimate(sw, done)
+    assert est.events_left() == 80 * EVENTS_PER_JOB_CYCLE * 8 * 10**9
+    part = run_unit(make_unit(sw, 0, 0, 40))[0]
+    done.add(0, 0, 40)                                           # as the store commits it
+    est.add(part)
+    measured = int(part.events.sum()) / 40
     assert measured < 100                                        # sync: a handful of events
-    assert est.per_fleet(1) == pytest.approx(measured, rel=1e-12)   # same kind, same ratio
+    # the other cell, of the same kind, at the same measured ratio: its 40 fleets
+    assert est.events_left() == pytest.approx(40 * measured, rel=1e-12)
 
 
 def test_a_long_sweep_is_announced_and_runs_without_a_terminal(tmp_path, monkeypatch, capsys):
@@ -176,7 +180,8 @@ def test_the_progress_line_counts_fleets_and_labels_the_cells_apart():
     not 50 %)."""
     p = Progress("lines", total_cells=10, total_fleets=1000, stream=io.StringIO(),
                  clock=Clock(), interval=1e9)
-    p.update(500, 100, 4, events=1, events_left=lambda: 1.0)
+    p.update(fleets_done=500, cells_done=4, risk_done=0, fleet_cycles=100, events=1,
+             events_left=lambda: 1.0)
     line = p.line()
     assert "fleets 500/1000 (50.0%)" in line and "cells done 4/10" in line, line
     assert line.index("fleets 500/1000 (50.0%)") < line.index("cells done 4/10")
@@ -185,7 +190,8 @@ def test_the_progress_line_counts_fleets_and_labels_the_cells_apart():
 def test_the_bar_counts_fleets_and_labels_the_cells_apart():
     pytest.importorskip("tqdm")
     p = Progress("bar", total_cells=10, total_fleets=1000, stream=io.StringIO(), clock=Clock())
-    p.update(500, 100, 4, events=1, events_left=lambda: 1.0)
+    p.update(fleets_done=500, cells_done=4, risk_done=0, fleet_cycles=100, events=1,
+             events_left=lambda: 1.0)
     text = str(p.bar)
     p.close()
     assert "fleets  50%|" in text and "500/1000 fleets" in text and "cells done 4/10" in text, text
@@ -200,12 +206,14 @@ def test_the_eta_moves_at_every_update_from_the_measured_rate():
     p = Progress("lines", total_cells=2, total_fleets=10_000, stream=io.StringIO(), clock=clock,
                  interval=1e9)
     left = [1e9]
-    p.update(1, 1, 0, events=1e6, events_left=lambda: left[0])     # the first unit: t = 0
+    p.update(fleets_done=1, cells_done=0, risk_done=0, fleet_cycles=1, events=1e6,
+             events_left=lambda: left[0])                        # the first unit: t = 0
     etas = []
     for step in range(1, 60):
         clock.t = 0.1 * step
         left[0] -= 1e6
-        p.update(1, 1, 0, events=1e6, events_left=lambda: left[0])
+        p.update(fleets_done=1 + step, cells_done=0, risk_done=0, fleet_cycles=1 + step,
+                 events=1e6, events_left=lambda: left[0])
         if clock.t >= MIN_RATE_SECONDS:
             etas.append(p.eta())
     assert len(etas) > 30

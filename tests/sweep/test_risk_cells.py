@@ -447,11 +447,12 @@ def test_the_eta_says_it_leaves_the_storm_risk_out():
     clock = type("Clock", (), {"t": 0.0, "__call__": lambda self: self.t})()
     p = Progress("lines", total_cells=2, total_fleets=10, stream=io.StringIO(), clock=clock,
                  interval=1e9, total_risk=2)
-    p.update(0, 0, 0, events=10, risk=True)
+    p.update(fleets_done=0, cells_done=0, risk_done=1, fleet_cycles=0, events=10)
     assert "storm risk 1/2 cells" in p.line() and "ETA ? (fleets only)" in p.line()
-    p.update(10, 100, 1, events=10)                    # every fleet done, one risk left
+    p.update(fleets_done=10, cells_done=1, risk_done=1, fleet_cycles=100,
+             events=10)                                # every fleet done, one risk left
     assert p.eta() == float("inf") and "ETA ? (fleets only)" in p.line()   # not 0:00:00
-    p.update(0, 0, 2, events=10, risk=True)
+    p.update(fleets_done=10, cells_done=2, risk_done=2, fleet_cycles=100, events=10)
     assert p.eta() == 0.0 and p.line().endswith("ETA 0:00:00")
 
 
