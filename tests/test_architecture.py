@@ -224,7 +224,7 @@ def test_the_checker_sees_a_long_function():
 
 #: Modules holding their own copy of the levels' grammar ('N/q'), with why;
 #: the grammar's home is ``_args`` (check_tail_level, tail_level, split_levels).
-LEVEL_GRAMMAR_COPIES = {"stats.tails": "its owner's branch makes it a re-export of _args's"}
+LEVEL_GRAMMAR_COPIES: dict[str, str] = {}
 
 
 def level_grammars(package=PACKAGE) -> list[str]:

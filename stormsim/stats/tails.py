@@ -54,19 +54,16 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 
 import numpy as np
 from scipy.stats import binom
 from scipy.stats import t as student_t
 
-from ..errors import SpecError
 from .analysis import time_at_or_above, writing_fraction
 from .exact_sums import exact_column_sums
 
 __all__ = ["BLOCKS", "LEVEL", "TailEstimate", "block_ranges", "block_sums_exact",
-           "independent_tail", "monotone_bound", "poisson_binomial_sf", "tail_estimate", "tail_point",
-           "check_tail_level", "tail_level"]
+           "independent_tail", "monotone_bound", "poisson_binomial_sf", "tail_estimate", "tail_point"]
 
 #: Default confidence level of every interval shown to a user.
 LEVEL = 0.95
@@ -254,47 +251,3 @@ def independent_tail(occupancy_sum, alike: bool, job_fractions=None) -> tuple[np
         return np.full(n + 1, np.nan), "none"
     pw = float(writing_fraction(occ))
     return binom.sf(np.arange(n + 1) - 1, n, pw), "binomial"
-
-
-# -- tail levels: an int k, 'N' or 'N/q' ------------------------------------------
-
-def _tail_rule(spec) -> tuple[int | None, float | None]:
-    """A tail level's syntax: (k, None) for an integer k >= 1, (None, q) for 'N/q'
-    (q >= 1; 'N' is q = 1). Raises SpecError naming the level and the rule."""
-    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
-        k = int(spec)
-    else:
-        s = str(spec).strip().replace(" ", "")
-        m = re.fullmatch(r"N(?:/(\d+(?:\.\d+)?))?", s)
-        if m:
-            q = 1.0 if m.group(1) is None else float(m.group(1))
-            if q < 1.0:
-                raise SpecError(f"tail level {spec!r}: q must be >= 1 in 'N/q' (k = ceil(N/q) "
-                                "is in 1..N then)")
-            return None, q
-        if not re.fullmatch(r"-?\d+", s):
-            raise SpecError(f"tail level {spec!r}: must be an integer k, 'N' or 'N/q' "
-                            "(e.g. 2, N/4, N)")
-        k = int(s)
-    if k < 1:
-        raise SpecError(f"tail level {spec!r}: k must be an integer >= 1 (P(n_w >= 0) = 1 "
-                        "always)")
-    return k, None
-
-
-def check_tail_level(spec) -> None:
-    """Raise SpecError if ``spec`` is not a tail level for any N."""
-    _tail_rule(spec)
-
-
-def tail_level(spec, n_jobs: int) -> int:
-    """A tail level for a fleet of N jobs: an int k, 'N', or 'N/q' (k = ceil(N / q)).
-
-    Raises SpecError when the level is not in 1..N (never clipped)."""
-    k, q = _tail_rule(spec)
-    if k is None:
-        k = math.ceil(n_jobs / q)
-    if k > n_jobs:
-        raise SpecError(f"tail level {spec!r} is k = {k}, above N = {n_jobs}: k must be in "
-                        "1..N")
-    return k

@@ -14,7 +14,7 @@ from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..stats.exact_sums import add_exact, exact_to_float
 from ..stats.summary import cell_summary
 from ..stats.survival import kaplan_meier, passage_times
-from ..stats.tails import tail_level
+from .._args import tail_level
 from ..sweep.work import RESULT_ARRAYS
 
 __all__ = ["FLEET_ARRAYS", "CellResult", "CellRisk", "cell_from_parts"]

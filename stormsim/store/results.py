@@ -20,7 +20,8 @@ from .._args import check_path
 from .._version import __version__
 from ..errors import SpecError, SweepError
 from ..stats.summary import CHECKPOINT_KEYS, cell_summary
-from ..stats.tails import check_tail_level, monotone_bound, tail_level
+from .._args import check_tail_level, tail_level
+from ..stats.tails import monotone_bound
 from ..sweep.spec import Sweep, parse_sweep
 from ..sweep.work import FleetRanges
 from .cellresult import CellResult, cell_from_parts

@@ -21,7 +21,7 @@ from ..engine.model import Fleet, throughput_label
 from ..engine.run import fast_forward_applies
 from ..errors import SpecError
 from ..risk.splitting import check_splittable
-from ..stats.tails import tail_level
+from .._args import tail_level
 from . import checks as ck
 from . import jobtable
 from .checks import Bad

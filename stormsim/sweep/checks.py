@@ -11,7 +11,7 @@ from .._format import fmt_toml
 from ..engine.cost import FLEET_BYTES_PER_JOB, check_memory
 from ..engine.model import canonical_throughput
 from ..errors import SpecError
-from ..stats.tails import check_tail_level
+from .._args import check_tail_level
 
 __all__ = ["Bad", "boolean", "int_at_least", "int_or_one_of", "is_int", "is_num", "one_of",
            "passage_level", "per_job", "positive", "positive_or_inf", "seconds_or_none",
