@@ -97,7 +97,8 @@ def _add_sweep(sub) -> None:
                         description="Run the cells of a sweep file (TOML) into one HDF5 file. "
                         "Interrupted runs (Ctrl-C, SIGTERM, a crash, a kill) resume where they "
                         "stopped when the same command is run again.")
-    sw.add_argument("file", help="the sweep file (TOML; see README 'Sweeps')")
+    sw.add_argument("file", help="the sweep file (TOML; see docs/sweeps.md, 'Running sweeps' on "
+                    "the docs site)")
     sw.add_argument("-o", "--output", help="the HDF5 result file (default: FILE's name with .h5, "
                     "in the current directory)")
     sw.add_argument("--overwrite", action="store_true",

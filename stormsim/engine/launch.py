@@ -19,12 +19,23 @@ STAGGER_RTOL = 1e-12
 def stagger_spacing(fleet: Fleet) -> float:
     """Interval s between consecutive first write starts of a stagger launch.
 
-    One writer at a time writes at f(1) = 1, so each write lasts d. Over one
-    period N s, a computing job sees the N - 1 other writes (compute rate
-    r1 = min(1, C/(N-1))) and N write-free gaps of s - d (rate r0 = min(1, C/N)):
-    T = N (s - d) r0 + (N - 1) d r1. Uncapped this is s = (T + d) / N.
-    Raises SpecError when no collision-free stagger exists (s < d). Identical
-    async jobs: see ``_async_spacing``.
+    Blocking jobs: one writer at a time writes at f(1) = 1, so each write
+    lasts d. Over one period N s, a computing job sees the N - 1 other writes
+    (compute rate r1 = min(1, C/(N-1))) and N write-free gaps of s - d (rate
+    r0 = min(1, C/N)): T = N (s - d) r0 + (N - 1) d r1. Uncapped this is
+    s = (T + d) / N.
+
+    Async jobs (MODEL.md E1), uncapped only: s is a lone job's cycle over N,
+    (snapshot + T + slowdown d) / N, its persist (d at rate 1) overlapping
+    compute at rate 1 - slowdown.
+
+    A shortfall below touching writes within the tie tolerance (STAGGER_RTOL
+    T) is rounding: s = d. Raises SpecError for a fleet that is not a Fleet or
+    whose jobs are not identical, and where no collision-free stagger
+    exists: writes or persists that overlap (s < d); for async jobs also a
+    cap that can bind (C < N), a persist that outlasts the compute interval
+    ((1 - slowdown) d > T), or a first firing that would precede the launch
+    ((N - 1) s > T).
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")

@@ -352,8 +352,11 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         except that with unequal weights the general kernel may sum weights
         in another order: to rounding).
     kernel : "auto" | "anonymous" | "general"
-        "auto": the anonymous kernel for the base model (blocking jobs, equal
-        weights), the general one otherwise (see ``choose_kernel``).
+        "auto": the anonymous kernel for the base model (every job blocking,
+        equal weights, no writer cap), the general one for any other fleet:
+        an async job, unequal weights or a capped fleet (max_writers < N)
+        (see ``choose_kernel``). "general" runs any fleet through the general
+        kernel; "anonymous" takes the base model only.
     fast_forward : "auto" | True | False
         Integrate collision-free stretches of uncapped base-model fleets a
         round of firings at a time (a speed choice: the event loop's results
@@ -364,6 +367,34 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         loop. Sweeps pass their cells' key ``fast_forward`` ("auto" unless
         the sweep file sets it; true becomes "auto" in a cell where
         ``fast_forward_applies`` is false).
+
+    Returns
+    -------
+    Run
+        Per fleet (axis 0): time at each writer level over the measured
+        window, first passage (time and cycle), up-crossings, each job's
+        writing time, the write durations and waits (sums, maxima,
+        histograms), events, and with ``record_firings`` every firing time;
+        with the fleet, launch, seed (the one drawn when ``seed`` is None)
+        and counts that produced them. Times in seconds when T and d are.
+
+    Raises
+    ------
+    SpecError
+        Bad input, before any fleet runs: ``fleet`` is not a Fleet; a count,
+        ``seed``, ``passage_level``, ``batch_size`` or ``threads`` that is not
+        an integer in its range (``fleet_start + fleets`` at most 2**63,
+        ``threads`` at most numba's thread count); a flag that is not True or
+        False; a ``progress`` that is not a callable, True, False or None; an
+        unknown ``queues``, ``kernel`` or ``fast_forward``; ``kernel =
+        "anonymous"`` for a fleet outside the base model; ``fast_forward =
+        True`` where it cannot apply; a launch the fleet cannot take (an
+        unknown name, a stagger of jobs that are not identical or that cannot
+        be placed, phases of the wrong shape or outside [0, 1]); or arrays
+        that would exceed ``cost.memory_limit()``.
+    Exception
+        Whatever a ``progress`` callable raises, unchanged: the run stops
+        after the batch it was called for and returns nothing.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")

@@ -45,6 +45,7 @@ import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -129,9 +130,32 @@ class Sweep:
 
 def read_sweep(text: str, source: str = "<sweep>") -> Outline:
     """A sweep file's text read, each key's values checked (else SweepError), no cell resolved."""
-    def fail(msg):
-        raise SweepError(f"{source}: {msg}") from None
+    doc = _parse_toml(text, source)
+    opts = doc.get("sweep", {})
+    fixed_in, grid_in = doc.get("fixed", {}), doc.get("grid", {})
+    _check_refused(fixed_in, grid_in, opts, source)
+    occupancy = _check_options(opts, source)
+    name = opts.get("name") or (Path(source).stem if source != "<sweep>" else "sweep")
+    fixed = _check_fixed(fixed_in, source)
+    grid = _check_grid(grid_in, fixed, source)
+    clash = jobtable.clash({**fixed, **grid})
+    if clash:
+        _fail(source, clash)
+    return Outline(grid=grid, fixed=fixed, grid_in={k: grid_in[k] for k in grid},
+                   fixed_in=dict(fixed_in), name=name, description=opts.get("description", ""),
+                   occupancy=occupancy, text=text, source=source, defaults=DEFAULTS,
+                   table_n=_table_sizes(grid.get("jobs", [fixed.get("jobs")]), source))
 
+
+def _fail(source: str, msg: str) -> NoReturn:
+    """Raise the SweepError that names the sweep (``source``) and says ``msg``."""
+    raise SweepError(f"{source}: {msg}") from None
+
+
+def _parse_toml(text, source) -> dict:
+    """The file's TOML as a dict of tables, each a known table of the sweep grammar
+    (SweepError if the arguments are not strings, the TOML is invalid, or a top-level
+    key is not one of TABLES holding a table)."""
     if not isinstance(text, str):
         raise SweepError(f"text = {text!r}: must be a sweep file's text (a str; load_sweep reads "
                          "a file)")
@@ -140,67 +164,86 @@ def read_sweep(text: str, source: str = "<sweep>") -> Outline:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        fail(f"not valid TOML: {exc}")
+        _fail(source, f"not valid TOML: {exc}")
     for key, val in doc.items():
         if key not in TABLES:
             if key in PARAMS:
-                fail(f"{key} = {fmt_toml(val)} is outside any table: put it under [fixed] "
-                     "(same for every cell) or [grid] (a list of values to vary)")
-            fail(f"[{key}]: unknown table; allowed tables: "
-                 + ", ".join(f"[{t}] ({d})" for t, d in TABLES.items()))
+                _fail(source, f"{key} = {fmt_toml(val)} is outside any table: put it under "
+                      "[fixed] (same for every cell) or [grid] (a list of values to vary)")
+            _fail(source, f"[{key}]: unknown table; allowed tables: "
+                  + ", ".join(f"[{t}] ({d})" for t, d in TABLES.items()))
         if not isinstance(val, dict):
-            fail(f"{key} = {fmt_toml(val)}: must be a table [{key}]")
-    opts = doc.get("sweep", {})
-    fixed_in, grid_in = doc.get("fixed", {}), doc.get("grid", {})
-    for key in [*fixed_in, *grid_in, *opts]:    # first: a refused key is not merely unknown
+            _fail(source, f"{key} = {fmt_toml(val)}: must be a table [{key}]")
+    return doc
+
+
+def _check_refused(fixed_in: dict, grid_in: dict, opts: dict, source: str) -> None:
+    """SweepError for the first refused key (REFUSED_KEYS) in [fixed], [grid] or [sweep];
+    checked before any key is called unknown, so a refused key says why."""
+    for key in [*fixed_in, *grid_in, *opts]:
         if key in REFUSED_KEYS:
             table = "fixed" if key in fixed_in else "grid" if key in grid_in else "sweep"
-            fail(f"[{table}] {key}: refused: {REFUSED_KEYS[key]}")
+            _fail(source, f"[{table}] {key}: refused: {REFUSED_KEYS[key]}")
+
+
+def _check_options(opts: dict, source: str) -> str:
+    """The [sweep] table checked (known keys, string values); its occupancy mode."""
     for key, val in opts.items():
         if key not in SWEEP_KEYS:
-            fail(f"[sweep] {key} = {fmt_toml(val)}: {unknown_key(key, SWEEP_KEYS)}")
+            _fail(source, f"[sweep] {key} = {fmt_toml(val)}: {unknown_key(key, SWEEP_KEYS)}")
         if not isinstance(val, str):
-            fail(f"[sweep] {key} = {fmt_toml(val)}: must be {SWEEP_KEYS[key]}")
+            _fail(source, f"[sweep] {key} = {fmt_toml(val)}: must be {SWEEP_KEYS[key]}")
     occupancy = opts.get("occupancy", "fleet")
     if occupancy not in OCCUPANCY_MODES:
-        fail(f"[sweep] occupancy = {fmt_toml(occupancy)}: must be {SWEEP_KEYS['occupancy']}")
-    name = opts.get("name") or (Path(source).stem if source != "<sweep>" else "sweep")
+        _fail(source, f"[sweep] occupancy = {fmt_toml(occupancy)}: "
+              f"must be {SWEEP_KEYS['occupancy']}")
+    return occupancy
 
-    fixed, grid = {}, {}
+
+def _check_fixed(fixed_in: dict, source: str) -> dict:
+    """The [fixed] table: key -> normalized value, each key known and its value checked."""
+    fixed = {}
     for key, val in fixed_in.items():
         if key not in PARAMS:
-            fail(f"[fixed] {key} = {fmt_toml(val)}: {unknown_key(key, PARAMS)}")
+            _fail(source, f"[fixed] {key} = {fmt_toml(val)}: {unknown_key(key, PARAMS)}")
         try:
             fixed[key] = KEY[key].check(val)
         except Bad as exc:
-            fail(f"[fixed] {key} = {fmt_toml(val)}: {exc}; {key} is {PARAMS[key]}")
+            _fail(source, f"[fixed] {key} = {fmt_toml(val)}: {exc}; {key} is {PARAMS[key]}")
+    return fixed
+
+
+def _check_grid(grid_in: dict, fixed: dict, source: str) -> dict:
+    """The [grid] table: key -> list of normalized values, each key known, not also
+    in [fixed], and given a non-empty list of distinct valid values."""
+    grid = {}
     for key, vals in grid_in.items():
         if key not in PARAMS:
-            fail(f"[grid] {key} = {fmt_toml(vals)}: {unknown_key(key, PARAMS)}")
+            _fail(source, f"[grid] {key} = {fmt_toml(vals)}: {unknown_key(key, PARAMS)}")
         if key in fixed:
-            fail(f"{key} is in both [fixed] and [grid]: keep one")
+            _fail(source, f"{key} is in both [fixed] and [grid]: keep one")
         if not isinstance(vals, list) or not vals:
-            fail(f"[grid] {key} = {fmt_toml(vals)}: a grid key takes a non-empty list of "
-                 f"values, e.g. {key} = [a, b]; {key} is {PARAMS[key]}")
-        out, seen = [], {}
-        for i, val in enumerate(vals):
-            try:
-                norm = KEY[key].check(val)
-            except Bad as exc:
-                fail(f"[grid] {key}[{i}] = {fmt_toml(val)}: {exc}; {key} is {PARAMS[key]}")
-            if repr(norm) in seen:
-                fail(f"[grid] {key} lists {fmt_toml(val)} twice (positions {seen[repr(norm)]} "
-                     f"and {i}): the cells would repeat; vary seed for replicates")
-            seen[repr(norm)] = i
-            out.append(norm)
-        grid[key] = out
+            _fail(source, f"[grid] {key} = {fmt_toml(vals)}: a grid key takes a non-empty "
+                  f"list of values, e.g. {key} = [a, b]; {key} is {PARAMS[key]}")
+        grid[key] = _grid_values(key, vals, source)
+    return grid
 
-    if jobtable.clash({**fixed, **grid}):
-        fail(jobtable.clash({**fixed, **grid}))
-    return Outline(grid=grid, fixed=fixed, grid_in={k: grid_in[k] for k in grid},
-                   fixed_in=dict(fixed_in), name=name, description=opts.get("description", ""),
-                   occupancy=occupancy, text=text, source=source, defaults=DEFAULTS,
-                   table_n=_table_sizes(grid.get("jobs", [fixed.get("jobs")]), source))
+
+def _grid_values(key: str, vals: list, source: str) -> list:
+    """One grid key's values, each checked and normalized; SweepError for an invalid
+    value or for a value listed twice (the cells would repeat)."""
+    out, seen = [], {}
+    for i, val in enumerate(vals):
+        try:
+            norm = KEY[key].check(val)
+        except Bad as exc:
+            _fail(source, f"[grid] {key}[{i}] = {fmt_toml(val)}: {exc}; {key} is {PARAMS[key]}")
+        if repr(norm) in seen:
+            _fail(source, f"[grid] {key} lists {fmt_toml(val)} twice (positions "
+                  f"{seen[repr(norm)]} and {i}): the cells would repeat; vary seed for replicates")
+        seen[repr(norm)] = i
+        out.append(norm)
+    return out
 
 
 def _table_sizes(paths, source: str) -> dict:

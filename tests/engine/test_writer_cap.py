@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stormsim
+from stormsim.engine.run import choose_kernel
 from stormsim.errors import SpecError
 
 from test_reference import (_EXAMPLES, RUN_FIELDS, both_queues_match_reference, extension_options,
@@ -130,6 +131,9 @@ def test_bad_max_writers_is_a_spec_error(bad):
 def test_max_writers_routes_to_the_general_kernel():
     fleet = stormsim.Fleet.identical(4, load=1.0, jitter=0.01, max_writers=np.int64(2))
     assert fleet.max_writers == 2 and not fleet.is_anonymous
+    # kernel "auto": the general kernel for the capped fleet, the anonymous one without the cap
+    assert choose_kernel(fleet, "auto")
+    assert not choose_kernel(stormsim.Fleet.identical(4, load=1.0, jitter=0.01), "auto")
     assert "max_writers=2" in repr(fleet)
     with pytest.raises(SpecError, match="writer cap"):
         stormsim.simulate(fleet, fleets=1, cycles=5, kernel="anonymous")

@@ -1,10 +1,14 @@
 """One spelling per idea across the subcommands: a user who learnt
 ``--levels`` in one command, or ``-o`` for where output goes, can use it in
-every other, and each subcommand says what it does in its help."""
+every other, each subcommand says what it does in its help, and a help that
+points at a page names one that exists."""
 from __future__ import annotations
+
+import re
 
 import pytest
 
+from conftest import ROOT
 from stormsim.cli import main
 from stormsim.cli_parser import parser
 
@@ -36,6 +40,26 @@ def test_where_output_goes_is_spelled_o_output_everywhere(command):
 @pytest.mark.parametrize("command", ["sweep", "inspect", "risk", "report", "demo"])
 def test_every_command_describes_itself(command):
     assert _sub(command).description and len(_sub(command).description) > 40
+
+
+def _help_texts() -> list[str]:
+    """Every description and help of the command line: the top level's and each subcommand's."""
+    (group,) = [a for a in parser()._actions if a.dest == "command"]
+    parsers = [parser(), *group.choices.values()]
+    return [t for p in parsers for t in (p.description, *(a.help for a in p._actions)) if t]
+
+
+def test_the_pages_a_help_points_at_exist():
+    """A docs/ page named in a help is a file of docs/, and a README section
+    named as README '...' is one of the README's headings."""
+    texts = _help_texts()
+    pages = [m for t in texts for m in re.findall(r"docs/[\w/.-]*\.md", t)]
+    assert "docs/sweeps.md" in pages           # the sweep file's help: the sweeps page
+    for page in pages:
+        assert (ROOT / page).is_file(), f"a help names {page}, which does not exist"
+    headings = set(re.findall(r"^#+ (.+)$", (ROOT / "README.md").read_text(), re.M))
+    for section in (m for t in texts for m in re.findall(r"README '([^']+)'", t)):
+        assert section in headings, f"a help names README '{section}': the README has no such section"
 
 
 def test_the_old_spellings_are_refused(capsys):
