@@ -202,7 +202,7 @@ class _SweepRun:
                 self.ex.start()
                 self.out.executor = self.ex.describe()
                 self.prog.describe(self.out.executor)
-            self._run_units(stop)
+                self._run_units(stop)
             if self.ex.in_flight or self.planner.remaining:
                 self.out.status = "interrupted"
         finally:

@@ -144,6 +144,20 @@ def test_a_cell_is_the_same_whatever_the_order_of_its_parts(sweep, parts):
     assert ordered.passage_cycle.tobytes() == run.passage_cycle.tobytes()
 
 
+def test_a_resume_with_only_the_assembly_left_starts_no_executor(tmp_path, sweep, parts):
+    """Every unit kept, the output not yet assembled (a full disk at the end):
+    the same command with a Dask executor assembles it without starting one
+    (nor asking a cluster it never started for its slots)."""
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    for unit in parts:
+        store.commit(unit)
+    store.close()
+    out = stormsim.run_sweep(sweep, tmp_path / "out.h5", executor="local:1", progress="none")
+    assert out.status == "complete" and out.executor == "" and out.fleets_run == 0
+    assert open_results(tmp_path / "out.h5").complete
+
+
 def test_partial_results_hold_the_fleets_done(kind, sweep, parts):
     store = kind.new()
     store.open(sweep)
