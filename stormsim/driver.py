@@ -209,7 +209,6 @@ class _SweepRun:
         self.work = WorkEstimate(sweep, self.done)
         self.planner = Planner(sweep, self.done, target_seconds=ex.target_seconds,
                                threads=ex.task_threads, risk_done=frozenset(self.risk_done))
-        self.in_flight = 0
 
     def _cell_done(self, i: int) -> bool:
         c = self.sweep.cells[i]
@@ -223,8 +222,8 @@ class _SweepRun:
                 self.ex.start()
                 self.out.executor = self.ex.describe()
                 self.prog.describe(self.out.executor)
-            self._run_units(stop)
-            if self.in_flight or self.planner.remaining:
+                self._run_units(stop)
+            if self.ex.in_flight or self.planner.remaining:
                 self.out.status = "interrupted"
         finally:
             self.ex.cancel()
@@ -242,27 +241,25 @@ class _SweepRun:
         left or ``stop`` is set (then keep what finishes within STOP_GRACE_SECONDS)."""
         stopped = (lambda: False) if stop is None else stop.is_set
         while True:
-            while self.in_flight < self.ex.slots and not stopped():
+            while self.ex.in_flight < self.ex.slots and not stopped():
                 task = self.planner.next()
                 if task is None:
                     break
                 self.ex.submit(run_unit, task)
-                self.in_flight += 1
-            if self.in_flight == 0:
+            if self.ex.in_flight == 0:
                 return
             for parts in self.ex.poll(timeout=0.1):
                 self._keep(parts)
                 self.planner.feedback(parts)
             if stopped():
                 deadline = time.monotonic() + STOP_GRACE_SECONDS
-                while self.in_flight and time.monotonic() < deadline:
+                while self.ex.in_flight and time.monotonic() < deadline:
                     for parts in self.ex.poll(timeout=min(0.05, deadline - time.monotonic())):
                         self._keep(parts)
                 return
 
     def _keep(self, parts) -> None:
         """Commit a finished unit to the store; count it in the work left and the progress."""
-        self.in_flight -= 1
         self.store.commit(parts)
         if parts and parts[0].kind == "risk":
             self.cells_done += self._cell_done(parts[0].cell)

@@ -83,12 +83,10 @@ class Results:
 
     @classmethod
     def from_parts(cls, sweep: Sweep, parts_of, *, complete: bool, location: str,
-                   done=None, risk_of=None) -> "Results":
+                   done: FleetRanges, risk_of=None) -> "Results":
         """Results of a sweep whose cell i's parts are ``parts_of(i)`` (and storm
-        risk ``risk_of(i)``, a RiskPart or None)."""
-        if done is None:
-            done = [sum(p.n for p in parts_of(c.index)) for c in sweep.cells]
-        done = np.asarray(done, dtype=np.int64)
+        risk ``risk_of(i)``, a RiskPart or None), the fleets they hold ``done``."""
+        done = np.array([done.count(c.index) for c in sweep.cells], dtype=np.int64)
         return cls.new(path=location, complete=complete, running=False, writer=None,
                        name=sweep.name,
                        description=sweep.description, version=__version__,
@@ -313,8 +311,7 @@ def _parts_results(path: Path, parts: Path) -> Results:
                          "cells this version resolves differently: open it with that version")
     found = _PartsFound(parts, sweep)
     res = Results.from_parts(sweep, found.parts_of, complete=False, location=str(path),
-                             done=[found.done.count(c.index) for c in sweep.cells],
-                             risk_of=found.risk_of)
+                             done=found.done, risk_of=found.risk_of)
     res.version = str(man.get("stormsim_version"))
     res.writer = DirLock(parts, "").holder_elsewhere()
     res.running = res.writer is not None

@@ -186,10 +186,9 @@ class MemoryStore(Store):
     def results(self) -> Results:
         if self.sweep is None:
             raise SweepError("this memory store holds no sweep yet")
-        return Results.from_parts(self.sweep, lambda i: sorted(self.parts.get(i, []),
-                                                                  key=lambda p: p.start),
+        return Results.from_parts(self.sweep, lambda i: self.parts.get(i, []),
                                   complete=self.complete, location=self.location,
-                                  risk_of=self.risk.get)
+                                  done=self.done, risk_of=self.risk.get)
 
 
 def _remove_entries(directory: Path, keep=("LOCK",)) -> None:

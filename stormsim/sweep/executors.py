@@ -83,7 +83,8 @@ async def _close_nannies(nannies, timeout: float) -> None:
 
 class Executor:
     """Interface. ``slots``: units to keep in flight; ``target_seconds``: how
-    long one unit should take; ``task_threads``: numba threads per unit."""
+    long one unit should take; ``task_threads``: numba threads per unit.
+    ``in_flight`` is the one count of the units submitted and not yet back."""
 
     slots: int = 1
     target_seconds: float = 0.25
@@ -97,6 +98,11 @@ class Executor:
 
     def poll(self, timeout: float) -> list:
         """Results of units finished within ``timeout`` s (maybe none)."""
+        raise NotImplementedError
+
+    @property
+    def in_flight(self) -> int:
+        """Units submitted and not yet returned by poll (nor dropped by cancel)."""
         raise NotImplementedError
 
     def cancel(self) -> None:
@@ -140,6 +146,10 @@ class LocalExecutor(Executor):
 
     def submit(self, fn, task) -> None:
         self._pending.add(self._pool.submit(fn, task))
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
 
     def poll(self, timeout: float) -> list:
 
@@ -303,6 +313,10 @@ class DaskExecutor(Executor):
         fut = self.client.submit(fn, task, key=task.key, pure=False, retries=1)
         self._pending.add(fut)
         self._ac.add(fut)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
 
     def poll(self, timeout: float) -> list:
         deadline = time.monotonic() + timeout

@@ -17,6 +17,7 @@ import stormsim
 from stormsim._version import ALGORITHM_VERSION
 from stormsim.store.files import inject_fault
 from stormsim.errors import ResourceError, SweepError
+from stormsim.store.cellresult import cell_from_parts
 from stormsim.store.results import open_results
 from stormsim.sweep.spec import parse_sweep
 from stormsim.store.stores import HDF5Store, MemoryStore
@@ -119,6 +120,42 @@ def test_resume_reports_exactly_what_was_committed(kind, sweep, parts):
     assert state.done.as_dict() == {c: sorted(r) for c, r in expect.items()}
     assert not state.complete
     reopened.close()
+
+
+def test_a_cell_is_the_same_whatever_the_order_of_its_parts(sweep, parts):
+    """cell_from_parts, which both the HDF5 writer and the readers of parts use,
+    puts each part's fleets at their place: parts in any order (unit files are
+    read in name order) give the same cell, bit for bit."""
+    cell = [u[0] for u in parts if u[0].cell == 2]
+    for keep in (True, False):
+        ordered = cell_from_parts(sweep.cells[2], cell, keep_per_fleet=keep)
+        shuffled = cell_from_parts(sweep.cells[2], cell[::-1], keep_per_fleet=keep)
+        some = cell_from_parts(sweep.cells[2], [cell[3], cell[0]], keep_per_fleet=keep)
+        assert ordered.fleet_index.tolist() == shuffled.fleet_index.tolist() == list(range(23))
+        assert some.fleet_index.tolist() == [0] + list(range(10, 23))
+        for name, arr in ordered.arrays.items():
+            if arr is None:
+                continue
+            assert shuffled.arrays[name].tobytes() == arr.tobytes(), name
+            assert some.arrays[name].tobytes() == arr[some.fleet_index].tobytes(), name
+        for name, total in ordered.sums.items():
+            assert shuffled.sums[name].tobytes() == total.tobytes(), name
+    run = _direct(sweep, 2)
+    assert ordered.passage_cycle.tobytes() == run.passage_cycle.tobytes()
+
+
+def test_a_resume_with_only_the_assembly_left_starts_no_executor(tmp_path, sweep, parts):
+    """Every unit kept, the output not yet assembled (a full disk at the end):
+    the same command with a Dask executor assembles it without starting one
+    (nor asking a cluster it never started for its slots)."""
+    store = HDF5Store(tmp_path / "out.h5")
+    store.open(sweep)
+    for unit in parts:
+        store.commit(unit)
+    store.close()
+    out = stormsim.run_sweep(sweep, tmp_path / "out.h5", executor="local:1", progress="none")
+    assert out.status == "complete" and out.executor == "" and out.fleets_run == 0
+    assert open_results(tmp_path / "out.h5").complete
 
 
 def test_partial_results_hold_the_fleets_done(kind, sweep, parts):
