@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import warnings
 
-__all__ = ["renamed"]
+__all__ = ["UNSET", "old_keyword", "renamed"]
+
+#: The default of a deprecated keyword: "not given".
+UNSET = object()
 
 
 def renamed(cls_name: str, old_to_new: dict[str, str]):
@@ -29,3 +32,13 @@ def renamed(cls_name: str, old_to_new: dict[str, str]):
         return value
 
     return __getattr__
+
+
+def old_keyword(where: str, old: str, new: str, given, current):
+    """A renamed keyword argument: the old one's value (with a DeprecationWarning
+    naming the new spelling) where it was given, else the new one's."""
+    if given is UNSET:
+        return current
+    warnings.warn(f"{where}({old}=...) is now {where}({new}=...); the old keyword goes in the "
+                  "next release", DeprecationWarning, stacklevel=3)
+    return given

@@ -309,7 +309,7 @@ def _inspect(args: argparse.Namespace) -> int:
     levels = split_levels(args.levels)      # the syntax, before anything is read
     res = open_results(args.file)
     if args.format == "text":
-        print(res.table(tail=levels, unit=args.unit, storms=args.storms, risk=True,
+        print(res.table(levels=levels, unit=args.unit, storms=args.storms, risk=True,
                         durations=args.durations))
     else:
 

@@ -25,6 +25,7 @@ is zero by construction, not a measurement, so it is NaN (method
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -37,7 +38,7 @@ from .storms import STORM_METHODS, storm_estimate
 from .survival import kaplan_meier, passage_times
 from .tails import LEVEL, independent_tail, tail_estimate
 
-__all__ = ["METHOD_CODES", "cell_summary", "job_write_fractions", "summary_table",
+__all__ = ["METHOD_CODES", "cell_summary", "level_column", "job_write_fractions", "summary_table",
            "table_of_rows"]
 
 #: How each P(n_w >= k) was estimated, as stored in the result file (int8).
@@ -117,6 +118,24 @@ BY_LEVEL = {
 #: The BY_LEVEL entries of the storms (computed by _storm_summary).
 STORM_KEYS = ("storms", "storms_per_s", "storms_per_s_lo", "storms_per_s_hi", "storm_duration",
               "storm_duration_lo", "storm_duration_hi")
+
+
+def level_column(name: str, level) -> str:
+    """The one name of a per-level number at one level, in every view (Results.summary,
+    to_dataframe, the CSV and JSON of ``stormsim inspect``): ``name`` a BY_LEVEL key
+    (or ``k``, the level's k, or ``p_ge_bound``, the upper end shown), ``level`` an
+    integer k or a spec ('N/4' -> 'N_4'). ``p_ge_lo`` -> ``p_ge_4_lo``,
+    ``storms_per_s_hi`` -> ``storms_per_s_ge_4_hi``, ``storms`` -> ``storms_ge_4``,
+    ``k`` -> ``k_N_4``."""
+    lab = re.sub(r"\W+", "_", str(level).strip())
+    if name == "k":
+        return f"k_{lab}"
+    if name.startswith("p_ge"):
+        return name.replace("p_ge", f"p_ge_{lab}", 1)
+    for end in ("_lo", "_hi", "_method", "_law"):
+        if name.endswith(end):
+            return f"{name[:-len(end)]}_ge_{lab}{end}"
+    return f"{name}_ge_{lab}"
 
 
 def _alike(c) -> bool:

@@ -22,13 +22,14 @@ import csv
 import io
 import json
 import math
-import re
 import tomllib
 
 import numpy as np
 
+from ..stats.interval import CONFIDENCE
 from ..stats.storms import STORM_METHODS
-from ..stats.summary import BY_LEVEL, CHECKPOINT_KEYS, METHOD_CODES, SCALARS, summary_table
+from ..stats.summary import (BY_LEVEL, CHECKPOINT_KEYS, METHOD_CODES, SCALARS, level_column,
+                              summary_table)
 from ..sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
 from ..sweep.keys import PARAM_ATTRS
 from .layout import grid_attrs, grid_axes
@@ -37,19 +38,6 @@ __all__ = ["inspect_csv", "inspect_json", "to_dataframe", "to_xarray"]
 
 _METHOD_NAMES = {v: k for k, v in METHOD_CODES.items()}
 _STORM_METHOD_NAMES = {v: k for k, v in STORM_METHODS.items()}
-
-
-def level_column(name: str, k: int) -> str:
-    """The DataFrame column of a BY_LEVEL array at level k: ``p_ge_lo`` ->
-    ``p_ge_4_lo``, ``storms_per_s_hi`` -> ``storms_per_s_ge_4_hi``,
-    ``storm_duration`` -> ``storm_duration_ge_4``, ``storms_per_s_law`` ->
-    ``storms_per_s_ge_4_law``."""
-    if name.startswith("p_ge"):
-        return name.replace("p_ge", f"p_ge_{k}", 1)
-    for end in ("_lo", "_hi", "_method", "_law"):
-        if name.endswith(end):
-            return f"{name[:-len(end)]}_ge_{k}{end}"
-    return f"{name}_ge_{k}"
 
 
 def _need(module: str):
@@ -77,7 +65,7 @@ XARRAY_NAMES = {"median": "median_cycles", "median_lo": "median_cycles_lo",
                 "median_hi": "median_cycles_hi", "load": "load_L"}
 
 
-def to_xarray(res, grid: bool = True, level: float = 0.95):
+def to_xarray(res, grid: bool = True, confidence: float = CONFIDENCE):
     """The per-cell table as an ``xarray.Dataset``, its names as in
     XARRAY_NAMES where the table's would be a Dataset method.
 
@@ -88,16 +76,16 @@ def to_xarray(res, grid: bool = True, level: float = 0.95):
     (1..largest N; NaN where k > a cell's N). Units and long names are in
     each variable's attributes.
     """
-    ds = _to_xarray(res, grid, level)
+    ds = _to_xarray(res, grid, confidence)
     return ds.rename({k: v for k, v in XARRAY_NAMES.items() if k in ds.variables})
 
 
-def _to_xarray(res, grid: bool, level: float):
+def _to_xarray(res, grid: bool, confidence: float):
     xr = _need("xarray")
 
     n = res.n_cells
     risks = [None] * n
-    table = summary_table(_keeping_risk(res, risks), n, level)
+    table = summary_table(_keeping_risk(res, risks), n, confidence)
     k = table["k"]
 
     def attrs(units, long_name):
@@ -135,7 +123,7 @@ def _to_xarray(res, grid: bool, level: float):
     for key, col in cols.items():
         coords[key] = ("cell", col, attrs(*PARAM_ATTRS[key]))
     meta = {"sweep_name": res.name, "sweep_hash": res.sweep_hash, "occupancy": res.occupancy,
-            "interval_level": level, "complete": int(res.complete)}
+            "confidence": confidence, "complete": int(res.complete)}
     ds = xr.Dataset(data, coords=coords, attrs=meta)
     g = _grid(res)
     if not grid or (res.grid_keys and len(g) != len(res.grid_keys)):
@@ -190,27 +178,27 @@ def _risk_columns(risk: dict, levels) -> dict:
     return cols
 
 
-def _levels(res, k) -> list[int]:
-    if k is None:
+def _levels(res, levels) -> list[int]:
+    if levels is None:
         return list(range(1, int(np.max(res.params["N"])) + 1)) if res.n_cells else []
-    return [int(x) for x in np.atleast_1d(k)]
+    return [int(x) for x in np.atleast_1d(levels)]
 
 
-def to_dataframe(res, k=None, level: float = 0.95):
+def to_dataframe(res, levels=None, confidence: float = CONFIDENCE):
     """One row per cell (index ``cell``): every parameter, the medians and, for
-    each tail level k (default: 1..largest N), ``p_ge_K``, ``p_ge_K_lo``,
+    each level k in ``levels`` (default: 1..largest N), ``p_ge_K``, ``p_ge_K_lo``,
     ``p_ge_K_hi``, ``p_ge_K_method`` and ``p_ge_K_independent`` (NaN where
     k > the cell's N)."""
     pd = _need("pandas")
     risks = [None] * res.n_cells
-    table = summary_table(_keeping_risk(res, risks), res.n_cells, level)
+    table = summary_table(_keeping_risk(res, risks), res.n_cells, confidence)
     cols = {key: np.asarray(v) for key, v in res.params.items()}
     for name in SCALARS:
         cols[name] = table[name]
     kmax = table["k"].size
-    for kk in _levels(res, k):
+    for kk in _levels(res, levels):
         if not 1 <= kk:
-            raise ValueError(f"tail level k = {kk}: must be >= 1")
+            raise ValueError(f"level k = {kk}: must be >= 1")
         j = kk - 1
         inside = j < kmax
         for name in BY_LEVEL:
@@ -224,59 +212,38 @@ def to_dataframe(res, k=None, level: float = 0.95):
     cols["independent_law"] = table["independent_law"]
     risk = _risk(risks, kmax)
     if risk is not None:           # the levels some cell asked, among those shown
-        cols.update(_risk_columns(risk, [x for x in _levels(res, k) if x in risk["asked"]]))
+        cols.update(_risk_columns(risk, [x for x in _levels(res, levels) if x in risk["asked"]]))
     df = pd.DataFrame(cols, index=pd.RangeIndex(res.n_cells, name="cell"))
-    df.attrs.update(sweep_name=res.name, interval_level=level)
+    df.attrs.update(sweep_name=res.name, confidence=confidence)
     return df
 
 
-def _label(lv) -> str:
-    """A typeable name for a tail level spec: 4 -> '4', 'N/4' -> 'N_4'."""
-    return re.sub(r"\W+", "_", str(lv).strip())
+#: The per-level columns of ``stormsim inspect --format csv/json``, in order
+#: (with ``--storms``, then STORM_COLUMNS), named by level_column.
+LEVEL_COLUMNS = ("k", "p_ge", "p_ge_lo", "p_ge_hi", "p_ge_method")
+STORM_COLUMNS = ("storms", "storms_method", "storms_per_s", "storms_per_s_lo", "storms_per_s_hi",
+                 "storm_duration", "storm_duration_lo", "storm_duration_hi")
 
 
-def _rows(res, tail, unit: str, storms: bool = False,
+def _rows(res, levels, unit: str, storms: bool = False,
           durations: bool = False) -> tuple[list[str], list[dict]]:
     risks = [None] * res.n_cells
-    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risks))
+    s = res.summary(levels=levels, unit=unit, cells=_keeping_risk(res, risks))
     P = res.params
     names = ["cell"] + list(res.grid_keys) + ["N", "fleets", "fleets_done", "passed",
                                               "censored", "median", "median_lo", "median_hi"]
     names = list(dict.fromkeys(names))
-    for lv in tail:
-        lab = _label(lv)
-        names += [f"k_{lab}", f"p_ge_{lab}", f"p_ge_{lab}_lo", f"p_ge_{lab}_hi",
-                  f"p_ge_{lab}_method"]
-        if storms:
-            names += [f"{stem}_ge_{lab}{end}" for stem in ("storms", "storms_per_s",
-                                                            "storm_duration")
-                      for end in (("", "_method") if stem == "storms" else ("", "_lo", "_hi"))]
+    for lv in levels:
+        names += [level_column(name, lv) for name in LEVEL_COLUMNS + (STORM_COLUMNS if storms else ())]
     if durations:                  # checkpoint durations and waits (MODEL.md E7)
         names += list(CHECKPOINT_KEYS)
     rows = []
     for i in range(res.n_cells):
         r = {"cell": i}
-        r.update({key: s[key][i] for key in CHECKPOINT_KEYS if durations})
-        for key in names[1:]:
-            if key in P and key not in s:
-                r[key] = P[key][i]
-        for key in ("fleets", "fleets_done", "passed", "censored", "median", "median_lo",
-                    "median_hi"):
-            r[key] = s[key][i]
-        for lv in tail:
-            lab, src = _label(lv), f"P(n_w>={lv})"
-            r[f"k_{lab}"] = s[f"k:{lv}"][i]
-            r[f"p_ge_{lab}"] = s[src][i]
-            r[f"p_ge_{lab}_lo"] = s[f"{src}:lo"][i]
-            r[f"p_ge_{lab}_hi"] = s[f"{src}:hi"][i]
-            r[f"p_ge_{lab}_method"] = (s[f"{src}:method"][i] if s[f"k:{lv}"][i]
-                                       else "no such level")       # k > the cell's N
-            if storms:
-                r[f"storms_ge_{lab}"] = s[f"storms(n_w>={lv})"][i]
-                r[f"storms_ge_{lab}_method"] = s[f"storms(n_w>={lv}):method"][i]
-                for stem in ("storms_per_s", "storm_duration"):
-                    for end, key in (("", ""), ("_lo", ":lo"), ("_hi", ":hi")):
-                        r[f"{stem}_ge_{lab}{end}"] = s[f"{stem}(n_w>={lv}){key}"][i]
+        r.update({key: (s[key][i] if key in s else P[key][i]) for key in names[1:]})
+        for lv in levels:
+            if not s[level_column("k", lv)][i]:                   # k > the cell's N
+                r[level_column("p_ge_method", lv)] = "no such level"
         rows.append(r)
     kmax = int(np.max(P["N"])) if res.n_cells else 0
     risk = _risk(risks, kmax)
@@ -298,11 +265,11 @@ def _plain(v):
     return v if isinstance(v, (int, str)) else str(v)
 
 
-def inspect_csv(res, tail, unit: str = "cycle", storms: bool = False,
+def inspect_csv(res, levels, unit: str = "cycle", storms: bool = False,
                 durations: bool = False) -> str:
     """``stormsim inspect --format csv``: one row per cell; NaN is empty,
     infinity ``inf`` (pandas.read_csv reads both back)."""
-    names, rows = _rows(res, tail, unit, storms, durations)
+    names, rows = _rows(res, levels, unit, storms, durations)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(names)
@@ -313,11 +280,11 @@ def inspect_csv(res, tail, unit: str = "cycle", storms: bool = False,
     return buf.getvalue()
 
 
-def inspect_json(res, tail, unit: str = "cycle", storms: bool = False,
+def inspect_json(res, levels, unit: str = "cycle", storms: bool = False,
                  durations: bool = False) -> str:
     """``stormsim inspect --format json``: the sweep, the columns, one object
     per cell (NaN is null, infinity the string "inf") and what the methods mean."""
-    names, rows = _rows(res, tail, unit, storms, durations)
+    names, rows = _rows(res, levels, unit, storms, durations)
 
     def enc(v):
         if isinstance(v, float):
@@ -328,7 +295,7 @@ def inspect_json(res, tail, unit: str = "cycle", storms: bool = False,
         return v
 
     doc = {"path": str(res.path), "sweep_name": res.name, "complete": bool(res.complete),
-           "occupancy": res.occupancy, "unit": unit, "interval_level": 0.95,
+           "occupancy": res.occupancy, "unit": unit, "confidence": CONFIDENCE,
            "columns": names, "cells": [{k: enc(r[k]) for k in names} for r in rows],
            "methods": METHOD_NOTES}
     return json.dumps(doc, indent=1)

@@ -254,7 +254,7 @@ def _fill(f, sweep, parts_of, level: float, risk_of) -> None:
     a["sweep_toml"], a["occupancy"], a["n_cells"] = sweep.text, sweep.occupancy, sweep.n_cells
     a["grid_keys"] = json.dumps(sweep.grid_keys)
     a["fixed_keys"] = json.dumps(list(sweep.fixed))
-    a["interval_level"] = level
+    a["confidence"] = level
     params = f.create_group("params")
     cell_dim = _scale(params, "cell", np.arange(sweep.n_cells, dtype=np.int64), "1",
                       "cell index (grid order, the last [grid] key fastest)")

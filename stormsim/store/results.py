@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
+import warnings
 from pathlib import Path
 
 import h5py
 import numpy as np
 
 from .._args import check_path
+from .._deprecated import UNSET, old_keyword
 from .._version import __version__
 from ..errors import SpecError, SweepError
-from ..stats.summary import CHECKPOINT_KEYS, cell_summary
+from ..stats.interval import CONFIDENCE
+from ..stats.summary import CHECKPOINT_KEYS, cell_summary, level_column
 from .._args import check_tail_level, tail_level
 from ..stats.tails import monotone_bound
 from ..sweep.spec import Sweep, parse_sweep
@@ -116,8 +120,9 @@ class Results:
             raise IndexError(f"cell {i}: the sweep has cells 0..{self.n_cells - 1}")
         return self._cell(int(i))
 
-    def summary(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle",
-                level: float = 0.95, cells=None) -> dict[str, np.ndarray]:
+    def summary(self, levels=DEFAULT_TAIL_LEVELS, unit: str = "cycle",
+                confidence: float = CONFIDENCE, cells=None, *, tail=UNSET,
+                level=UNSET) -> dict[str, np.ndarray]:
         """Per-cell summary arrays (n_cells,), as ``stormsim inspect`` prints them.
 
         ``cells``: the cells to summarize (default: every cell, read now); a
@@ -127,56 +132,63 @@ class Results:
         Keys: fleets, fleets_done, passed, censored, median, median_lo,
         median_hi (Kaplan-Meier, censoring included; NaN without a passage
         level; passed + censored = fleets_done, counted in ``unit``: in
-        cycles a passage at a cycle >= the cap K is censored at K), and
-        ``P(n_w>=LEVEL)`` for each tail level (int k, 'N' or 'N/q'), plus
-        ``k:LEVEL`` with the k each level resolves to per cell. A level above
-        a cell's N gives NaN there (and k = 0); a level outside 1..N for
-        every cell raises SpecError. Each ``P(n_w>=LEVEL)`` comes with its
-        ``level`` interval ``P(n_w>=LEVEL):lo`` and ``:hi`` and how that was
-        made, ``:method``; ``:bound`` the upper end shown (``:hi``, or where no
-        fleet reached k the tighter stormsim.stats.tails.monotone_bound)
-        (stormsim.stats.tails: "ratio-logit", "zero-bound" (no
-        fleet reached k: [0, one-sided upper bound]), "one-bound", "none", or
+        cycles a passage at a cycle >= the cap K is censored at K), and per
+        level L of ``levels`` (int k, 'N' or 'N/q') the columns the exports
+        have, named by stormsim.stats.summary.level_column (L = 'N/4' is
+        written N_4): ``k_L`` the k it resolves to per cell, ``p_ge_L`` =
+        P(n_w >= k) with ``p_ge_L_lo`` and ``p_ge_L_hi`` (its interval at
+        ``confidence``), ``p_ge_L_method`` how that was made
+        (stormsim.stats.tails: "ratio-logit", "zero-bound" (no fleet reached
+        k: [0, one-sided upper bound]), "one-bound", "none", or
         "structural": NaN, zero by construction for a fleet stopped at its
-        passage).
+        passage), ``p_ge_L_bound`` the upper end shown (``_hi``, or where no
+        fleet reached k the tighter stormsim.stats.tails.monotone_bound) and
+        ``p_ge_L_law`` the exact law's value where it exists. A level above
+        a cell's N gives NaN there (and k = 0); a level outside 1..N for
+        every cell raises SpecError.
 
-        Storms (MODEL.md E3, stormsim.stats.storms), per tail level:
-        ``storms_per_s(n_w>=LEVEL)`` the storm rate nu_k (storms per second of
-        measured time) and ``storm_duration(n_w>=LEVEL)`` the mean storm
-        duration (s), each with ``:lo`` and ``:hi`` (its ``level`` interval)
-        and ``storms(n_w>=LEVEL):method`` ("ratio-log", "zero-bound": no storm,
-        [0, one-sided Poisson upper bound] for the rate and NaN duration,
-        "none", "structural", "not-recorded": a file written before storms
-        were counted); ``storms(n_w>=LEVEL)`` is the count. The time fraction
-        is ``P(n_w>=LEVEL)``. Checkpoint durations and waits: the
+        Storms (MODEL.md E3, stormsim.stats.storms), per level:
+        ``storms_per_s_ge_L`` the storm rate nu_k (storms per second of
+        measured time) and ``storm_duration_ge_L`` the mean storm duration
+        (s), each with ``_lo`` and ``_hi``; ``storms_per_s_ge_L_law`` the
+        law's rate; ``storms_ge_L`` the count and ``storms_ge_L_method``
+        ("ratio-log", "zero-bound": no storm, [0, one-sided Poisson upper
+        bound] for the rate and NaN duration, "none", "structural",
+        "not-recorded": a file written before storms were counted).
+        Checkpoint durations and waits: the
         stormsim.stats.summary.CHECKPOINT_KEYS (``duration_mean``, ...).
+        The keys of 0.2.0 (``P(n_w>=L):lo``, ``k:L``, ...) still read, with a
+        DeprecationWarning, for one release; so do ``tail=`` and ``level=``.
         """
-
-        ks = {lv: tail_levels(lv, self.params["N"]) for lv in tail}
-        out = _summary_columns(self.n_cells, tail, ks, self.fleets, self.fleets_done)
+        levels = old_keyword("Results.summary", "tail", "levels", tail, levels)
+        confidence = old_keyword("Results.summary", "level", "confidence", level, confidence)
+        ks = {lv: tail_levels(lv, self.params["N"]) for lv in levels}
+        out = _summary_columns(self.n_cells, levels, ks, self.fleets, self.fleets_done)
         for c in (self if cells is None else cells):
-            _summarize_cell(out, c, tail, ks, unit, level)
+            _summarize_cell(out, c, levels, ks, unit, confidence)
         return out
 
-    def table(self, tail=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
-              risk: bool = False, durations: bool = False) -> str:
+    def table(self, levels=DEFAULT_TAIL_LEVELS, unit: str = "cycle", storms: bool = False,
+              risk: bool = False, durations: bool = False, *, tail=UNSET) -> str:
         """The text table of ``stormsim inspect`` (``storms``: with storm rates and
         durations; ``risk``: then the cells' storm risk, stormsim.store.tables.risk_table_text;
         ``durations``: then their checkpoint durations, durations_table_text)."""
-        return inspect_table(self, tail, unit, storms=storms, risk=risk, durations=durations)
+        levels = old_keyword("Results.table", "tail", "levels", tail, levels)
+        return inspect_table(self, levels, unit, storms=storms, risk=risk, durations=durations)
 
-    def to_xarray(self, grid: bool = True, level: float = 0.95):
+    def to_xarray(self, grid: bool = True, confidence: float = CONFIDENCE, *, level=UNSET):
         """The per-cell table as an xarray.Dataset, on the grid's dimensions
         (``.sel(load=0.9)``) or, with ``grid=False``, on ``cell``; see
         stormsim.store.export.to_xarray. Needs xarray."""
+        confidence = old_keyword("Results.to_xarray", "level", "confidence", level, confidence)
+        return to_xarray(self, grid=grid, confidence=confidence)
 
-        return to_xarray(self, grid=grid, level=level)
-
-    def to_dataframe(self, k=None, level: float = 0.95):
+    def to_dataframe(self, levels=None, confidence: float = CONFIDENCE, *, k=UNSET, level=UNSET):
         """One row per cell as a pandas.DataFrame (``p_ge_4``, ``p_ge_4_lo``, ...,
         ``median``, ``median_lo``, ...); see stormsim.store.export.to_dataframe. Needs pandas."""
-
-        return to_dataframe(self, k=k, level=level)
+        levels = old_keyword("Results.to_dataframe", "k", "levels", k, levels)
+        confidence = old_keyword("Results.to_dataframe", "level", "confidence", level, confidence)
+        return to_dataframe(self, levels=levels, confidence=confidence)
 
     def __repr__(self) -> str:
         state = "complete" if self.complete else "unfinished"
@@ -184,29 +196,57 @@ class Results:
                 f"{int(self.fleets_done.sum())}/{int(self.fleets.sum())} fleets, {self.path}>")
 
 
-def _summary_columns(n: int, tail, ks: dict, fleets, fleets_done) -> dict:
+#: Results.summary's numbers per level, from each cell's cell_summary (BY_LEVEL
+#: names; ``p_ge_bound`` is the upper end shown, see _summarize_cell).
+SUMMARY_BY_LEVEL = ("p_ge", "p_ge_lo", "p_ge_hi", "p_ge_method", "p_ge_law", "p_ge_bound",
+                    "storms_per_s", "storms_per_s_lo", "storms_per_s_hi", "storms_per_s_law",
+                    "storm_duration", "storm_duration_lo", "storm_duration_hi", "storms",
+                    "storms_method")
+
+
+class Summary(dict):
+    """Results.summary's arrays by name. The keys of 0.2.0 still read, with a
+    DeprecationWarning naming the one name: ``P(n_w>=L)`` (and ``:lo``, ``:hi``,
+    ``:method``, ``:bound``, ``:law``) is ``p_ge_L...``, ``k:L`` is ``k_L``,
+    ``storms_per_s(n_w>=L):lo`` is ``storms_per_s_ge_L_lo``, and so on."""
+
+    def __missing__(self, key):
+        new = _new_summary_key(key)
+        if new is None or not dict.__contains__(self, new):
+            raise KeyError(key)
+        warnings.warn(f"Results.summary()[{key!r}] is now [{new!r}]; the old key goes in the "
+                      "next release", DeprecationWarning, stacklevel=2)
+        return self[new]
+
+
+def _new_summary_key(key) -> str | None:
+    """The one name of a Results.summary key of 0.2.0, or None."""
+    m = re.fullmatch(r"k:(.+)", str(key))
+    if m:
+        return level_column("k", m.group(1))
+    m = re.fullmatch(r"(P|storms_per_s|storm_duration|storms)\(n_w>=(.+?)\)(?::(\w+))?", str(key))
+    if m is None:
+        return None
+    stem = "p_ge" if m.group(1) == "P" else m.group(1)
+    return level_column(stem + (f"_{m.group(3)}" if m.group(3) else ""), m.group(2))
+
+
+def _summary_columns(n: int, levels, ks: dict, fleets, fleets_done) -> Summary:
     """Results.summary's arrays before any cell is read: NaN, 0, 'none' (the
     checkpoint keys come with the first cell)."""
-    out = {"fleets": fleets.copy(), "fleets_done": fleets_done.copy(),
-           "passed": np.zeros(n, np.int64), "censored": np.zeros(n, np.int64),
-           "median": np.full(n, np.nan), "median_lo": np.full(n, np.nan),
-           "median_hi": np.full(n, np.nan)}
-    for lv in tail:
-        for end in ("", ":lo", ":hi", ":law"):
-            out[f"P(n_w>={lv}){end}"] = np.full(n, np.nan)
-        out[f"P(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
-        out[f"P(n_w>={lv}):bound"] = np.full(n, np.nan)
-        out[f"k:{lv}"] = ks[lv]
-        for stem in ("storms_per_s", "storm_duration"):
-            for end in ("", ":lo", ":hi"):
-                out[f"{stem}(n_w>={lv}){end}"] = np.full(n, np.nan)
-        out[f"storms_per_s(n_w>={lv}):law"] = np.full(n, np.nan)
-        out[f"storms(n_w>={lv})"] = np.full(n, np.nan)
-        out[f"storms(n_w>={lv}):method"] = np.full(n, "none", dtype=object)
+    out = Summary(fleets=fleets.copy(), fleets_done=fleets_done.copy(),
+                  passed=np.zeros(n, np.int64), censored=np.zeros(n, np.int64),
+                  median=np.full(n, np.nan), median_lo=np.full(n, np.nan),
+                  median_hi=np.full(n, np.nan))
+    for lv in levels:
+        out[level_column("k", lv)] = ks[lv]
+        for name in SUMMARY_BY_LEVEL:
+            out[level_column(name, lv)] = (np.full(n, "none", dtype=object) if
+                                           name.endswith("_method") else np.full(n, np.nan))
     return out
 
 
-def _summarize_cell(out: dict, c, tail, ks: dict, unit: str, level: float) -> None:
+def _summarize_cell(out: dict, c, levels, ks: dict, unit: str, confidence: float) -> None:
     """Cell c's entries of Results.summary's arrays ``out``."""
     i = c.index
     out["fleets_done"][i] = c.fleets_done
@@ -215,35 +255,22 @@ def _summarize_cell(out: dict, c, tail, ks: dict, unit: str, level: float) -> No
         # passage at a cycle >= K is censored at the cap K, in seconds
         # it is a passage (see survival.passage_times)
         if c.fleets_done:
-            km = c.survival(unit, level)
+            km = c.survival(unit, confidence)
             out["censored"][i] = km.n_censored
             out["median"][i], out["median_lo"][i], out["median_hi"][i] = km.median
         out["passed"][i] = c.fleets_done - out["censored"][i]
-    cs = cell_summary(c, level) if c.fleets_done else None
+    cs = cell_summary(c, confidence) if c.fleets_done else None
     for key in CHECKPOINT_KEYS:      # checkpoint durations (MODEL.md E7); none: NaN, -1
         none = -1 if key == "checkpoints" else math.nan
         out.setdefault(key, np.full(out["fleets"].size, none))[i] = none if cs is None else cs[key]
     if cs is None:
         return
-    shown = monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
-    for lv in tail:
+    cs["p_ge_bound"] = monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
+    for lv in levels:
         k = ks[lv][i]
         if k:
-            _level_into(out, lv, i, cs, shown[k], k)
-
-
-def _level_into(out: dict, lv, i: int, cs: dict, shown: float, k: int) -> None:
-    """Cell i's entries at one tail level (k) from its cell_summary ``cs``."""
-    for end, key in (("", "p_ge"), (":lo", "p_ge_lo"), (":hi", "p_ge_hi"),
-                     (":method", "p_ge_method"), (":law", "p_ge_law")):
-        out[f"P(n_w>={lv}){end}"][i] = cs[key][k]
-    out[f"P(n_w>={lv}):bound"][i] = shown
-    for key in ("storms_per_s", "storm_duration"):
-        for end, suffix in (("", ""), (":lo", "_lo"), (":hi", "_hi")):
-            out[f"{key}(n_w>={lv}){end}"][i] = cs[key + suffix][k]
-    out[f"storms_per_s(n_w>={lv}):law"][i] = cs["storms_per_s_law"][k]
-    out[f"storms(n_w>={lv})"][i] = cs["storms"][k]
-    out[f"storms(n_w>={lv}):method"][i] = cs["storms_method"][k]
+            for name in SUMMARY_BY_LEVEL:
+                out[level_column(name, lv)][i] = cs[name][k]
 
 
 def read_identity(path: Path) -> dict | None:

@@ -14,6 +14,7 @@ from .._format import fmt_value
 from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
+from ..stats.summary import level_column
 from ..stats.tails import monotone_bound
 from .cellresult import CellRisk
 
@@ -212,24 +213,23 @@ def storms_table_text(res, tail) -> str | None:
     """The storms of every cell at the tail levels: storms per day (a fleet
     from a job table) or per second, and their mean duration, each with its
     95 % interval; None when no cell measured its storms at those levels."""
-    s = res.summary(tail=tail)
+    s = res.summary(levels=tail)
     per_day = physical_units(res)
     unit, scale, fmt = ("storms/day", SECONDS_PER_DAY, ".3g") if per_day else ("storms/s", 1.0, ".3e")
     same_n = len(set(res.params["N"].tolist())) == 1
     head, rows = ["cell", *res.grid_keys], []
     for lv in tail:
-        lab = f"n_w>={s[f'k:{lv}'][0]}" if same_n and res.n_cells else f"n_w>={lv}"
+        lab = f"n_w>={s[level_column('k', lv)][0]}" if same_n and res.n_cells else f"n_w>={lv}"
         head += [f"{unit}({lab}) [95% CI]", f"storm duration({lab}) [95% CI]"]
     for i in range(res.n_cells):
         row = [str(i), *(fmt_value(res.params[g][i]) for g in res.grid_keys)]
         for lv in tail:
-            key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
-            m = s[f"storms(n_w>={lv}):method"][i]
-            if m in ("structural", "not-recorded", "none") or math.isnan(s[key][i]):
+            rate, dur = _at(s, "storms_per_s", lv, i), _at(s, "storm_duration", lv, i)
+            m = s[level_column("storms_method", lv)][i]
+            if m in ("structural", "not-recorded", "none") or math.isnan(rate[0]):
                 row += ["-", "-"]
                 continue
-            row += [_fmt_storms(*(s[key + e][i] * scale for e in ("", ":lo", ":hi")), m, fmt),
-                    _fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i], unit=True)]
+            row += [_fmt_storms(*(x * scale for x in rate), m, fmt), _fmt_duration(*dur, unit=True)]
         rows.append(row)
     if all(x == "-" for r in rows for x in r[1 + len(res.grid_keys):]):
         return None
@@ -314,7 +314,7 @@ class _Columns:
 def _structural_zero(P: dict, s: dict, lv, i: int) -> bool:
     """Cell i's P(n_w >= level) is zero by construction: its fleets stop at their
     passage, so they never spend time at n_w >= its level."""
-    return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[f"k:{lv}"][i]
+    return bool(P["stop_at_passage"][i]) and 0 < P["passage_level"][i] <= s[level_column("k", lv)][i]
 
 
 def _columns(res, s: dict, tail, unit: str, storms: bool) -> _Columns:
@@ -323,7 +323,7 @@ def _columns(res, s: dict, tail, unit: str, storms: bool) -> _Columns:
     return _Columns(tail=tail, unit=unit, storms=storms,
                     has_passage=bool(np.any(P["passage_level"] > 0)),
                     per_day=physical_units(res),
-                    law={lv: bool(np.any(np.isfinite(s[f"P(n_w>={lv}):law"]))) for lv in tail})
+                    law={lv: bool(np.any(np.isfinite(s[level_column("p_ge_law", lv)]))) for lv in tail})
 
 
 def _intro(res) -> list[str]:
@@ -357,7 +357,7 @@ def _header(res, s: dict, cols: _Columns) -> list[str]:
         header += ["censored", f"median {cols.unit} [95% CI]"]
     same_n = len(set(res.params["N"].tolist())) == 1
     for lv in cols.tail:
-        label = f"P(n_w>={s[f'k:{lv}'][0]})" if same_n and res.n_cells else f"P(n_w>={lv})"
+        label = f"P(n_w>={s[level_column('k', lv)][0]})" if same_n and res.n_cells else f"P(n_w>={lv})"
         header.append(label + " [95% CI]")
         header += ["law"] if cols.law[lv] else []
         if cols.storms:
@@ -382,22 +382,26 @@ def _level_cells(res, s: dict, cols: _Columns, lv, i: int) -> list[str]:
     """Cell i's columns of one tail level: P(n_w >= k) (and the law), and with
     ``storms`` the storm rate (and the law) and mean storm duration."""
     zero = _structural_zero(res.params, s, lv, i)
-    p = s[f"P(n_w>={lv})"][i]
-    out = ["-" if math.isnan(p) or zero else _fmt_tail(
-        p, s[f"P(n_w>={lv}):lo"][i], s[f"P(n_w>={lv}):hi"][i],
-        s[f"P(n_w>={lv}):method"][i], s[f"P(n_w>={lv}):bound"][i])]
-    out += [_fmt_law(s[f"P(n_w>={lv}):law"][i])] if cols.law[lv] else []
+    p = _at(s, "p_ge", lv, i)
+    out = ["-" if math.isnan(p[0]) or zero else _fmt_tail(
+        *p, s[level_column("p_ge_method", lv)][i], s[level_column("p_ge_bound", lv)][i])]
+    out += [_fmt_law(s[level_column("p_ge_law", lv)][i])] if cols.law[lv] else []
     if not cols.storms:
         return out
     _, scale, fmt = cols.rate
-    key, dur = f"storms_per_s(n_w>={lv})", f"storm_duration(n_w>={lv})"
-    m = s[f"storms(n_w>={lv}):method"][i]
-    exact = [_fmt_law(s[f"{key}:law"][i] * scale, fmt)] if cols.law[lv] else []
+    m = s[level_column("storms_method", lv)][i]
+    exact = ([_fmt_law(s[level_column("storms_per_s_law", lv)][i] * scale, fmt)]
+             if cols.law[lv] else [])
     if zero or m in ("structural", "not-recorded"):
         return out + ["-"] + exact + ["-"]
-    return (out + [_fmt_storms(*(s[key + e][i] * scale for e in ("", ":lo", ":hi")), m, fmt)]
-            + exact + [_fmt_duration(s[dur][i], s[f"{dur}:lo"][i], s[f"{dur}:hi"][i],
-                                     unit=cols.per_day)])
+    rate = _at(s, "storms_per_s", lv, i)
+    return (out + [_fmt_storms(*(x * scale for x in rate), m, fmt)]
+            + exact + [_fmt_duration(*_at(s, "storm_duration", lv, i), unit=cols.per_day)])
+
+
+def _at(s: dict, name: str, lv, i: int) -> tuple[float, float, float]:
+    """Cell i's (value, lo, hi) of a per-level number of Results.summary ``s``."""
+    return tuple(s[level_column(name + end, lv)][i] for end in ("", "_lo", "_hi"))
 
 
 def _row(res, s: dict, cols: _Columns, i: int) -> list[str]:
@@ -425,7 +429,7 @@ def _notes(res, s: dict, cols: _Columns) -> list[str]:
                          "cycle >= K counts as censored); 95% CI by Brookmeyer-Crowley (log-log "
                          "band); '>K': not reached within the K-cycle cap.")
     for lv in cols.tail:
-        if not np.all(s[f"k:{lv}"] > 0):
+        if not np.all(s[level_column("k", lv)] > 0):
             lines.append(f"'-' in P(n_w>={lv}): the cell has N < {lv} (no such level there).")
     if any(cols.law.values()):
         lines.append("law: the exact long-run value (the product form, stormsim.stationary) of a "
@@ -465,7 +469,7 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
     the storm risk of the cells that have one, risk_table_text; ``durations``:
     then the checkpoint durations and waits, durations_table_text)."""
     risky: list = []
-    s = res.summary(tail=tail, unit=unit, cells=_keeping_risk(res, risky) if risk else None)
+    s = res.summary(levels=tail, unit=unit, cells=_keeping_risk(res, risky) if risk else None)
     cols = _columns(res, s, tail, unit, storms)
     rows = [_row(res, s, cols, i) for i in range(res.n_cells)]
     lines = _intro(res) + [""] + render(_header(res, s, cols), rows) + [""] + _notes(res, s, cols)

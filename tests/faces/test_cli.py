@@ -152,7 +152,7 @@ def test_inspect_options_and_python_api_agree(finished, capsys):
     assert ">cap [>cap, >cap]" in out
     assert "'>cap': not reached by the end of the runs" in out and "'>K'" not in out
     res = stormsim.open_results(finished)
-    p2 = res.summary(tail=(2,))["P(n_w>=2)"]
+    p2 = res.summary(levels=(2,))["p_ge_2"]
     for i in range(4):
         occ = res.cell(i).occupancy_sum
         assert p2[i] == occ[2:].sum() / occ.sum()

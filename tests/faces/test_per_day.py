@@ -46,8 +46,8 @@ def test_inspect_storms_of_a_physical_fleet_are_per_day(pod, capsys):
     assert main(["inspect", str(pod), "--storms", "--levels", "2"]) == 0
     out = capsys.readouterr().out
     assert "storms/day(n_w>=2) [95% CI]" in out and "storms/s(" not in out
-    s = open_results(pod).summary(tail=(2,))
-    per_day = s["storms_per_s(n_w>=2)"][0] * SECONDS_PER_DAY
+    s = open_results(pod).summary(levels=(2,))
+    per_day = s["storms_per_s_ge_2"][0] * SECONDS_PER_DAY
     assert f"{per_day:.3g} [" in out          # the per-second rate x 86400, as printed
     # a storm of the 5 GB/s pod lasts seconds: its duration says its unit
     row = next(line for line in out.splitlines() if line.split()[:3] == ["0", "5", "GB/s"])

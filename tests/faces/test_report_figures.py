@@ -117,10 +117,10 @@ def test_survival_curves_are_told_apart_and_banded(figs):
 
 
 def test_zero_probabilities_are_marked_by_their_bound(stagger, figs):
-    s = stagger.summary(tail=("N",))
-    zero = s["P(n_w>=N):method"] == "zero-bound"
+    s = stagger.summary(levels=("N",))
+    zero = s["p_ge_N_method"] == "zero-bound"
     assert zero.any()                       # this sweep has levels no fleet reached
-    bound = s["P(n_w>=N):bound"][zero][0]         # the bound shown (monotone_bound)
+    bound = s["p_ge_N_bound"][zero][0]         # the bound shown (monotone_bound)
     fig, caption = figs["tail.png"]
     marks = [c for ax in fig.axes for c in ax.collections
              if len(c.get_offsets()) and c.get_paths()]

@@ -153,8 +153,8 @@ def test_sweep_keeps_storms_exactly_as_simulate_counts_them(mode, tmp_path):
     out = tmp_path / "s.h5"
     assert run_sweep(sweep, out, progress="none").status == "complete"
     res = open_results(out)
-    df = res.to_dataframe(k=[2, 4])
-    s = res.summary(tail=(2,))
+    df = res.to_dataframe(levels=[2, 4])
+    s = res.summary(levels=(2,))
     with h5py.File(out) as f:
         for c in sweep.cells:
             run = stormsim.simulate(c.fleet, fleets=c.fleets, **c.simulate_kwargs())
@@ -168,7 +168,7 @@ def test_sweep_keeps_storms_exactly_as_simulate_counts_them(mode, tmp_path):
             window = run.occupancy.sum()
             nu = e[2] / window
             assert df["storms_per_s_ge_2"][c.index] == pytest.approx(nu, rel=1e-12)
-            assert s["storms_per_s(n_w>=2)"][c.index] == pytest.approx(nu, rel=1e-12)
+            assert s["storms_per_s_ge_2"][c.index] == pytest.approx(nu, rel=1e-12)
             assert df["storms_ge_2"][c.index] == e[2]
             dur = run.occupancy[:, 2:].sum() / e[2]
             assert df["storm_duration_ge_2"][c.index] == pytest.approx(dur, rel=1e-12)
@@ -198,9 +198,9 @@ def test_inspect_storms_column(tmp_path, capsys):
 def test_a_file_written_before_storms_were_counted_reads_as_not_recorded():
 
     res = open_results(ROOT / "tests" / "data" / "v1_sum.h5")
-    s = res.summary(tail=(2,))
-    assert set(s["storms(n_w>=2):method"].tolist()) <= {"not-recorded", "structural"}
-    assert np.all(np.isnan(s["storms_per_s(n_w>=2)"]))
+    s = res.summary(levels=(2,))
+    assert set(s["storms_ge_2_method"].tolist()) <= {"not-recorded", "structural"}
+    assert np.all(np.isnan(s["storms_per_s_ge_2"]))
 
 
 # ---------------------------------------------------------------------------

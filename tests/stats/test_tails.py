@@ -55,19 +55,19 @@ def test_levels_resolve_or_name_the_rule():
 
 
 def test_summary_gives_nan_where_a_cell_is_too_small_and_refuses_where_all_are(res):
-    s = res.summary(tail=[6])
+    s = res.summary(levels=[6])
     small, big = res.cell(0), res.cell(1)
     assert small.T.size == 4 and big.T.size == 8
-    assert math.isnan(s["P(n_w>=6)"][0]) and s["k:6"][0] == 0       # N = 4 < 6: no such level
+    assert math.isnan(s["p_ge_6"][0]) and s["k_6"][0] == 0       # N = 4 < 6: no such level
     occ = big.occupancy_sum
-    assert s["P(n_w>=6)"][1] == occ[6:].sum() / occ.sum() and s["k:6"][1] == 6
+    assert s["p_ge_6"][1] == occ[6:].sum() / occ.sum() and s["k_6"][1] == 6
     with pytest.raises(SpecError, match=r"tail level 20: above N in every cell \(N = 4, 8\)"):
-        res.summary(tail=[20])
+        res.summary(levels=[20])
     with pytest.raises(SpecError, match=r"tail level 0: k must be an integer >= 1"):
-        res.summary(tail=[0])
+        res.summary(levels=[0])
     with pytest.raises(SpecError, match=r"above N = 4"):
         small.tail(6)
-    table = res.table(tail=[6])
+    table = res.table(levels=[6])
     assert "P(n_w>=6)" in table and "'-' in P(n_w>=6): the cell has N < 6" in table
 
 
@@ -86,6 +86,6 @@ def test_inspect_columns_show_the_level_asked(res, one_n, capsys):
     assert main(["inspect", str(one_n), "--levels", "3"]) == 0
     out = capsys.readouterr().out
     assert "P(n_w>=3)" in out
-    s = res.summary(tail=["N/2"])
-    assert s["k:N/2"].tolist() == [2, 4]
-    assert np.all(np.isfinite(s["P(n_w>=N/2)"]))
+    s = res.summary(levels=["N/2"])
+    assert s["k_N_2"].tolist() == [2, 4]
+    assert np.all(np.isfinite(s["p_ge_N_2"]))

@@ -138,11 +138,11 @@ def test_sum_mode_has_intervals_like_fleet_mode(tmp_path):
     run_sweep(s_sum, mem_s, progress="none")
     run_sweep(s_fleet, mem_f, progress="none")
     assert rs.status == "complete"
-    a, b = mem_s.results().summary(tail=(2,)), mem_f.results().summary(tail=(2,))
-    assert np.array_equal(a["P(n_w>=2)"], b["P(n_w>=2)"])
-    assert set(a["P(n_w>=2):method"]) == {"ratio-logit"}
-    wa = a["P(n_w>=2):hi"] - a["P(n_w>=2):lo"]
-    wb = b["P(n_w>=2):hi"] - b["P(n_w>=2):lo"]
+    a, b = mem_s.results().summary(levels=(2,)), mem_f.results().summary(levels=(2,))
+    assert np.array_equal(a["p_ge_2"], b["p_ge_2"])
+    assert set(a["p_ge_2_method"]) == {"ratio-logit"}
+    wa = a["p_ge_2_hi"] - a["p_ge_2_lo"]
+    wb = b["p_ge_2_hi"] - b["p_ge_2_lo"]
     # 23 blocks against 70 fleets: two estimates of one standard error, each
     # within ~15-30 % of it; a factor 2 apart would mean a wrong block variance
     assert np.all((wa / wb > 0.5) & (wa / wb < 2.0))
@@ -170,10 +170,10 @@ def test_structural_zeros_are_nan_not_zero():
     c = res.cell(0)
     assert math.isnan(c.tail(3)) and math.isnan(c.tail("N"))   # stopped on reaching 3
     assert c.tail(2) >= 0 and not math.isnan(c.tail(2))        # below the level: measured
-    s = res.summary(tail=(2, 3, "N"))
-    assert np.all(np.isnan(s["P(n_w>=3)"])) and np.all(np.isnan(s["P(n_w>=N)"]))
-    assert set(s["P(n_w>=3):method"]) == {"structural"}
-    assert not np.any(np.isnan(s["P(n_w>=2)"]))
+    s = res.summary(levels=(2, 3, "N"))
+    assert np.all(np.isnan(s["p_ge_3"])) and np.all(np.isnan(s["p_ge_N"]))
+    assert set(s["p_ge_3_method"]) == {"structural"}
+    assert not np.any(np.isnan(s["p_ge_2"]))
 
 
 @pytest.mark.parametrize("name", ["v1_fleet", "v1_sum"])
@@ -186,8 +186,8 @@ def test_version_1_files_read_and_keep_their_numbers(tmp_path, name):
     with h5py.File(old) as f:
         assert f.attrs["format_version"] == 1
     res = open_results(old)
-    s = res.summary(tail=(1, 2))
-    assert res.n_cells == 4 and np.all(np.isfinite(s["P(n_w>=1)"]))
+    s = res.summary(levels=(1, 2))
+    assert res.n_cells == 4 and np.all(np.isfinite(s["p_ge_1"]))
     ds = res.to_xarray()
     assert ds.sizes["N"] == 2 and ds.sizes["load_L"] == 2
     new = tmp_path / "new.h5"
@@ -276,17 +276,46 @@ def test_xarray_opens_the_file_with_coordinates_and_selects_by_value(tail_h5):
 def test_dataframe_columns_a_person_can_type(tail_h5):
     pytest.importorskip("pandas")
     res = open_results(tail_h5)
-    df = res.to_dataframe(k=[2, 8])
+    df = res.to_dataframe(levels=[2, 8])
     for col in ("N", "load", "median", "median_lo", "median_hi", "p_ge_2", "p_ge_2_lo",
                 "p_ge_2_hi", "p_ge_2_method", "p_ge_2_independent", "p_ge_8"):
         assert col in df.columns
-    s = res.summary(tail=(2,))
-    assert np.array_equal(df["p_ge_2"].to_numpy(), s["P(n_w>=2)"])
-    assert np.array_equal(df["p_ge_2_lo"].to_numpy(), s["P(n_w>=2):lo"])
+    s = res.summary(levels=(2,))
+    assert np.array_equal(df["p_ge_2"].to_numpy(), s["p_ge_2"])
+    assert np.array_equal(df["p_ge_2_lo"].to_numpy(), s["p_ge_2_lo"])
     assert df.loc[df.N == 4, "p_ge_8"].isna().all()              # k > N: NaN, not clipped
     assert df.loc[df.N == 4, "p_ge_8_method"].eq("no such level").all()
     # identical jobs: the independent baseline is the binomial
     assert (df["independent_law"] == "binomial").all()
+
+
+def test_the_summary_keys_are_the_export_columns(tail_h5, capsys):
+    """Results.summary, to_dataframe and the CSV of stormsim inspect name each
+    per-level number alike: every CSV column is a summary key or a parameter."""
+    res = open_results(tail_h5)
+    s = res.summary(levels=(2, "N/2"))
+    assert main(["inspect", str(tail_h5), "--format", "csv", "--levels", "2,N/2",
+                 "--storms"]) == 0
+    columns = capsys.readouterr().out.splitlines()[0].split(",")
+    assert set(columns) - {"cell"} <= set(s) | set(res.params)
+    assert {"p_ge_N_2_bound", "p_ge_2_law", "storms_per_s_ge_2_law"} <= set(s)
+
+
+def test_the_summary_names_of_0_2_0_still_read_with_a_warning(tail_h5):
+    res = open_results(tail_h5)
+    s = res.summary(levels=(2, "N/2"))
+    for old, new in (("P(n_w>=2)", "p_ge_2"), ("P(n_w>=N/2):lo", "p_ge_N_2_lo"),
+                     ("k:N/2", "k_N_2"), ("storms_per_s(n_w>=2):hi", "storms_per_s_ge_2_hi"),
+                     ("storms(n_w>=N/2):method", "storms_ge_N_2_method")):
+        with pytest.warns(DeprecationWarning, match=f"is now \\[{new!r}\\]"):
+            assert np.array_equal(s[old], s[new])
+    with pytest.raises(KeyError):
+        s["P(n_w>=3)"]                                 # a level not asked: no such key
+    with pytest.warns(DeprecationWarning, match=r"Results.summary\(tail=...\) is now"):
+        old = res.summary(tail=(2,))
+    assert np.array_equal(old["p_ge_2"], s["p_ge_2"])
+    with pytest.warns(DeprecationWarning, match=r"Results.table\(tail=...\)"):
+        assert res.table(tail=(2,)) == res.table(levels=(2,))
 
 
 def test_inspect_csv_and_json(tail_h5, capsys):
@@ -297,9 +326,9 @@ def test_inspect_csv_and_json(tail_h5, capsys):
     assert len(rows) == 4 and {"p_ge_2", "p_ge_2_lo", "p_ge_2_hi", "p_ge_N_2", "k_N_2",
                                "median"} <= set(rows[0])
     df = pd.read_csv(io.StringIO(text))
-    s = open_results(tail_h5).summary(tail=(2, "N/2"))
-    assert np.array_equal(df["p_ge_2"].to_numpy(), s["P(n_w>=2)"])   # repr round-trips
-    assert df["k_N_2"].tolist() == s["k:N/2"].tolist()
+    s = open_results(tail_h5).summary(levels=(2, "N/2"))
+    assert np.array_equal(df["p_ge_2"].to_numpy(), s["p_ge_2"])   # repr round-trips
+    assert df["k_N_2"].tolist() == s["k_N_2"].tolist()
     assert main(["inspect", str(tail_h5), "--format", "json", "--levels", "2"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["cells"][0]["p_ge_2_lo"] < doc["cells"][0]["p_ge_2"] < doc["cells"][0]["p_ge_2_hi"]
