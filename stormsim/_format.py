@@ -9,8 +9,9 @@ import math
 
 import numpy as np
 
-__all__ = ["fmt_array", "fmt_clock", "fmt_count", "fmt_duration", "fmt_estimate", "fmt_interval",
-           "fmt_percent", "fmt_rate", "fmt_toml", "fmt_value"]
+__all__ = ["fmt_array", "fmt_ci", "fmt_clock", "fmt_count", "fmt_duration", "fmt_estimate",
+           "fmt_interval", "fmt_law", "fmt_p_ge", "fmt_passage", "fmt_percent", "fmt_rate",
+           "fmt_storm_duration", "fmt_storms", "fmt_toml", "fmt_value"]
 
 
 def fmt_value(v, digits: int = 6) -> str:
@@ -68,14 +69,11 @@ def fmt_clock(seconds: float) -> str:
 
 
 def fmt_duration(seconds: float) -> str:
-    """A duration in words for a sentence: '40 s', '12 min', '3.2 h', '11 days'."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.0f} days"
+    """A duration in words, two digits: '36 s', '12 min', '3.5 h', '2.1 days', '4.2 years'."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.2g} {unit}"
+    return f"{seconds:.2g} s"
 
 
 def fmt_rate(x: float) -> str:
@@ -118,3 +116,65 @@ def fmt_estimate(value: float, lo: float, hi: float, method: str) -> str:
 def fmt_count(n: int, noun: str) -> str:
     """``1 figure``, ``2 figures``, ``0 figures``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+# -- the inspect tables' numbers with their intervals ---------------------------
+
+def fmt_passage(x: float, cap) -> str:
+    """A first-passage median: '-' (none), '>CAP' (beyond the cycle cap), else 6 digits."""
+    if math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return f">{cap}"
+    return fmt_value(x)
+
+
+def fmt_p_ge(p: float, lo: float, hi: float, method: str, bound: float = math.nan) -> str:
+    """P(n_w >= k) with its interval, as the inspect table prints it; where no
+    fleet reached k, a bound that reads as one: ``bound`` (Results.summary's
+    ``p_ge_L_bound``, stormsim.stats.tails.monotone_bound) or else ``hi``."""
+    if method == "zero-bound":
+        return f"< {bound if math.isfinite(bound) else hi:.2e} (none reached k)"
+    if method == "one-bound":
+        return f"1 (>{lo:.2e})"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{p:.3e} no CI"
+    return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
+
+
+def fmt_storms(r: float, lo: float, hi: float, method: str, fmt: str = ".3e") -> str:
+    """A storm rate with its interval ('< b (no storm)': b a one-sided bound);
+    ``fmt`` its numbers' format (per day, ``.3g`` reads: '80.9 [65.5, 99.9]')."""
+    if method == "zero-bound":
+        return f"< {hi:.2e} (no storm)"
+    if math.isnan(r):
+        return "-"
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{r:{fmt}} no CI"
+    return f"{r:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def fmt_storm_duration(d: float, lo: float, hi: float, unit: bool = False) -> str:
+    """A mean storm duration in seconds with its interval; ``unit``: in the
+    unit that reads (s, min, h, from the estimate), named."""
+    if math.isnan(d):
+        return "-"
+    size, name = next(((size, name) for size, name in ((3600.0, "h"), (60.0, "min"))
+                       if unit and d >= size), (1.0, "s" if unit else ""))
+    d, lo, hi = d / size, lo / size, hi / size
+    name = f" {name}" if name else ""
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{d:.4g}{name} no CI"
+    return f"{d:.4g}{name} [{lo:.4g}, {hi:.4g}]"
+
+
+def fmt_law(x: float, fmt: str = ".3e") -> str:
+    """A number with no interval (an exact law's value, a maximum); '-' for NaN."""
+    return "-" if math.isnan(x) else format(x, fmt)
+
+
+def fmt_ci(x: float, lo: float, hi: float) -> str:
+    """A number and its interval, 4 significant digits; 'no CI' where it has none."""
+    if math.isnan(x):
+        return "-"
+    return f"{x:.4g} [{lo:.4g}, {hi:.4g}]" if math.isfinite(lo) else f"{x:.4g} no CI"

@@ -246,7 +246,7 @@ def test_the_checker_sees_a_second_level_grammar(tmp_path):
 
 #: Modules with formatting helpers of their own (``_fmt_*``, ``fmt_*``), with
 #: why; the home of formatting is ``_format``.
-FORMATTERS_ELSEWHERE = {"store.tables": "its owner's branch moves them to _format"}
+FORMATTERS_ELSEWHERE: dict[str, str] = {}
 
 
 def formatters(package=PACKAGE) -> dict[str, list[str]]:

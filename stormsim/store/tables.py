@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._format import fmt_value
+from .._format import (fmt_ci, fmt_duration, fmt_law, fmt_p_ge, fmt_passage, fmt_storm_duration,
+                       fmt_storms, fmt_value)
 from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
@@ -30,23 +31,6 @@ def render(header: list, rows: list) -> list[str]:
             + ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows])
 
 
-def _fmt_passage(x: float, cap) -> str:
-    """A first-passage median: '-' (none), '>CAP' (beyond the cycle cap), else 6 digits."""
-    if math.isnan(x):
-        return "-"
-    if math.isinf(x):
-        return f">{cap}"
-    return fmt_value(x)
-
-
-def _duration(seconds: float) -> str:
-    """'36 s', '12 min', '3.5 h', '2.1 days', '4.2 years' (two digits)."""
-    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.2g} {unit}"
-    return f"{seconds:.2g} s"
-
-
 def sweep_figures(source, name, n_cells: int, fleets: int, fleet_cycles: float,
                   events: float, seconds: float) -> str:
     """The first line of a dry run: size and cost of a sweep. ``seconds`` is the
@@ -54,7 +38,7 @@ def sweep_figures(source, name, n_cells: int, fleets: int, fleet_cycles: float,
     (``engine.cost.run_seconds``)."""
     return (f"{source}: sweep {name!r}, {n_cells} cells, {fleets} fleets, at most "
             f"{fleet_cycles:.3g} fleet-cycles ({events:.3g} events: ~"
-            f"{_duration(seconds)} on one core at the benchmarked cost per event)")
+            f"{fmt_duration(seconds)} on one core at the benchmarked cost per event)")
 
 
 def _cell_rows(keys: list, cells) -> list:
@@ -98,7 +82,7 @@ def _risk_line(risky: list) -> str:
     if fleets:
         text += (f"at most {fleets} plain fleets in all (risk_fleets rounded up to whole "
                  f"batches; fewer if every level resolves first): {events:.3g} events, ~"
-                 f"{_duration(seconds)} on one core at the benchmarked cost per event")
+                 f"{fmt_duration(seconds)} on one core at the benchmarked cost per event")
     else:
         text += "no plain fleets (risk_method = 'splitting')"
     if reps:
@@ -126,45 +110,6 @@ def outline_table(outline, first: list, last: list, limit: int) -> str:
                  "identity computed")
     rows = _cell_rows(keys, first) + [["..."] * (len(keys) + 2)] + _cell_rows(keys, last)
     return "\n".join(lines + render(["cell"] + keys + ["fleets"], rows))
-
-
-def _fmt_tail(p: float, lo: float, hi: float, method: str, bound: float = math.nan) -> str:
-    """P(n_w >= k) with its interval, as the inspect table prints it; where no
-    fleet reached k, a bound that reads as one: ``bound`` (Results.summary's
-    ``:bound``, stormsim.stats.tails.monotone_bound) or else ``hi``."""
-    if method == "zero-bound":
-        return f"< {bound if math.isfinite(bound) else hi:.2e} (none reached k)"
-    if method == "one-bound":
-        return f"1 (>{lo:.2e})"
-    if math.isnan(lo) or math.isnan(hi):
-        return f"{p:.3e} no CI"
-    return f"{p:.3e} [{lo:.3e}, {hi:.3e}]"
-
-
-def _fmt_storms(r: float, lo: float, hi: float, method: str, fmt: str = ".3e") -> str:
-    """A storm rate with its interval ('< b (no storm)': b a one-sided bound);
-    ``fmt`` its numbers' format (per day, ``.3g`` reads: '80.9 [65.5, 99.9]')."""
-    if method == "zero-bound":
-        return f"< {hi:.2e} (no storm)"
-    if math.isnan(r):
-        return "-"
-    if math.isnan(lo) or math.isnan(hi):
-        return f"{r:{fmt}} no CI"
-    return f"{r:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
-
-
-def _fmt_duration(d: float, lo: float, hi: float, unit: bool = False) -> str:
-    """A mean storm duration in seconds with its interval; ``unit``: in the
-    unit that reads (s, min, h, from the estimate), named."""
-    if math.isnan(d):
-        return "-"
-    size, name = next(((size, name) for size, name in ((3600.0, "h"), (60.0, "min"))
-                       if unit and d >= size), (1.0, "s" if unit else ""))
-    d, lo, hi = d / size, lo / size, hi / size
-    name = f" {name}" if name else ""
-    if math.isnan(lo) or math.isnan(hi):
-        return f"{d:.4g}{name} no CI"
-    return f"{d:.4g}{name} [{lo:.4g}, {hi:.4g}]"
 
 
 def physical_units(res) -> bool:
@@ -196,12 +141,12 @@ def risk_table_text(res, cells=None) -> str | None:
         for j, k in enumerate(r["levels"].tolist()):
             pm, rm = str(r["risk_p_ge_method"][j]), str(r["risk_storms_method"][j])
             p = (f"< {bound[j]:.2e} (not reached)" if pm in ("zero-bound", "monotone-bound")
-                 else _fmt_tail(r["risk_p_ge"][j], r["risk_p_ge_lo"][j], r["risk_p_ge_hi"][j], pm))
+                 else fmt_p_ge(r["risk_p_ge"][j], r["risk_p_ge_lo"][j], r["risk_p_ge_hi"][j], pm))
             rate = [float(r[f"risk_storms_per_s{e}"][j]) * f for f in (1.0, SECONDS_PER_DAY)
                     for e in ("", "_lo", "_hi")]
             per_s = ("not reached, no bound" if rm == "not-reached" else
-                     _fmt_storms(*rate[:3], rm))
-            per_day = ("-" if rm == "not-reached" else _fmt_storms(*rate[3:], rm))
+                     fmt_storms(*rate[:3], rm))
+            per_day = ("-" if rm == "not-reached" else fmt_storms(*rate[3:], rm))
             rows.append([str(c.index), *(fmt_value(c.params[g]) for g in res.grid_keys),
                          str(k), str(r["risk_level_method"][j]), p, pm, per_s, per_day, rm, effort])
     if not rows:
@@ -229,7 +174,7 @@ def storms_table_text(res, tail) -> str | None:
             if m in ("structural", "not-recorded", "none") or math.isnan(rate[0]):
                 row += ["-", "-"]
                 continue
-            row += [_fmt_storms(*(x * scale for x in rate), m, fmt), _fmt_duration(*dur, unit=True)]
+            row += [fmt_storms(*(x * scale for x in rate), m, fmt), fmt_storm_duration(*dur, unit=True)]
         rows.append(row)
     if all(x == "-" for r in rows for x in r[1 + len(res.grid_keys):]):
         return None
@@ -246,16 +191,6 @@ def _keeping_risk(res, kept: list):
         yield c
 
 
-def _fmt_law(x: float, fmt: str = ".3e") -> str:
-    return "-" if math.isnan(x) else format(x, fmt)
-
-
-def _fmt_ci(x: float, lo: float, hi: float) -> str:
-    if math.isnan(x):
-        return "-"
-    return f"{x:.4g} [{lo:.4g}, {hi:.4g}]" if math.isfinite(lo) else f"{x:.4g} no CI"
-
-
 def durations_table_text(res, s) -> str:
     """The checkpoint durations and waits of every cell (MODEL.md E7), from the
     Results.summary ``s``: checkpoints, mean write duration, its 99th
@@ -269,16 +204,16 @@ def durations_table_text(res, s) -> str:
         c = s["checkpoints"][i]
         row = [str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
         row.append("-" if not c >= 0 else str(int(c)))
-        row += [_fmt_ci(*(s[f"{k}{e}"][i] for e in ("", "_lo", "_hi")))
+        row += [fmt_ci(*(s[f"{k}{e}"][i] for e in ("", "_lo", "_hi")))
                 for k in ("duration_mean", "duration_p99")]
         if watch:
             p = s["duration_p_watchdog"][i]
-            row.append("-" if math.isnan(p) else _fmt_tail(
+            row.append("-" if math.isnan(p) else fmt_p_ge(
                 p, s["duration_p_watchdog_lo"][i], s["duration_p_watchdog_hi"][i], "wilson")
                 + f" at {s['duration_watchdog_at'][i]:.4g} s")
-        row.append(_fmt_law(s["duration_max"][i], ".4g"))
-        row.append(_fmt_ci(*(s[f"wait_mean{e}"][i] for e in ("", "_lo", "_hi"))))
-        row.append(_fmt_law(s["wait_max"][i], ".4g"))
+        row.append(fmt_law(s["duration_max"][i], ".4g"))
+        row.append(fmt_ci(*(s[f"wait_mean{e}"][i] for e in ("", "_lo", "_hi"))))
+        row.append(fmt_law(s["wait_max"][i], ".4g"))
         rows.append(row)
     return "\n".join(render(header, rows) + [
         "", "Checkpoint durations (firing to write end) and waits (due to firing), MODEL.md E7, "
@@ -374,7 +309,7 @@ def _passage_cells(res, s: dict, cols: _Columns, i: int) -> list[str]:
     if not (P["passage_level"][i] > 0 and s["fleets_done"][i] > 0):
         return ["-", "-"]
     cap = "cap" if cols.unit == "time" else int(P["cycles"][i])
-    med, lo, hi = (_fmt_passage(s[k][i], cap) for k in ("median", "median_lo", "median_hi"))
+    med, lo, hi = (fmt_passage(s[k][i], cap) for k in ("median", "median_lo", "median_hi"))
     return [str(int(s["censored"][i])), f"{med} [{lo}, {hi}]"]
 
 
@@ -383,20 +318,20 @@ def _level_cells(res, s: dict, cols: _Columns, lv, i: int) -> list[str]:
     ``storms`` the storm rate (and the law) and mean storm duration."""
     zero = _structural_zero(res.params, s, lv, i)
     p = _at(s, "p_ge", lv, i)
-    out = ["-" if math.isnan(p[0]) or zero else _fmt_tail(
+    out = ["-" if math.isnan(p[0]) or zero else fmt_p_ge(
         *p, s[level_column("p_ge_method", lv)][i], s[level_column("p_ge_bound", lv)][i])]
-    out += [_fmt_law(s[level_column("p_ge_law", lv)][i])] if cols.law[lv] else []
+    out += [fmt_law(s[level_column("p_ge_law", lv)][i])] if cols.law[lv] else []
     if not cols.storms:
         return out
     _, scale, fmt = cols.rate
     m = s[level_column("storms_method", lv)][i]
-    exact = ([_fmt_law(s[level_column("storms_per_s_law", lv)][i] * scale, fmt)]
+    exact = ([fmt_law(s[level_column("storms_per_s_law", lv)][i] * scale, fmt)]
              if cols.law[lv] else [])
     if zero or m in ("structural", "not-recorded"):
         return out + ["-"] + exact + ["-"]
     rate = _at(s, "storms_per_s", lv, i)
-    return (out + [_fmt_storms(*(x * scale for x in rate), m, fmt)]
-            + exact + [_fmt_duration(*_at(s, "storm_duration", lv, i), unit=cols.per_day)])
+    return (out + [fmt_storms(*(x * scale for x in rate), m, fmt)]
+            + exact + [fmt_storm_duration(*_at(s, "storm_duration", lv, i), unit=cols.per_day)])
 
 
 def _at(s: dict, name: str, lv, i: int) -> tuple[float, float, float]:
