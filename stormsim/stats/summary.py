@@ -139,7 +139,7 @@ def level_column(name: str, level) -> str:
 
 
 def _alike(c) -> bool:
-    return all(np.all(np.asarray(a) == np.asarray(a)[0]) for a in (c.T, c.d, c.sigma)
+    return all(np.all(np.asarray(a) == np.asarray(a)[0]) for a in (c.T, c.d, c.jitter)
                if np.size(a))
 
 
@@ -271,7 +271,7 @@ def _law(c, n: int) -> tuple[np.ndarray, np.ndarray]:
     nan = np.full(n + 1, np.nan)
     p = c.params
     weights = getattr(c, "weights", None)
-    sigma = np.asarray(c.sigma, dtype=np.float64)
+    sigma = np.asarray(c.jitter, dtype=np.float64)
     if (p.get("checkpoint", "blocking") != "blocking" or n == 0 or not np.all(sigma > 0)
             or (weights is not None and np.any(np.asarray(weights) != np.asarray(weights)[0]))
             or (p.get("max_writers") or n) < n):

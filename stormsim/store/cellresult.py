@@ -5,6 +5,8 @@ a cell's storm risk without its arrays (what the storm-risk table keeps).
 """
 from __future__ import annotations
 
+import warnings
+
 import math
 from dataclasses import dataclass, field
 
@@ -20,7 +22,7 @@ from ..sweep.work import RESULT_ARRAYS
 __all__ = ["FLEET_ARRAYS", "CellResult", "CellRisk", "cell_from_parts"]
 
 #: The per-job arrays of a cell's fleet, as stored: dataset name -> Fleet attribute.
-FLEET_ARRAYS = {"T": "T", "d": "d", "sigma": "jitter", "f": "f", "snapshot": "snapshot",
+FLEET_ARRAYS = {"T": "T", "d": "d", "jitter": "jitter", "f": "f", "snapshot": "snapshot",
                 "slowdown": "slowdown", "weights": "weights"}
 
 
@@ -45,7 +47,7 @@ class CellResult:
     params: dict
     T: np.ndarray
     d: np.ndarray
-    sigma: np.ndarray
+    jitter: np.ndarray
     f: np.ndarray
     fleets: int
     fleet_index: np.ndarray
@@ -67,6 +69,10 @@ class CellResult:
 
     def __getattr__(self, name):
         d = self.__dict__
+        if name == "sigma":                    # the name of 0.2.0, kept one release
+            warnings.warn("CellResult.sigma is now CellResult.jitter; the old name goes in the "
+                          "next release", DeprecationWarning, stacklevel=2)
+            return d["jitter"]
         if name.startswith("wait_count"):      # the waits' count is the durations'
             name = "durations_count" + name[len("wait_count"):]
         if name in d.get("arrays", ()):

@@ -73,7 +73,7 @@ def cell_group(i: int) -> str:
 CELL_ARRAYS = {
     "T": (("job",), "s", "compute work between checkpoints at full rate, per job"),
     "d": (("job",), "s", "checkpoint volume (seconds writing alone), per job"),
-    "sigma": (("job",), "s", "compute jitter, per job"),
+    "jitter": (("job",), "s", "compute jitter sigma_i, per job (also linked as sigma, its name in 0.2.0)"),
     "f": (("n_w",), "1", "storage throughput f(n) with n writers, f(0) = 0"),
     "snapshot": (("job",), "s", "async snapshot time, per job (MODEL.md E1)"),
     "slowdown": (("job",), "1", "async compute slowdown while persisting, per job (MODEL.md E1)"),
@@ -320,6 +320,7 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
     scales = _cell_scales(g, c, None if keep else starts.size)
     for name in FLEET_ARRAYS:
         _put(g, scales, name, getattr(cell, name))
+    g["sigma"] = g["jitter"]        # a hard link: the name 0.2.0 wrote and its readers read
     for name, arr in cell.arrays.items():
         if arr is not None:
             _put(g, scales, name, arr)
@@ -469,5 +470,12 @@ def read_cell(g) -> dict:
                             else ds[()])
     return dict(params=pv, fleets=n, fleet_index=np.arange(n), arrays=arrays, sums=sums,
                 blocks=blocks, risk=risk,
-                **{k: g[k][()] if k in g else np.full(g["T"].shape, FLEET_ARRAY_DEFAULTS[k])
-                   for k in FLEET_ARRAYS})
+                **{k: _fleet_array(g, k) for k in FLEET_ARRAYS})
+
+
+def _fleet_array(g, name: str) -> np.ndarray:
+    """A per-job array of a stored cell; a file of 0.2.0 names the jitter sigma, and
+    one written before E1/E2 has no snapshot, slowdown or weights (their defaults)."""
+    if name == "jitter" and name not in g:
+        name = "sigma"
+    return g[name][()] if name in g else np.full(g["T"].shape, FLEET_ARRAY_DEFAULTS[name])

@@ -368,7 +368,7 @@ def _cell(T, occ_sum, **extra):
 
     n = len(T)
     return SimpleNamespace(params={"passage_level": 0, "stop_at_passage": False, "cycles": 10},
-                           T=np.asarray(T, float), d=np.full(n, 0.1), sigma=np.zeros(n),
+                           T=np.asarray(T, float), d=np.full(n, 0.1), jitter=np.zeros(n),
                            passage_cycle=np.full(3, -1), passage_time=np.full(3, np.inf),
                            end_time=np.full(3, 10.0), occupancy=None, occupancy_blocks=None,
                            occupancy_sum=np.asarray(occ_sum, float), fleets_done=3, **extra)
@@ -424,3 +424,21 @@ def test_grid_of_per_job_lists_and_strings_selects_by_label(tmp_path):
     assert cell == 1
     ds = open_results(path).to_xarray()
     assert int(ds.cell.sel(T="1.5", throughput="fair")) == 2
+
+
+def test_the_jitter_is_stored_as_jitter_and_read_from_either_name(tail_h5, tmp_path):
+    """A cell's per-job jitter is the dataset ``jitter`` (the one name), with
+    ``sigma``, its name in 0.2.0, a hard link to it; a file with only ``sigma``
+    (0.2.0) reads the same, and CellResult.sigma warns."""
+    with h5py.File(tail_h5, "r") as f:
+        g = f["cells/000000"]
+        assert g["jitter"] == g["sigma"]                # one dataset under two names
+    cell = open_results(tail_h5).cell(0)
+    old = tmp_path / "old.h5"
+    old.write_bytes(tail_h5.read_bytes())
+    with h5py.File(old, "r+") as f:
+        for name in f["cells"]:
+            del f[f"cells/{name}/jitter"]
+    assert np.array_equal(open_results(old).cell(0).jitter, cell.jitter)
+    with pytest.warns(DeprecationWarning, match="CellResult.sigma is now CellResult.jitter"):
+        assert np.array_equal(cell.sigma, cell.jitter)
