@@ -76,7 +76,7 @@ def part_a(args) -> None:
     mc = stormsim.storm_risk(fleet, ks, rel_error=RE_GOAL, max_seconds=args.mc_seconds,
                              method="plain", seed=1)
     print(f"    plain Monte Carlo: {mc.cpu_seconds:.1f} CPU s, {mc.fleets} fleets; RE "
-          + ", ".join(f"{r:.3g}" for r in mc.p_rel_error), flush=True)
+          + ", ".join(f"{r:.3g}" for r in mc.p_ge_rel_error), flush=True)
     sp = storm_split(fleet, ks, replicates=args.replicates, seed=1)
     w_split = sp.p_rel_error ** 2 * sp.cpu_seconds
     print(f"    splitting: {sp.replicates} replicates, {sp.cpu_seconds:.1f} CPU s; RE "

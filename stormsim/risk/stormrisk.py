@@ -145,11 +145,13 @@ def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, level):
         # at least 1 / target^2 storms at the upper bound's rate
         needed[none] = 1.0 / (target ** 2 * st.rate_hi[1:][none] * window)
         lower[none] = True
-    return dict(p=p, p_lo=tail.lo[1:], p_hi=tail.hi[1:], p_method=tail.method[1:].astype(str),
-                p_rel_error=p_re, rate=st.rate[1:], rate_lo=st.rate_lo[1:],
-                rate_hi=st.rate_hi[1:], rate_method=st.method[1:].astype(str),
-                rate_rel_error=r_re, duration=st.duration[1:], duration_lo=st.duration_lo[1:],
-                duration_hi=st.duration_hi[1:], hits=hits, resolved=resolved,
+    return dict(p_ge=p, p_ge_lo=tail.lo[1:], p_ge_hi=tail.hi[1:],
+                p_ge_method=tail.method[1:].astype(str), p_ge_rel_error=p_re,
+                storms_per_s=st.rate[1:], storms_per_s_lo=st.rate_lo[1:],
+                storms_per_s_hi=st.rate_hi[1:], storms_method=st.method[1:].astype(str),
+                storms_per_s_rel_error=r_re, storm_duration=st.duration[1:],
+                storm_duration_lo=st.duration_lo[1:], storm_duration_hi=st.duration_hi[1:],
+                hits=hits, resolved=resolved,
                 fleets_needed=needed, cpu_seconds_needed=needed * cpu_per_fleet,
                 needed_is_lower_bound=lower)
 

@@ -268,8 +268,8 @@ def test_storm_risk_splits_the_levels_plain_monte_carlo_cannot_reach():
                             progress=seen.append)
     assert list(r.level_method) == ["plain", "splitting"]
     assert r.split is not None and r.split.replicates >= 4 and r.split.truncated == 0
-    assert r.p_method[1] == "splitting" and r.rate_lo[1] < r.rate[1] < r.rate_hi[1]
-    assert 1e-9 < r.p[1] < 1e-6                      # brute force: 4.0e-8 (E3s)
+    assert r.p_ge_method[1] == "splitting" and r.storms_per_s_lo[1] < r.storms_per_s[1] < r.storms_per_s_hi[1]
+    assert 1e-9 < r.p_ge[1] < 1e-6                      # brute force: 4.0e-8 (E3s)
     assert seen[-1].level_method[1] == "splitting" and seen[-1].stopped == r.stopped
     assert "splitting levels:" in str(r) and r.to_dict()["split"]["replicates"] >= 4
 
