@@ -154,13 +154,13 @@ def main(argv=None) -> int:
     if sp is not None:
         law = cells[32]["law"]
         for j, k in enumerate(sp.levels):
-            zp = (sp.p[j] / law.p_ge[k] - 1) / sp.p_rel_error[j]
-            zr = (sp.rate[j] / law.storms_per_s[k] - 1) / sp.rate_rel_error[j]
+            zp = (sp.p_ge[j] / law.p_ge[k] - 1) / sp.p_ge_rel_error[j]
+            zr = (sp.storms_per_s[j] / law.storms_per_s[k] - 1) / sp.storms_per_s_rel_error[j]
             if sp.top_share[j] <= TOP_SHARE_WARN:      # else one replicate carries it: no test
                 zsplit += [zp, zr]
-            split_rows.append([k, C.fmt(law.p_ge[k]), C.fmt_ci(sp.p[j], sp.p_lo[j], sp.p_hi[j]),
+            split_rows.append([k, C.fmt(law.p_ge[k]), C.fmt_ci(sp.p_ge[j], sp.p_ge_lo[j], sp.p_ge_hi[j]),
                                f"{zp:+.1f}", C.fmt(law.storms_per_s[k]),
-                               C.fmt_ci(sp.rate[j], sp.rate_lo[j], sp.rate_hi[j]), f"{zr:+.1f}",
+                               C.fmt_ci(sp.storms_per_s[j], sp.storms_per_s_lo[j], sp.storms_per_s_hi[j]), f"{zr:+.1f}",
                                f"{sp.top_share[j]:.2f}"])
 
     # the ideal-f control: the law is the binomial exactly, and the simulation agrees
@@ -243,9 +243,9 @@ def main(argv=None) -> int:
             ax.errorbar(k[seen], y, yerr=[y - lo, hi - y], fmt="o", ms=3, mfc="none", color=col,
                         label=f"N = {n}: simulation (95 %)")
         if sp is not None:
-            y = sp.p if what == "tail" else sp.rate
-            lo = sp.p_lo if what == "tail" else sp.rate_lo
-            hi = sp.p_hi if what == "tail" else sp.rate_hi
+            y = sp.p_ge if what == "tail" else sp.storms_per_s
+            lo = sp.p_ge_lo if what == "tail" else sp.storms_per_s_lo
+            hi = sp.p_ge_hi if what == "tail" else sp.storms_per_s_hi
             ax.errorbar(sp.levels, y, yerr=[y - lo, hi - y], fmt="D", ms=5, color="k", mfc="none",
                         label="N = 32: splitting (95 %)")
         ax.set_yscale("log")
@@ -359,7 +359,7 @@ equal the binomial exactly (asserted to {EXACT_TOL:g} in log)."""
         f"gives exactly the binomial (to {dev_law_bin:.0e}), and the simulation agrees with both "
         f"(worst |z| {np.max(np.abs(zs_i)):.1f}). Simulation agrees with the law at every level it "
         f"resolves (worst |z| {np.max(np.abs(np.concatenate(zs_all))):.1f}); {split_txt}"
-        + (f" (the deepest, k = {sp.levels[-1]}, is {sp.p[-1] / cells[32]['law'].p_ge[sp.levels[-1]]:.2g}"
+        + (f" (the deepest, k = {sp.levels[-1]}, is {sp.p_ge[-1] / cells[32]['law'].p_ge[sp.levels[-1]]:.2g}"
            " x the law: the low side, as splitting's heavy-tailed replicates make likely at its "
            "deepest levels)" if sp is not None else "") + ". "
         "Where we differ from the paper: the paper calls the tail's explanation an open problem; it is "

@@ -232,20 +232,18 @@ def with_split(risk, ks, todo, sp, target, plain_events, stopped, cpu_seconds,
         base["p_ge_method"] = base["p_ge_method"].astype(object)
         base["storms_method"] = base["storms_method"].astype(object)
     idx = np.nonzero(todo)[0]
-    for name, of_split in (("p_ge", "p"), ("p_ge_lo", "p_lo"), ("p_ge_hi", "p_hi"),
-                           ("p_ge_rel_error", "p_rel_error"), ("storms_per_s", "rate"),
-                           ("storms_per_s_lo", "rate_lo"), ("storms_per_s_hi", "rate_hi"),
-                           ("storms_per_s_rel_error", "rate_rel_error")):
-        base[name][idx] = getattr(sp, of_split)
+    for name in ("p_ge", "p_ge_lo", "p_ge_hi", "p_ge_rel_error", "storms_per_s",
+                 "storms_per_s_lo", "storms_per_s_hi", "storms_per_s_rel_error"):
+        base[name][idx] = getattr(sp, name)
     base["p_ge_method"][idx] = "splitting"
     base["storms_method"][idx] = "splitting"
-    _bound_unreached(ks, idx[~(sp.p > 0)], base)
+    _bound_unreached(ks, idx[~(sp.p_ge > 0)], base)
     # time at >= k per storm: the ratio of the replicates' means, its interval
     # over the replicates (independent units) like every other ratio here
-    d, d_lo, d_hi, _ = ratio_of_means(sp.rep_p, sp.rep_rate, sp.level)
+    d, d_lo, d_hi, _ = ratio_of_means(sp.rep_p_ge, sp.rep_storms_per_s, sp.confidence)
     base["storm_duration"][idx], base["storm_duration_lo"][idx] = d, d_lo
     base["storm_duration_hi"][idx] = d_hi
-    base["resolved"][idx] = (sp.rate_rel_error <= target) & (sp.p_rel_error <= target)
+    base["resolved"][idx] = (sp.storms_per_s_rel_error <= target) & (sp.p_ge_rel_error <= target)
     lm = np.full(n, "plain", dtype=object) if risk is None or risk.level_method is None \
         else risk.level_method.astype(object)
     lm[idx] = "splitting"

@@ -457,7 +457,7 @@ def _split_levels(job: RiskJob, risk: StormRisk | None, todo: np.ndarray,
                                job.budget - (time.perf_counter() - plain.t0), split,
                                seed=job.seed, launch=job.launch, threads=job.threads,
                                progress=rounds)
-    done = bool(np.all(sp.rate_rel_error <= job.target) and np.all(sp.p_rel_error <= job.target))
+    done = bool(np.all(sp.storms_per_s_rel_error <= job.target) and np.all(sp.p_ge_rel_error <= job.target))
     stopped = "rel_error" if done and (risk is None or risk.resolved[~todo].all()) \
         else "replicates" if job.fixed else "max_seconds"
     out = with_split(risk, job.ks, todo, sp, job.target, plain.events, stopped, *plain.clocks())

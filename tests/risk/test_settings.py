@@ -38,7 +38,7 @@ def test_the_old_keywords_warn_and_give_the_same_bits():
     assert list(new.level_method) == ["plain", "splitting"]       # both paths compared
     for name in RISK_FIELDS:
         assert np.array_equal(getattr(old, name), getattr(new, name), equal_nan=True), name
-    assert np.array_equal(old.split.rep_rate, new.split.rep_rate)
+    assert np.array_equal(old.split.rep_storms_per_s, new.split.rep_storms_per_s)
 
 
 def test_storm_risk_refuses_a_keyword_it_never_took():
