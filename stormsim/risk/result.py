@@ -10,7 +10,8 @@ import numpy as np
 from .._deprecated import renamed
 from ..engine.units import SECONDS_PER_DAY
 from ..stats.storms import ratio_of_means
-from ..stats.tails import LEVEL, monotone_bound
+from ..stats.interval import CONFIDENCE
+from ..stats.tails import monotone_bound
 from .splitting import TOP_SHARE_WARN
 
 __all__ = ["StormRisk", "with_split"]
@@ -87,7 +88,7 @@ class StormRisk:
     stopped: str = "running"
     level_method: np.ndarray | None = None
     split: object = field(default=None, repr=False)
-    confidence: float = LEVEL
+    confidence: float = CONFIDENCE
     method: str = field(default=(
         "plain Monte Carlo over independent fleets; P(n_w>=k): ratio estimator, delta method "
         "on the logit scale (stormsim.stats.tails); storms/s and duration: ratio estimators, delta "

@@ -16,7 +16,7 @@ from scipy.stats import t as student_t
 from .._deprecated import renamed
 from ..engine.cost import seconds_per_event
 from ..engine.model import Fleet
-from ..stats.tails import LEVEL
+from ..stats.interval import CONFIDENCE
 
 __all__ = ["SplitEstimate", "summarise", "merge", "MIN_REPLICATES", "TOP_SHARE_WARN",
            "interval", "INTERVALS", "DEFAULT_INTERVAL",
@@ -94,7 +94,7 @@ class SplitEstimate:
     top_share: np.ndarray
     horizon: int
     score_every: str
-    confidence: float = LEVEL
+    confidence: float = CONFIDENCE
     _sim_per_event: float = field(default=float("nan"), repr=False)
     method: str = field(default=(
         "forward flux sampling on the committed-future score with a mean look-ahead of "
@@ -129,8 +129,8 @@ class SplitEstimate:
         return "\n".join(lines)
 
 
-def _log_interval(m, rel, R, level):
-    q = float(student_t.ppf(0.5 + level / 2.0, max(R - 1, 1)))
+def _log_interval(m, rel, R, confidence):
+    q = float(student_t.ppf(0.5 + confidence / 2.0, max(R - 1, 1)))
     return m * np.exp(-q * rel), m * np.exp(q * rel)
 
 
@@ -156,7 +156,7 @@ def lognormal_rel_error(x) -> np.ndarray:
     return np.where(n1 >= 3, np.sqrt(v), np.inf)
 
 
-def interval(x, level=LEVEL, method=DEFAULT_INTERVAL):
+def interval(x, confidence=CONFIDENCE, method=DEFAULT_INTERVAL):
     """Mean m, interval (lo, hi) and reported relative error of replicate
     estimates x (R, levels), per level; lo, hi, RE are nan below MIN_REPLICATES.
 
@@ -182,7 +182,7 @@ def interval(x, level=LEVEL, method=DEFAULT_INTERVAL):
         rel = np.where(m > 0, se / m, np.nan)
     if method == "lognormal-floor":
         rel = np.where(m > 0, np.fmax(rel, lognormal_rel_error(x)), np.nan)
-    lo, hi = _log_interval(m, rel, R, level)
+    lo, hi = _log_interval(m, rel, R, confidence)
     return m, lo, hi, rel
 
 

@@ -68,7 +68,8 @@ from ..engine.run import simulate
 from ..stats.analysis import time_at_or_above
 from ..errors import SpecError
 from ..stats.storms import storm_estimate
-from ..stats.tails import LEVEL, tail_estimate
+from ..stats.interval import CONFIDENCE
+from ..stats.tails import tail_estimate
 from .exact import exact_applies, exact_risk
 from .result import StormRisk, with_split
 from .settings import (DEFAULT_BURN_IN, FIXED_REPLICATES, SplitSettings, check_basin,
@@ -115,10 +116,10 @@ def _collapse(occ: np.ndarray, up: np.ndarray, ks: np.ndarray):
     return c, e
 
 
-def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, level):
+def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, confidence):
     """The StormRisk arrays of the collapsed per-fleet data (levels = ks)."""
-    tail = tail_estimate(occ, fleets=fleets, level=level)
-    st = storm_estimate(up, occ, fleets=fleets, level=level)
+    tail = tail_estimate(occ, fleets=fleets, confidence=confidence)
+    st = storm_estimate(up, occ, fleets=fleets, confidence=confidence)
     above = time_at_or_above(occ)
     b = above[:, 0]
     u = occ.shape[0]
@@ -379,7 +380,7 @@ class PlainRun:
         """The StormRisk arrays of the batches so far (``cpu``: CPU seconds spent)."""
         job, fleets = self.job, self.batches * self.job.batch
         return _estimate(np.concatenate(self.occs), np.concatenate(self.ups), job.ks, fleets,
-                         job.target, job.min_hits, cpu / fleets, LEVEL)
+                         job.target, job.min_hits, cpu / fleets, CONFIDENCE)
 
     def run(self, until: float | None) -> StormRisk:
         """Batches until resolved, max_fleets or ``until`` s (None: a fixed
