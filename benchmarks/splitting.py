@@ -69,8 +69,8 @@ def plain_mc(fleet, levels, cpu_budget, seed=123):
     occ, up = np.concatenate(occs), np.concatenate(ups)
     est = _estimate(occ, up, ks, b * batch, 0.1, 10, cpu / (b * batch), 0.95)
     window = float(occ.sum())
-    return dict(re=est["p_rel_error"], storms=up[:, 1:].sum(axis=0), cpu=cpu,
-                sim_seconds=window, p=est["p"])
+    return dict(re=est["p_ge_rel_error"], storms=up[:, 1:].sum(axis=0), cpu=cpu,
+                sim_seconds=window, p=est["p_ge"])
 
 
 def main(argv=None) -> int:

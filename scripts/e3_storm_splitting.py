@@ -64,19 +64,19 @@ def validate(n, args, rows, table):
                               basin=args.basin, score_every=args.score_every)
     worst, n_ok = 0.0, 0
     for j, k in enumerate(ks):
-        se_bf_p = te.p[k] * (np.log(te.hi[k] / te.lo[k]) / 3.92)   # 95% log-scale half-width
-        zp = z(sp.p_ge[j], sp.p_ge[j] * sp.p_ge_rel_error[j], te.p[k], se_bf_p)
-        zr = z(sp.storms_per_s[j], sp.storms_per_s[j] * sp.storms_per_s_rel_error[j], st.rate[k],
-               st.rate[k] * st.rel_error[k])
+        se_bf_p = te.p_ge[k] * (np.log(te.p_ge_hi[k] / te.p_ge_lo[k]) / 3.92)   # 95% log-scale half-width
+        zp = z(sp.p_ge[j], sp.p_ge[j] * sp.p_ge_rel_error[j], te.p_ge[k], se_bf_p)
+        zr = z(sp.storms_per_s[j], sp.storms_per_s[j] * sp.storms_per_s_rel_error[j], st.storms_per_s[k],
+               st.storms_per_s[k] * st.storms_per_s_rel_error[k])
         ok = abs(zp) <= Z_TOL and abs(zr) <= Z_TOL
         n_ok += ok
         worst = max(worst, abs(zp), abs(zr))
-        table.append([n, k, C.fmt_ci(te.p[k], te.lo[k], te.hi[k]),
+        table.append([n, k, C.fmt_ci(te.p_ge[k], te.p_ge_lo[k], te.p_ge_hi[k]),
                       C.fmt_ci(sp.p_ge[j], sp.p_ge_lo[j], sp.p_ge_hi[j]), C.fmt(zp, 2),
-                      C.fmt_ci(st.rate[k], st.rate_lo[k], st.rate_hi[k]),
+                      C.fmt_ci(st.storms_per_s[k], st.storms_per_s_lo[k], st.storms_per_s_hi[k]),
                       C.fmt_ci(sp.storms_per_s[j], sp.storms_per_s_lo[j], sp.storms_per_s_hi[j]), C.fmt(zr, 2),
                       "yes" if ok else "NO"])
-    deepest = te.p[ks[-1]]
+    deepest = te.p_ge[ks[-1]]
     rows.append((f"N = {n}: splitting agrees with brute force where brute force resolves",
                  f"{n_ok}/{len(ks)} levels k = {ks[0]}..{ks[-1]} (down to P = "
                  f"{C.fmt(deepest)}) within {Z_TOL:g} se; worst |z| = {C.fmt(worst, 2)}",
@@ -176,9 +176,9 @@ def main(argv=None) -> int:
                                                            None, None)
             styles[f"N={n} splitting, one replicate > 50%"] = dict(marker="x", lw=0)
             seen = c["storms"][ks] >= 10
-            ys[f"N={n} brute force"] = (np.where(seen, st.rate[ks], np.nan),
-                                        np.where(seen, st.rate_lo[ks], np.nan),
-                                        np.where(seen, st.rate_hi[ks], np.nan))
+            ys[f"N={n} brute force"] = (np.where(seen, st.storms_per_s[ks], np.nan),
+                                        np.where(seen, st.storms_per_s_lo[ks], np.nan),
+                                        np.where(seen, st.storms_per_s_hi[ks], np.nan))
             ys[f"N={n} binomial"] = (c["base"], None, None)
             styles[f"N={n} brute force"] = dict(marker="s", lw=0, mfc="none")
             styles[f"N={n} binomial"] = dict(marker="", ls=":")

@@ -123,14 +123,14 @@ def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, confidence):
     above = time_at_or_above(occ)
     b = above[:, 0]
     u = occ.shape[0]
-    p = tail.p[1:]
+    p = tail.p_ge[1:]
     p_re = np.full(ks.size, np.nan)
     if u >= 2:
         d = above[:, 1:] - p * b[:, None]
         se = np.sqrt((d * d).sum(axis=0) / (u * (u - 1))) / b.mean()
         with np.errstate(divide="ignore", invalid="ignore"):
             p_re = np.where(p > 0, se / p, np.nan)
-    r_re = st.rel_error[1:]
+    r_re = st.storms_per_s_rel_error[1:]
     hits = (above[:, 1:] > 0).sum(axis=0)
     worst = np.fmax(p_re, r_re)                     # NaN only where both are
     resolved = (hits >= min_hits) & (p_re <= target) & (r_re <= target)
@@ -144,14 +144,14 @@ def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, confidence):
     if none.any():
         window = float(b.mean())
         # at least 1 / target^2 storms at the upper bound's rate
-        needed[none] = 1.0 / (target ** 2 * st.rate_hi[1:][none] * window)
+        needed[none] = 1.0 / (target ** 2 * st.storms_per_s_hi[1:][none] * window)
         lower[none] = True
-    return dict(p_ge=p, p_ge_lo=tail.lo[1:], p_ge_hi=tail.hi[1:],
+    return dict(p_ge=p, p_ge_lo=tail.p_ge_lo[1:], p_ge_hi=tail.p_ge_hi[1:],
                 p_ge_method=tail.method[1:].astype(str), p_ge_rel_error=p_re,
-                storms_per_s=st.rate[1:], storms_per_s_lo=st.rate_lo[1:],
-                storms_per_s_hi=st.rate_hi[1:], storms_method=st.method[1:].astype(str),
-                storms_per_s_rel_error=r_re, storm_duration=st.duration[1:],
-                storm_duration_lo=st.duration_lo[1:], storm_duration_hi=st.duration_hi[1:],
+                storms_per_s=st.storms_per_s[1:], storms_per_s_lo=st.storms_per_s_lo[1:],
+                storms_per_s_hi=st.storms_per_s_hi[1:], storms_method=st.method[1:].astype(str),
+                storms_per_s_rel_error=r_re, storm_duration=st.storm_duration[1:],
+                storm_duration_lo=st.storm_duration_lo[1:], storm_duration_hi=st.storm_duration_hi[1:],
                 hits=hits, resolved=resolved,
                 fleets_needed=needed, cpu_seconds_needed=needed * cpu_per_fleet,
                 needed_is_lower_bound=lower)

@@ -86,8 +86,8 @@ def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Interval:
               "zero-bound": f"no fleet of {run.fleets} reached {level} writers: {CONFIDENCE:.0%} "
                             "one-sided upper bound (stormsim.stats.tails)"}.get(
         est.method[level], f"{est.method[level]} (stormsim.stats.tails)")
-    return Interval(float(est.p[level]) * per_day, float(est.lo[level]) * per_day,
-                    float(est.hi[level]) * per_day, method, unit=f"{unit}/day")
+    return Interval(float(est.p_ge[level]) * per_day, float(est.p_ge_lo[level]) * per_day,
+                    float(est.p_ge_hi[level]) * per_day, method, unit=f"{unit}/day")
 
 
 def _upcrossings(run) -> np.ndarray:

@@ -50,24 +50,26 @@ class StormEstimate:
 
     Attributes (arrays of length N + 1)
     ----------
-    count : float64, storms (up-crossings) summed over the units
-    rate, rate_lo, rate_hi : storms per second of measured time
-    duration, duration_lo, duration_hi : mean storm duration (s)
+    storms : float64, storms (up-crossings) summed over the units
+    storms_per_s, storms_per_s_lo, storms_per_s_hi : storms per second of measured time
+    storm_duration, storm_duration_lo, storm_duration_hi : mean storm duration (s)
     method : str array, one of STORM_METHODS
-    rel_error : the rate's relative standard error se / rate (NaN where none)
+    storms_per_s_rel_error : the relative standard error se / storms_per_s
+        (NaN where none)
     units, fleets, confidence
     """
 
-    __slots__ = ("count", "rate", "rate_lo", "rate_hi", "duration", "duration_lo",
-                 "duration_hi", "method", "rel_error", "units", "fleets", "confidence")
+    __slots__ = ("storms", "storms_per_s", "storms_per_s_lo", "storms_per_s_hi", "storm_duration",
+                 "storm_duration_lo", "storm_duration_hi", "method", "storms_per_s_rel_error",
+                 "units", "fleets", "confidence")
 
     def __init__(self, **kw):
         for k, v in kw.items():
             setattr(self, k, v)
 
     def __repr__(self) -> str:
-        return (f"<StormEstimate N={self.rate.size - 1}, {self.units} units of {self.fleets} "
-                f"fleets, confidence {self.confidence}>")
+        return (f"<StormEstimate N={self.storms_per_s.size - 1}, {self.units} units of "
+                f"{self.fleets} fleets, confidence {self.confidence}>")
 
 
 def _ratio_log(num, den, total_num, total_den, reached, confidence):
@@ -117,12 +119,14 @@ def storm_estimate(unit_upcrossings, unit_occupancy, fleets: int | None = None,
     u, width = e.shape
     fleets = u if fleets is None else int(fleets)
     nan = np.full(width, np.nan)
-    out = dict(rate=nan.copy(), rate_lo=nan.copy(), rate_hi=nan.copy(), duration=nan.copy(),
-               duration_lo=nan.copy(), duration_hi=nan.copy(), rel_error=nan.copy(),
-               method=np.full(width, "none", dtype=object), units=u, fleets=fleets, confidence=confidence)
+    out = dict(storms_per_s=nan.copy(), storms_per_s_lo=nan.copy(), storms_per_s_hi=nan.copy(),
+               storm_duration=nan.copy(), storm_duration_lo=nan.copy(),
+               storm_duration_hi=nan.copy(), storms_per_s_rel_error=nan.copy(),
+               method=np.full(width, "none", dtype=object), units=u, fleets=fleets,
+               confidence=confidence)
     tot_e = e.sum(axis=0) if upcrossings_sum is None else np.asarray(upcrossings_sum, np.float64)
     occ_t = occ.sum(axis=0) if occupancy_sum is None else np.asarray(occupancy_sum, np.float64)
-    out["count"] = tot_e.copy()
+    out["storms"] = tot_e.copy()
     window = float(occ_t.sum())
     if u == 0 or not window > 0:
         return StormEstimate(**out)
@@ -130,20 +134,21 @@ def storm_estimate(unit_upcrossings, unit_occupancy, fleets: int | None = None,
     above_t = time_at_or_above(occ_t)
     ks = np.arange(1, width)
     zero = ks[tot_e[1:] <= 0]
-    out["rate"][zero], out["rate_lo"][zero] = 0.0, 0.0
-    out["rate_hi"][zero] = -math.log1p(-confidence) / window
+    out["storms_per_s"][zero], out["storms_per_s_lo"][zero] = 0.0, 0.0
+    out["storms_per_s_hi"][zero] = -math.log1p(-confidence) / window
     out["method"][zero] = "zero-bound"
     some = ks[tot_e[1:] > 0]
-    out["rate"][some] = tot_e[some] / window
-    out["duration"][some] = above_t[some] / tot_e[some]
+    out["storms_per_s"][some] = tot_e[some] / window
+    out["storm_duration"][some] = above_t[some] / tot_e[some]
     if u >= 2 and some.size:
         reached = (e[:, some] > 0).sum(axis=0)
         w = occ.sum(axis=1)[:, None]
         r, lo, hi, rel = _ratio_log(e[:, some], np.broadcast_to(w, (u, some.size)),
                                     tot_e[some], window, reached, confidence)
-        out["rate_lo"][some], out["rate_hi"][some], out["rel_error"][some] = lo, hi, rel
+        out["storms_per_s_lo"][some], out["storms_per_s_hi"][some] = lo, hi
+        out["storms_per_s_rel_error"][some] = rel
         _, lo, hi, _ = _ratio_log(above[:, some], e[:, some], above_t[some], tot_e[some],
                                   reached, confidence)
-        out["duration_lo"][some], out["duration_hi"][some] = lo, hi
+        out["storm_duration_lo"][some], out["storm_duration_hi"][some] = lo, hi
         out["method"][some] = "ratio-log"
     return StormEstimate(**out)

@@ -182,7 +182,7 @@ def cell_summary(c, confidence: float = CONFIDENCE) -> dict:
     est = tail_estimate(units if F else np.zeros((0, n + 1)), fleets=F, confidence=confidence,
                         occupancy_sum=occ_sum)
     out["interval_units"] = est.units if F else 0
-    pge, lo, hi, method = est.p, est.lo, est.hi, est.method
+    pge, lo, hi, method = est.p_ge, est.p_ge_lo, est.p_ge_hi, est.method
     total = occ_sum.sum()
     out["p_write"] = float(writing_fraction(occ_sum)) if total > 0 else math.nan
     indep, law = independent_tail(occ_sum, _alike(c), job_write_fractions(c))
@@ -281,10 +281,7 @@ def _storm_summary(c, n: int, F: int, confidence: float, structural_from: int) -
         e, occ = np.asarray(e_sum)[None, :], occ_sum[None, :]
     est = storm_estimate(e, occ, fleets=F, confidence=confidence, upcrossings_sum=e_sum,
                          occupancy_sum=occ_sum)
-    out = {k: np.array(getattr(est, k.replace("storms_per_s", "rate")
-                                .replace("storm_duration", "duration")
-                                .replace("storms", "count")), dtype=np.float64)
-           for k in STORM_KEYS}
+    out = {k: np.array(getattr(est, k), dtype=np.float64) for k in STORM_KEYS}
     method = est.method.copy()
     if structural_from > 0:
         s = slice(structural_from, None)

@@ -113,19 +113,20 @@ class TailEstimate:
 
     Attributes (arrays of length N + 1, index k)
     ----------
-    p, lo, hi : float64
+    p_ge, p_ge_lo, p_ge_hi : float64, P(n_w >= k) and its interval
     method : str array, one of ``METHODS``
     units, fleets : the independent units used and the fleets they hold
+    confidence : the intervals' confidence
     """
 
-    __slots__ = ("p", "lo", "hi", "method", "units", "fleets", "confidence")
+    __slots__ = ("p_ge", "p_ge_lo", "p_ge_hi", "method", "units", "fleets", "confidence")
 
     def __init__(self, p, lo, hi, method, units, fleets, confidence):
-        self.p, self.lo, self.hi, self.method = p, lo, hi, method
+        self.p_ge, self.p_ge_lo, self.p_ge_hi, self.method = p, lo, hi, method
         self.units, self.fleets, self.confidence = units, fleets, confidence
 
     def __repr__(self) -> str:
-        return (f"<TailEstimate N={self.p.size - 1}, {self.units} units of {self.fleets} "
+        return (f"<TailEstimate N={self.p_ge.size - 1}, {self.units} units of {self.fleets} "
                 f"fleets, confidence {self.confidence}>")
 
 

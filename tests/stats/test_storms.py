@@ -54,12 +54,12 @@ def test_storm_rate_recovers_the_exact_independent_answer():
     te = tail_estimate(run.occupancy)
     for k in range(1, N):                            # k = N: too few storms for a se
         assert st.method[k] == "ratio-log"
-        assert abs(st.rate[k] / nu_true[k - 1] - 1) <= Z_TOL * st.rel_error[k], k
+        assert abs(st.storms_per_s[k] / nu_true[k - 1] - 1) <= Z_TOL * st.storms_per_s_rel_error[k], k
         # the interval is the t interval of the same se on the log scale
-        assert st.rate_lo[k] < nu_true[k - 1] * 1.5 and st.rate_hi[k] > nu_true[k - 1] / 1.5
-        assert te.lo[k] <= p_true[k - 1] * 1.2 and te.hi[k] >= p_true[k - 1] / 1.2
+        assert st.storms_per_s_lo[k] < nu_true[k - 1] * 1.5 and st.storms_per_s_hi[k] > nu_true[k - 1] / 1.5
+        assert te.p_ge_lo[k] <= p_true[k - 1] * 1.2 and te.p_ge_hi[k] >= p_true[k - 1] / 1.2
     # the mean duration of the lowest storm: time at n_w >= 1 per storm
-    assert st.duration[1] == pytest.approx(run.occupancy[:, 1:].sum() / run.upcrossings[:, 1].sum())
+    assert st.storm_duration[1] == pytest.approx(run.occupancy[:, 1:].sum() / run.upcrossings[:, 1].sum())
 
 
 def test_storm_rate_interval_covers_synthetic_truth():
@@ -75,7 +75,7 @@ def test_storm_rate_interval_covers_synthetic_truth():
         occ = np.stack([W - 0.01 * e, 0.01 * e], axis=1)
         up = np.stack([np.zeros(u), e], axis=1)
         st = storm_estimate(up, occ)
-        hit += st.rate_lo[1] <= nu <= st.rate_hi[1]
+        hit += st.storms_per_s_lo[1] <= nu <= st.storms_per_s_hi[1]
     # binomial se of the coverage sqrt(.95 .05 / 2000) = 0.005; 0.03 flags a broken interval
     assert abs(hit / reps - 0.95) < 0.03
 
@@ -125,9 +125,9 @@ def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
 def test_no_storm_gives_a_one_sided_poisson_bound_not_a_bare_zero():
     occ = np.array([[100.0, 0.0], [120.0, 0.0]])
     st = storm_estimate(np.zeros((2, 2)), occ)
-    assert st.method[1] == "zero-bound" and st.rate[1] == 0.0
-    assert st.rate_hi[1] == pytest.approx(-math.log(0.05) / 220.0)   # rule of three
-    assert math.isnan(st.duration[1])
+    assert st.method[1] == "zero-bound" and st.storms_per_s[1] == 0.0
+    assert st.storms_per_s_hi[1] == pytest.approx(-math.log(0.05) / 220.0)   # rule of three
+    assert math.isnan(st.storm_duration[1])
 
 
 SWEEP = """
@@ -234,8 +234,8 @@ def test_storm_risk_is_a_prefix_of_the_same_fleets():
     te = tail_estimate(run.occupancy)
     st = storm_estimate(run.upcrossings, run.occupancy)
     # the same fleets, summed in another grouping: equal to rounding
-    assert r.p_ge == pytest.approx(te.p[[2, 3]], rel=1e-12)
-    assert r.storms_per_s == pytest.approx(st.rate[[2, 3]], rel=1e-12)
+    assert r.p_ge == pytest.approx(te.p_ge[[2, 3]], rel=1e-12)
+    assert r.storms_per_s == pytest.approx(st.storms_per_s[[2, 3]], rel=1e-12)
     again = stormsim.storm_risk(fl, [2, 3], rel_error=1e-6, max_fleets=64, batch_fleets=32,
                                 cycles=200, burn_in=20, seed=9, method="plain")
     assert np.array_equal(again.p_ge, r.p_ge) and np.array_equal(again.storms_per_s_hi, r.storms_per_s_hi)
@@ -252,8 +252,9 @@ def test_storm_risk_agrees_with_a_long_plain_run():
     run = stormsim.simulate(fl, fleets=2000, cycles=400, burn_in=40, seed=1234)
     st = storm_estimate(run.upcrossings, run.occupancy)
     for j, k in enumerate([2, 3, 4]):
-        se = math.hypot(r.storms_per_s_rel_error[j] * r.storms_per_s[j], st.rel_error[k] * st.rate[k])
-        assert abs(r.storms_per_s[j] - st.rate[k]) <= Z_TOL * se, k
+        se = math.hypot(r.storms_per_s_rel_error[j] * r.storms_per_s[j],
+                        st.storms_per_s_rel_error[k] * st.storms_per_s[k])
+        assert abs(r.storms_per_s[j] - st.storms_per_s[k]) <= Z_TOL * se, k
 
 
 def test_storm_risk_bounds_an_unreached_level_and_prices_it():
