@@ -156,7 +156,7 @@ def time_to_passage(run, unit: str = "h", time_unit="s") -> Interval:
     if run.passage_level is None:
         raise SpecError("time_to_passage needs a run with a passage_level (2: the first collision)")
     t, observed = passage_times(run.passage_cycle, run.cycles, run.passage_time, run.end_time)
-    med, lo, hi = median_survival(t, observed, level=CONFIDENCE)
+    med, lo, hi = median_survival(t, observed, confidence=CONFIDENCE)
     k = seconds(time_unit, "time_unit") / seconds(unit)
     censored = int((~observed).sum())
     return Interval(med * k, lo * k, hi * k, f"median, {CONFIDENCE:.0%} Brookmeyer-Crowley interval, "
