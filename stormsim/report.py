@@ -95,11 +95,9 @@ def _cell_summary(c) -> dict:
     out["has_occ"] = bool(np.isfinite(cs["p_write"]) and c.fleets_done > 0
                           and not (level > 0 and stops))
     if out["has_occ"]:
-        out.update(tail=cs["p_ge"], lo=cs["p_ge_lo"], hi=cs["p_ge_hi"],
-                   method=cs["p_ge_method"], binom=cs["p_ge_independent"],
-                   law=cs["independent_law"], exact=cs["p_ge_law"], rate=cs["storms_per_s"],
-                   rate_lo=cs["storms_per_s_lo"], rate_hi=cs["storms_per_s_hi"],
-                   rate_method=cs["storms_method"])
+        out.update({k: cs[k] for k in (
+            "p_ge", "p_ge_lo", "p_ge_hi", "p_ge_method", "p_ge_independent", "independent_law",
+            "p_ge_law", "storms_per_s", "storms_per_s_lo", "storms_per_s_hi", "storms_method")})
     if level > 0 and c.fleets_done > 0:
         t, obs = passage_times(c.passage_cycle, c.cycles)
         out.update(t=t, obs=obs, median=kaplan_meier(t, obs).median, cycles=c.cycles,
@@ -177,7 +175,7 @@ def _tail_figure(res, occ_cells):
         thinned |= len(sel) < len(allsel)
         k = np.arange(n + 1)
         for s, col in zip(sel, plots.palette(len(sel))):
-            p, lo, hi = s["tail"], s["lo"], s["hi"]
+            p, lo, hi = s["p_ge"], s["p_ge_lo"], s["p_ge_hi"]
             ok = (k >= 1) & (p > 0) & np.isfinite(lo) & np.isfinite(hi)
             pts = (k >= 1) & (p > 0)
             ax.errorbar(k[ok], p[ok], yerr=[p[ok] - lo[ok], hi[ok] - p[ok]], fmt="o", ms=4,
@@ -185,13 +183,13 @@ def _tail_figure(res, occ_cells):
                         label=_label(s["params"], [q for q in res.grid_keys if q != "N"]))
             ax.plot(k[pts & ~ok], p[pts & ~ok], "o", ms=4, color=col)
             lows.append(p[pts].min() if pts.any() else 1.0)
-            zeros = np.flatnonzero((k >= 1) & (s["method"] == "zero-bound"))
+            zeros = np.flatnonzero((k >= 1) & (s["p_ge_method"] == "zero-bound"))
             if zeros.size:             # at the measured scale: P(n_w >= k) falls with k
-                _zero_marker(ax, zeros[0], monotone_bound(s["hi"], s["method"])[zeros[0]], col)
-            if np.any(np.isfinite(s["binom"][1:])):
-                ax.plot(k[1:], s["binom"][1:], color=col, lw=1.2, ls="--")
-            if np.any(np.isfinite(s["exact"][1:])):     # NaN: the law does not cover the cell
-                ax.plot(k[1:], s["exact"][1:], **_EXACT_STYLE[1], color=col, gid=EXACT_GID)
+                _zero_marker(ax, zeros[0], monotone_bound(s["p_ge_hi"], s["p_ge_method"])[zeros[0]], col)
+            if np.any(np.isfinite(s["p_ge_independent"][1:])):
+                ax.plot(k[1:], s["p_ge_independent"][1:], color=col, lw=1.2, ls="--")
+            if np.any(np.isfinite(s["p_ge_law"][1:])):     # NaN: the law does not cover the cell
+                ax.plot(k[1:], s["p_ge_law"][1:], **_EXACT_STYLE[1], color=col, gid=EXACT_GID)
                 exact = True
         ax.set_yscale("log")
         from matplotlib.ticker import MaxNLocator
@@ -208,7 +206,7 @@ def _tail_figure(res, occ_cells):
     _suptitle(fig, f"{res.name}: share of time with at least k writers (points, 95% interval) "
               "vs independent jobs with the same writing fraction (dashed)"
               + (" and the exact law (crosses)" if exact else ""))
-    unlike = any(s["law"] == "none" for s in occ_cells)
+    unlike = any(s["independent_law"] == "none" for s in occ_cells)
     caption = ("P(n_w >= k): the fraction of measured time with at least k concurrent writers, "
                "from the exact occupancy summed over each cell's fleets (points), with its 95 % "
                "interval from the spread between independent fleets (delta method of the ratio "
@@ -245,13 +243,14 @@ def _storm_figure(res, cells, per_day: bool):
         k = np.arange(n + 1)
         lows = []
         for s, col in zip(sel, plots.palette(len(sel))):
-            r, lo, hi = (np.asarray(s[x], float) * scale for x in ("rate", "rate_lo", "rate_hi"))
+            r, lo, hi = (np.asarray(s[x], float) * scale
+                         for x in ("storms_per_s", "storms_per_s_lo", "storms_per_s_hi"))
             ok = (k >= 1) & (r > 0) & np.isfinite(lo) & np.isfinite(hi)
             ax.errorbar(k[ok], r[ok], yerr=[r[ok] - lo[ok], hi[ok] - r[ok]], fmt="o", ms=4,
                         color=col, capsize=2,
                         label=_label(s["params"], [q for q in res.grid_keys if q != "N"]))
             lows += [r[ok].min()] if ok.any() else []
-            zeros = np.flatnonzero((k >= 1) & (s["rate_method"] == "zero-bound"))
+            zeros = np.flatnonzero((k >= 1) & (s["storms_method"] == "zero-bound"))
             if zeros.size:           # the first level without a storm: its Poisson bound
                 _zero_marker(ax, zeros[0], hi[zeros[0]], col)
         ax.set_yscale("log")
@@ -287,11 +286,11 @@ def _tail_vs_figure(res, occ_cells, xkey):
         for (lab, grp), col in zip(shown, plots.palette(len(shown))):
             xs = np.array([float(s["params"][xkey]) for s in grp])
             kq = [max(1, math.ceil(s["N"] / q)) for s in grp]
-            y = np.array([s["tail"][k] for s, k in zip(grp, kq)])
-            lo = np.array([s["lo"][k] for s, k in zip(grp, kq)])
-            hi = np.array([monotone_bound(s["hi"], s["method"])[k] for s, k in zip(grp, kq)])
-            ind = np.array([s["binom"][k] for s, k in zip(grp, kq)])
-            zero = np.array([s["method"][k] == "zero-bound" for s, k in zip(grp, kq)])
+            y = np.array([s["p_ge"][k] for s, k in zip(grp, kq)])
+            lo = np.array([s["p_ge_lo"][k] for s, k in zip(grp, kq)])
+            hi = np.array([monotone_bound(s["p_ge_hi"], s["p_ge_method"])[k] for s, k in zip(grp, kq)])
+            ind = np.array([s["p_ge_independent"][k] for s, k in zip(grp, kq)])
+            zero = np.array([s["p_ge_method"][k] == "zero-bound" for s, k in zip(grp, kq)])
             plots.series(xs, {lab: (np.where(zero, np.nan, y), np.where(zero, np.nan, lo),
                                     np.where(zero, np.nan, hi))}, ax=ax, logx=logx,
                          logy=True, styles={lab: dict(color=col)})
@@ -393,7 +392,7 @@ def figures(res) -> list:
         out.append(("tail.png", *_tail_figure(res, occ_cells)))
         if xkey is not None:
             out.append((f"tail_vs_{xkey}.png", *_tail_vs_figure(res, occ_cells, xkey)))
-        stormy = [s for s in occ_cells if np.any(s["rate_method"][1:] == "ratio-log")]
+        stormy = [s for s in occ_cells if np.any(s["storms_method"][1:] == "ratio-log")]
         if stormy:
             out.append(("storms.png", *_storm_figure(res, stormy, physical_units(res))))
     pass_cells = [s for s in cells if "t" in s]
