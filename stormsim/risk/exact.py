@@ -21,7 +21,7 @@ from .result import StormRisk
 
 __all__ = ["EXACT_METHOD", "exact_applies", "exact_risk"]
 
-#: How an exact level reads (``p_method``, ``rate_method``, ``level_method``).
+#: How an exact level reads (``p_ge_method``, ``storms_method``, ``level_method``).
 EXACT_METHOD = "exact"
 
 
