@@ -69,8 +69,8 @@ def plain_mc(fleet, levels, cpu_budget, seed=123):
     occ, up = np.concatenate(occs), np.concatenate(ups)
     est = _estimate(occ, up, ks, b * batch, 0.1, 10, cpu / (b * batch), 0.95)
     window = float(occ.sum())
-    return dict(re=est["p_rel_error"], storms=up[:, 1:].sum(axis=0), cpu=cpu,
-                sim_seconds=window, p=est["p"])
+    return dict(re=est["p_ge_rel_error"], storms=up[:, 1:].sum(axis=0), cpu=cpu,
+                sim_seconds=window, p=est["p_ge"])
 
 
 def main(argv=None) -> int:
@@ -104,11 +104,12 @@ def main(argv=None) -> int:
                                                              score_every=args.score_every),
                                 progress=lambda r: print(
                                     f"  {time.perf_counter() - t0:6.0f} s: "
-                                    f"{r.level_method[0]}, P = {r.p[0]:.3g}, RE {r.p_rel_error[0]:.3f}, "
-                                    f"nu RE {r.rate_rel_error[0]:.3f}", flush=True))
+                                    f"{r.level_method[0]}, P = {r.p_ge[0]:.3g}, "
+                                    f"RE {r.p_ge_rel_error[0]:.3f}, "
+                                    f"nu RE {r.storms_per_s_rel_error[0]:.3f}", flush=True))
         print(r)
-        print(f"demo: k = {args.level}, P = {r.p[0]:.3g}, RE {r.p_rel_error[0]:.3f} (P), "
-              f"{r.rate_rel_error[0]:.3f} (nu_k), {r.wall_seconds:.0f} s wall, "
+        print(f"demo: k = {args.level}, P = {r.p_ge[0]:.3g}, RE {r.p_ge_rel_error[0]:.3f} (P), "
+              f"{r.storms_per_s_rel_error[0]:.3f} (nu_k), {r.wall_seconds:.0f} s wall, "
               f"{r.cpu_seconds:.0f} CPU s, stopped: {r.stopped}, load average at the end "
               f"{os.getloadavg()[0]:.2f} (2 cores)"
               + ("" if r.split is None else
@@ -130,8 +131,8 @@ def main(argv=None) -> int:
         runs.append(s)
         print(f"splitting run {rep + 1}: {s.cpu_seconds:.1f} CPU s, {s.wall_seconds:.1f} s wall, "
               f"interfaces {s.interfaces[0]}..{s.interfaces[-1]}", flush=True)
-    rate = np.median([r.rate for r in runs], axis=0)
-    p = np.median([r.p for r in runs], axis=0)
+    rate = np.median([r.storms_per_s for r in runs], axis=0)
+    p = np.median([r.p_ge for r in runs], axis=0)
     # plain Monte Carlo's over-dispersion where it resolves the level
     w_mc_meas = mc["re"] ** 2 * mc["cpu"]
     with np.errstate(divide="ignore"):
@@ -153,9 +154,9 @@ def main(argv=None) -> int:
         j = int(np.argmin(np.abs(np.log(np.maximum(p, 1e-300)) - np.log(target))))
         gains, gains1, ws, res = [], [], [], []
         for r in runs:
-            w = r.p_rel_error[j] ** 2 * r.cpu_seconds
+            w = r.p_ge_rel_error[j] ** 2 * r.cpu_seconds
             ws.append(w)
-            res.append(r.p_rel_error[j])
+            res.append(r.p_ge_rel_error[j])
             gains.append(w_mc[j] / w)
             gains1.append(poisson[j] / w)
         g = statistics.median(gains)
@@ -173,7 +174,7 @@ def main(argv=None) -> int:
     for target in TARGETS:
         t = out["targets"][f"{target:.0e}"]
         j = levels.index(t["k"])
-        ps = [r.p[j] for r in runs]
+        ps = [r.p_ge[j] for r in runs]
         t["p_repeats"] = [float(x) for x in ps]
         if len(runs) > 1:
             print(f"  k = {t['k']}: P over repeats {', '.join(f'{x:.3g}' for x in ps)}")
@@ -189,8 +190,8 @@ def main(argv=None) -> int:
           "optimistic: --demo runs it)")
     out["seconds_for_10pct_at_1e12_2cores"] = need / 2
     for r in runs:
-        out["runs"].append(dict(seed=r.seed, cpu=r.cpu_seconds, p=r.p.tolist(),
-                                p_rel_error=r.p_rel_error.tolist(), rate=r.rate.tolist()))
+        out["runs"].append(dict(seed=r.seed, cpu=r.cpu_seconds, p=r.p_ge.tolist(),
+                                p_rel_error=r.p_ge_rel_error.tolist(), rate=r.storms_per_s.tolist()))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)

@@ -76,7 +76,7 @@ def run(a, path: Path) -> dict:
         sp = storm_split(fleet, a.levels, replicates=a.replicates - have, trials=a.trials, seed=s,
                          burn_in=a.burn_in, flux_cycles=a.flux_cycles, basin=basin,
                          threads=a.threads, rep0=have)
-        new = dict(rep_p=sp.rep_p.tolist(), rep_rate=sp.rep_rate.tolist(),
+        new = dict(rep_p=sp.rep_p_ge.tolist(), rep_rate=sp.rep_storms_per_s.tolist(),
                    basin=int(sp.interfaces[0]), cpu=time.process_time() - c0,
                    split_cpu=sp.cpu_seconds, truncated=sp.truncated)
         if old:

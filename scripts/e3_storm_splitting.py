@@ -64,19 +64,19 @@ def validate(n, args, rows, table):
                               basin=args.basin, score_every=args.score_every)
     worst, n_ok = 0.0, 0
     for j, k in enumerate(ks):
-        se_bf_p = te.p[k] * (np.log(te.hi[k] / te.lo[k]) / 3.92)   # 95% log-scale half-width
-        zp = z(sp.p[j], sp.p[j] * sp.p_rel_error[j], te.p[k], se_bf_p)
-        zr = z(sp.rate[j], sp.rate[j] * sp.rate_rel_error[j], st.rate[k],
-               st.rate[k] * st.rel_error[k])
+        se_bf_p = te.p_ge[k] * (np.log(te.p_ge_hi[k] / te.p_ge_lo[k]) / 3.92)   # 95% log-scale half-width
+        zp = z(sp.p_ge[j], sp.p_ge[j] * sp.p_ge_rel_error[j], te.p_ge[k], se_bf_p)
+        zr = z(sp.storms_per_s[j], sp.storms_per_s[j] * sp.storms_per_s_rel_error[j], st.storms_per_s[k],
+               st.storms_per_s[k] * st.storms_per_s_rel_error[k])
         ok = abs(zp) <= Z_TOL and abs(zr) <= Z_TOL
         n_ok += ok
         worst = max(worst, abs(zp), abs(zr))
-        table.append([n, k, C.fmt_ci(te.p[k], te.lo[k], te.hi[k]),
-                      C.fmt_ci(sp.p[j], sp.p_lo[j], sp.p_hi[j]), C.fmt(zp, 2),
-                      C.fmt_ci(st.rate[k], st.rate_lo[k], st.rate_hi[k]),
-                      C.fmt_ci(sp.rate[j], sp.rate_lo[j], sp.rate_hi[j]), C.fmt(zr, 2),
+        table.append([n, k, C.fmt_ci(te.p_ge[k], te.p_ge_lo[k], te.p_ge_hi[k]),
+                      C.fmt_ci(sp.p_ge[j], sp.p_ge_lo[j], sp.p_ge_hi[j]), C.fmt(zp, 2),
+                      C.fmt_ci(st.storms_per_s[k], st.storms_per_s_lo[k], st.storms_per_s_hi[k]),
+                      C.fmt_ci(sp.storms_per_s[j], sp.storms_per_s_lo[j], sp.storms_per_s_hi[j]), C.fmt(zr, 2),
                       "yes" if ok else "NO"])
-    deepest = te.p[ks[-1]]
+    deepest = te.p_ge[ks[-1]]
     rows.append((f"N = {n}: splitting agrees with brute force where brute force resolves",
                  f"{n_ok}/{len(ks)} levels k = {ks[0]}..{ks[-1]} (down to P = "
                  f"{C.fmt(deepest)}) within {Z_TOL:g} se; worst |z| = {C.fmt(worst, 2)}",
@@ -97,12 +97,12 @@ def known_answer(args, rows, table):
                               basin=args.basin, score_every=args.score_every)
     zs = []
     for j, k in enumerate(ks):
-        zp = (sp.p[j] / p_true[j] - 1) / sp.p_rel_error[j]
-        zr = (sp.rate[j] / nu_true[j] - 1) / sp.rate_rel_error[j]
+        zp = (sp.p_ge[j] / p_true[j] - 1) / sp.p_ge_rel_error[j]
+        zr = (sp.storms_per_s[j] / nu_true[j] - 1) / sp.storms_per_s_rel_error[j]
         zs += [abs(zp), abs(zr)]
-        table.append([k, C.fmt(p_true[j]), C.fmt_ci(sp.p[j], sp.p_lo[j], sp.p_hi[j]),
+        table.append([k, C.fmt(p_true[j]), C.fmt_ci(sp.p_ge[j], sp.p_ge_lo[j], sp.p_ge_hi[j]),
                       C.fmt(zp, 2), C.fmt(nu_true[j]),
-                      C.fmt_ci(sp.rate[j], sp.rate_lo[j], sp.rate_hi[j]), C.fmt(zr, 2)])
+                      C.fmt_ci(sp.storms_per_s[j], sp.storms_per_s_lo[j], sp.storms_per_s_hi[j]), C.fmt(zr, 2)])
     ok = max(zs) <= Z_TOL
     rows.append(("independent jobs (ideal f, N = 16): the exact binomial answer",
                  f"k = 2..10 (P down to {C.fmt(p_true[-1])}): worst |z| = {C.fmt(max(zs), 2)}",
@@ -166,19 +166,19 @@ def main(argv=None) -> int:
             # a line where the replicates agree enough (RE < 1, no replicate holding
             # more than half the estimate: stormsim.risk.splitting.TOP_SHARE_WARN), crosses
             # where one replicate carries it (heavy tail: more likely low than high)
-            fine = (sp.rate > 0) & (sp.rate_rel_error < 1.0)
+            fine = (sp.storms_per_s > 0) & (sp.storms_per_s_rel_error < 1.0)
             keep = fine & (sp.top_share <= TOP_SHARE_WARN)
-            y = np.where(keep, sp.rate, np.nan)
-            ys[f"N={n} splitting"] = (y, np.where(keep, sp.rate_lo, np.nan),
-                                      np.where(keep, sp.rate_hi, np.nan))
+            y = np.where(keep, sp.storms_per_s, np.nan)
+            ys[f"N={n} splitting"] = (y, np.where(keep, sp.storms_per_s_lo, np.nan),
+                                      np.where(keep, sp.storms_per_s_hi, np.nan))
             flag = fine & ~keep
-            ys[f"N={n} splitting, one replicate > 50%"] = (np.where(flag, sp.rate, np.nan),
+            ys[f"N={n} splitting, one replicate > 50%"] = (np.where(flag, sp.storms_per_s, np.nan),
                                                            None, None)
             styles[f"N={n} splitting, one replicate > 50%"] = dict(marker="x", lw=0)
             seen = c["storms"][ks] >= 10
-            ys[f"N={n} brute force"] = (np.where(seen, st.rate[ks], np.nan),
-                                        np.where(seen, st.rate_lo[ks], np.nan),
-                                        np.where(seen, st.rate_hi[ks], np.nan))
+            ys[f"N={n} brute force"] = (np.where(seen, st.storms_per_s[ks], np.nan),
+                                        np.where(seen, st.storms_per_s_lo[ks], np.nan),
+                                        np.where(seen, st.storms_per_s_hi[ks], np.nan))
             ys[f"N={n} binomial"] = (c["base"], None, None)
             styles[f"N={n} brute force"] = dict(marker="s", lw=0, mfc="none")
             styles[f"N={n} binomial"] = dict(marker="", ls=":")
@@ -197,14 +197,14 @@ def main(argv=None) -> int:
     curve_rows = []
     for (n, load), c in cur.items():
         sp = c["sp"]
-        fine = (sp.rate > 0) & (sp.rate_rel_error < 1.0) & (sp.top_share <= TOP_SHARE_WARN)
+        fine = (sp.storms_per_s > 0) & (sp.storms_per_s_rel_error < 1.0) & (sp.top_share <= TOP_SHARE_WARN)
         deep = int(np.nonzero(fine)[0].max()) if fine.any() else 0
-        j12 = int(np.argmin(np.abs(np.log(np.maximum(sp.rate, 1e-300)) - np.log(1e-12))))
+        j12 = int(np.argmin(np.abs(np.log(np.maximum(sp.storms_per_s, 1e-300)) - np.log(1e-12))))
         curve_rows.append([n, load, f"{sp.interfaces[0]}..{sp.interfaces[-1]}",
                            C.fmt(sp.cpu_seconds, 3), int(c["ks"][deep]),
-                           C.fmt_ci(sp.rate[deep], sp.rate_lo[deep], sp.rate_hi[deep]),
-                           int(c["ks"][j12]), C.fmt(sp.rate[j12]), C.fmt(sp.rate_rel_error[j12], 2),
-                           C.fmt(sp.top_share[j12], 2), C.fmt(sp.rate[j12] / c["base"][j12])])
+                           C.fmt_ci(sp.storms_per_s[deep], sp.storms_per_s_lo[deep], sp.storms_per_s_hi[deep]),
+                           int(c["ks"][j12]), C.fmt(sp.storms_per_s[j12]), C.fmt(sp.storms_per_s_rel_error[j12], 2),
+                           C.fmt(sp.top_share[j12], 2), C.fmt(sp.storms_per_s[j12] / c["base"][j12])])
     definition = f"""
 Cells: N identical jobs, T = 1 s, load L = N d / T, sigma = 0.01 T, fair f, uncapped, random
 launch. Brute force: ``simulate`` over independent fleets (800 cycles, burn-in 80), P(n_w >= k)

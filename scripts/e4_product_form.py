@@ -72,16 +72,16 @@ def compare(law, te, st, label, rows_out):
     n = law.n_jobs
     zs = []
     for k in range(1, n + 1):
-        if st.count[k] < MIN_STORMS:
+        if st.storms[k] < MIN_STORMS:
             continue
-        se_p = np.log(te.hi[k] / te.lo[k]) / (2 * 1.96)
-        zp = np.log(te.p[k] / law.p_ge[k]) / se_p
-        zr = (st.rate[k] / law.storms_per_s[k] - 1.0) / st.rel_error[k]
+        se_p = np.log(te.p_ge_hi[k] / te.p_ge_lo[k]) / (2 * 1.96)
+        zp = np.log(te.p_ge[k] / law.p_ge[k]) / se_p
+        zr = (st.storms_per_s[k] / law.storms_per_s[k] - 1.0) / st.storms_per_s_rel_error[k]
         zs += [zp, zr]
-        rows_out.append([label, k, C.fmt(law.p_ge[k]), C.fmt_ci(te.p[k], te.lo[k], te.hi[k]),
+        rows_out.append([label, k, C.fmt(law.p_ge[k]), C.fmt_ci(te.p_ge[k], te.p_ge_lo[k], te.p_ge_hi[k]),
                          f"{zp:+.1f}", C.fmt(law.storms_per_s[k]),
-                         C.fmt_ci(st.rate[k], st.rate_lo[k], st.rate_hi[k]), f"{zr:+.1f}",
-                         int(st.count[k])])
+                         C.fmt_ci(st.storms_per_s[k], st.storms_per_s_lo[k], st.storms_per_s_hi[k]), f"{zr:+.1f}",
+                         int(st.storms[k])])
     return np.array(zs)
 
 
@@ -154,13 +154,13 @@ def main(argv=None) -> int:
     if sp is not None:
         law = cells[32]["law"]
         for j, k in enumerate(sp.levels):
-            zp = (sp.p[j] / law.p_ge[k] - 1) / sp.p_rel_error[j]
-            zr = (sp.rate[j] / law.storms_per_s[k] - 1) / sp.rate_rel_error[j]
+            zp = (sp.p_ge[j] / law.p_ge[k] - 1) / sp.p_ge_rel_error[j]
+            zr = (sp.storms_per_s[j] / law.storms_per_s[k] - 1) / sp.storms_per_s_rel_error[j]
             if sp.top_share[j] <= TOP_SHARE_WARN:      # else one replicate carries it: no test
                 zsplit += [zp, zr]
-            split_rows.append([k, C.fmt(law.p_ge[k]), C.fmt_ci(sp.p[j], sp.p_lo[j], sp.p_hi[j]),
+            split_rows.append([k, C.fmt(law.p_ge[k]), C.fmt_ci(sp.p_ge[j], sp.p_ge_lo[j], sp.p_ge_hi[j]),
                                f"{zp:+.1f}", C.fmt(law.storms_per_s[k]),
-                               C.fmt_ci(sp.rate[j], sp.rate_lo[j], sp.rate_hi[j]), f"{zr:+.1f}",
+                               C.fmt_ci(sp.storms_per_s[j], sp.storms_per_s_lo[j], sp.storms_per_s_hi[j]), f"{zr:+.1f}",
                                f"{sp.top_share[j]:.2f}"])
 
     # the ideal-f control: the law is the binomial exactly, and the simulation agrees
@@ -236,16 +236,16 @@ def main(argv=None) -> int:
             col = colors[n]
             ax.plot(k, exact, color=col, label=f"N = {n}: law (exact)")
             ax.plot(k, base, color=col, ls=":", label=f"N = {n}: binomial")
-            seen = st.count[k] >= MIN_STORMS
-            y = (te.p if what == "tail" else st.rate)[k][seen]
-            lo = (te.lo if what == "tail" else st.rate_lo)[k][seen]
-            hi = (te.hi if what == "tail" else st.rate_hi)[k][seen]
+            seen = st.storms[k] >= MIN_STORMS
+            y = (te.p_ge if what == "tail" else st.storms_per_s)[k][seen]
+            lo = (te.p_ge_lo if what == "tail" else st.storms_per_s_lo)[k][seen]
+            hi = (te.p_ge_hi if what == "tail" else st.storms_per_s_hi)[k][seen]
             ax.errorbar(k[seen], y, yerr=[y - lo, hi - y], fmt="o", ms=3, mfc="none", color=col,
                         label=f"N = {n}: simulation (95 %)")
         if sp is not None:
-            y = sp.p if what == "tail" else sp.rate
-            lo = sp.p_lo if what == "tail" else sp.rate_lo
-            hi = sp.p_hi if what == "tail" else sp.rate_hi
+            y = sp.p_ge if what == "tail" else sp.storms_per_s
+            lo = sp.p_ge_lo if what == "tail" else sp.storms_per_s_lo
+            hi = sp.p_ge_hi if what == "tail" else sp.storms_per_s_hi
             ax.errorbar(sp.levels, y, yerr=[y - lo, hi - y], fmt="D", ms=5, color="k", mfc="none",
                         label="N = 32: splitting (95 %)")
         ax.set_yscale("log")
@@ -289,8 +289,8 @@ def main(argv=None) -> int:
     ax.plot(k, np.exp(law_i.log_binomial_p_ge[k]), color="k", ls=":",
             label="binomial (law's p)")
     ax.plot(k, np.exp(exact_bin[k]), color="C3", ls="--", lw=0.8, label="Binomial(N, d/(T+d))")
-    seen = st_i.count[k] >= MIN_STORMS
-    y, lo, hi = te_i.p[k][seen], te_i.lo[k][seen], te_i.hi[k][seen]
+    seen = st_i.storms[k] >= MIN_STORMS
+    y, lo, hi = te_i.p_ge[k][seen], te_i.p_ge_lo[k][seen], te_i.p_ge_hi[k][seen]
     ax.errorbar(k[seen], y, yerr=[y - lo, hi - y], fmt="o", ms=3, mfc="none", color="C1",
                 label="simulation (95 %)")
     ax.set_yscale("log")
@@ -305,7 +305,7 @@ def main(argv=None) -> int:
     # -- entry ------------------------------------------------------------------------
     deep = {n: (n // 2, c["ratio"][n // 2]) for n, c in cells.items()}
     pats = {n: (ranges(c["above"]), ranges(c["below"]), c["changes"]) for n, c in cells.items()}
-    resolved = [int(np.sum(c["st"].count[1:] >= MIN_STORMS)) for c in cells.values()]
+    resolved = [int(np.sum(c["st"].storms[1:] >= MIN_STORMS)) for c in cells.values()]
     split_txt = (f"splitting at N = 32, k = {', '.join(str(k) for k in sp.levels)} (P down to "
                  f"{C.fmt(cells[32]['law'].p_ge[sp.levels[-1]])}): worst |z| = "
                  + (f"{np.max(np.abs(zsplit)):.1f} over the {len(zsplit) // 2} levels whose replicates "
@@ -359,7 +359,7 @@ equal the binomial exactly (asserted to {EXACT_TOL:g} in log)."""
         f"gives exactly the binomial (to {dev_law_bin:.0e}), and the simulation agrees with both "
         f"(worst |z| {np.max(np.abs(zs_i)):.1f}). Simulation agrees with the law at every level it "
         f"resolves (worst |z| {np.max(np.abs(np.concatenate(zs_all))):.1f}); {split_txt}"
-        + (f" (the deepest, k = {sp.levels[-1]}, is {sp.p[-1] / cells[32]['law'].p_ge[sp.levels[-1]]:.2g}"
+        + (f" (the deepest, k = {sp.levels[-1]}, is {sp.p_ge[-1] / cells[32]['law'].p_ge[sp.levels[-1]]:.2g}"
            " x the law: the low side, as splitting's heavy-tailed replicates make likely at its "
            "deepest levels)" if sp is not None else "") + ". "
         "Where we differ from the paper: the paper calls the tail's explanation an open problem; it is "

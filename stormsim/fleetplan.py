@@ -391,7 +391,8 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     for name, change, f in scenarios:
         risk = storm_risk(f, ks, max_seconds=budget, seed=seed)
         method = np.asarray(risk.level_method, dtype=str)
-        rate, lo, hi = (np.array(a, dtype=np.float64) for a in (risk.rate, risk.rate_lo, risk.rate_hi))
+        rate, lo, hi = (np.array(a, dtype=np.float64)
+                        for a in (risk.storms_per_s, risk.storms_per_s_lo, risk.storms_per_s_hi))
         capped = ks > f.max_writers          # a writer cap: never more writers than K
         rate[capped], lo[capped], hi[capped], method[capped] = 0.0, 0.0, 0.0, "cap"
         mean, lone, share, contention, how = _costs(f, str(risk.level_method[0]))
@@ -399,8 +400,8 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         rows.append(PlanRow(
             scenario=name, change=change, storms_per_day=rate * day,
             storms_per_day_lo=lo * day, storms_per_day_hi=hi * day,
-            storm_duration=np.asarray(risk.duration, dtype=np.float64),
-            p_ge=np.where(capped, 0.0, risk.p), method=method,
+            storm_duration=np.asarray(risk.storm_duration, dtype=np.float64),
+            p_ge=np.where(capped, 0.0, risk.p_ge), method=method,
             checkpoint_seconds=mean if how == "exact" else dur["mean"],
             lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
             wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,

@@ -104,9 +104,9 @@ CASES = [
         cap=["3", True, None, math.nan], throughput=[3, "nonsense"])),
     ("kaplan_meier", stormsim.kaplan_meier, dict(time=[1.0, 2.0], observed=[True, False]), dict(
         time=["abc", None, [math.nan, 1.0], ["1", "2"], [1.0, math.inf]],
-        observed=["yes", [0.5, 1.0], [2, 0]], level=NUMBER + [0.0, 1.0, 1.5])),
+        observed=["yes", [0.5, 1.0], [2, 0]], confidence=NUMBER + [0.0, 1.0, 1.5])),
     ("median_survival", stormsim.median_survival, dict(time=[1.0, 2.0]), dict(
-        time=["abc", [math.nan, 1.0]], observed=["yes", [0.5, 1.0]], level=NUMBER + [1.5])),
+        time=["abc", [math.nan, 1.0]], observed=["yes", [0.5, 1.0]], confidence=NUMBER + [1.5])),
     ("stationary", stormsim.stationary, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_spacing", stormsim.stagger_spacing, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_margin", stormsim.stagger_margin, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),

@@ -21,7 +21,7 @@ from .result import StormRisk
 
 __all__ = ["EXACT_METHOD", "exact_applies", "exact_risk"]
 
-#: How an exact level reads (``p_method``, ``rate_method``, ``level_method``).
+#: How an exact level reads (``p_ge_method``, ``storms_method``, ``level_method``).
 EXACT_METHOD = "exact"
 
 
@@ -46,10 +46,12 @@ def exact_risk(fleet: Fleet, ks: np.ndarray, target: float, seed: int, batch: in
     word = np.full(ks.size, EXACT_METHOD)
     return StormRisk(
         levels=ks, rel_error_target=target, seed=int(seed), batch_fleets=int(batch),
-        p=p, p_lo=p.copy(), p_hi=p.copy(), p_method=word.copy(), p_rel_error=zero.copy(),
-        rate=rate, rate_lo=rate.copy(), rate_hi=rate.copy(), rate_method=word.copy(),
-        rate_rel_error=zero.copy(), duration=duration, duration_lo=duration.copy(),
-        duration_hi=duration.copy(), hits=np.zeros(ks.size, dtype=np.int64),
+        p_ge=p, p_ge_lo=p.copy(), p_ge_hi=p.copy(), p_ge_method=word.copy(),
+        p_ge_rel_error=zero.copy(), storms_per_s=rate, storms_per_s_lo=rate.copy(),
+        storms_per_s_hi=rate.copy(), storms_method=word.copy(),
+        storms_per_s_rel_error=zero.copy(), storm_duration=duration,
+        storm_duration_lo=duration.copy(), storm_duration_hi=duration.copy(),
+        hits=np.zeros(ks.size, dtype=np.int64),
         resolved=np.ones(ks.size, dtype=bool), fleets_needed=zero.copy(),
         cpu_seconds_needed=zero.copy(), needed_is_lower_bound=np.zeros(ks.size, dtype=bool),
         cpu_seconds=time.process_time() - c0, wall_seconds=time.perf_counter() - t0,

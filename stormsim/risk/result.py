@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._deprecated import renamed
 from ..engine.units import SECONDS_PER_DAY
 from ..stats.storms import ratio_of_means
-from ..stats.tails import LEVEL, monotone_bound
+from ..stats.interval import CONFIDENCE
+from ..stats.tails import monotone_bound
 from .splitting import TOP_SHARE_WARN
 
 __all__ = ["StormRisk", "with_split"]
@@ -23,13 +25,15 @@ def _re(x: float) -> str:
 class StormRisk:
     """What ``storm_risk`` found. Arrays are indexed like ``levels``.
 
-    p, p_lo, p_hi, p_method, p_rel_error : P(n_w >= k), its interval and method
-        (stormsim.stats.tails), its relative standard error (NaN without one)
-    rate, rate_lo, rate_hi, rate_method, rate_rel_error : nu_k, storms per
-        second of measured time (stormsim.stats.storms)
+    p_ge, p_ge_lo, p_ge_hi, p_ge_method, p_ge_rel_error : P(n_w >= k), its
+        interval and method (stormsim.stats.tails), its relative standard error
+        (NaN without one)
+    storms_per_s, storms_per_s_lo, storms_per_s_hi, storms_per_s_rel_error :
+        nu_k, storms per second of measured time (stormsim.stats.storms);
+        storms_method : how its interval was made
     storms_per_day, storms_per_day_lo, storms_per_day_hi : nu_k and its interval
         in storms per day (properties: the rates times 86400)
-    duration, duration_lo, duration_hi : mean storm duration (s)
+    storm_duration, storm_duration_lo, storm_duration_hi : mean storm duration (s)
     hits : fleets that reached each level
     resolved : both relative errors <= rel_error (with >= MIN_HITS hits)
     fleets_needed, cpu_seconds_needed : estimated plain Monte Carlo cost to
@@ -41,30 +45,35 @@ class StormRisk:
         (answered from the exact law, ``risk.exact``: nothing run)
     level_method : "exact", "plain" or "splitting" per level; split : the
         stormsim.risk.splitting.SplitEstimate of the split levels (or None)
+    confidence : the intervals' confidence (0.95)
 
-    A split level no replicate reached has p = 0, p_method "monotone-bound":
-    p_hi is the upper end of the interval of the deepest lower level asked
-    (P(n_w >= k) falls with k), or 1; its rate is NaN, rate_method
-    "not-reached" (no such bound). Ask for intermediate levels, or more time.
+    A split level no replicate reached has p_ge = 0, p_ge_method
+    "monotone-bound": p_ge_hi is the upper end of the interval of the deepest
+    lower level asked (P(n_w >= k) falls with k), or 1; its storms_per_s is
+    NaN, storms_method "not-reached" (no such bound). Ask for intermediate
+    levels, or more time.
+
+    The names of 0.2.0 (p, rate, duration, level and their _lo, _hi, ...)
+    still read, with a DeprecationWarning, for one release.
     """
 
     levels: np.ndarray
     rel_error_target: float
     seed: int
     batch_fleets: int
-    p: np.ndarray
-    p_lo: np.ndarray
-    p_hi: np.ndarray
-    p_method: np.ndarray
-    p_rel_error: np.ndarray
-    rate: np.ndarray
-    rate_lo: np.ndarray
-    rate_hi: np.ndarray
-    rate_method: np.ndarray
-    rate_rel_error: np.ndarray
-    duration: np.ndarray
-    duration_lo: np.ndarray
-    duration_hi: np.ndarray
+    p_ge: np.ndarray
+    p_ge_lo: np.ndarray
+    p_ge_hi: np.ndarray
+    p_ge_method: np.ndarray
+    p_ge_rel_error: np.ndarray
+    storms_per_s: np.ndarray
+    storms_per_s_lo: np.ndarray
+    storms_per_s_hi: np.ndarray
+    storms_method: np.ndarray
+    storms_per_s_rel_error: np.ndarray
+    storm_duration: np.ndarray
+    storm_duration_lo: np.ndarray
+    storm_duration_hi: np.ndarray
     hits: np.ndarray
     resolved: np.ndarray
     fleets_needed: np.ndarray
@@ -79,26 +88,35 @@ class StormRisk:
     stopped: str = "running"
     level_method: np.ndarray | None = None
     split: object = field(default=None, repr=False)
-    level: float = LEVEL
+    confidence: float = CONFIDENCE
     method: str = field(default=(
         "plain Monte Carlo over independent fleets; P(n_w>=k): ratio estimator, delta method "
         "on the logit scale (stormsim.stats.tails); storms/s and duration: ratio estimators, delta "
         "method on the log scale (stormsim.stats.storms); no event: one-sided 95% bounds"), repr=False)
 
+    # the names of 0.2.0, kept one release
+    __getattr__ = renamed("StormRisk", {
+        "p": "p_ge", "p_lo": "p_ge_lo", "p_hi": "p_ge_hi", "p_method": "p_ge_method",
+        "p_rel_error": "p_ge_rel_error", "rate": "storms_per_s", "rate_lo": "storms_per_s_lo",
+        "rate_hi": "storms_per_s_hi", "rate_rel_error": "storms_per_s_rel_error",
+        "rate_method": "storms_method", "duration": "storm_duration",
+        "duration_lo": "storm_duration_lo", "duration_hi": "storm_duration_hi",
+        "level": "confidence"})
+
     @property
     def storms_per_day(self) -> np.ndarray:
         """nu_k in storms per day (the model's time unit being the second)."""
-        return self.rate * SECONDS_PER_DAY
+        return self.storms_per_s * SECONDS_PER_DAY
 
     @property
     def storms_per_day_lo(self) -> np.ndarray:
         """The lower end of nu_k's interval, in storms per day."""
-        return self.rate_lo * SECONDS_PER_DAY
+        return self.storms_per_s_lo * SECONDS_PER_DAY
 
     @property
     def storms_per_day_hi(self) -> np.ndarray:
         """The upper end of nu_k's interval (a one-sided bound where no storm), per day."""
-        return self.rate_hi * SECONDS_PER_DAY
+        return self.storms_per_s_hi * SECONDS_PER_DAY
 
     def to_dict(self) -> dict:
         """Plain lists and numbers (JSON-ready, NaN as None)."""
@@ -119,12 +137,12 @@ class StormRisk:
 
     def _rate_text(self, j: int, scale: float) -> str:
         """nu_k at level index j with its interval, times ``scale`` (1: per second)."""
-        if self.rate_method[j] == "zero-bound":
-            return f"< {self.rate_hi[j] * scale:.2e} (no storm)"
-        if self.rate_method[j] == "not-reached":
+        if self.storms_method[j] == "zero-bound":
+            return f"< {self.storms_per_s_hi[j] * scale:.2e} (no storm)"
+        if self.storms_method[j] == "not-reached":
             return "not reached, no bound" if scale == 1.0 else "-"
-        return (f"{self.rate[j] * scale:.3e} [{self.rate_lo[j] * scale:.3e}, "
-                f"{self.rate_hi[j] * scale:.3e}]")
+        return (f"{self.storms_per_s[j] * scale:.3e} [{self.storms_per_s_lo[j] * scale:.3e}, "
+                f"{self.storms_per_s_hi[j] * scale:.3e}]")
 
     def __str__(self) -> str:
         lines = [f"storm_risk: {self.fleets} fleets in {self.batches} batches of "
@@ -134,15 +152,15 @@ class StormRisk:
         head = ["k", "P(n_w>=k) [95% CI]", "RE", "storms/s [95% CI]", "storms/day [95% CI]",
                 "RE", "storm s [95% CI]", "resolved / plain-MC cost to resolve"]
         rows = []
-        bound = monotone_bound(self.p_hi, self.p_method)     # unreached: the measured scale
+        bound = monotone_bound(self.p_ge_hi, self.p_ge_method)     # unreached: the measured scale
         for j, k in enumerate(self.levels.tolist()):
             p = (f"< {bound[j]:.2e} (not reached)"
-                 if self.p_method[j] in ("zero-bound", "monotone-bound") else
-                 f"{self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}]")
+                 if self.p_ge_method[j] in ("zero-bound", "monotone-bound") else
+                 f"{self.p_ge[j]:.3e} [{self.p_ge_lo[j]:.3e}, {self.p_ge_hi[j]:.3e}]")
             r, per_day = (self._rate_text(j, scale) for scale in (1.0, SECONDS_PER_DAY))
-            d = ("-" if math.isnan(self.duration[j]) else f"{self.duration[j]:.4g}" +
-                 ("" if math.isnan(self.duration_lo[j]) else
-                  f" [{self.duration_lo[j]:.4g}, {self.duration_hi[j]:.4g}]"))
+            d = ("-" if math.isnan(self.storm_duration[j]) else f"{self.storm_duration[j]:.4g}" +
+                 ("" if math.isnan(self.storm_duration_lo[j]) else
+                  f" [{self.storm_duration_lo[j]:.4g}, {self.storm_duration_hi[j]:.4g}]"))
             if self.level_method is not None and self.level_method[j] == "splitting":
                 cost = ("yes" if self.resolved[j] else "no") + " (splitting)"
             elif self.resolved[j]:
@@ -151,8 +169,8 @@ class StormRisk:
                 at_least = ">= " if self.needed_is_lower_bound[j] else "~"
                 cost = (f"no: {at_least}{self.fleets_needed[j]:.3g} fleets, "
                         f"{at_least}{self.cpu_seconds_needed[j]:.3g} CPU s")
-            rows.append([str(k), p, _re(self.p_rel_error[j]), r, per_day,
-                         _re(self.rate_rel_error[j]), d, cost])
+            rows.append([str(k), p, _re(self.p_ge_rel_error[j]), r, per_day,
+                         _re(self.storms_per_s_rel_error[j]), d, cost])
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
         lines.append("  ".join(h.rjust(w) for h, w in zip(head, widths)))
         lines += ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows]
@@ -175,18 +193,19 @@ def _bound_unreached(ks, unreached, base) -> None:
     k' < k, so the upper end of the deepest lower level's interval bounds it
     ("monotone-bound"; 1 if none was reached). nu_k has no such bound (storms
     of k need not be rarer than storms of k - 1): "not-reached", NaN."""
-    base["p_method"] = base["p_method"].astype(object)       # room for longer names
-    base["rate_method"] = base["rate_method"].astype(object)
+    base["p_ge_method"] = base["p_ge_method"].astype(object)       # room for longer names
+    base["storms_method"] = base["storms_method"].astype(object)
     for j in unreached.tolist():
-        lower = [i for i in range(ks.size) if ks[i] < ks[j] and base["p"][i] > 0
-                 and math.isfinite(base["p_hi"][i])]
-        base["p"][j], base["p_lo"][j] = 0.0, 0.0
-        base["p_hi"][j] = min((base["p_hi"][i] for i in lower), default=1.0)
-        base["p_method"][j] = "monotone-bound"
-        base["p_rel_error"][j] = np.nan
-        for name in ("rate", "rate_lo", "rate_hi", "rate_rel_error"):
+        lower = [i for i in range(ks.size) if ks[i] < ks[j] and base["p_ge"][i] > 0
+                 and math.isfinite(base["p_ge_hi"][i])]
+        base["p_ge"][j], base["p_ge_lo"][j] = 0.0, 0.0
+        base["p_ge_hi"][j] = min((base["p_ge_hi"][i] for i in lower), default=1.0)
+        base["p_ge_method"][j] = "monotone-bound"
+        base["p_ge_rel_error"][j] = np.nan
+        for name in ("storms_per_s", "storms_per_s_lo", "storms_per_s_hi",
+                     "storms_per_s_rel_error"):
             base[name][j] = np.nan
-        base["rate_method"][j] = "not-reached"
+        base["storms_method"][j] = "not-reached"
 
 
 def with_split(risk, ks, todo, sp, target, plain_events, stopped, cpu_seconds,
@@ -198,37 +217,40 @@ def with_split(risk, ks, todo, sp, target, plain_events, stopped, cpu_seconds,
     n = ks.size
     if risk is None:
         nan = np.full(n, np.nan)
-        base = dict(p=nan.copy(), p_lo=nan.copy(), p_hi=nan.copy(),
-                    p_method=np.full(n, "splitting"), p_rel_error=nan.copy(), rate=nan.copy(),
-                    rate_lo=nan.copy(), rate_hi=nan.copy(), rate_method=np.full(n, "splitting"),
-                    rate_rel_error=nan.copy(), duration=nan.copy(), duration_lo=nan.copy(),
-                    duration_hi=nan.copy(), hits=np.zeros(n, dtype=np.int64),
+        base = dict(p_ge=nan.copy(), p_ge_lo=nan.copy(), p_ge_hi=nan.copy(),
+                    p_ge_method=np.full(n, "splitting"), p_ge_rel_error=nan.copy(),
+                    storms_per_s=nan.copy(), storms_per_s_lo=nan.copy(),
+                    storms_per_s_hi=nan.copy(), storms_method=np.full(n, "splitting"),
+                    storms_per_s_rel_error=nan.copy(), storm_duration=nan.copy(),
+                    storm_duration_lo=nan.copy(), storm_duration_hi=nan.copy(),
+                    hits=np.zeros(n, dtype=np.int64),
                     resolved=np.zeros(n, dtype=bool), fleets_needed=nan.copy(),
                     cpu_seconds_needed=nan.copy(), needed_is_lower_bound=np.zeros(n, bool),
                     fleets=0, fleet_cycles=0, batches=0, batch_fleets=0, method=sp.method)
     else:
         base = {k: (v.copy() if isinstance(v, np.ndarray) else v)
                 for k, v in risk.__dict__.items() if k not in ("levels", "split")}
-        base["p_method"] = base["p_method"].astype(object)
-        base["rate_method"] = base["rate_method"].astype(object)
+        base["p_ge_method"] = base["p_ge_method"].astype(object)
+        base["storms_method"] = base["storms_method"].astype(object)
     idx = np.nonzero(todo)[0]
-    for name in ("p", "p_lo", "p_hi", "p_rel_error", "rate", "rate_lo", "rate_hi",
-                 "rate_rel_error"):
+    for name in ("p_ge", "p_ge_lo", "p_ge_hi", "p_ge_rel_error", "storms_per_s",
+                 "storms_per_s_lo", "storms_per_s_hi", "storms_per_s_rel_error"):
         base[name][idx] = getattr(sp, name)
-    base["p_method"][idx] = "splitting"
-    base["rate_method"][idx] = "splitting"
-    _bound_unreached(ks, idx[~(sp.p > 0)], base)
+    base["p_ge_method"][idx] = "splitting"
+    base["storms_method"][idx] = "splitting"
+    _bound_unreached(ks, idx[~(sp.p_ge > 0)], base)
     # time at >= k per storm: the ratio of the replicates' means, its interval
     # over the replicates (independent units) like every other ratio here
-    d, d_lo, d_hi, _ = ratio_of_means(sp.rep_p, sp.rep_rate, sp.level)
-    base["duration"][idx], base["duration_lo"][idx], base["duration_hi"][idx] = d, d_lo, d_hi
-    base["resolved"][idx] = (sp.rate_rel_error <= target) & (sp.p_rel_error <= target)
+    d, d_lo, d_hi, _ = ratio_of_means(sp.rep_p_ge, sp.rep_storms_per_s, sp.confidence)
+    base["storm_duration"][idx], base["storm_duration_lo"][idx] = d, d_lo
+    base["storm_duration_hi"][idx] = d_hi
+    base["resolved"][idx] = (sp.storms_per_s_rel_error <= target) & (sp.p_ge_rel_error <= target)
     lm = np.full(n, "plain", dtype=object) if risk is None or risk.level_method is None \
         else risk.level_method.astype(object)
     lm[idx] = "splitting"
     base.update(level_method=lm.astype(str), split=sp, stopped=stopped,
                 cpu_seconds=cpu_seconds, wall_seconds=wall_seconds,
                 events=plain_events + sp.events, rel_error_target=target, seed=sp.seed)
-    base["p_method"] = base["p_method"].astype(str)
-    base["rate_method"] = base["rate_method"].astype(str)
+    base["p_ge_method"] = base["p_ge_method"].astype(str)
+    base["storms_method"] = base["storms_method"].astype(str)
     return StormRisk(levels=ks, **base)

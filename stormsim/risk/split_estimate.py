@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import t as student_t
 
+from .._deprecated import renamed
 from ..engine.cost import seconds_per_event
 from ..engine.model import Fleet
-from ..stats.tails import LEVEL
+from ..stats.interval import CONFIDENCE
 
 __all__ = ["SplitEstimate", "summarise", "merge", "MIN_REPLICATES", "TOP_SHARE_WARN",
            "interval", "INTERVALS", "DEFAULT_INTERVAL",
@@ -37,14 +38,15 @@ DEFAULT_INTERVAL = "lognormal-floor"
 class SplitEstimate:
     """What ``storm_split`` found. Level arrays are indexed like ``levels``.
 
-    rate, rate_lo, rate_hi, rate_rel_error : nu_k (storms per second)
-    p, p_lo, p_hi, p_rel_error : P(n_w >= k) (time fraction)
-    rep_rate, rep_p : (replicates, levels) each replicate's own estimate
+    storms_per_s, storms_per_s_lo, storms_per_s_hi, storms_per_s_rel_error :
+        nu_k (storms per second)
+    p_ge, p_ge_lo, p_ge_hi, p_ge_rel_error : P(n_w >= k) (time fraction)
+    rep_storms_per_s, rep_p_ge : (replicates, levels) each replicate's own estimate
     from_flux : bool per level: below the basin edge, a plain estimate from
         the flux runs (no splitting)
     interfaces : L_0 .. k_max; p_stage (replicates, J) each stage's success
         fraction; truncated : clones stopped by the event guard (0 expected)
-    work_relvar : RE^2 x CPU seconds of each level's rate (s)
+    work_relvar : RE^2 x CPU seconds of each level's storms_per_s (s)
     mc_work_relvar : plain Monte Carlo's RE^2 x CPU s for the same rate, a
         lower bound (Poisson counting of storms, 1 / (nu_k x simulated seconds
         per CPU second of ``simulate``, engine.cost.NS_PER_EVENT)); storms come in
@@ -55,6 +57,10 @@ class SplitEstimate:
         replicates agree; above TOP_SHARE_WARN one replicate carries the
         estimate: the replicate distribution is heavy-tailed there, the
         typical run lies below the mean and the interval may be too narrow
+    confidence : the intervals' confidence (0.95)
+
+    The names of 0.2.0 (p, rate, rep_p, rep_rate, level and their _lo, _hi,
+    _rel_error) still read, with a DeprecationWarning, for one release.
     """
 
     levels: np.ndarray
@@ -64,16 +70,16 @@ class SplitEstimate:
     flux_cycles: int
     burn_in: int
     interfaces: np.ndarray
-    rate: np.ndarray
-    rate_lo: np.ndarray
-    rate_hi: np.ndarray
-    rate_rel_error: np.ndarray
-    p: np.ndarray
-    p_lo: np.ndarray
-    p_hi: np.ndarray
-    p_rel_error: np.ndarray
-    rep_rate: np.ndarray
-    rep_p: np.ndarray
+    storms_per_s: np.ndarray
+    storms_per_s_lo: np.ndarray
+    storms_per_s_hi: np.ndarray
+    storms_per_s_rel_error: np.ndarray
+    p_ge: np.ndarray
+    p_ge_lo: np.ndarray
+    p_ge_hi: np.ndarray
+    p_ge_rel_error: np.ndarray
+    rep_storms_per_s: np.ndarray
+    rep_p_ge: np.ndarray
     from_flux: np.ndarray
     p_stage: np.ndarray
     flux: np.ndarray
@@ -88,7 +94,7 @@ class SplitEstimate:
     top_share: np.ndarray
     horizon: int
     score_every: str
-    level: float = LEVEL
+    confidence: float = CONFIDENCE
     _sim_per_event: float = field(default=float("nan"), repr=False)
     method: str = field(default=(
         "forward flux sampling on the committed-future score with a mean look-ahead of "
@@ -96,6 +102,13 @@ class SplitEstimate:
         "95% interval over independent replicates (t, log scale; its relative error at least "
         "the zero-inflated lognormal one of the replicates' spread, split_estimate.interval)"),
         repr=False)
+
+    # the names of 0.2.0, kept one release
+    __getattr__ = renamed("SplitEstimate", {
+        "p": "p_ge", "p_lo": "p_ge_lo", "p_hi": "p_ge_hi", "p_rel_error": "p_ge_rel_error",
+        "rate": "storms_per_s", "rate_lo": "storms_per_s_lo", "rate_hi": "storms_per_s_hi",
+        "rate_rel_error": "storms_per_s_rel_error", "rep_p": "rep_p_ge",
+        "rep_rate": "rep_storms_per_s", "level": "confidence"})
 
     def __str__(self) -> str:
         lines = [f"storm_split: {self.replicates} replicates x {self.trials} clones per stage, "
@@ -105,18 +118,19 @@ class SplitEstimate:
                  f"{self.cpu_seconds:.3g} CPU s"]
         for j, k in enumerate(self.levels.tolist()):
             src = "flux run" if self.from_flux[j] else "splitting"
-            lines.append(f"  k={k:3d}  nu_k={self.rate[j]:.3e} [{self.rate_lo[j]:.3e}, "
-                         f"{self.rate_hi[j]:.3e}] RE {self.rate_rel_error[j]:.3f}   "
-                         f"P={self.p[j]:.3e} [{self.p_lo[j]:.3e}, {self.p_hi[j]:.3e}] "
-                         f"RE {self.p_rel_error[j]:.3f}  ({src}, gain >= {self.gain[j]:.3g})"
+            lines.append(f"  k={k:3d}  nu_k={self.storms_per_s[j]:.3e} "
+                         f"[{self.storms_per_s_lo[j]:.3e}, {self.storms_per_s_hi[j]:.3e}] "
+                         f"RE {self.storms_per_s_rel_error[j]:.3f}   "
+                         f"P={self.p_ge[j]:.3e} [{self.p_ge_lo[j]:.3e}, {self.p_ge_hi[j]:.3e}] "
+                         f"RE {self.p_ge_rel_error[j]:.3f}  ({src}, gain >= {self.gain[j]:.3g})"
                          + (f"  ONE REPLICATE HOLDS {self.top_share[j]:.0%}: heavy tail, the "
                             "interval may be too narrow" if self.top_share[j] > TOP_SHARE_WARN
                             else ""))
         return "\n".join(lines)
 
 
-def _log_interval(m, rel, R, level):
-    q = float(student_t.ppf(0.5 + level / 2.0, max(R - 1, 1)))
+def _log_interval(m, rel, R, confidence):
+    q = float(student_t.ppf(0.5 + confidence / 2.0, max(R - 1, 1)))
     return m * np.exp(-q * rel), m * np.exp(q * rel)
 
 
@@ -142,7 +156,7 @@ def lognormal_rel_error(x) -> np.ndarray:
     return np.where(n1 >= 3, np.sqrt(v), np.inf)
 
 
-def interval(x, level=LEVEL, method=DEFAULT_INTERVAL):
+def interval(x, confidence=CONFIDENCE, method=DEFAULT_INTERVAL):
     """Mean m, interval (lo, hi) and reported relative error of replicate
     estimates x (R, levels), per level; lo, hi, RE are nan below MIN_REPLICATES.
 
@@ -168,7 +182,7 @@ def interval(x, level=LEVEL, method=DEFAULT_INTERVAL):
         rel = np.where(m > 0, se / m, np.nan)
     if method == "lognormal-floor":
         rel = np.where(m > 0, np.fmax(rel, lognormal_rel_error(x)), np.nan)
-    lo, hi = _log_interval(m, rel, R, level)
+    lo, hi = _log_interval(m, rel, R, confidence)
     return m, lo, hi, rel
 
 
@@ -176,11 +190,11 @@ def summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon, sco
     def combine(x):
         return interval(x)
 
-    rate, rate_lo, rate_hi, rate_re = combine(o["rep_rate"])
-    p, p_lo, p_hi, p_re = combine(o["rep_p"])
+    rate, rate_lo, rate_hi, rate_re = combine(o["rep_storms_per_s"])
+    p, p_lo, p_hi, p_re = combine(o["rep_p_ge"])
     with np.errstate(divide="ignore", invalid="ignore"):
-        top = np.fmax(o["rep_p"].max(axis=0) / o["rep_p"].sum(axis=0),
-                      o["rep_rate"].max(axis=0) / o["rep_rate"].sum(axis=0))
+        top = np.fmax(o["rep_p_ge"].max(axis=0) / o["rep_p_ge"].sum(axis=0),
+                      o["rep_storms_per_s"].max(axis=0) / o["rep_storms_per_s"].sum(axis=0))
     work = rate_re ** 2 * cpu
     # plain MC: one storm per 1 / nu_k simulated seconds, a simulated second
     # costing (events per simulated second) x (CPU s per event of simulate)
@@ -189,10 +203,11 @@ def summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon, sco
         mc = cpu_per_sim_s / rate
         gain = mc / work
     return SplitEstimate(levels=ks, seed=seed, trials=M, replicates=R, flux_cycles=cycles,
-                         burn_in=burn_in, interfaces=o["interfaces"], rate=rate,
-                         rate_lo=rate_lo, rate_hi=rate_hi, rate_rel_error=rate_re, p=p,
-                         p_lo=p_lo, p_hi=p_hi, p_rel_error=p_re, rep_rate=o["rep_rate"],
-                         rep_p=o["rep_p"], from_flux=o["from_flux"], p_stage=o["p_stage"],
+                         burn_in=burn_in, interfaces=o["interfaces"], storms_per_s=rate,
+                         storms_per_s_lo=rate_lo, storms_per_s_hi=rate_hi,
+                         storms_per_s_rel_error=rate_re, p_ge=p, p_ge_lo=p_lo, p_ge_hi=p_hi,
+                         p_ge_rel_error=p_re, rep_storms_per_s=o["rep_storms_per_s"],
+                         rep_p_ge=o["rep_p_ge"], from_flux=o["from_flux"], p_stage=o["p_stage"],
                          flux=o["flux"], entries=o["entries"], events=o["events"],
                          truncated=o["truncated"], cpu_seconds=cpu, wall_seconds=wall,
                          work_relvar=work, mc_work_relvar=mc, gain=gain, top_share=top,
@@ -204,14 +219,14 @@ def merge(parts, fleet: Fleet, cpu: float | None = None, wall: float | None = No
     """One SplitEstimate of the replicates of several calls (same inputs, seed, basin)."""
     first = parts[0]
     o = dict(interfaces=first.interfaces,
-             rep_rate=np.concatenate([p.rep_rate for p in parts]),
-             rep_p=np.concatenate([p.rep_p for p in parts]), from_flux=first.from_flux,
+             rep_storms_per_s=np.concatenate([p.rep_storms_per_s for p in parts]),
+             rep_p_ge=np.concatenate([p.rep_p_ge for p in parts]), from_flux=first.from_flux,
              p_stage=np.concatenate([p.p_stage for p in parts]),
              flux=np.concatenate([p.flux for p in parts]),
              entries=np.concatenate([p.entries for p in parts]),
              events=sum(p.events for p in parts), truncated=sum(p.truncated for p in parts),
              sim_per_event=first._sim_per_event)
-    R = o["rep_rate"].shape[0]
+    R = o["rep_storms_per_s"].shape[0]
     cpu = sum(p.cpu_seconds for p in parts) if cpu is None else cpu
     wall = sum(p.wall_seconds for p in parts) if wall is None else wall
     return summarise(fleet, first.levels, o, first.trials, R, first.flux_cycles,

@@ -335,10 +335,11 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
     flux = entries / window
     plain_up = up / window[:, None]
     plain_p = time_at_or_above(occ) / window[:, None]
-    rep_rate = np.where(ks[None, :] < L0, plain_up[:, ks], flux[:, None] * tot_up[:, ks])
-    rep_p = np.where(ks[None, :] < L0, plain_p[:, ks], flux[:, None] * tot_time[:, ks])
+    rep_storms_per_s = np.where(ks[None, :] < L0, plain_up[:, ks], flux[:, None] * tot_up[:, ks])
+    rep_p_ge = np.where(ks[None, :] < L0, plain_p[:, ks], flux[:, None] * tot_time[:, ks])
     sim_per_event = window.sum() / max(int(events.sum()), 1)
-    return dict(interfaces=interfaces, rep_rate=rep_rate, rep_p=rep_p, from_flux=ks < L0,
+    return dict(interfaces=interfaces, rep_storms_per_s=rep_storms_per_s, rep_p_ge=rep_p_ge,
+                from_flux=ks < L0,
                 p_stage=p_stage, flux=flux, entries=entries, events=total_events,
                 truncated=truncated, sim_per_event=sim_per_event)
 
@@ -388,7 +389,7 @@ def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float
         if progress is not None:
             progress(est)
         done = est.replicates >= MIN_REPLICATES and bool(
-            np.all(est.rate_rel_error <= rel_error) and np.all(est.p_rel_error <= rel_error))
+            np.all(est.storms_per_s_rel_error <= rel_error) and np.all(est.p_ge_rel_error <= rel_error))
         if done or est.replicates + round_replicates > max_replicates or \
                 est.wall_seconds + last > max_seconds:
             return est

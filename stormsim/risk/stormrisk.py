@@ -68,7 +68,8 @@ from ..engine.run import simulate
 from ..stats.analysis import time_at_or_above
 from ..errors import SpecError
 from ..stats.storms import storm_estimate
-from ..stats.tails import LEVEL, tail_estimate
+from ..stats.interval import CONFIDENCE
+from ..stats.tails import tail_estimate
 from .exact import exact_applies, exact_risk
 from .result import StormRisk, with_split
 from .settings import (DEFAULT_BURN_IN, FIXED_REPLICATES, SplitSettings, check_basin,
@@ -115,21 +116,21 @@ def _collapse(occ: np.ndarray, up: np.ndarray, ks: np.ndarray):
     return c, e
 
 
-def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, level):
+def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, confidence):
     """The StormRisk arrays of the collapsed per-fleet data (levels = ks)."""
-    tail = tail_estimate(occ, fleets=fleets, level=level)
-    st = storm_estimate(up, occ, fleets=fleets, level=level)
+    tail = tail_estimate(occ, fleets=fleets, confidence=confidence)
+    st = storm_estimate(up, occ, fleets=fleets, confidence=confidence)
     above = time_at_or_above(occ)
     b = above[:, 0]
     u = occ.shape[0]
-    p = tail.p[1:]
+    p = tail.p_ge[1:]
     p_re = np.full(ks.size, np.nan)
     if u >= 2:
         d = above[:, 1:] - p * b[:, None]
         se = np.sqrt((d * d).sum(axis=0) / (u * (u - 1))) / b.mean()
         with np.errstate(divide="ignore", invalid="ignore"):
             p_re = np.where(p > 0, se / p, np.nan)
-    r_re = st.rel_error[1:]
+    r_re = st.storms_per_s_rel_error[1:]
     hits = (above[:, 1:] > 0).sum(axis=0)
     worst = np.fmax(p_re, r_re)                     # NaN only where both are
     resolved = (hits >= min_hits) & (p_re <= target) & (r_re <= target)
@@ -143,13 +144,15 @@ def _estimate(occ, up, ks, fleets, target, min_hits, cpu_per_fleet, level):
     if none.any():
         window = float(b.mean())
         # at least 1 / target^2 storms at the upper bound's rate
-        needed[none] = 1.0 / (target ** 2 * st.rate_hi[1:][none] * window)
+        needed[none] = 1.0 / (target ** 2 * st.storms_per_s_hi[1:][none] * window)
         lower[none] = True
-    return dict(p=p, p_lo=tail.lo[1:], p_hi=tail.hi[1:], p_method=tail.method[1:].astype(str),
-                p_rel_error=p_re, rate=st.rate[1:], rate_lo=st.rate_lo[1:],
-                rate_hi=st.rate_hi[1:], rate_method=st.method[1:].astype(str),
-                rate_rel_error=r_re, duration=st.duration[1:], duration_lo=st.duration_lo[1:],
-                duration_hi=st.duration_hi[1:], hits=hits, resolved=resolved,
+    return dict(p_ge=p, p_ge_lo=tail.p_ge_lo[1:], p_ge_hi=tail.p_ge_hi[1:],
+                p_ge_method=tail.method[1:].astype(str), p_ge_rel_error=p_re,
+                storms_per_s=st.storms_per_s[1:], storms_per_s_lo=st.storms_per_s_lo[1:],
+                storms_per_s_hi=st.storms_per_s_hi[1:], storms_method=st.method[1:].astype(str),
+                storms_per_s_rel_error=r_re, storm_duration=st.storm_duration[1:],
+                storm_duration_lo=st.storm_duration_lo[1:], storm_duration_hi=st.storm_duration_hi[1:],
+                hits=hits, resolved=resolved,
                 fleets_needed=needed, cpu_seconds_needed=needed * cpu_per_fleet,
                 needed_is_lower_bound=lower)
 
@@ -377,7 +380,7 @@ class PlainRun:
         """The StormRisk arrays of the batches so far (``cpu``: CPU seconds spent)."""
         job, fleets = self.job, self.batches * self.job.batch
         return _estimate(np.concatenate(self.occs), np.concatenate(self.ups), job.ks, fleets,
-                         job.target, job.min_hits, cpu / fleets, LEVEL)
+                         job.target, job.min_hits, cpu / fleets, CONFIDENCE)
 
     def run(self, until: float | None) -> StormRisk:
         """Batches until resolved, max_fleets or ``until`` s (None: a fixed
@@ -455,7 +458,7 @@ def _split_levels(job: RiskJob, risk: StormRisk | None, todo: np.ndarray,
                                job.budget - (time.perf_counter() - plain.t0), split,
                                seed=job.seed, launch=job.launch, threads=job.threads,
                                progress=rounds)
-    done = bool(np.all(sp.rate_rel_error <= job.target) and np.all(sp.p_rel_error <= job.target))
+    done = bool(np.all(sp.storms_per_s_rel_error <= job.target) and np.all(sp.p_ge_rel_error <= job.target))
     stopped = "rel_error" if done and (risk is None or risk.resolved[~todo].all()) \
         else "replicates" if job.fixed else "max_seconds"
     out = with_split(risk, job.ks, todo, sp, job.target, plain.events, stopped, *plain.clocks())

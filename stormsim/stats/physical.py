@@ -22,15 +22,15 @@ from .._args import check_int
 from ..errors import SpecError
 from .analysis import writer_seconds
 from .survival import median_survival, passage_times
-from .interval import Interval
-from .tails import LEVEL, tail_estimate
+from .interval import CONFIDENCE, Interval
+from .tails import tail_estimate
 
-__all__ = ["LEVEL", "Interval", "passage_probability", "storm_duration", "storm_time_per_day",
+__all__ = ["Interval", "passage_probability", "storm_duration", "storm_time_per_day",
            "storms_per_day", "time_to_passage", "write_time_per_day"]
 
 
 def _z() -> float:
-    return NormalDist().inv_cdf(0.5 + LEVEL / 2.0)
+    return NormalDist().inv_cdf(0.5 + CONFIDENCE / 2.0)
 
 
 def _measured(run):
@@ -62,7 +62,7 @@ def _ratio(num: np.ndarray, den: np.ndarray, scale: float, unit: str, what: str,
     z = _z()
     hi = min(1.0, r + z * se) if clip else r + z * se
     return Interval(r * scale, max(0.0, r - z * se) * scale, hi * scale,
-                    f"{LEVEL:.0%} normal interval of a ratio over {n} independent fleets", unit=unit)
+                    f"{CONFIDENCE:.0%} normal interval of a ratio over {n} independent fleets", unit=unit)
 
 
 def _level(level, n_jobs: int) -> int:
@@ -79,15 +79,15 @@ def storm_time_per_day(run, level: int = 2, unit: str = "min") -> Interval:
     """
     occ = _measured(run)
     level = _level(level, occ.shape[1] - 1)
-    est = tail_estimate(occ, level=LEVEL)
+    est = tail_estimate(occ, confidence=CONFIDENCE)
     per_day = SECONDS_PER_DAY / seconds(unit)
-    method = {"ratio-logit": f"{LEVEL:.0%} ratio-estimator interval over {run.fleets} fleets "
+    method = {"ratio-logit": f"{CONFIDENCE:.0%} ratio-estimator interval over {run.fleets} fleets "
                              "(logit scale, stormsim.stats.tails)",
-              "zero-bound": f"no fleet of {run.fleets} reached {level} writers: {LEVEL:.0%} "
+              "zero-bound": f"no fleet of {run.fleets} reached {level} writers: {CONFIDENCE:.0%} "
                             "one-sided upper bound (stormsim.stats.tails)"}.get(
         est.method[level], f"{est.method[level]} (stormsim.stats.tails)")
-    return Interval(float(est.p[level]) * per_day, float(est.lo[level]) * per_day,
-                    float(est.hi[level]) * per_day, method, unit=f"{unit}/day")
+    return Interval(float(est.p_ge[level]) * per_day, float(est.p_ge_lo[level]) * per_day,
+                    float(est.p_ge_hi[level]) * per_day, method, unit=f"{unit}/day")
 
 
 def _upcrossings(run) -> np.ndarray:
@@ -113,9 +113,9 @@ def storms_per_day(run, level: int = 2, time_unit="s") -> Interval:
     per_day = SECONDS_PER_DAY / seconds(time_unit, "time_unit")       # model time units per day
     if counts.sum() == 0:
 
-        hi = chi2.ppf(0.5 + LEVEL / 2.0, 2) / 2.0 / float(window.sum()) * per_day
+        hi = chi2.ppf(0.5 + CONFIDENCE / 2.0, 2) / 2.0 / float(window.sum()) * per_day
         return Interval(0.0, 0.0, hi, f"no storm in {run.fleets} fleets: exact Poisson (Garwood) "
-                        f"{LEVEL:.0%} upper bound from the total measured time", unit="storms/day")
+                        f"{CONFIDENCE:.0%} upper bound from the total measured time", unit="storms/day")
     return _ratio(counts, window, per_day, "storms/day", "storm", clip=False)
 
 
@@ -156,10 +156,10 @@ def time_to_passage(run, unit: str = "h", time_unit="s") -> Interval:
     if run.passage_level is None:
         raise SpecError("time_to_passage needs a run with a passage_level (2: the first collision)")
     t, observed = passage_times(run.passage_cycle, run.cycles, run.passage_time, run.end_time)
-    med, lo, hi = median_survival(t, observed, level=LEVEL)
+    med, lo, hi = median_survival(t, observed, confidence=CONFIDENCE)
     k = seconds(time_unit, "time_unit") / seconds(unit)
     censored = int((~observed).sum())
-    return Interval(med * k, lo * k, hi * k, f"median, {LEVEL:.0%} Brookmeyer-Crowley interval, "
+    return Interval(med * k, lo * k, hi * k, f"median, {CONFIDENCE:.0%} Brookmeyer-Crowley interval, "
                     f"Kaplan-Meier over {t.size} fleets, {censored} censored", unit=unit)
 
 
@@ -185,9 +185,9 @@ def passage_probability(run, within, time_unit="s") -> Interval:
                         "raise cycles so every fleet covers the horizon")
 
     x, n = int(hit.sum()), int(run.fleets)
-    ci = binomtest(x, n).proportion_ci(confidence_level=LEVEL, method="exact")
+    ci = binomtest(x, n).proportion_ci(confidence_level=CONFIDENCE, method="exact")
     return Interval(x / n, float(ci.low), float(ci.high),
-                    f"{x} of {n} fleets, Clopper-Pearson {LEVEL:.0%}")
+                    f"{x} of {n} fleets, Clopper-Pearson {CONFIDENCE:.0%}")
 
 
 def __getattr__(name):

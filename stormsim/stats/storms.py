@@ -10,7 +10,7 @@ independent units u (fleets, or fixed blocks of fleets in ``occupancy =
 - the mean storm duration ``D_k = sum_u A_u[k] / sum_u E_u[k]`` (s), A_u[k]
   the unit's time at n_w >= k.
 
-Interval methods (at ``level``, 95 % by default)
+Interval methods (at ``confidence``, 95 % by default)
 ------------------------------------------------
 ``ratio-log``
     Both are ratio estimators over iid units: the delta-method variance
@@ -19,7 +19,7 @@ Interval methods (at ``level``, 95 % by default)
     Student t quantile on min(u, units that saw a storm at k) - 1 degrees of
     freedom, as tails.py does for P(n_w >= k).
 ``zero-bound``
-    No storm at k in any unit: the rate's interval is ``[0, -ln(1 - level) /
+    No storm at k in any unit: the rate's interval is ``[0, -ln(1 - confidence) /
     sum_u W_u]``, the one-sided upper bound for a Poisson count of zero
     (about 3 / total measured time at 95 %); it holds when storms at so rare
     a level arrive as a Poisson stream (rare episodes do, to first order);
@@ -37,7 +37,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .analysis import time_at_or_above
-from .tails import LEVEL
+from .interval import CONFIDENCE
 
 __all__ = ["STORM_METHODS", "StormEstimate", "ratio_of_means", "storm_estimate"]
 
@@ -50,27 +50,29 @@ class StormEstimate:
 
     Attributes (arrays of length N + 1)
     ----------
-    count : float64, storms (up-crossings) summed over the units
-    rate, rate_lo, rate_hi : storms per second of measured time
-    duration, duration_lo, duration_hi : mean storm duration (s)
+    storms : float64, storms (up-crossings) summed over the units
+    storms_per_s, storms_per_s_lo, storms_per_s_hi : storms per second of measured time
+    storm_duration, storm_duration_lo, storm_duration_hi : mean storm duration (s)
     method : str array, one of STORM_METHODS
-    rel_error : the rate's relative standard error se / rate (NaN where none)
-    units, fleets, level
+    storms_per_s_rel_error : the relative standard error se / storms_per_s
+        (NaN where none)
+    units, fleets, confidence
     """
 
-    __slots__ = ("count", "rate", "rate_lo", "rate_hi", "duration", "duration_lo",
-                 "duration_hi", "method", "rel_error", "units", "fleets", "level")
+    __slots__ = ("storms", "storms_per_s", "storms_per_s_lo", "storms_per_s_hi", "storm_duration",
+                 "storm_duration_lo", "storm_duration_hi", "method", "storms_per_s_rel_error",
+                 "units", "fleets", "confidence")
 
     def __init__(self, **kw):
         for k, v in kw.items():
             setattr(self, k, v)
 
     def __repr__(self) -> str:
-        return (f"<StormEstimate N={self.rate.size - 1}, {self.units} units of {self.fleets} "
-                f"fleets, level {self.level}>")
+        return (f"<StormEstimate N={self.storms_per_s.size - 1}, {self.units} units of "
+                f"{self.fleets} fleets, confidence {self.confidence}>")
 
 
-def _ratio_log(num, den, total_num, total_den, reached, level):
+def _ratio_log(num, den, total_num, total_den, reached, confidence):
     """(R, lo, hi, relative se) of sum num / sum den over units (columns: levels)."""
 
     u = num.shape[0]
@@ -78,13 +80,13 @@ def _ratio_log(num, den, total_num, total_den, reached, level):
     d = num - r * den
     se = np.sqrt((d * d).sum(axis=0) / (u * (u - 1))) / (total_den / u)
     df = np.maximum(np.minimum(u, reached) - 1, 1)
-    q = student_t.ppf(0.5 + level / 2.0, df)
+    q = student_t.ppf(0.5 + confidence / 2.0, df)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(r > 0, se / r, np.nan)      # r = 0: a storm at the window's last instant
     return r, r * np.exp(-q * rel), r * np.exp(q * rel), rel
 
 
-def ratio_of_means(num, den, level: float = LEVEL):
+def ratio_of_means(num, den, confidence: float = CONFIDENCE):
     """(R, lo, hi, relative se) of R = sum num / sum den over independent units
     (rows; columns are levels): the delta method on the log scale with a t
     quantile, as for the durations above. E.g. the mean storm duration of a
@@ -96,11 +98,11 @@ def ratio_of_means(num, den, level: float = LEVEL):
         nan = np.full(num.shape[1:], np.nan)
         return nan, nan.copy(), nan.copy(), nan.copy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _ratio_log(num, den, num.sum(axis=0), den.sum(axis=0), (num > 0).sum(axis=0), level)
+        return _ratio_log(num, den, num.sum(axis=0), den.sum(axis=0), (num > 0).sum(axis=0), confidence)
 
 
 def storm_estimate(unit_upcrossings, unit_occupancy, fleets: int | None = None,
-                   level: float = LEVEL, upcrossings_sum=None,
+                   confidence: float = CONFIDENCE, upcrossings_sum=None,
                    occupancy_sum=None) -> StormEstimate:
     """Storm rate and duration for k = 0..N from independent units.
 
@@ -117,12 +119,14 @@ def storm_estimate(unit_upcrossings, unit_occupancy, fleets: int | None = None,
     u, width = e.shape
     fleets = u if fleets is None else int(fleets)
     nan = np.full(width, np.nan)
-    out = dict(rate=nan.copy(), rate_lo=nan.copy(), rate_hi=nan.copy(), duration=nan.copy(),
-               duration_lo=nan.copy(), duration_hi=nan.copy(), rel_error=nan.copy(),
-               method=np.full(width, "none", dtype=object), units=u, fleets=fleets, level=level)
+    out = dict(storms_per_s=nan.copy(), storms_per_s_lo=nan.copy(), storms_per_s_hi=nan.copy(),
+               storm_duration=nan.copy(), storm_duration_lo=nan.copy(),
+               storm_duration_hi=nan.copy(), storms_per_s_rel_error=nan.copy(),
+               method=np.full(width, "none", dtype=object), units=u, fleets=fleets,
+               confidence=confidence)
     tot_e = e.sum(axis=0) if upcrossings_sum is None else np.asarray(upcrossings_sum, np.float64)
     occ_t = occ.sum(axis=0) if occupancy_sum is None else np.asarray(occupancy_sum, np.float64)
-    out["count"] = tot_e.copy()
+    out["storms"] = tot_e.copy()
     window = float(occ_t.sum())
     if u == 0 or not window > 0:
         return StormEstimate(**out)
@@ -130,20 +134,21 @@ def storm_estimate(unit_upcrossings, unit_occupancy, fleets: int | None = None,
     above_t = time_at_or_above(occ_t)
     ks = np.arange(1, width)
     zero = ks[tot_e[1:] <= 0]
-    out["rate"][zero], out["rate_lo"][zero] = 0.0, 0.0
-    out["rate_hi"][zero] = -math.log1p(-level) / window
+    out["storms_per_s"][zero], out["storms_per_s_lo"][zero] = 0.0, 0.0
+    out["storms_per_s_hi"][zero] = -math.log1p(-confidence) / window
     out["method"][zero] = "zero-bound"
     some = ks[tot_e[1:] > 0]
-    out["rate"][some] = tot_e[some] / window
-    out["duration"][some] = above_t[some] / tot_e[some]
+    out["storms_per_s"][some] = tot_e[some] / window
+    out["storm_duration"][some] = above_t[some] / tot_e[some]
     if u >= 2 and some.size:
         reached = (e[:, some] > 0).sum(axis=0)
         w = occ.sum(axis=1)[:, None]
         r, lo, hi, rel = _ratio_log(e[:, some], np.broadcast_to(w, (u, some.size)),
-                                    tot_e[some], window, reached, level)
-        out["rate_lo"][some], out["rate_hi"][some], out["rel_error"][some] = lo, hi, rel
+                                    tot_e[some], window, reached, confidence)
+        out["storms_per_s_lo"][some], out["storms_per_s_hi"][some] = lo, hi
+        out["storms_per_s_rel_error"][some] = rel
         _, lo, hi, _ = _ratio_log(above[:, some], e[:, some], above_t[some], tot_e[some],
-                                  reached, level)
-        out["duration_lo"][some], out["duration_hi"][some] = lo, hi
+                                  reached, confidence)
+        out["storm_duration_lo"][some], out["storm_duration_hi"][some] = lo, hi
         out["method"][some] = "ratio-log"
     return StormEstimate(**out)

@@ -36,7 +36,8 @@ from .durations import Checkpoints, exceedance, exceedance_edge, mean, quantile
 from .stationary import stationary
 from .storms import STORM_METHODS, storm_estimate
 from .survival import kaplan_meier, passage_times
-from .tails import LEVEL, independent_tail, tail_estimate
+from .interval import CONFIDENCE
+from .tails import independent_tail, tail_estimate
 
 __all__ = ["METHOD_CODES", "cell_summary", "level_column", "job_write_fractions", "summary_table",
            "table_of_rows"]
@@ -157,12 +158,12 @@ def job_write_fractions(c):
     return np.clip(np.asarray(wt, dtype=np.float64) / total, 0.0, 1.0)
 
 
-def _median(t, obs, level):
+def _median(t, obs, confidence):
 
-    return kaplan_meier(t, obs, level).median
+    return kaplan_meier(t, obs, confidence).median
 
 
-def cell_summary(c, level: float = LEVEL) -> dict:
+def cell_summary(c, confidence: float = CONFIDENCE) -> dict:
     """One cell's numbers (see the module notes).
 
     ``c`` has the fields of ``stormsim.store.results.CellResult``: params, T, d, sigma,
@@ -184,9 +185,9 @@ def cell_summary(c, level: float = LEVEL) -> dict:
         t, obs = passage_times(c.passage_cycle, cycles)
         out["censored"] = int((~obs).sum())
         out["passed"] = F - out["censored"]
-        med = _median(t, obs, level)
+        med = _median(t, obs, confidence)
         tt, ot = passage_times(c.passage_cycle, cycles, c.passage_time, c.end_time)
-        medt = _median(tt, ot, level)
+        medt = _median(tt, ot, confidence)
     out["median"], out["median_lo"], out["median_hi"] = med
     out["median_time"], out["median_time_lo"], out["median_time_hi"] = medt
 
@@ -197,10 +198,10 @@ def cell_summary(c, level: float = LEVEL) -> dict:
         units = c.occupancy_blocks
     else:                       # a version-1 sum-mode file: the total only, no spread
         units = occ_sum[None, :]
-    est = tail_estimate(units if F else np.zeros((0, n + 1)), fleets=F, level=level,
+    est = tail_estimate(units if F else np.zeros((0, n + 1)), fleets=F, confidence=confidence,
                         occupancy_sum=occ_sum)
     out["interval_units"] = est.units if F else 0
-    pge, lo, hi, method = est.p, est.lo, est.hi, est.method
+    pge, lo, hi, method = est.p_ge, est.p_ge_lo, est.p_ge_hi, est.method
     total = occ_sum.sum()
     out["p_write"] = float(writing_fraction(occ_sum)) if total > 0 else math.nan
     indep, law = independent_tail(occ_sum, _alike(c), job_write_fractions(c))
@@ -210,9 +211,9 @@ def cell_summary(c, level: float = LEVEL) -> dict:
         method[s] = "structural"
     out.update(p_ge=pge, p_ge_lo=lo, p_ge_hi=hi, p_ge_method=method, p_ge_independent=indep,
                independent_law=law)
-    out.update(_storm_summary(c, n, F, level, lvl if stops else 0))
+    out.update(_storm_summary(c, n, F, confidence, lvl if stops else 0))
     out["p_ge_law"], out["storms_per_s_law"] = _law(c, n)
-    out.update(_checkpoint_summary(c, level))
+    out.update(_checkpoint_summary(c, confidence))
     return out
 
 
@@ -222,7 +223,7 @@ def _units_of(c, name):
     return per if per is not None else getattr(c, f"{name}_blocks", None)
 
 
-def _checkpoint_summary(c, level: float) -> dict:
+def _checkpoint_summary(c, confidence: float) -> dict:
     """The CHECKPOINT_KEYS of a cell (stormsim.stats.durations), over the same
     independent units as P(n_w >= k): fleets, or blocks of fleets in "sum" mode."""
     out = {k: math.nan for k in CHECKPOINT_KEYS}
@@ -249,14 +250,14 @@ def _checkpoint_summary(c, level: float) -> dict:
                                    np.asarray(_units_of(c, hist), np.float64),
                                    edges * float(scale[0]) if alike else edges,
                                    "s" if alike else ("d_i" if what == "duration" else "T_i"))
-        m = mean(arrays[what], confidence=level)
+        m = mean(arrays[what], confidence=confidence)
         out[f"{what}_mean"], out[f"{what}_mean_lo"], out[f"{what}_mean_hi"] = m.value, m.lo, m.hi
     if same_d:
-        q = quantile(arrays["duration"], 0.99, confidence=level)
+        q = quantile(arrays["duration"], 0.99, confidence=confidence)
         out["duration_p99"], out["duration_p99_lo"], out["duration_p99_hi"] = q.value, q.lo, q.hi
         watchdog = c.params.get("watchdog")
         if watchdog is not None and math.isfinite(watchdog) and watchdog <= DURATION_EDGES[-1] * d[0]:
-            e = exceedance(arrays["duration"], watchdog, confidence=level)
+            e = exceedance(arrays["duration"], watchdog, confidence=confidence)
             out["duration_p_watchdog"], out["duration_p_watchdog_lo"] = e.value, e.lo
             out["duration_p_watchdog_hi"] = e.hi
             out["duration_watchdog_at"] = exceedance_edge(arrays["duration"], watchdog)
@@ -282,7 +283,7 @@ def _law(c, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(law.p_ge), np.array(law.storms_per_s)
 
 
-def _storm_summary(c, n: int, F: int, level: float, structural_from: int) -> dict:
+def _storm_summary(c, n: int, F: int, confidence: float, structural_from: int) -> dict:
     """The STORM_KEYS and ``storms_method`` of a cell (stormsim.stats.storms), k = 0..N,
     over the same independent units as P(n_w >= k)."""
     e_sum = getattr(c, "upcrossings_sum", None)
@@ -297,12 +298,9 @@ def _storm_summary(c, n: int, F: int, level: float, structural_from: int) -> dic
         e, occ = getattr(c, "upcrossings_blocks", None), getattr(c, "occupancy_blocks", None)
     if e is None or occ is None:
         e, occ = np.asarray(e_sum)[None, :], occ_sum[None, :]
-    est = storm_estimate(e, occ, fleets=F, level=level, upcrossings_sum=e_sum,
+    est = storm_estimate(e, occ, fleets=F, confidence=confidence, upcrossings_sum=e_sum,
                          occupancy_sum=occ_sum)
-    out = {k: np.array(getattr(est, k.replace("storms_per_s", "rate")
-                                .replace("storm_duration", "duration")
-                                .replace("storms", "count")), dtype=np.float64)
-           for k in STORM_KEYS}
+    out = {k: np.array(getattr(est, k), dtype=np.float64) for k in STORM_KEYS}
     method = est.method.copy()
     if structural_from > 0:
         s = slice(structural_from, None)
@@ -313,7 +311,7 @@ def _storm_summary(c, n: int, F: int, level: float, structural_from: int) -> dic
     return out
 
 
-def summary_table(cells, n_cells: int, level: float = LEVEL) -> dict:
+def summary_table(cells, n_cells: int, confidence: float = CONFIDENCE) -> dict:
     """The per-cell table from an iterable of cells (each once, any order).
 
     Returns {name: array}: the SCALARS (n_cells,), ``k`` (1..max N), the
@@ -323,7 +321,7 @@ def summary_table(cells, n_cells: int, level: float = LEVEL) -> dict:
     """
     rows = [None] * n_cells
     for c in cells:
-        rows[c.index] = cell_summary(c, level)
+        rows[c.index] = cell_summary(c, confidence)
     return table_of_rows(rows)
 
 

@@ -31,14 +31,17 @@ arrays into (time, observed).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
 
 from .._args import check_real
+from .._deprecated import renamed
 from .._format import fmt_array
 from ..errors import SpecError
+from .interval import CONFIDENCE
 
 __all__ = ["KaplanMeier", "kaplan_meier", "median_survival", "passage_times",
            "survival_at"]
@@ -62,14 +65,14 @@ class KaplanMeier:
         Greenwood's sum, sum d / (n (n - d)) up to time: Var(log S) estimate
         (inf once S = 0).
     lower, upper : float64 (m,)
-        Pointwise log-log confidence band for S at level ``level``; [0, 1]
+        Pointwise log-log confidence band for S at ``confidence``; [0, 1]
         (no information) where S = 0.
     n : int
         Number of fleets.
     n_censored : int
         Fleets without a passage.
-    level : float
-        Confidence level of the band.
+    confidence : float
+        The band's confidence.
     """
 
     time: np.ndarray
@@ -81,7 +84,10 @@ class KaplanMeier:
     upper: np.ndarray
     n: int
     n_censored: int
-    level: float
+    confidence: float
+
+    # the name of 0.2.0, kept one release
+    __getattr__ = renamed("KaplanMeier", {"level": "confidence"})
 
     def __call__(self, t) -> np.ndarray:
         """S(t) for any times t (a step function; S = 1 before the first passage)."""
@@ -93,7 +99,17 @@ class KaplanMeier:
         return _median_from_curve(self)
 
 
-def kaplan_meier(time, observed=None, level: float = 0.95) -> KaplanMeier:
+def _old_level(fn: str, confidence: float, level) -> float:
+    """``confidence``, or ``level`` (its name of 0.2.0) with a DeprecationWarning."""
+    if level is None:
+        return confidence
+    warnings.warn(f"{fn}(level=...) is now {fn}(confidence=...); the old name goes in the "
+                  "next release", DeprecationWarning, stacklevel=3)
+    return level
+
+
+def kaplan_meier(time, observed=None, confidence: float = CONFIDENCE, *,
+                 level: float | None = None) -> KaplanMeier:
     """Kaplan-Meier estimate of S(t) = P(T > t) from right-censored data.
 
     Parameters
@@ -104,9 +120,11 @@ def kaplan_meier(time, observed=None, level: float = 0.95) -> KaplanMeier:
     observed : bool array (n,), optional
         True where the passage was seen, False where censored at ``time``.
         Default: all observed.
-    level : float in (0, 1)
-        Confidence level of the pointwise band.
+    confidence : float in (0, 1)
+        The confidence of the pointwise band (``level=``, its name of 0.2.0,
+        still works one release, with a DeprecationWarning).
     """
+    confidence = _old_level("kaplan_meier", confidence, level)
     if np.asarray(time).dtype.kind not in "iuf":
         raise SpecError(f"time = {fmt_array(time)}: must be a number or an array of numbers "
                         "(passage or censoring times)")
@@ -121,7 +139,8 @@ def kaplan_meier(time, observed=None, level: float = 0.95) -> KaplanMeier:
     if not np.all(np.isfinite(t)):
         raise SpecError(f"time = {fmt_array(time)}: time must be finite: give censored fleets "
                         "their censoring time and observed = False")
-    check_real("level", level, 0.0, 1.0, open_lo=True, open_hi=True, what="the band's confidence")
+    check_real("confidence", confidence, 0.0, 1.0, open_lo=True, open_hi=True,
+               what="the band's confidence")
     n = int(t.size)
     ev_times, ev_counts = np.unique(t[obs], return_counts=True)
     # at risk at u: fleets with time >= u (censored at u included: events first)
@@ -133,7 +152,7 @@ def kaplan_meier(time, observed=None, level: float = 0.95) -> KaplanMeier:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(r > d, d / (r * (r - d)).astype(np.float64), np.inf)
     gw = np.cumsum(terms)
-    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     # Where S = 0 (every fleet still at risk passed) Greenwood's variance is
     # undefined (0/0: inf above), and the log-log band cannot be formed: the
     # band there is the uninformative [0, 1], not [0, 0]. A band pinned at 0
@@ -151,7 +170,7 @@ def kaplan_meier(time, observed=None, level: float = 0.95) -> KaplanMeier:
         upper[pos] = np.exp(logs * np.exp(-w))
     return KaplanMeier(time=ev_times, at_risk=r, events=d, survival=surv, greenwood=gw,
                        lower=lower, upper=upper, n=n, n_censored=int(n - obs.sum()),
-                       level=float(level))
+                       confidence=float(confidence))
 
 
 def survival_at(km: KaplanMeier, t) -> np.ndarray:
@@ -181,16 +200,20 @@ def _median_from_curve(km: KaplanMeier) -> tuple[float, float, float]:
             _first_at_or_below(km.upper, km.time))
 
 
-def median_survival(time, observed=None, level: float = 0.95) -> tuple[float, float, float]:
+def median_survival(time, observed=None, confidence: float = CONFIDENCE, *,
+                    level: float | None = None) -> tuple[float, float, float]:
     """Median first passage and its confidence interval, censoring included.
 
     Returns (median, lower, upper); each is ``inf`` where the curve (or the
     band edge) never reaches 1/2, i.e. the data cannot bound it: report such
     a value as "> the largest time observed". With no data all three are NaN.
+    ``confidence``: the interval's (``level=``, its name of 0.2.0, still works
+    one release, with a DeprecationWarning).
     """
+    confidence = _old_level("median_survival", confidence, level)
     if np.size(time) == 0:
         return (float("nan"),) * 3
-    return _median_from_curve(kaplan_meier(time, observed, level))
+    return _median_from_curve(kaplan_meier(time, observed, confidence))
 
 
 def passage_times(passage_cycle, cycles: int, passage_time=None, end_time=None):

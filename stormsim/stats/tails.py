@@ -7,7 +7,7 @@ identically distributed (fleet j depends on (run_seed, j) alone), so R_k is a
 ratio estimator over iid units and its uncertainty comes from the spread of
 the units, not from the (strongly correlated) time inside one fleet.
 
-Interval methods (all at ``level``, 95 % by default)
+Interval methods (all at ``confidence``, 95 % by default)
 ----------------------------------------------------
 ``ratio-logit``
     Where 0 < R_k < 1 and there are u >= 2 units: the delta-method
@@ -21,7 +21,7 @@ Interval methods (all at ``level``, 95 % by default)
     and makes it skewed the way a small probability's is.
 ``zero-bound``
     Where no fleet reached k (R_k = 0): the one-sided upper bound
-    ``1 - (1 - level) ** (1 / F)`` over the F fleets (the "rule of three",
+    ``1 - (1 - confidence) ** (1 / F)`` over the F fleets (the "rule of three",
     about 3 / F at 95 %), lower end 0. A fleet's share of time at n_w >= k
     is in [0, 1] and positive only if the fleet reached k, so its mean is at
     most P(a fleet reaches k), which F fleets that all missed bound so.
@@ -30,7 +30,7 @@ Interval methods (all at ``level``, 95 % by default)
     most in a run without stops.)
 ``one-bound``
     Where every fleet spent all its time at n_w >= k (R_k = 1): the mirror
-    image, a one-sided lower bound ``(1 - level) ** (1 / F)``, upper end 1.
+    image, a one-sided lower bound ``(1 - confidence) ** (1 / F)``, upper end 1.
 ``none``
     One unit only (no spread to measure) and 0 < R_k < 1: NaN interval.
 
@@ -61,12 +61,11 @@ from scipy.stats import t as student_t
 
 from .analysis import time_at_or_above, writing_fraction
 from .exact_sums import exact_column_sums
+from .interval import CONFIDENCE
 
-__all__ = ["BLOCKS", "LEVEL", "TailEstimate", "block_ranges", "block_sums_exact",
+__all__ = ["BLOCKS", "TailEstimate", "block_ranges", "block_sums_exact",
            "independent_tail", "monotone_bound", "poisson_binomial_sf", "tail_estimate", "tail_point"]
 
-#: Default confidence level of every interval shown to a user.
-LEVEL = 0.95
 #: Blocks of fleets per cell whose occupancy sums ``occupancy = "sum"`` keeps:
 #: enough units for a t-based interval (31 degrees of freedom put the t
 #: quantile within 4 % of the normal one), few enough that a cell's blocks are
@@ -107,32 +106,33 @@ def block_sums_exact(occupancy, start: int, fleets: int) -> tuple:
 
 
 class TailEstimate:
-    """P(n_w >= k) for k = 0..N with a ``level`` interval (see the module notes).
+    """P(n_w >= k) for k = 0..N with a ``confidence`` interval (see the module notes).
 
     Attributes (arrays of length N + 1, index k)
     ----------
-    p, lo, hi : float64
+    p_ge, p_ge_lo, p_ge_hi : float64, P(n_w >= k) and its interval
     method : str array, one of ``METHODS``
     units, fleets : the independent units used and the fleets they hold
+    confidence : the intervals' confidence
     """
 
-    __slots__ = ("p", "lo", "hi", "method", "units", "fleets", "level")
+    __slots__ = ("p_ge", "p_ge_lo", "p_ge_hi", "method", "units", "fleets", "confidence")
 
-    def __init__(self, p, lo, hi, method, units, fleets, level):
-        self.p, self.lo, self.hi, self.method = p, lo, hi, method
-        self.units, self.fleets, self.level = units, fleets, level
+    def __init__(self, p, lo, hi, method, units, fleets, confidence):
+        self.p_ge, self.p_ge_lo, self.p_ge_hi, self.method = p, lo, hi, method
+        self.units, self.fleets, self.confidence = units, fleets, confidence
 
     def __repr__(self) -> str:
-        return (f"<TailEstimate N={self.p.size - 1}, {self.units} units of {self.fleets} "
-                f"fleets, level {self.level}>")
+        return (f"<TailEstimate N={self.p_ge.size - 1}, {self.units} units of {self.fleets} "
+                f"fleets, confidence {self.confidence}>")
 
 
 @functools.lru_cache(maxsize=4096)
-def _t_quantile(df: int, level: float) -> float:
-    """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom
+def _t_quantile(df: int, confidence: float) -> float:
+    """The two-sided ``confidence`` quantile of Student's t on ``df`` degrees of freedom
     (cached: a sweep asks for the same few df in every cell)."""
 
-    return float(student_t.ppf(0.5 + level / 2.0, df))
+    return float(student_t.ppf(0.5 + confidence / 2.0, df))
 
 
 def tail_point(occupancy_sum) -> np.ndarray:
@@ -145,7 +145,7 @@ def tail_point(occupancy_sum) -> np.ndarray:
     return np.array([occ[k:].sum() / total for k in range(occ.size)])
 
 
-def tail_estimate(unit_occupancy, fleets: int | None = None, level: float = LEVEL,
+def tail_estimate(unit_occupancy, fleets: int | None = None, confidence: float = CONFIDENCE,
                   occupancy_sum=None) -> TailEstimate:
     """P(n_w >= k), k = 0..N, from the occupancy of independent units.
 
@@ -164,15 +164,15 @@ def tail_estimate(unit_occupancy, fleets: int | None = None, level: float = LEVE
     nan = np.full(width, np.nan)
     method = np.full(width, "none", dtype=object)
     if u == 0 or not occ.sum() > 0:
-        return TailEstimate(nan, nan.copy(), nan.copy(), method, u, fleets, level)
+        return TailEstimate(nan, nan.copy(), nan.copy(), method, u, fleets, confidence)
     a = time_at_or_above(occ)                              # time at n_w >= k, per unit
     b = a[:, 0]
     p = tail_point(occ.sum(axis=0) if occupancy_sum is None else occupancy_sum)
     lo, hi = nan.copy(), nan.copy()
     zero, one = p <= 0.0, p >= 1.0
-    bound = 1.0 - (1.0 - level) ** (1.0 / fleets)
+    bound = 1.0 - (1.0 - confidence) ** (1.0 / fleets)
     lo[zero], hi[zero] = 0.0, bound
-    lo[one], hi[one] = (1.0 - level) ** (1.0 / fleets), 1.0
+    lo[one], hi[one] = (1.0 - confidence) ** (1.0 / fleets), 1.0
     method[zero], method[one] = "zero-bound", "one-bound"
     mid = ~(zero | one)
     if u >= 2 and mid.any():
@@ -183,14 +183,14 @@ def tail_estimate(unit_occupancy, fleets: int | None = None, level: float = LEVE
         # degrees of freedom, so t takes min(u, units reaching k) - 1.
         reached = (a[:, mid] > 0).sum(axis=0)
         df = np.maximum(np.minimum(u, reached) - 1, 1)
-        q = np.array([_t_quantile(int(x), level) for x in df])
+        q = np.array([_t_quantile(int(x), confidence) for x in df])
         pm = p[mid]
         w = q * se / (pm * (1.0 - pm))
         logit = np.log(pm / (1.0 - pm))
         lo[mid] = 1.0 / (1.0 + np.exp(-(logit - w)))
         hi[mid] = 1.0 / (1.0 + np.exp(-(logit + w)))
         method[mid] = "ratio-logit"
-    return TailEstimate(p, lo, hi, method, u, fleets, level)
+    return TailEstimate(p, lo, hi, method, u, fleets, confidence)
 
 
 def monotone_bound(hi, method) -> np.ndarray:

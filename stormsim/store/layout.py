@@ -44,7 +44,8 @@ from ..engine.cost import HIST_BINS
 from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..stats.storms import STORM_METHODS
 from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
-from ..stats.tails import LEVEL, block_ranges
+from ..stats.interval import CONFIDENCE
+from ..stats.tails import block_ranges
 from ..sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
 from ..sweep.keys import KEY, PARAM_ATTRS
 from ..sweep.work import RESULT_ARRAYS
@@ -182,7 +183,7 @@ def grid_axes(grid: dict, columns: dict, n_cells: int) -> tuple[tuple, dict]:
     return shape, coords
 
 
-def write_result(path, sweep, parts_of, *, risk_of, level: float = LEVEL) -> None:
+def write_result(path, sweep, parts_of, *, risk_of, level: float = CONFIDENCE) -> None:
     """Write a finished result (layout version 2), cell by cell: ``parts_of(i)``
     yields the Parts that tile cell i; one piece in memory at a time;
     ``risk_of(i)``: cell i's storm risk (a RiskPart) where it asks for one

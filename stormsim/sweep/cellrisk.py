@@ -62,36 +62,36 @@ _F, _I, _B = np.float64, np.int64, np.int8
 #: on dimension ``risk_k``; the top-level table and /grid on ``k``, NaN / '' / -1
 #: where k is not asked), the readers and the exports follow this table.
 RISK_ARRAYS: tuple[RiskArray, ...] = (
-    RiskArray("risk_p_ge", "p", _F, "1", "storm risk: P(n_w >= k), the share of time with at "
+    RiskArray("risk_p_ge", "p_ge", _F, "1", "storm risk: P(n_w >= k), the share of time with at "
               "least k jobs writing (see risk_p_ge_method, risk_level_method)", "risk_p_ge_{k}"),
-    RiskArray("risk_p_ge_lo", "p_lo", _F, "1", "lower end of the 95% interval of risk_p_ge",
+    RiskArray("risk_p_ge_lo", "p_ge_lo", _F, "1", "lower end of the 95% interval of risk_p_ge",
               "risk_p_ge_{k}_lo"),
-    RiskArray("risk_p_ge_hi", "p_hi", _F, "1", "upper end of the 95% interval of risk_p_ge "
+    RiskArray("risk_p_ge_hi", "p_ge_hi", _F, "1", "upper end of the 95% interval of risk_p_ge "
               "(a bound where no fleet or replicate reached k)", "risk_p_ge_{k}_hi"),
-    RiskArray("risk_p_ge_rel_error", "p_rel_error", _F, "1", "relative standard error of "
+    RiskArray("risk_p_ge_rel_error", "p_ge_rel_error", _F, "1", "relative standard error of "
               "risk_p_ge (NaN: none)", "risk_p_ge_{k}_rel_error"),
-    RiskArray("risk_p_ge_method", "p_method", str, None, "how the risk_p_ge interval was made: "
+    RiskArray("risk_p_ge_method", "p_ge_method", str, None, "how the risk_p_ge interval was made: "
               "ratio-logit, zero-bound, one-bound, none (plain Monte Carlo, stormsim.stats.tails), "
               "splitting, monotone-bound (stormsim.risk.stormrisk)", "risk_p_ge_{k}_method"),
-    RiskArray("risk_storms_per_s", "rate", _F, "1/s", "storm risk: storm rate nu_k, storms "
+    RiskArray("risk_storms_per_s", "storms_per_s", _F, "1/s", "storm risk: storm rate nu_k, storms "
               "(up-crossings of n_w to k or more) per second (NaN: not reached, no bound)",
               "risk_storms_per_s_ge_{k}"),
-    RiskArray("risk_storms_per_s_lo", "rate_lo", _F, "1/s", "lower end of the 95% interval of "
+    RiskArray("risk_storms_per_s_lo", "storms_per_s_lo", _F, "1/s", "lower end of the 95% interval of "
               "risk_storms_per_s", "risk_storms_per_s_ge_{k}_lo"),
-    RiskArray("risk_storms_per_s_hi", "rate_hi", _F, "1/s", "upper end of the 95% interval of "
+    RiskArray("risk_storms_per_s_hi", "storms_per_s_hi", _F, "1/s", "upper end of the 95% interval of "
               "risk_storms_per_s (no storm: a one-sided Poisson bound)",
               "risk_storms_per_s_ge_{k}_hi"),
-    RiskArray("risk_storms_per_s_rel_error", "rate_rel_error", _F, "1", "relative standard "
+    RiskArray("risk_storms_per_s_rel_error", "storms_per_s_rel_error", _F, "1", "relative standard "
               "error of risk_storms_per_s (NaN: none)", "risk_storms_per_s_ge_{k}_rel_error"),
-    RiskArray("risk_storms_method", "rate_method", str, None, "how the risk_storms_per_s "
+    RiskArray("risk_storms_method", "storms_method", str, None, "how the risk_storms_per_s "
               "interval was made: ratio-log, zero-bound, none (plain Monte Carlo, "
               "stormsim.stats.storms), splitting, not-reached (stormsim.risk.stormrisk)",
               "risk_storms_ge_{k}_method"),
-    RiskArray("risk_storm_duration", "duration", _F, "s", "storm risk: mean storm duration "
+    RiskArray("risk_storm_duration", "storm_duration", _F, "s", "storm risk: mean storm duration "
               "(time at n_w >= k per storm; NaN: no storm)", "risk_storm_duration_ge_{k}"),
-    RiskArray("risk_storm_duration_lo", "duration_lo", _F, "s", "lower end of the 95% interval "
+    RiskArray("risk_storm_duration_lo", "storm_duration_lo", _F, "s", "lower end of the 95% interval "
               "of risk_storm_duration", "risk_storm_duration_ge_{k}_lo"),
-    RiskArray("risk_storm_duration_hi", "duration_hi", _F, "s", "upper end of the 95% interval "
+    RiskArray("risk_storm_duration_hi", "storm_duration_hi", _F, "s", "upper end of the 95% interval "
               "of risk_storm_duration", "risk_storm_duration_ge_{k}_hi"),
     RiskArray("risk_level_method", "level_method", str, None, "the estimator of level k: exact "
               "(the product-form law: no sampling), plain (Monte Carlo over independent fleets) "

@@ -74,7 +74,7 @@ out = []
 for horizon in (0, 1):
     s = storm_split(f, [2, 3, 4], trials=6, replicates=3, flux_cycles=40, burn_in=5, seed=4,
                     basin=2, reservoir=16, horizon=horizon)
-    out += [s.rep_p.ravel(), s.rep_rate.ravel(), s.p_stage.ravel(), s.flux,
+    out += [s.rep_p_ge.ravel(), s.rep_storms_per_s.ravel(), s.p_stage.ravel(), s.flux,
             np.array([s.events], dtype=float)]
 np.save(OUT, np.concatenate(out))
 """

@@ -184,7 +184,7 @@ def test_storm_time_interval_is_the_tails_interval(pod_runs):
     tails = tail_estimate(occ.occupancy)
     for k in (2, 3):
         est = physical.storm_time_per_day(occ, level=k, unit="h")
-        assert (est.lo, est.hi) == pytest.approx((tails.lo[k] * 24.0, tails.hi[k] * 24.0),
+        assert (est.lo, est.hi) == pytest.approx((tails.p_ge_lo[k] * 24.0, tails.p_ge_hi[k] * 24.0),
                                                        rel=CONVERSION_RTOL)
 
 

@@ -58,12 +58,13 @@ def test_inspect_storms_of_a_physical_fleet_are_per_day(pod, capsys):
 def _risk(**over) -> StormRisk:
     one = np.array
     kw = dict(levels=one([2, 4]), rel_error_target=0.1, seed=0, batch_fleets=8,
-              p=one([1e-2, 0.0]), p_lo=one([9e-3, 0.0]), p_hi=one([1.1e-2, 3e-4]),
-              p_method=one(["ratio-logit", "zero-bound"]), p_rel_error=one([0.05, np.nan]),
-              rate=one([2e-4, 0.0]), rate_lo=one([1.5e-4, 0.0]), rate_hi=one([2.5e-4, 3e-6]),
-              rate_method=one(["ratio-log", "zero-bound"]), rate_rel_error=one([0.06, np.nan]),
-              duration=one([1.5, np.nan]), duration_lo=one([1.2, np.nan]),
-              duration_hi=one([1.8, np.nan]), hits=one([8, 0]), resolved=one([True, False]),
+              p_ge=one([1e-2, 0.0]), p_ge_lo=one([9e-3, 0.0]), p_ge_hi=one([1.1e-2, 3e-4]),
+              p_ge_method=one(["ratio-logit", "zero-bound"]), p_ge_rel_error=one([0.05, np.nan]),
+              storms_per_s=one([2e-4, 0.0]), storms_per_s_lo=one([1.5e-4, 0.0]),
+              storms_per_s_hi=one([2.5e-4, 3e-6]), storms_method=one(["ratio-log", "zero-bound"]),
+              storms_per_s_rel_error=one([0.06, np.nan]), storm_duration=one([1.5, np.nan]),
+              storm_duration_lo=one([1.2, np.nan]), storm_duration_hi=one([1.8, np.nan]), hits=one([8, 0]),
+              resolved=one([True, False]),
               fleets_needed=one([8.0, 100.0]), cpu_seconds_needed=one([1.0, 10.0]),
               needed_is_lower_bound=one([False, True]), fleets=8, batches=1)
     return StormRisk(**{**kw, **over})
@@ -80,8 +81,8 @@ def test_inspect_shows_the_jitter_a_job_table_gives(pod, capsys):
 
 def test_storm_risk_reads_per_day_with_its_interval():
     r = _risk()
-    assert np.array_equal(r.storms_per_day_lo, r.rate_lo * SECONDS_PER_DAY)
-    assert np.array_equal(r.storms_per_day_hi, r.rate_hi * SECONDS_PER_DAY)
+    assert np.array_equal(r.storms_per_day_lo, r.storms_per_s_lo * SECONDS_PER_DAY)
+    assert np.array_equal(r.storms_per_day_hi, r.storms_per_s_hi * SECONDS_PER_DAY)
     text = str(r)
     assert "storms/day [95% CI]" in text and "storms/s [95% CI]" in text
     assert f"{2e-4 * SECONDS_PER_DAY:.3e} [{1.5e-4 * SECONDS_PER_DAY:.3e}, " in text

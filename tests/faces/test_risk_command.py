@@ -34,10 +34,10 @@ risk_flux_cycles = 300
 """
 
 #: The command's JSON field -> the stored dataset it must equal, bit for bit.
-STORED = {"p": "risk_p_ge", "p_lo": "risk_p_ge_lo", "p_hi": "risk_p_ge_hi",
-          "p_rel_error": "risk_p_ge_rel_error", "rate": "risk_storms_per_s",
-          "rate_lo": "risk_storms_per_s_lo", "rate_hi": "risk_storms_per_s_hi",
-          "duration": "risk_storm_duration", "hits": "risk_hits"}
+STORED = {name: f"risk_{name}" for name in (
+    "p_ge", "p_ge_lo", "p_ge_hi", "p_ge_rel_error", "storms_per_s", "storms_per_s_lo",
+    "storms_per_s_hi", "storms_per_s_rel_error", "storm_duration", "storm_duration_lo",
+    "storm_duration_hi", "hits")}
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_a_flag_overrides_the_cell_s_setting(stored, capsys):
     toml, risk = stored
     doc = _command(capsys, toml, "--max-fleets", "64", "--levels", "2")
     assert doc["levels"] == [2] and doc["fleets"] == 64 != int(risk["risk_fleets_run"])
-    assert doc["p"][0] != float(risk["risk_p_ge"][0])      # other fleets: another estimate
+    assert doc["p_ge"][0] != float(risk["risk_p_ge"][0])      # other fleets: another estimate
 
 
 def test_a_time_budget_replaces_the_cell_s_fixed_effort(stored, capsys):

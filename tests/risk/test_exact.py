@@ -17,13 +17,13 @@ def test_auto_answers_a_jittered_base_fleet_from_the_law_and_says_so():
     law = stormsim.stationary(fleet)
     r = stormsim.storm_risk(fleet, [2, 8, 16], seed=1)
     # the very numbers of the law (no sampling, no arithmetic in between)
-    assert np.array_equal(r.p, law.p_ge[[2, 8, 16]])
-    assert np.array_equal(r.rate, law.storms_per_s[[2, 8, 16]])
-    assert np.array_equal(r.duration, law.storm_duration[[2, 8, 16]])
-    assert np.array_equal(r.p_lo, r.p) and np.array_equal(r.rate_hi, r.rate)
+    assert np.array_equal(r.p_ge, law.p_ge[[2, 8, 16]])
+    assert np.array_equal(r.storms_per_s, law.storms_per_s[[2, 8, 16]])
+    assert np.array_equal(r.storm_duration, law.storm_duration[[2, 8, 16]])
+    assert np.array_equal(r.p_ge_lo, r.p_ge) and np.array_equal(r.storms_per_s_hi, r.storms_per_s)
     assert list(r.level_method) == ["exact"] * 3 and r.resolved.all()
     assert r.fleets == 0 and r.stopped == "exact" and r.split is None
-    assert r.p[2] < 1e-9 < r.p[1]                           # far below what sampling reaches
+    assert r.p_ge[2] < 1e-9 < r.p_ge[1]                           # far below what sampling reaches
     assert "exact (product form)" in str(r)
 
 
@@ -60,7 +60,7 @@ def test_the_exact_answer_agrees_with_the_simulated_one():
     exact = stormsim.storm_risk(fleet, [2, 3], seed=2)
     plain = stormsim.storm_risk(fleet, [2, 3], method="plain", max_seconds=None,
                                 max_fleets=256, cycles=1000, burn_in=100, seed=2)
-    z = (plain.p - exact.p) / (plain.p_rel_error * plain.p)
+    z = (plain.p_ge - exact.p_ge) / (plain.p_ge_rel_error * plain.p_ge)
     assert np.all(np.abs(z) <= Z_BOUND), z
 
 

@@ -14,8 +14,9 @@ from stormsim.risk.splitting import storm_split_until
 from stormsim.sweep.keys import RISK_DEFAULTS, RISK_SPLIT_KEYS
 
 #: The StormRisk arrays the two spellings must give bit for bit.
-RISK_FIELDS = ("p", "p_lo", "p_hi", "p_rel_error", "rate", "rate_lo", "rate_hi",
-               "rate_rel_error", "duration", "duration_lo", "duration_hi", "hits")
+RISK_FIELDS = ("p_ge", "p_ge_lo", "p_ge_hi", "p_ge_rel_error", "storms_per_s", "storms_per_s_lo",
+               "storms_per_s_hi", "storms_per_s_rel_error", "storm_duration", "storm_duration_lo",
+               "storm_duration_hi", "hits")
 
 
 def _cell(n=10):
@@ -37,7 +38,7 @@ def test_the_old_keywords_warn_and_give_the_same_bits():
     assert list(new.level_method) == ["plain", "splitting"]       # both paths compared
     for name in RISK_FIELDS:
         assert np.array_equal(getattr(old, name), getattr(new, name), equal_nan=True), name
-    assert np.array_equal(old.split.rep_rate, new.split.rep_rate)
+    assert np.array_equal(old.split.rep_storms_per_s, new.split.rep_storms_per_s)
 
 
 def test_storm_risk_refuses_a_keyword_it_never_took():

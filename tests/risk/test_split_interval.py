@@ -73,6 +73,6 @@ def test_storm_split_covers_the_exact_law_at_1e_6():
     cover_p = cover_nu = 0
     for seed in SEEDS:
         s = storm_split(fleet, [k], replicates=32, seed=seed)
-        cover_p += bool(s.p_lo[0] <= law.p_ge[k] <= s.p_hi[0])
-        cover_nu += bool(s.rate_lo[0] <= law.storms_per_s[k] <= s.rate_hi[0])
+        cover_p += bool(s.p_ge_lo[0] <= law.p_ge[k] <= s.p_ge_hi[0])
+        cover_nu += bool(s.storms_per_s_lo[0] <= law.storms_per_s[k] <= s.storms_per_s_hi[0])
     assert cover_p >= COVER_MIN and cover_nu >= COVER_MIN, (cover_p, cover_nu)

@@ -141,9 +141,10 @@ def test_recovers_the_exact_binomial_answer_down_to_1e_11(horizon, basin, trials
     assert s.truncated == 0
     assert s.from_flux[0] and not s.from_flux[-1]  # both paths are checked
     for j, k in enumerate(ks):
-        assert abs(s.p[j] / p_true[j] - 1) <= Z_TOL * s.p_rel_error[j], k
-        assert abs(s.rate[j] / nu_true[j] - 1) <= Z_TOL * s.rate_rel_error[j], k
-        assert s.p_lo[j] < s.p[j] < s.p_hi[j] and s.rate_lo[j] < s.rate[j] < s.rate_hi[j]
+        assert abs(s.p_ge[j] / p_true[j] - 1) <= Z_TOL * s.p_ge_rel_error[j], k
+        assert abs(s.storms_per_s[j] / nu_true[j] - 1) <= Z_TOL * s.storms_per_s_rel_error[j], k
+        assert s.p_ge_lo[j] < s.p_ge[j] < s.p_ge_hi[j]
+        assert s.storms_per_s_lo[j] < s.storms_per_s[j] < s.storms_per_s_hi[j]
 
 
 @pytest.mark.parametrize("horizon, basin, trials, replicates, looks",
@@ -165,10 +166,11 @@ def test_agrees_with_brute_force_on_the_paper_cell(horizon, basin, trials, repli
                     seed=2, horizon=horizon, basin=basin, score_every=looks)
     assert s.interfaces.size > 2 and not s.from_flux[-1]     # stages ran, not the flux alone
     for j, k in enumerate(ks):
-        se_p = np.hypot(s.p[j] * s.p_rel_error[j], (te.hi[k] - te.lo[k]) / 4)
-        se_r = np.hypot(s.rate[j] * s.rate_rel_error[j], st.rate[k] * st.rel_error[k])
-        assert abs(s.p[j] - te.p[k]) <= Z_TOL * se_p, k
-        assert abs(s.rate[j] - st.rate[k]) <= Z_TOL * se_r, k
+        se_p = np.hypot(s.p_ge[j] * s.p_ge_rel_error[j], (te.p_ge_hi[k] - te.p_ge_lo[k]) / 4)
+        se_r = np.hypot(s.storms_per_s[j] * s.storms_per_s_rel_error[j],
+                        st.storms_per_s[k] * st.storms_per_s_rel_error[k])
+        assert abs(s.p_ge[j] - te.p_ge[k]) <= Z_TOL * se_p, k
+        assert abs(s.storms_per_s[j] - st.storms_per_s[k]) <= Z_TOL * se_r, k
 
 
 def test_results_are_a_function_of_seed_inputs_and_effort():
@@ -177,12 +179,13 @@ def test_results_are_a_function_of_seed_inputs_and_effort():
     kw = dict(trials=200, flux_cycles=400, burn_in=40, seed=4, basin=3)
     one = storm_split(f, [4, 6], replicates=4, threads=1, **kw)
     two = storm_split(f, [4, 6], replicates=4, threads=2, **kw)
-    assert np.array_equal(one.rep_rate, two.rep_rate) and np.array_equal(one.rep_p, two.rep_p)
+    assert np.array_equal(one.rep_storms_per_s, two.rep_storms_per_s)
+    assert np.array_equal(one.rep_p_ge, two.rep_p_ge)
     a = storm_split(f, [4, 6], replicates=2, **kw)
     b = storm_split(f, [4, 6], replicates=2, rep0=2, **kw)
-    assert np.array_equal(np.concatenate([a.rep_rate, b.rep_rate]), one.rep_rate)
+    assert np.array_equal(np.concatenate([a.rep_storms_per_s, b.rep_storms_per_s]), one.rep_storms_per_s)
     other = storm_split(f, [4, 6], replicates=4, **{**kw, "seed": 5})
-    assert not np.array_equal(other.rep_rate, one.rep_rate)
+    assert not np.array_equal(other.rep_storms_per_s, one.rep_storms_per_s)
 
 
 def test_rounds_of_replicates_are_the_replicates_of_one_call():
@@ -196,8 +199,9 @@ def test_rounds_of_replicates_are_the_replicates_of_one_call():
                             round_replicates=2, max_replicates=6, seed=4)
     assert est.replicates == 6
     one = storm_split(f, [4, 6], split, replicates=6, seed=4)
-    assert np.array_equal(est.rep_rate, one.rep_rate) and np.array_equal(est.rate, one.rate)
-    assert np.array_equal(est.p_hi, one.p_hi)
+    assert np.array_equal(est.rep_storms_per_s, one.rep_storms_per_s)
+    assert np.array_equal(est.storms_per_s, one.storms_per_s)
+    assert np.array_equal(est.p_ge_hi, one.p_ge_hi)
 
 
 def test_basin_is_chosen_from_the_seed_alone():
@@ -268,8 +272,8 @@ def test_storm_risk_splits_the_levels_plain_monte_carlo_cannot_reach():
                             progress=seen.append)
     assert list(r.level_method) == ["plain", "splitting"]
     assert r.split is not None and r.split.replicates >= 4 and r.split.truncated == 0
-    assert r.p_method[1] == "splitting" and r.rate_lo[1] < r.rate[1] < r.rate_hi[1]
-    assert 1e-9 < r.p[1] < 1e-6                      # brute force: 4.0e-8 (E3s)
+    assert r.p_ge_method[1] == "splitting" and r.storms_per_s_lo[1] < r.storms_per_s[1] < r.storms_per_s_hi[1]
+    assert 1e-9 < r.p_ge[1] < 1e-6                      # brute force: 4.0e-8 (E3s)
     assert seen[-1].level_method[1] == "splitting" and seen[-1].stopped == r.stopped
     assert "splitting levels:" in str(r) and r.to_dict()["split"]["replicates"] >= 4
 

@@ -54,12 +54,12 @@ def test_storm_rate_recovers_the_exact_independent_answer():
     te = tail_estimate(run.occupancy)
     for k in range(1, N):                            # k = N: too few storms for a se
         assert st.method[k] == "ratio-log"
-        assert abs(st.rate[k] / nu_true[k - 1] - 1) <= Z_TOL * st.rel_error[k], k
+        assert abs(st.storms_per_s[k] / nu_true[k - 1] - 1) <= Z_TOL * st.storms_per_s_rel_error[k], k
         # the interval is the t interval of the same se on the log scale
-        assert st.rate_lo[k] < nu_true[k - 1] * 1.5 and st.rate_hi[k] > nu_true[k - 1] / 1.5
-        assert te.lo[k] <= p_true[k - 1] * 1.2 and te.hi[k] >= p_true[k - 1] / 1.2
+        assert st.storms_per_s_lo[k] < nu_true[k - 1] * 1.5 and st.storms_per_s_hi[k] > nu_true[k - 1] / 1.5
+        assert te.p_ge_lo[k] <= p_true[k - 1] * 1.2 and te.p_ge_hi[k] >= p_true[k - 1] / 1.2
     # the mean duration of the lowest storm: time at n_w >= 1 per storm
-    assert st.duration[1] == pytest.approx(run.occupancy[:, 1:].sum() / run.upcrossings[:, 1].sum())
+    assert st.storm_duration[1] == pytest.approx(run.occupancy[:, 1:].sum() / run.upcrossings[:, 1].sum())
 
 
 def test_storm_rate_interval_covers_synthetic_truth():
@@ -75,7 +75,7 @@ def test_storm_rate_interval_covers_synthetic_truth():
         occ = np.stack([W - 0.01 * e, 0.01 * e], axis=1)
         up = np.stack([np.zeros(u), e], axis=1)
         st = storm_estimate(up, occ)
-        hit += st.rate_lo[1] <= nu <= st.rate_hi[1]
+        hit += st.storms_per_s_lo[1] <= nu <= st.storms_per_s_hi[1]
     # binomial se of the coverage sqrt(.95 .05 / 2000) = 0.005; 0.03 flags a broken interval
     assert abs(hit / reps - 0.95) < 0.03
 
@@ -102,8 +102,8 @@ def test_split_levels_give_their_storm_duration_with_an_interval():
     r = stormsim.storm_risk(f, [6], method="splitting", max_seconds=None, seed=3,
                             split=stormsim.SplitSettings(trials=100, replicates=3))
     assert r.level_method[0] == "splitting" and r.split.replicates == 3
-    assert 0 < r.duration_lo[0] < r.duration[0] < r.duration_hi[0] < 1.0   # storms << T
-    assert f"{r.duration[0]:.4g} [{r.duration_lo[0]:.4g}, " in str(r)
+    assert 0 < r.storm_duration_lo[0] < r.storm_duration[0] < r.storm_duration_hi[0] < 1.0   # storms << T
+    assert f"{r.storm_duration[0]:.4g} [{r.storm_duration_lo[0]:.4g}, " in str(r)
 
 
 @pytest.mark.slow  # ~1 s of splitting
@@ -115,19 +115,19 @@ def test_a_level_splitting_never_reached_gets_a_bound_not_a_bare_zero():
     f = stormsim.Fleet.identical(64, load=0.6, jitter=0.01)
     r = stormsim.storm_risk(f, [8, 64], method="splitting", max_seconds=None, seed=3,
                             split=stormsim.SplitSettings(trials=10, replicates=3))
-    assert r.p[0] > 0 and list(r.p_method) == ["splitting", "monotone-bound"]
-    assert r.p[1] == 0 and r.p_hi[1] == r.p_hi[0]
-    assert r.rate_method[1] == "not-reached" and math.isnan(r.rate[1])
+    assert r.p_ge[0] > 0 and list(r.p_ge_method) == ["splitting", "monotone-bound"]
+    assert r.p_ge[1] == 0 and r.p_ge_hi[1] == r.p_ge_hi[0]
+    assert r.storms_method[1] == "not-reached" and math.isnan(r.storms_per_s[1])
     text = str(r).splitlines()[3]
-    assert f"< {r.p_hi[0]:.2e} (not reached)" in text and "not reached, no bound" in text
+    assert f"< {r.p_ge_hi[0]:.2e} (not reached)" in text and "not reached, no bound" in text
 
 
 def test_no_storm_gives_a_one_sided_poisson_bound_not_a_bare_zero():
     occ = np.array([[100.0, 0.0], [120.0, 0.0]])
     st = storm_estimate(np.zeros((2, 2)), occ)
-    assert st.method[1] == "zero-bound" and st.rate[1] == 0.0
-    assert st.rate_hi[1] == pytest.approx(-math.log(0.05) / 220.0)   # rule of three
-    assert math.isnan(st.duration[1])
+    assert st.method[1] == "zero-bound" and st.storms_per_s[1] == 0.0
+    assert st.storms_per_s_hi[1] == pytest.approx(-math.log(0.05) / 220.0)   # rule of three
+    assert math.isnan(st.storm_duration[1])
 
 
 SWEEP = """
@@ -214,10 +214,10 @@ def test_storm_risk_reaches_the_exact_answer_to_its_relative_error():
                             max_fleets=100_000, cycles=CYCLES, burn_in=BURN_IN, seed=3, batch_fleets=64,
                             method="plain")
     assert r.stopped == "rel_error" and r.resolved.all()
-    assert np.all(r.p_rel_error <= 0.05) and np.all(r.rate_rel_error <= 0.05)
+    assert np.all(r.p_ge_rel_error <= 0.05) and np.all(r.storms_per_s_rel_error <= 0.05)
     for j, k in enumerate(levels):
-        assert abs(r.p[j] / p_true[k - 1] - 1) <= Z_TOL * r.p_rel_error[j], k
-        assert abs(r.rate[j] / nu_true[k - 1] - 1) <= Z_TOL * r.rate_rel_error[j], k
+        assert abs(r.p_ge[j] / p_true[k - 1] - 1) <= Z_TOL * r.p_ge_rel_error[j], k
+        assert abs(r.storms_per_s[j] / nu_true[k - 1] - 1) <= Z_TOL * r.storms_per_s_rel_error[j], k
     assert r.fleets == r.batches * 64 and r.fleet_cycles == r.fleets * CYCLES
     assert r.cpu_seconds > 0 and r.events > 0
     assert "storm_risk:" in str(r)
@@ -234,11 +234,11 @@ def test_storm_risk_is_a_prefix_of_the_same_fleets():
     te = tail_estimate(run.occupancy)
     st = storm_estimate(run.upcrossings, run.occupancy)
     # the same fleets, summed in another grouping: equal to rounding
-    assert r.p == pytest.approx(te.p[[2, 3]], rel=1e-12)
-    assert r.rate == pytest.approx(st.rate[[2, 3]], rel=1e-12)
+    assert r.p_ge == pytest.approx(te.p_ge[[2, 3]], rel=1e-12)
+    assert r.storms_per_s == pytest.approx(st.storms_per_s[[2, 3]], rel=1e-12)
     again = stormsim.storm_risk(fl, [2, 3], rel_error=1e-6, max_fleets=64, batch_fleets=32,
                                 cycles=200, burn_in=20, seed=9, method="plain")
-    assert np.array_equal(again.p, r.p) and np.array_equal(again.rate_hi, r.rate_hi)
+    assert np.array_equal(again.p_ge, r.p_ge) and np.array_equal(again.storms_per_s_hi, r.storms_per_s_hi)
 
 
 def test_storm_risk_agrees_with_a_long_plain_run():
@@ -252,8 +252,9 @@ def test_storm_risk_agrees_with_a_long_plain_run():
     run = stormsim.simulate(fl, fleets=2000, cycles=400, burn_in=40, seed=1234)
     st = storm_estimate(run.upcrossings, run.occupancy)
     for j, k in enumerate([2, 3, 4]):
-        se = math.hypot(r.rate_rel_error[j] * r.rate[j], st.rel_error[k] * st.rate[k])
-        assert abs(r.rate[j] - st.rate[k]) <= Z_TOL * se, k
+        se = math.hypot(r.storms_per_s_rel_error[j] * r.storms_per_s[j],
+                        st.storms_per_s_rel_error[k] * st.storms_per_s[k])
+        assert abs(r.storms_per_s[j] - st.storms_per_s[k]) <= Z_TOL * se, k
 
 
 def test_storm_risk_bounds_an_unreached_level_and_prices_it():
@@ -262,8 +263,8 @@ def test_storm_risk_bounds_an_unreached_level_and_prices_it():
                             cycles=200, burn_in=20, seed=4, method="plain")
     j = 1
     assert r.hits[j] == 0 and not r.resolved[j]
-    assert r.p_method[j] == "zero-bound" and r.rate_method[j] == "zero-bound"
-    assert r.rate[j] == 0.0 and r.rate_hi[j] > 0 and r.p_hi[j] > 0
+    assert r.p_ge_method[j] == "zero-bound" and r.storms_method[j] == "zero-bound"
+    assert r.storms_per_s[j] == 0.0 and r.storms_per_s_hi[j] > 0 and r.p_ge_hi[j] > 0
     assert r.needed_is_lower_bound[j] and r.fleets_needed[j] > r.fleets
     assert "fleets" in str(r)
 
@@ -286,5 +287,5 @@ def test_risk_command_prints_the_levels_and_the_effort(tmp_path, capsys):
 
     doc = json.loads(capsys.readouterr().out)
     assert doc["levels"] == [2, 8] and doc["fleets"] >= 64 and doc["stopped"] == "max_fleets"
-    assert len(doc["rate_hi"]) == 2 and doc["cpu_seconds"] > 0
+    assert len(doc["storms_per_s_hi"]) == 2 and doc["cpu_seconds"] > 0
     assert main(["risk", str(toml), "--cell", "3"]) == 2      # bad input: exit code 2

@@ -207,5 +207,18 @@ def test_bad_input():
         kaplan_meier([1.0, 2.0], [True, False, True])
     with pytest.raises(ValueError, match="time must be finite"):
         kaplan_meier([1.0, np.inf], [True, False])
-    with pytest.raises(ValueError, match=r"level = 1.5: must be in \(0, 1\)"):
-        kaplan_meier([1.0], level=1.5)
+    with pytest.raises(ValueError, match=r"confidence = 1.5: must be in \(0, 1\)"):
+        kaplan_meier([1.0], confidence=1.5)
+
+
+def test_level_of_0_2_0_warns_and_gives_the_confidence():
+    t, obs = [1.0, 2.0, 3.0, 4.0], [True, True, False, True]
+    with pytest.warns(DeprecationWarning, match=r"kaplan_meier\(level=...\) is now "
+                      r"kaplan_meier\(confidence=...\)"):
+        old = kaplan_meier(t, obs, level=0.9)
+    new = kaplan_meier(t, obs, confidence=0.9)
+    assert np.array_equal(old.lower, new.lower) and new.confidence == 0.9
+    with pytest.warns(DeprecationWarning, match="KaplanMeier.level is now KaplanMeier.confidence"):
+        assert new.level == 0.9
+    with pytest.warns(DeprecationWarning, match=r"median_survival\(level=...\)"):
+        assert median_survival(t, obs, level=0.9) == median_survival(t, obs, confidence=0.9)

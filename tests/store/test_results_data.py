@@ -55,18 +55,18 @@ def test_tail_interval_covers_the_truth_95_percent_of_the_time(u, p_zero, mean):
     for _ in range(REPS):
         occ, truth = _synthetic_units(rng, u, p_zero, mean)
         est = tail_estimate(occ)
-        hit += est.lo[1] <= truth <= est.hi[1]
+        hit += est.p_ge_lo[1] <= truth <= est.p_ge_hi[1]
     assert abs(hit / REPS - 0.95) < COVERAGE_TOL
 
 
 def test_no_fleet_at_k_gives_a_one_sided_bound_not_a_bare_zero():
     occ = np.array([[5.0, 1.0, 0.0]] * 40)
     est = tail_estimate(occ)
-    assert est.p[2] == 0.0 and est.lo[2] == 0.0
-    assert est.hi[2] == 1.0 - 0.05 ** (1.0 / 40) and est.method[2] == "zero-bound"
+    assert est.p_ge[2] == 0.0 and est.p_ge_lo[2] == 0.0
+    assert est.p_ge_hi[2] == 1.0 - 0.05 ** (1.0 / 40) and est.method[2] == "zero-bound"
     # blocks of fleets: the bound counts fleets, not blocks
     est = tail_estimate(occ[:4], fleets=40)
-    assert est.hi[2] == 1.0 - 0.05 ** (1.0 / 40)
+    assert est.p_ge_hi[2] == 1.0 - 0.05 ** (1.0 / 40)
 
 
 def test_poisson_binomial_against_enumeration_and_binomial():

@@ -13,8 +13,9 @@ import stormsim
 from stormsim.errors import SpecError
 
 #: The StormRisk arrays a fixed effort must reproduce bit for bit.
-RISK_FIELDS = ("p", "p_lo", "p_hi", "p_rel_error", "rate", "rate_lo", "rate_hi",
-               "rate_rel_error", "duration", "duration_lo", "duration_hi", "hits")
+RISK_FIELDS = ("p_ge", "p_ge_lo", "p_ge_hi", "p_ge_rel_error", "storms_per_s", "storms_per_s_lo",
+               "storms_per_s_hi", "storms_per_s_rel_error", "storm_duration", "storm_duration_lo",
+               "storm_duration_hi", "hits")
 
 
 def _cell(n=10):
@@ -36,7 +37,7 @@ def test_fixed_effort_is_a_function_of_seed_and_effort_not_threads():
     assert a.split.replicates == 3 and a.stopped == "replicates"
     for name in RISK_FIELDS:
         assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
-    assert list(a.p_method) == list(b.p_method) and list(a.rate_method) == list(b.rate_method)
+    assert list(a.p_ge_method) == list(b.p_ge_method) and list(a.storms_method) == list(b.storms_method)
 
 
 def test_fixed_effort_plain_stops_at_max_fleets_or_rel_error():
@@ -117,13 +118,11 @@ def test_a_sweep_cell_s_risk_is_a_direct_storm_risk_call_bit_for_bit(risk_result
                                      launch="sync")
         r = c.risk
         assert list(r["levels"]) == [2, n]
-        for a, b in (("risk_p_ge", "p"), ("risk_p_ge_lo", "p_lo"), ("risk_p_ge_hi", "p_hi"),
-                     ("risk_storms_per_s", "rate"), ("risk_storms_per_s_lo", "rate_lo"),
-                     ("risk_storms_per_s_hi", "rate_hi"), ("risk_storm_duration", "duration"),
-                     ("risk_p_ge_rel_error", "p_rel_error"), ("risk_hits", "hits")):
-            assert np.array_equal(r[a], getattr(direct, b), equal_nan=True), (c.index, a)
-        assert list(r["risk_p_ge_method"]) == list(direct.p_method)
-        assert list(r["risk_storms_method"]) == list(direct.rate_method)
+        for name in RISK_FIELDS:
+            assert np.array_equal(r[f"risk_{name}"], getattr(direct, name), equal_nan=True), \
+                (c.index, name)
+        assert list(r["risk_p_ge_method"]) == list(direct.p_ge_method)
+        assert list(r["risk_storms_method"]) == list(direct.storms_method)
         assert list(r["risk_level_method"]) == list(direct.level_method)
         assert int(r["risk_fleets_run"]) == direct.fleets == 32
         assert int(r["risk_replicates_run"]) == (direct.split.replicates if direct.split else 0)
@@ -283,7 +282,7 @@ def test_an_integer_basin_above_the_levels_left_to_split_is_lowered():
     r = stormsim.storm_risk(_cell(), [2, 6], **basin(9))
     assert list(r.level_method) == ["plain", "splitting"] and r.split.interfaces[0] == 6
     direct = stormsim.storm_risk(_cell(), [2, 6], **basin(6))
-    assert np.array_equal(r.p, direct.p) and np.array_equal(r.rate, direct.rate)
+    assert np.array_equal(r.p_ge, direct.p_ge) and np.array_equal(r.storms_per_s, direct.storms_per_s)
     assert stormsim.storm_risk(_cell(), [2, 6], **basin(None)).split.interfaces[0] == \
         stormsim.storm_risk(_cell(), [2, 6], **kw).split.interfaces[0]   # None: the default
 
