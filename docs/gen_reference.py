@@ -13,7 +13,9 @@ come from:
   (``stormsim.store.layout``), ``stormsim.sweep.work.RESULT_ARRAYS``,
   ``stormsim.stats.summary`` (the per-cell table) and
   ``stormsim.sweep.cellrisk`` (RISK_ARRAYS, RISK_SCALARS, PER_DAY);
-- api.md: the public API, ``stormsim.__all__``, as mkdocstrings directives.
+- api.md: the public API, ``stormsim.__all__``, as mkdocstrings directives;
+- glossary.md: each quantity's one name, unit and where it appears, from
+  ``stormsim.glossary`` (QUANTITIES).
 """
 from __future__ import annotations
 
@@ -260,7 +262,33 @@ def api_page() -> str:
     return "\n".join(out)
 
 
-PAGES = {"keys.md": keys_page, "outputs.md": outputs_page, "api.md": api_page}
+def _places(entries) -> str:
+    return ", ".join(_code(e) for e in entries) or "-"
+
+
+def glossary_page() -> str:
+    from stormsim.glossary import QUANTITIES
+
+    out = [BANNER.format(src="stormsim.glossary"),
+           "# Glossary\n",
+           "One name per quantity, the same in the Python objects, the sweep keys, the HDF5 "
+           "files and the per-cell table with its exports. An interval's ends add `_lo` and "
+           "`_hi` to the name, the way it was made `_method`, its relative standard error "
+           "`_rel_error`; a storm risk's numbers in a file carry the prefix `risk_`. In "
+           "*where*: `summary:` a column of the per-cell table (`Results.summary`, `stormsim "
+           "inspect`, the exports), `risk:` a dataset of a cell's storm risk, `key:` a sweep "
+           "key. The old names still read for one release, with a `DeprecationWarning`.\n",
+           "| name | symbol | unit | meaning | in the API | in files | old names |",
+           "|---|---|---|---|---|---|---|"]
+    for q in QUANTITIES:
+        out.append("| " + " | ".join([_code(q.name), _cell(q.symbol) or "-", _cell(q.unit),
+                                      _cell(q.meaning), _places(q.api), _places(q.files),
+                                      _places(q.old)]) + " |")
+    return "\n".join(out) + "\n"
+
+
+PAGES = {"keys.md": keys_page, "outputs.md": outputs_page, "api.md": api_page,
+         "glossary.md": glossary_page}
 
 
 def render() -> dict[str, str]:

@@ -31,6 +31,7 @@ def renamed(cls_name: str, old_to_new: dict[str, str]):
             value = getattr(value, part)
         return value
 
+    __getattr__.renamed = dict(old_to_new)     # read by the glossary's test
     return __getattr__
 
 

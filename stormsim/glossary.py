@@ -1,0 +1,97 @@
+"""The quantities stormsim reports, each with its one name.
+
+One table, :data:`QUANTITIES`: a quantity's name is the same in the Python
+objects, the HDF5 files, the per-cell table and its exports; interval ends
+add ``_lo`` and ``_hi``, the way an interval was made ``_method``, a relative
+standard error ``_rel_error``. ``docs/gen_reference.py`` writes the docs'
+glossary page from it, and tests/test_glossary.py checks that every place
+listed has the name and that every old name still reads (with a
+DeprecationWarning) for one release.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["QUANTITIES", "Quantity"]
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One quantity and where it appears.
+
+    name : the one name; symbol : how MODEL.md writes it; unit : its unit
+    ("1": a share or probability); meaning : one sentence
+    api : "Class.attribute" or "function(parameter)" of the public API
+    files : names in results: "summary:<key>" (the per-cell table,
+        ``stormsim.stats.summary``), "risk:<dataset>" (a cell's storm risk,
+        ``stormsim.sweep.cellrisk``), "key:<sweep key>", "file:<dataset>" (the
+        HDF5 layout, ``stormsim.store.layout``)
+    old : "Class.attribute" names of 0.2.0 that still read, with a warning
+    """
+
+    name: str
+    symbol: str
+    unit: str
+    meaning: str
+    api: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    old: tuple[str, ...] = ()
+
+
+QUANTITIES: tuple[Quantity, ...] = (
+    Quantity(
+        "p_ge", "P(n_w >= k)", "1",
+        "the share of time with at least k jobs writing at once (the storm risk at level k)",
+        api=("StormRisk.p_ge", "SplitEstimate.p_ge", "StationaryLaw.p_ge", "PlanRow.p_ge"),
+        files=("summary:p_ge", "risk:risk_p_ge"),
+        old=("StormRisk.p", "SplitEstimate.p", "StationaryLaw.tail", "PlanRow.time_share")),
+    Quantity(
+        "storms_per_s", "nu_k", "1/s",
+        "the storm rate: up-crossings of n_w into k or more writers per second",
+        api=("StormRisk.storms_per_s", "SplitEstimate.storms_per_s", "StationaryLaw.storms_per_s"),
+        files=("summary:storms_per_s", "risk:risk_storms_per_s"),
+        old=("StormRisk.rate", "SplitEstimate.rate", "StationaryLaw.storm_rate")),
+    Quantity(
+        "storms_per_day", "86400 nu_k", "1/day",
+        "the storm rate per day, for fleets in physical units",
+        api=("StormRisk.storms_per_day", "StationaryLaw.storms_per_day", "PlanRow.storms_per_day"),
+        files=("risk:risk_storms_per_day",)),
+    Quantity(
+        "storm_duration", "P(n_w >= k) / nu_k", "s",
+        "the mean duration of a storm: time at k or more writers per up-crossing",
+        api=("StormRisk.storm_duration", "StationaryLaw.storm_duration", "PlanRow.storm_duration"),
+        files=("summary:storm_duration", "risk:risk_storm_duration"),
+        old=("StormRisk.duration", "PlanRow.storm_seconds")),
+    Quantity(
+        "levels", "k", "1",
+        "the storm levels asked: at least k jobs writing at once (integers, 'N' or 'N/q')",
+        api=("storm_risk(levels)", "plan(levels)", "storm_split(levels)", "StormRisk.levels",
+             "FleetPlan.levels", "SplitEstimate.levels", "Results.summary(levels)",
+             "Results.table(levels)", "Results.to_dataframe(levels)"),
+        files=("key:risk_levels",)),
+    Quantity(
+        "lo, hi", "", "as the value",
+        "the ends of an estimate's interval at the confidence (a bound where nothing was seen)",
+        api=("Interval.lo", "Interval.hi"),
+        files=("summary:p_ge_lo", "summary:p_ge_hi", "risk:risk_p_ge_lo", "risk:risk_p_ge_hi"),
+        old=("Interval.low", "Interval.high", "Interval.lower", "Interval.upper")),
+    Quantity(
+        "confidence", "", "1",
+        "the two-sided confidence of every interval (0.95)",
+        api=("Interval.confidence", "StormRisk.confidence", "SplitEstimate.confidence",
+             "Results.summary(confidence)", "Results.to_dataframe(confidence)",
+             "kaplan_meier(confidence)"),
+        old=("Interval.level", "StormRisk.level", "SplitEstimate.level")),
+    Quantity(
+        "rel_error", "se / estimate", "1",
+        "an estimate's relative standard error; as a target, the one a storm risk runs to",
+        api=("storm_risk(rel_error)", "StormRisk.p_ge_rel_error",
+             "StormRisk.storms_per_s_rel_error"),
+        files=("key:risk_rel_error", "risk:risk_p_ge_rel_error")),
+    Quantity(
+        "jitter", "sigma_i", "s",
+        "the standard deviation of a job's compute interval per cycle",
+        api=("Fleet(jitter)", "Fleet.identical(jitter)", "Fleet.from_jobs(jitter)", "Fleet.jitter",
+             "CellResult.jitter"),
+        files=("key:jitter", "file:jitter")),
+)
