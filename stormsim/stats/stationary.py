@@ -90,9 +90,12 @@ def _log_ratio(a, b) -> np.ndarray:
 
 
 def _plain(log_name: str) -> property:
-    """A read-only property exp(self.<log_name>)."""
+    """A read-only property exp(self.<log_name>): inf past float64's largest value
+    and 0 below its smallest, silently (the log twin stays exact; a storm at a
+    saturated level lasts e^15000 s, and that is no error)."""
     def get(self) -> np.ndarray:
-        out = np.exp(getattr(self, log_name))
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.exp(getattr(self, log_name))
         out.flags.writeable = False
         return out
     return property(get, doc=f"exp({log_name}); see the class docstring.")
@@ -181,7 +184,8 @@ class StationaryLaw:
     @property
     def storms_per_day(self) -> np.ndarray:
         """(N + 1,): storms_per_s x 86400, storms per day at each level (T, d in seconds)."""
-        out = self.storms_per_s * SECONDS_PER_DAY
+        with np.errstate(over="ignore"):
+            out = self.storms_per_s * SECONDS_PER_DAY
         out.flags.writeable = False
         return out
 
