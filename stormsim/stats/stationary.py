@@ -44,7 +44,8 @@ from ..errors import SpecError
 from .product_form import (compensated_cumsum, esp_sweep, log_binom, log_poisson_binomial,
                            log_sum_exp, log_tail_of)
 
-__all__ = ["DeterministicFleetWarning", "StationaryLaw", "mean_compute_work", "stationary"]
+__all__ = ["DeterministicFleetWarning", "SATURATED_CYCLES", "SATURATED_SHARE", "StationaryLaw",
+           "mean_compute_work", "saturated", "stationary"]
 
 #: The Fleet attributes this module reads (duck typing: the module does not
 #: import the model, so that it can live in a sub-package of its own).
@@ -193,6 +194,37 @@ class StationaryLaw:
     def mean_writers(self) -> float:
         """E[n_w] = sum_i P(i writing)."""
         return float(np.sum(self.writing_probability))
+
+
+# -- regimes --------------------------------------------------------------------------------------
+
+#: A level k is saturated when k or more jobs write at least this share of the
+#: time: the storm is then the fleet's usual state (its median state), and
+#: what ends are the calms between storms, not the storms.
+SATURATED_SHARE = 0.5
+#: ... and a mean storm at k outlasts this many lone cycles (the longest
+#: T_i + d_i, a job's compute and write alone): every job checkpoints and
+#: computes again inside one storm, so it is no collision of a few writes.
+#: Both are needed: at load 0.9, 12 jobs have 2 or more writing 52 % of the
+#: time in storms of 0.2 cycle, frequent episodes that their rate describes.
+SATURATED_CYCLES = 1.0
+
+
+def saturated(p_ge, storm_duration, cycle) -> np.ndarray:
+    """Whether a level is saturated, "almost never left": P(n_w >= k) >=
+    SATURATED_SHARE and mean storm duration >= SATURATED_CYCLES x ``cycle``.
+
+    p_ge, storm_duration : array_like, one entry per level (s; inf allowed).
+    cycle : the fleet's longest lone cycle max_i (T_i + d_i) (s).
+    Returns bool, the shape of ``p_ge``. There the storm rate counts the rare
+    ends of calms and reads as "no storms" (at load 58, 0 storms a day in
+    float64, each lasting e^15000 s) where the fabric never stops storming:
+    say "saturated" instead. For an estimate, give its lower bounds: the
+    verdict then holds at the interval's confidence.
+    """
+    p = np.asarray(p_ge, dtype=np.float64)
+    dur = np.asarray(storm_duration, dtype=np.float64)
+    return (p >= SATURATED_SHARE) & (dur >= SATURATED_CYCLES * float(cycle))
 
 
 # -- refusals -------------------------------------------------------------------------------------
