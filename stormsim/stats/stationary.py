@@ -319,7 +319,7 @@ def stationary(fleet) -> StationaryLaw:
     loo_t = loo_t[rows]
     log_z = float(log_sum_exp(lg + lE))
     log_pmf = lg + lE - log_z
-    log_tail = log_tail_of(log_pmf)
+    log_tail = _log_tail(log_pmf)
     log_nu = np.full(n + 1, -np.inf)
     log_nu[1:] = lg[:-1] + log_rc[::-1] + lG - log_z
     log_dur = np.full(n + 1, np.inf)
@@ -338,7 +338,27 @@ def stationary(fleet) -> StationaryLaw:
         n_jobs=n, mean_compute=T, log_pmf=log_pmf, log_p_ge=log_tail, log_storms_per_s=log_nu,
         log_storm_duration=log_dur, log_writing_probability=log_p, log_checkpoint_rate=log_lam,
         log_mean_write_duration=log_wd, log_write_stretch=log_wd - np.log(d),
-        log_binomial_pmf=log_bin, log_binomial_p_ge=log_tail_of(log_bin))
+        log_binomial_pmf=log_bin, log_binomial_p_ge=_log_tail(log_bin))
+
+
+#: _log_tail: below this P(n_w < k), log P(n_w >= k) is log1p(-P(n_w < k)).
+_HEAD_LOG1P = 1e-8
+
+
+def _log_tail(log_pmf: np.ndarray) -> np.ndarray:
+    """log P(n_w >= k), k = 0..N: the sum of the tail from the top down; where
+    P(n_w < k) < _HEAD_LOG1P, log1p(-P(n_w < k)) instead. A tail near 1 sums
+    to 1 within rounding, and its log, off by an ulp of 1 (up to +7e-13 at
+    load 58, a probability above 1), says nothing of how far below 1 it is;
+    log1p of the head, a sum of small positive terms, is exact to rounding
+    (-2.7e-15 there for P(n_w >= 2) = 1 - 2.7e-15). Elsewhere the tail is the
+    sum as ever, digit for digit, but for k = 0: P(n_w >= 0) = 1, log 0."""
+    out = log_tail_of(log_pmf)
+    log_head = np.logaddexp.accumulate(log_pmf)[:-1]          # log P(n_w < k), k = 1..N
+    near = log_head < math.log(_HEAD_LOG1P)
+    out[1:][near] = np.log1p(-np.exp(log_head[near]))
+    out[0] = 0.0
+    return out
 
 
 def _log_weights(f: np.ndarray, cap: float) -> tuple:

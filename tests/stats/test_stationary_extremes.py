@@ -262,6 +262,12 @@ def test_forbidden_inputs_are_refused_by_fleet(build, says):
 #: law measured within 8e-12 at N = 2000, see stormsim.stats.stationary); a
 #: wrong factor or an overflow moves them by far more than 1e-9.
 SATURATED_LOG_TOL = 1e-9
+#: P(n_w < k) of the law against the closed form where it is below 1e-8: both
+#: sums of a few positive terms whose logs agree within SATURATED_LOG_TOL x
+#: |log pi(0)| at N = 12 (~5e-8 absolute would be the bound; measured: 1e-14),
+#: so a relative 1e-10 tells log1p(-head) from a tail summed near 1 (off by 1e-13
+#: absolute, 1e9 times the value -3e-22 at load 140).
+HEAD_REL_TOL = 1e-10
 
 
 def _every_plain_value(law) -> dict:
@@ -294,6 +300,14 @@ def test_a_saturated_fabric_has_exact_logs_and_no_overflow(n, d):
     want = log_ge[1:] - log_pi[1:] + math.log(d)
     got = law.log_storm_duration[1:]
     assert np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want))) <= SATURATED_LOG_TOL
+    # Never above 1: near 1, log P(n_w >= k) is log1p(-P(n_w < k)), to the head's rounding
+    # (a sum of the tail would be 1 + 7e-13 at load 58, and say nothing of 1 - 1e-20).
+    assert np.all(law.log_p_ge[1:] <= 0.0) and np.all(plain["p_ge"] <= 1.0 + 1e-12)
+    head = np.logaddexp.accumulate(log_pi)[:-1]            # log P(n_w < k), k = 1..N
+    near = head < math.log(1e-8)
+    assert near[1]                                        # k = 2 among them in both fleets
+    assert np.allclose(law.log_p_ge[1:][near], np.log1p(-np.exp(head[near])),
+                       rtol=HEAD_REL_TOL, atol=0.0)
     # the plain twin: exp of the log where float64 holds it, inf past its largest value
     big = want > math.log(np.finfo(np.float64).max)
     assert big.any() == (n == 5000)             # only the 5000 jobs' storms outlast float64
