@@ -210,7 +210,7 @@ class FleetPlan:
                        f"{_interval(r.checkpoint_p99)}")
             row.append(_interval(r.over_watchdog))
             row.append(f"{num(r.wait_mean)}, {_interval(r.wait_p99)}")
-            row.append(f"{fmt_percent(r.writing_share)} ({fmt_percent(r.contention_share)})")
+            row.append(f"{_percent(r.writing_share)} ({_percent(r.contention_share)})")
             h = r.stagger_hours
             row.append("-" if math.isnan(h.value) else f"{num(h.value)} h [{num(h.lo)}, {num(h.hi)}]")
             rows.append(row)
@@ -240,6 +240,12 @@ def _share(p: float) -> str:
     """A share of time as a percentage, 4 significant digits ('99.97%'), and
     '> 99.99%' above that, so that a share short of 1 never reads as '100%'."""
     return "> 99.99%" if p > 0.9999 else f"{100 * p:.4g}%"
+
+
+def _percent(x: float) -> str:
+    """fmt_percent (2 significant digits), but from 99.5 % on, where 2 digits
+    would print '1e+02%', as ``_share``: '99.54%', '> 99.99%'."""
+    return _share(x) if x >= 0.995 else fmt_percent(x)
 
 
 def _settle_note(hours: float, method: str) -> str:

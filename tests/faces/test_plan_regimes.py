@@ -258,6 +258,8 @@ def test_simulated_rows_of_a_saturated_fleet_read_saturated_not_none_seen():
     assert "none seen" not in text and "not resolved" not in text
     assert text.count("saturated (> 99.99% of the time)") == 3 * len(p.rows) - 1
     assert "0 (the cap)" in text
+    # GPU time writing at 99.5 % or more (half the bandwidth) reads as a share, not "1e+02%"
+    assert by["bandwidth x0.5"].writing_share >= 0.995 and "e+02%" not in text
 
 
 @pytest.mark.slow
