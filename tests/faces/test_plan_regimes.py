@@ -277,3 +277,21 @@ def test_the_figure_leaves_saturated_levels_out(plans):
         assert x.tolist() == [6.0] and y.tolist() == [p.rows[0].storms_per_day[-1]]
     finally:
         plt.close(fig)
+
+
+@pytest.mark.slow
+def test_a_restart_of_a_saturated_fleet_does_not_settle_known_either_way():
+    """settle_hours: from the law where it applies, else from a random
+    launch's run (async checkpoints: no law); saturated at n_w >= 2 either
+    way, so no synchronized runs and no hours; a fleet of episodes settles."""
+    from stormsim.fleetplan import settle_hours
+
+    hours, how = settle_hours(_physical("40 MB/s"), seed=1)
+    assert math.isnan(hours) and how == "saturated at n_w >= 2 (> 99.99% of the time; exact (the law))"
+    fleet = _physical("40 MB/s")
+    async_fleet = stormsim.Fleet(T=fleet.T, d=fleet.d, jitter=fleet.jitter, checkpoint="async")
+    hours, how = settle_hours(async_fleet, seed=1)
+    assert math.isnan(hours) and how.startswith("saturated at n_w >= 2 (")
+    assert how.endswith("; from a random launch)")
+    hours, how = settle_hours(_loaded(1.0), seed=1)
+    assert hours > 0 and how == "exact (the law)"
