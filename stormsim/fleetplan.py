@@ -43,7 +43,7 @@ from .risk.stormrisk import storm_risk
 from .stats import durations
 from .stats.interval import CONFIDENCE, Interval
 from .stats.physical import time_to_passage
-from .stats.stationary import stationary
+from .stats.stationary import SATURATED_SHARE, saturated, stationary
 
 __all__ = ["PlanRow", "FleetPlan", "plan", "what_ifs"]
 
@@ -68,11 +68,24 @@ QUANTILE = 0.99
 #: follow, within the bounds).
 SETTLE_MAX_CYCLES, SETTLE_TOLERANCE, SETTLE_STORMS = 8192, 0.10, 400
 SETTLE_FLEETS = (64, 8192)
+#: How a level reads (``PlanRow.regime``): storms are episodes with a rate and a
+#: duration, or the level is saturated (``stats.stationary.saturated``: k or
+#: more write most of the time, in storms that outlast a job's cycle).
+EPISODES, SATURATED = "episodes", "saturated"
 
 
 @dataclass(frozen=True)
 class PlanRow:
-    """One scenario's numbers (levels like ``FleetPlan.levels``)."""
+    """One scenario's numbers (levels like ``FleetPlan.levels``).
+
+    ``regime[j]`` is SATURATED where level k is almost never left
+    (``stats.stationary.saturated``; on the intervals' lower bounds where
+    simulated): there ``storms_per_day`` counts the rare ends of calms and
+    ``storm_duration`` outlasts a job's cycle, numbers that read as "no
+    storms" where the fabric never stops storming; the text table says
+    "saturated" instead. Elsewhere EPISODES: storms come and go, and their
+    rate and duration mean what they say.
+    """
 
     scenario: str
     change: str
@@ -92,6 +105,8 @@ class PlanRow:
     contention_share: float
     stagger_hours: Interval        # median hours to the first collision from a stagger launch
     cost_method: str
+    regime: np.ndarray = None      # per level: EPISODES, or SATURATED where storms do not end
+    load: float = math.nan         # sum_i d_i / T_i (MODEL.md): write time asked per compute time
 
     __getattr__ = renamed("PlanRow", {"storm_seconds": "storm_duration", "time_share": "p_ge",
                                       "stagger_hours_lo": "stagger_hours.lo",
@@ -145,7 +160,8 @@ class FleetPlan:
                             "writing_share": r.writing_share,
                             "contention_share": r.contention_share,
                             "stagger_hours": r.stagger_hours.value,
-                            "cost_method": r.cost_method})
+                            "cost_method": r.cost_method, "regime": r.regime[j],
+                            "load": r.load})
         return out
 
     def to_csv(self) -> str:
@@ -158,9 +174,10 @@ class FleetPlan:
 
     def figure(self):
         """Storms per day against the level k, one line per scenario, with the
-        simulated ones' 95 % intervals (matplotlib: the ``plots`` extra)."""
-        ys = {r.scenario: (r.storms_per_day, np.where(r.method == "exact", np.nan,
-                                                      r.storms_per_day_lo),
+        simulated ones' 95 % intervals (matplotlib: the ``plots`` extra); a
+        saturated level, whose storms do not end, is left out."""
+        ys = {r.scenario: (np.where(r.regime == SATURATED, np.nan, r.storms_per_day),
+                           np.where(r.method == "exact", np.nan, r.storms_per_day_lo),
                            np.where(r.method == "exact", np.nan, r.storms_per_day_hi))
               for r in self.rows}
         return series(self.levels, ys, xlabel="k: jobs writing at once (at least)",
@@ -184,14 +201,16 @@ class FleetPlan:
         for r in self.rows:
             row = [r.scenario]
             for j in range(self.levels.size):
-                row.append(fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j],
+                row.append(f"{SATURATED} ({_share(r.p_ge[j])} of the time)"
+                           if r.regime[j] == SATURATED else
+                           fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j],
                                         r.storms_per_day_hi[j], r.method[j]))
-            row.append(num(r.storm_duration[-1]))
+            row.append(SATURATED if r.regime[-1] == SATURATED else num(r.storm_duration[-1]))
             row.append(f"{num(r.checkpoint_seconds)} ({num(r.lone_checkpoint_seconds)}), "
                        f"{_interval(r.checkpoint_p99)}")
             row.append(_interval(r.over_watchdog))
             row.append(f"{num(r.wait_mean)}, {_interval(r.wait_p99)}")
-            row.append(f"{fmt_percent(r.writing_share)} ({fmt_percent(r.contention_share)})")
+            row.append(f"{_percent(r.writing_share)} ({_percent(r.contention_share)})")
             h = r.stagger_hours
             row.append("-" if math.isnan(h.value) else f"{num(h.value)} h [{num(h.lo)}, {num(h.hi)}]")
             rows.append(row)
@@ -208,15 +227,34 @@ class FleetPlan:
                  "holds: median time to the first collision from a stagger launch. (exact): "
                  "the product-form law, no sampling error; [lo, hi]: 95 % interval over "
                  "independent fleets.",
-                 f"After a synchronized restart, storms settle within {SETTLE_TOLERANCE:.0%} "
-                 f"of their long-run rate (n_w >= 2; {self.settle_method}) after about "
-                 f"{num(self.settle_hours)} h.", *self.notes]
+                 _settle_note(self.settle_hours, self.settle_method), *self.notes]
         lines += [textwrap.fill(n, 100) for n in notes]
         return "\n".join(lines)
 
 
 def _interval(x: Interval) -> str:
     return fmt_interval(x.value, x.lo, x.hi)
+
+
+def _share(p: float) -> str:
+    """A share of time as a percentage, 4 significant digits ('99.97%'), and
+    '> 99.99%' above that, so that a share short of 1 never reads as '100%'."""
+    return "> 99.99%" if p > 0.9999 else f"{100 * p:.4g}%"
+
+
+def _percent(x: float) -> str:
+    """fmt_percent (2 significant digits), but from 99.5 % on, where 2 digits
+    would print '1e+02%', as ``_share``: '99.54%', '> 99.99%'."""
+    return _share(x) if x >= 0.995 else fmt_percent(x)
+
+
+def _settle_note(hours: float, method: str) -> str:
+    """The table's sentence on a synchronized restart (``settle_hours``)."""
+    if method.startswith(SATURATED):
+        return ("After a synchronized restart, storms of n_w >= 2 do not settle into episodes: "
+                f"the fleet is {method}, one storm from the restart on.")
+    return (f"After a synchronized restart, storms settle within {SETTLE_TOLERANCE:.0%} of their "
+            f"long-run rate (n_w >= 2; {method}) after about {fmt_value(hours, digits=3)} h.")
 
 
 def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
@@ -293,6 +331,45 @@ def _durations(fleet: Fleet, seed: int, watchdog: float) -> dict:
     return out
 
 
+def _lone_cycle(fleet: Fleet) -> float:
+    """The longest lone cycle max_i (T_i + d_i) (s): a job's compute and write alone."""
+    return float(np.max(fleet.T + fleet.d))
+
+
+def _regimes(risk, capped: np.ndarray, fleet: Fleet) -> np.ndarray:
+    """Per level, SATURATED or EPISODES (``stats.stationary.saturated``) on the
+    lower bounds of P(n_w >= k) and of the mean storm duration (the exact
+    values where the law gives them). Where a simulation saw no storm begin,
+    the duration's bound is P's lower bound over the rate's upper one (a
+    storm lasts P(n_w >= k) / nu_k); a level a writer cap rules out is no storm."""
+    p_lo = np.where(capped, 0.0, np.asarray(risk.p_lo, dtype=np.float64))
+    d_lo = np.asarray(risk.duration_lo, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d_lo = np.where(np.isnan(d_lo), p_lo / np.asarray(risk.rate_hi, dtype=np.float64), d_lo)
+    return np.where(saturated(p_lo, d_lo, _lone_cycle(fleet)), SATURATED, EPISODES)
+
+
+def _regime_notes(rows: list, ks: np.ndarray, n: int) -> list[str]:
+    """The table's notes on the load and saturated levels: none where every
+    scenario's load allows a collision-free stagger and no level is saturated."""
+    top = n / (n - 1) if n > 1 else math.inf
+    sat = [f"{r.scenario} at n_w >= {', '.join(map(str, ks[r.regime == SATURATED]))}"
+           for r in rows if np.any(r.regime == SATURATED)]
+    if not sat and all(r.load <= top for r in rows):
+        return []
+    loads = ", ".join(f"{r.load:.3g} ({r.scenario})" for r in rows)
+    out = [f"Load (the sum of d_i / T_i, write time asked per second of compute): {loads}; "
+           f"above N/(N-1) = {top:.6g} identical uncapped jobs cannot be staggered without "
+           "collisions."]
+    if sat:
+        out.append(f"{SATURATED}: {'; '.join(sat)}: k or more jobs write at least "
+                   f"{SATURATED_SHARE:.0%} of the time, in storms that outlast a job's whole cycle "
+                   "(T + d alone). The storm is the fabric's usual state: storms per day would "
+                   "count the rare ends of calms and read as 'no storms' (the JSON and CSV keep "
+                   "those numbers, with regime 'saturated').")
+    return out
+
+
 def _stagger(fleet: Fleet, seed: int) -> Interval:
     """Median hours to the first collision from a stagger launch, with its interval."""
     try:
@@ -310,12 +387,20 @@ def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     long-run value (the exact law's where it applies, else a run from a random
     launch), and how that value was known. Windows [b, 2b) cycles, b = 1, 2,
     4, ..., each over enough fleets to expect SETTLE_STORMS storms; NaN if it
-    has not settled by SETTLE_MAX_CYCLES."""
+    has not settled by SETTLE_MAX_CYCLES. Where n_w >= 2 is saturated
+    (``stats.stationary.saturated``) storms never settle into episodes: NaN,
+    and a method that starts with SATURATED and says how it was known."""
     if exact_applies(fleet, "random"):
-        target, how = float(stationary(fleet).storms_per_s[2]), "exact (the law)"
+        law = stationary(fleet)
+        target, how = float(law.storms_per_s[2]), "exact (the law)"
+        p2, duration = float(law.p_ge[2]), float(law.storm_duration[2])
     else:
         run = simulate(fleet, fleets=256, cycles=400, burn_in=40, seed=seed)
         target, how = run.upcrossings[:, 2].sum() / run.occupancy.sum(), "from a random launch"
+        p2 = float(run.occupancy[:, 2:].sum() / run.occupancy.sum())
+        duration = p2 / target if target > 0 else math.inf
+    if saturated(p2, duration, _lone_cycle(fleet)):
+        return math.nan, f"{SATURATED} at n_w >= 2 ({_share(p2)} of the time; {how})"
     if not target > 0:
         return math.nan, how
     cycle = float(np.mean(fleet.T + fleet.d))
@@ -362,8 +447,12 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         writer cap keeps the level out of reach), checkpoint durations and
         waits with the share over ``watchdog``, the GPU time spent writing
         and how long a stagger holds; ``settle_hours`` after a synchronized
-        restart; ``notes`` on levels left unresolved. Times in seconds and
-        hours, rates per day.
+        restart; ``notes`` on levels left unresolved, and on the load and
+        the saturated levels where a scenario's load exceeds N/(N-1) or a
+        level is saturated. Each row's ``regime`` says per level whether
+        storms are episodes or the level is saturated (almost never left:
+        its storm rate counts the rare ends of calms), and ``load`` is
+        sum_i d_i / T_i. Times in seconds and hours, rates per day.
 
     Raises
     ------
@@ -406,10 +495,13 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
             lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
             wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,
             contention_share=contention,
-            stagger_hours=_stagger(f, seed), cost_method=how))
-        if not (risk.resolved | capped).all():
-            notes.append(f"{name}: levels {ks[~(risk.resolved | capped)].tolist()} not resolved to 10 % "
+            stagger_hours=_stagger(f, seed), cost_method=how,
+            regime=_regimes(risk, capped, f), load=float(np.sum(f.d / f.T))))
+        done = risk.resolved | capped | (rows[-1].regime == SATURATED)   # no rate shown there
+        if not done.all():
+            notes.append(f"{name}: levels {ks[~done].tolist()} not resolved to 10 % "
                          f"within {budget:.0f} s (their interval is wide or a bound)")
+    notes += _regime_notes(rows, ks, n)
     settle, how = settle_hours(fleet, seed)
     return FleetPlan(levels=ks, rows=rows, seconds=time.perf_counter() - t0, settle_hours=settle,
                      settle_method=how, watchdog=watchdog, notes=notes)

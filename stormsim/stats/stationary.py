@@ -44,7 +44,8 @@ from ..errors import SpecError
 from .product_form import (compensated_cumsum, esp_sweep, log_binom, log_poisson_binomial,
                            log_sum_exp, log_tail_of)
 
-__all__ = ["DeterministicFleetWarning", "StationaryLaw", "mean_compute_work", "stationary"]
+__all__ = ["DeterministicFleetWarning", "SATURATED_CYCLES", "SATURATED_SHARE", "StationaryLaw",
+           "mean_compute_work", "saturated", "stationary"]
 
 #: The Fleet attributes this module reads (duck typing: the module does not
 #: import the model, so that it can live in a sub-package of its own).
@@ -90,9 +91,12 @@ def _log_ratio(a, b) -> np.ndarray:
 
 
 def _plain(log_name: str) -> property:
-    """A read-only property exp(self.<log_name>)."""
+    """A read-only property exp(self.<log_name>): inf past float64's largest value
+    and 0 below its smallest, silently (the log twin stays exact; a storm at a
+    saturated level lasts e^15000 s, and that is no error)."""
     def get(self) -> np.ndarray:
-        out = np.exp(getattr(self, log_name))
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.exp(getattr(self, log_name))
         out.flags.writeable = False
         return out
     return property(get, doc=f"exp({log_name}); see the class docstring.")
@@ -181,7 +185,8 @@ class StationaryLaw:
     @property
     def storms_per_day(self) -> np.ndarray:
         """(N + 1,): storms_per_s x 86400, storms per day at each level (T, d in seconds)."""
-        out = self.storms_per_s * SECONDS_PER_DAY
+        with np.errstate(over="ignore"):
+            out = self.storms_per_s * SECONDS_PER_DAY
         out.flags.writeable = False
         return out
 
@@ -189,6 +194,37 @@ class StationaryLaw:
     def mean_writers(self) -> float:
         """E[n_w] = sum_i P(i writing)."""
         return float(np.sum(self.writing_probability))
+
+
+# -- regimes --------------------------------------------------------------------------------------
+
+#: A level k is saturated when k or more jobs write at least this share of the
+#: time: the storm is then the fleet's usual state (its median state), and
+#: what ends are the calms between storms, not the storms.
+SATURATED_SHARE = 0.5
+#: ... and a mean storm at k outlasts this many lone cycles (the longest
+#: T_i + d_i, a job's compute and write alone): every job checkpoints and
+#: computes again inside one storm, so it is no collision of a few writes.
+#: Both are needed: at load 0.9, 12 jobs have 2 or more writing 52 % of the
+#: time in storms of 0.2 cycle, frequent episodes that their rate describes.
+SATURATED_CYCLES = 1.0
+
+
+def saturated(p_ge, storm_duration, cycle) -> np.ndarray:
+    """Whether a level is saturated, "almost never left": P(n_w >= k) >=
+    SATURATED_SHARE and mean storm duration >= SATURATED_CYCLES x ``cycle``.
+
+    p_ge, storm_duration : array_like, one entry per level (s; inf allowed).
+    cycle : the fleet's longest lone cycle max_i (T_i + d_i) (s).
+    Returns bool, the shape of ``p_ge``. There the storm rate counts the rare
+    ends of calms and reads as "no storms" (at load 58, 0 storms a day in
+    float64, each lasting e^15000 s) where the fabric never stops storming:
+    say "saturated" instead. For an estimate, give its lower bounds: the
+    verdict then holds at the interval's confidence.
+    """
+    p = np.asarray(p_ge, dtype=np.float64)
+    dur = np.asarray(storm_duration, dtype=np.float64)
+    return (p >= SATURATED_SHARE) & (dur >= SATURATED_CYCLES * float(cycle))
 
 
 # -- refusals -------------------------------------------------------------------------------------
@@ -283,7 +319,7 @@ def stationary(fleet) -> StationaryLaw:
     loo_t = loo_t[rows]
     log_z = float(log_sum_exp(lg + lE))
     log_pmf = lg + lE - log_z
-    log_tail = log_tail_of(log_pmf)
+    log_tail = _log_tail(log_pmf)
     log_nu = np.full(n + 1, -np.inf)
     log_nu[1:] = lg[:-1] + log_rc[::-1] + lG - log_z
     log_dur = np.full(n + 1, np.inf)
@@ -302,7 +338,27 @@ def stationary(fleet) -> StationaryLaw:
         n_jobs=n, mean_compute=T, log_pmf=log_pmf, log_p_ge=log_tail, log_storms_per_s=log_nu,
         log_storm_duration=log_dur, log_writing_probability=log_p, log_checkpoint_rate=log_lam,
         log_mean_write_duration=log_wd, log_write_stretch=log_wd - np.log(d),
-        log_binomial_pmf=log_bin, log_binomial_p_ge=log_tail_of(log_bin))
+        log_binomial_pmf=log_bin, log_binomial_p_ge=_log_tail(log_bin))
+
+
+#: _log_tail: below this P(n_w < k), log P(n_w >= k) is log1p(-P(n_w < k)).
+_HEAD_LOG1P = 1e-8
+
+
+def _log_tail(log_pmf: np.ndarray) -> np.ndarray:
+    """log P(n_w >= k), k = 0..N: the sum of the tail from the top down; where
+    P(n_w < k) < _HEAD_LOG1P, log1p(-P(n_w < k)) instead. A tail near 1 sums
+    to 1 within rounding, and its log, off by an ulp of 1 (up to +7e-13 at
+    load 58, a probability above 1), says nothing of how far below 1 it is;
+    log1p of the head, a sum of small positive terms, is exact to rounding
+    (-2.7e-15 there for P(n_w >= 2) = 1 - 2.7e-15). Elsewhere the tail is the
+    sum as ever, digit for digit, but for k = 0: P(n_w >= 0) = 1, log 0."""
+    out = log_tail_of(log_pmf)
+    log_head = np.logaddexp.accumulate(log_pmf)[:-1]          # log P(n_w < k), k = 1..N
+    near = log_head < math.log(_HEAD_LOG1P)
+    out[1:][near] = np.log1p(-np.exp(log_head[near]))
+    out[0] = 0.0
+    return out
 
 
 def _log_weights(f: np.ndarray, cap: float) -> tuple:

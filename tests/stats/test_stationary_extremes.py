@@ -252,3 +252,74 @@ def test_jitter_ratios_beyond_float_range(T, sigma, want):
 def test_forbidden_inputs_are_refused_by_fleet(build, says):
     with pytest.raises(SpecError, match=re.escape(says)):
         build()
+
+
+# -- a saturated fabric --------------------------------------------------------------------------
+
+#: The law's logs at a saturated fabric against the closed form of identical
+#: jobs (lgamma and logsumexp in float64): the logs reach 1.6e4 at N = 5000,
+#: whose ulp is 1.8e-12, and each side sums N terms along its own path (the
+#: law measured within 8e-12 at N = 2000, see stormsim.stats.stationary); a
+#: wrong factor or an overflow moves them by far more than 1e-9.
+SATURATED_LOG_TOL = 1e-9
+#: P(n_w < k) of the law against the closed form where it is below 1e-8: both
+#: sums of a few positive terms whose logs agree within SATURATED_LOG_TOL x
+#: |log pi(0)| at N = 12 (~5e-8 absolute would be the bound; measured: 1e-14),
+#: so a relative 1e-10 tells log1p(-head) from a tail summed near 1 (off by 1e-13
+#: absolute, 1e9 times the value -3e-22 at load 140).
+HEAD_REL_TOL = 1e-10
+
+
+def _every_plain_value(law) -> dict:
+    """Each plain array and scalar the law offers (with warnings as errors, an
+    overflow in exp fails here)."""
+    names = ("pmf", "p_ge", "storms_per_s", "storm_duration", "writing_probability",
+             "checkpoint_rate", "mean_write_duration", "write_stretch", "binomial_pmf",
+             "binomial_p_ge", "storms_per_day", "mean_writers")
+    return {name: getattr(law, name) for name in names}
+
+
+@pytest.mark.parametrize("n, d", [
+    (5000, 840 / 40),        # 5000 jobs x 840 GB / 30 min through 40 GB/s: load 58
+    (12, 840e3 / 40),        # 12 jobs x 840 GB / 30 min through 40 MB/s: load 140
+])
+def test_a_saturated_fabric_has_exact_logs_and_no_overflow(n, d):
+    """Identical jobs, fair sharing, uncapped: pi(n) ~ N! / (N-n)! x^n and
+    nu_k = pi(k) / d, so the mean storm lasts P(n_w >= k) d / pi(k). At load
+    58 it lasts e^15000 s: the plain value is inf, silently, the log exact."""
+    T = 1800.0
+    law = stationary(Fleet(T=[T] * n, d=[d] * n, jitter=T / 100))
+    _sane(law)
+    plain = _every_plain_value(law)
+    k = np.arange(n + 1)
+    log_pi = np.array([math.lgamma(n + 1) - math.lgamma(n - m + 1) for m in k]) \
+        + k * math.log(d / T)
+    log_pi -= logsumexp(log_pi)
+    log_ge = np.array([logsumexp(log_pi[m:]) for m in k])
+    assert np.max(np.abs(law.log_p_ge - log_ge)) <= SATURATED_LOG_TOL * max(1.0, abs(log_pi[0]))
+    want = log_ge[1:] - log_pi[1:] + math.log(d)
+    got = law.log_storm_duration[1:]
+    assert np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want))) <= SATURATED_LOG_TOL
+    # Never above 1: near 1, log P(n_w >= k) is log1p(-P(n_w < k)), to the head's rounding
+    # (a sum of the tail would be 1 + 7e-13 at load 58, and say nothing of 1 - 1e-20).
+    assert np.all(law.log_p_ge[1:] <= 0.0) and np.all(plain["p_ge"] <= 1.0 + 1e-12)
+    head = np.logaddexp.accumulate(log_pi)[:-1]            # log P(n_w < k), k = 1..N
+    near = head < math.log(1e-8)
+    assert near[1]                                        # k = 2 among them in both fleets
+    assert np.allclose(law.log_p_ge[1:][near], np.log1p(-np.exp(head[near])),
+                       rtol=HEAD_REL_TOL, atol=0.0)
+    # the plain twin: exp of the log where float64 holds it, inf past its largest value
+    big = want > math.log(np.finfo(np.float64).max)
+    assert big.any() == (n == 5000)             # only the 5000 jobs' storms outlast float64
+    assert np.all(np.isinf(plain["storm_duration"][1:][big]))
+    assert np.array_equal(plain["storm_duration"][1:][~big], np.exp(got[~big]))
+
+
+def test_a_saturated_fabric_of_two_job_types_has_no_overflow():
+    """The same through the sweep of distinct job types (no closed form)."""
+    T = np.repeat([1800.0, 3600.0], 2500)
+    law = stationary(Fleet(T=T, d=21.0 * T / 1800, jitter=T / 100))
+    _sane(law)
+    _every_plain_value(law)
+    assert law.log_storm_duration[2] > math.log(np.finfo(np.float64).max)
+    assert np.isinf(law.storm_duration[2])
