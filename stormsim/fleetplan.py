@@ -342,10 +342,10 @@ def _regimes(risk, capped: np.ndarray, fleet: Fleet) -> np.ndarray:
     values where the law gives them). Where a simulation saw no storm begin,
     the duration's bound is P's lower bound over the rate's upper one (a
     storm lasts P(n_w >= k) / nu_k); a level a writer cap rules out is no storm."""
-    p_lo = np.where(capped, 0.0, np.asarray(risk.p_lo, dtype=np.float64))
-    d_lo = np.asarray(risk.duration_lo, dtype=np.float64)
+    p_lo = np.where(capped, 0.0, np.asarray(risk.p_ge_lo, dtype=np.float64))
+    d_lo = np.asarray(risk.storm_duration_lo, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        d_lo = np.where(np.isnan(d_lo), p_lo / np.asarray(risk.rate_hi, dtype=np.float64), d_lo)
+        d_lo = np.where(np.isnan(d_lo), p_lo / np.asarray(risk.storms_per_s_hi, dtype=np.float64), d_lo)
     return np.where(saturated(p_lo, d_lo, _lone_cycle(fleet)), SATURATED, EPISODES)
 
 
