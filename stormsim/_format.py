@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 __all__ = ["fmt_array", "fmt_ci", "fmt_clock", "fmt_count", "fmt_duration", "fmt_estimate",
-           "fmt_interval", "fmt_law", "fmt_p_ge", "fmt_passage", "fmt_percent", "fmt_rate",
+           "fmt_interval", "fmt_law", "fmt_p_ge", "fmt_passage", "fmt_percent", "fmt_rate", "fmt_share",
            "fmt_storm_duration", "fmt_storms", "fmt_toml", "fmt_value"]
 
 
@@ -85,8 +85,17 @@ def fmt_rate(x: float) -> str:
 
 
 def fmt_percent(x: float) -> str:
-    """A share as a percentage, 2 significant digits ('4.2%'); '-' for NaN."""
-    return "-" if math.isnan(x) else f"{100 * x:.2g}%"
+    """A share as a percentage, 2 significant digits ('4.2%'), from 99.5 % on as
+    ``fmt_share`` ('99.54%', '> 99.99%': two digits would print '1e+02%'); '-' for NaN."""
+    if math.isnan(x):
+        return "-"
+    return fmt_share(x) if x >= 0.995 else f"{100 * x:.2g}%"
+
+
+def fmt_share(p: float) -> str:
+    """A share of time as a percentage, 4 significant digits ('99.97%'), and
+    '> 99.99%' above that, so that a share short of 1 never reads as '100%'."""
+    return "> 99.99%" if p > 0.9999 else f"{100 * p:.4g}%"
 
 
 def fmt_interval(value: float, lo: float, hi: float) -> str:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ._deprecated import renamed
 from ._args import check_flag, check_int, check_levels, check_real
-from ._format import fmt_estimate, fmt_interval, fmt_percent, fmt_value
+from ._format import fmt_estimate, fmt_interval, fmt_percent, fmt_share, fmt_value
 from .engine.launch import stagger_theta
 from .engine.model import Fleet
 from .engine.run import simulate
@@ -201,7 +201,7 @@ class FleetPlan:
         for r in self.rows:
             row = [r.scenario]
             for j in range(self.levels.size):
-                row.append(f"{SATURATED} ({_share(r.p_ge[j])} of the time)"
+                row.append(f"{SATURATED} ({fmt_share(r.p_ge[j])} of the time)"
                            if r.regime[j] == SATURATED else
                            fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j],
                                         r.storms_per_day_hi[j], r.method[j]))
@@ -210,7 +210,7 @@ class FleetPlan:
                        f"{_interval(r.checkpoint_p99)}")
             row.append(_interval(r.over_watchdog))
             row.append(f"{num(r.wait_mean)}, {_interval(r.wait_p99)}")
-            row.append(f"{_percent(r.writing_share)} ({_percent(r.contention_share)})")
+            row.append(f"{fmt_percent(r.writing_share)} ({fmt_percent(r.contention_share)})")
             h = r.stagger_hours
             row.append("-" if math.isnan(h.value) else f"{num(h.value)} h [{num(h.lo)}, {num(h.hi)}]")
             rows.append(row)
@@ -234,18 +234,6 @@ class FleetPlan:
 
 def _interval(x: Interval) -> str:
     return fmt_interval(x.value, x.lo, x.hi)
-
-
-def _share(p: float) -> str:
-    """A share of time as a percentage, 4 significant digits ('99.97%'), and
-    '> 99.99%' above that, so that a share short of 1 never reads as '100%'."""
-    return "> 99.99%" if p > 0.9999 else f"{100 * p:.4g}%"
-
-
-def _percent(x: float) -> str:
-    """fmt_percent (2 significant digits), but from 99.5 % on, where 2 digits
-    would print '1e+02%', as ``_share``: '99.54%', '> 99.99%'."""
-    return _share(x) if x >= 0.995 else fmt_percent(x)
 
 
 def _settle_note(hours: float, method: str) -> str:
@@ -400,7 +388,7 @@ def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
         p2 = float(run.occupancy[:, 2:].sum() / run.occupancy.sum())
         duration = p2 / target if target > 0 else math.inf
     if saturated(p2, duration, _lone_cycle(fleet)):
-        return math.nan, f"{SATURATED} at n_w >= 2 ({_share(p2)} of the time; {how})"
+        return math.nan, f"{SATURATED} at n_w >= 2 ({fmt_share(p2)} of the time; {how})"
     if not target > 0:
         return math.nan, how
     cycle = float(np.mean(fleet.T + fleet.d))
