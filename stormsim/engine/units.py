@@ -44,6 +44,10 @@ slowdown, weight, checkpoint, on_busy
     eps_i (in [0, 1]), w_i (> 0), "blocking" | "async", "block" | "skip":
     passed to ``Fleet`` as ``slowdown``, ``weights``, ``checkpoint``,
     ``on_busy`` (MODEL.md E1, E2).
+max_writers
+    The writer cap K of the fleet (MODEL.md E5): at most K checkpoints
+    write at once, an integer in 1..N (None: no cap); no unit, one value
+    for the fleet, like ``cap``.
 
 The model's time unit is then the second.
 """
@@ -288,7 +292,7 @@ def _texts(name: str, value, allowed: tuple[str, ...], n: int) -> list[str]:
 def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period=None,  # noqa: PLR0913 (keywords: the user surface)
                     n_jobs: int | None = None, jitter=None, cap: float = math.inf,
                     throughput="fair", checkpoint=None, snapshot=None, slowdown=None,
-                    on_busy=None, weight=None) -> dict:
+                    on_busy=None, weight=None, max_writers=None) -> dict:
     """``Fleet`` keyword arguments from physical quantities (MODEL.md E4), in seconds.
 
     ``Fleet.from_jobs(**quantities)`` is ``Fleet(**fleet_arguments(**quantities))``.
@@ -315,6 +319,9 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     checkpoint, snapshot, slowdown, on_busy, weight : optional
         Asynchronous checkpoints and weighted sharing (MODEL.md E1, E2),
         passed to ``Fleet`` (``weight`` as ``weights``).
+    max_writers : int, optional
+        The writer cap K (MODEL.md E5), an integer in 1..N: at most K
+        checkpoints write at once, the others queue; None (default): no cap.
 
     Notes
     -----
@@ -358,6 +365,9 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     for name in ("snapshot", "slowdown", "weight"):
         if name in v:
             kwargs[_ASYNC_FIELDS[name]] = v[name]
+    if max_writers is not None:
+        kwargs["max_writers"] = check_int("max_writers", max_writers, 1, n, what=(
+            f"at most this many of the N = {n} jobs write at once; None: no cap"))
     return kwargs
 
 
