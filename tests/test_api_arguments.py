@@ -51,7 +51,9 @@ CASES = [
         fast_forward=["yes", 1, None, ["auto"]])),
     ("plan", stormsim.plan, dict(fleet=FLEET, levels=[2], what_if=False, max_seconds=1.0),
      dict(fleet=NOT_A_FLEET, levels=["x", "N/0", 2.5, True, None, [0], [5], [[2]]],
-          what_if=FLAG, max_seconds=NUMBER + [0.0], seed=COUNT)),
+          what_if=FLAG, max_seconds=NUMBER + [0.0], seed=COUNT,
+          max_writers=[0, 5, 2.5, True, "x", [[2]], [2, 2]],
+          snapshot=NUMBER + ["5", "5 GB", -1.0], slowdown=NUMBER + [1.5, -0.1])),
     ("storm_risk", stormsim.storm_risk,
      dict(fleet=FLEET, levels=[2], max_seconds=None, max_fleets=4, cycles=20, burn_in=2,
           method="plain"), dict(

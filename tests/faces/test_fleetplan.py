@@ -139,6 +139,26 @@ def test_a_job_table_plans_too(tmp_path, capsys):
     assert [r["k"] for r in rows] == ["1", "2"] and rows[0]["method"] == "exact"   # 2, N/4, N/2 of 3
 
 
+def test_writer_caps_and_async_assumptions_of_one_plan():
+    """max_writers [1, 2]: a row per cap, in place of the N/4 row; K = 1 keeps
+    every level >= 2 out of reach, K = 2 the level 3; the tighter cap queues
+    longer. The async row's assumptions are stated in the notes."""
+    result = plan(_fleet(), levels=[2, 3], max_writers=[1, 2], snapshot="5 s", slowdown=0.05,
+                  max_seconds=8, seed=1)
+    by = {r.scenario: r for r in result.rows}
+    assert list(by)[-2:] == ["writers <= 1", "writers <= 2"] and "writers <= 3" not in by
+    one, two = by["writers <= 1"], by["writers <= 2"]
+    assert list(one.method) == ["cap", "cap"] and one.storms_per_day.tolist() == [0.0, 0.0]
+    assert two.method[0] != "cap" and two.method[1] == "cap" and two.storms_per_day[0] > 0
+    assert one.wait_mean > two.wait_mean > 0
+    note = ("async: every blocking job made asynchronous, assuming a snapshot of 5 s and a "
+            "compute slowdown of 0.05 while its persist is in flight")
+    assert result.notes[0].startswith(note) and note in " ".join(str(result).split())
+    default = plan(_fleet(), levels=[2], max_seconds=4, seed=1)
+    assert default.notes[0].startswith("async: every blocking job made asynchronous, assuming "
+                                       "a snapshot of 0 s and a compute slowdown of 0 while")
+
+
 @pytest.mark.parametrize("argv,message", [
     (["plan", "--bandwidth", "40GB/s", "--jobs", "12"], r"give a job table \(CSV\) or --size, "
      r"--interval, --jitter"),
