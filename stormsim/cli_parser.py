@@ -18,6 +18,7 @@ exit codes:
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ._version import __version__
 from .risk.settings import SplitSettings
@@ -33,10 +34,47 @@ RISK_LEVELS = "2,N/4,N/2"
 LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
 
 
+#: ``stormsim plan``'s options that take a quantity: their value may look like
+#: an option ('--size -840GB'), and is theirs all the same (refused later
+#: with what is wrong with it, not argparse's "expected one argument").
+PLAN_VALUE_OPTIONS = ("--bandwidth", "--size", "--interval", "--period", "--jitter",
+                      "--snapshot", "--slowdown", "--watchdog", "--max-seconds", "--jobs",
+                      "--seed", "--max-writers", "--levels")
+
+
+def attach_values(argv: list[str]) -> list[str]:
+    """``argv`` with each of PLAN_VALUE_OPTIONS followed by a value that
+    starts with '-' and a digit or a point ('-840GB', '-.5') written as one
+    word, '--size=-840GB' (argparse reads '-840GB' as an unknown option)."""
+    out: list[str] = []
+    values = iter(argv)
+    for word in values:
+        if word in PLAN_VALUE_OPTIONS:
+            value = next(values, None)
+            if value is not None and len(value) > 1 and value[0] == "-" and (
+                    value[1].isdigit() or value[1] == "."):
+                out.append(f"{word}={value}")
+                continue
+            out.append(word)
+            if value is not None:
+                out.append(value)
+            continue
+        out.append(word)
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser reading ``attach_values(argv)``."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        return super().parse_known_args(attach_values(sys.argv[1:] if args is None
+                                                      else list(args)), namespace)
+
+
 def parser() -> argparse.ArgumentParser:
     """The ``stormsim`` command's options; ``args.command`` names the subcommand."""
-    parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="stormsim", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"stormsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -201,6 +201,11 @@ def test_period_is_the_start_to_start_period_of_a_job_alone(called, capsys):
      r"plan: --max-writers set what-if rows, but --no-what-if leaves them out"),
     ([*ARGS, "--interval", "30min", "--no-what-if", "--snapshot", "5s", "--slowdown", "0.1"],
      r"plan: --snapshot, --slowdown set what-if rows"),
+    # a value that looks like an option is still the option's: refused for what it is
+    ([*ARGS[:2], "--size", "-840GB", *ARGS[4:], "--interval", "30min"],
+     r"^stormsim: error: size = '-840GB': must be finite and > 0\n$"),
+    ([*ARGS, "--interval", "-30min"], r"compute_interval = '-30min': must be finite and > 0"),
+    ([*ARGS[:-2], "--jitter", "-.5s", "--interval", "30min"], r"jitter = '-.5s': must be finite"),
 ])
 def test_wrong_flags_are_one_line_and_exit_2(argv, message, called, capsys):
     assert main(["plan", *argv]) == 2
