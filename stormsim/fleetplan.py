@@ -238,12 +238,13 @@ def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
 ASYNC_SNAPSHOT, ASYNC_SLOWDOWN = 0.0, 0.0
 
 
-def _seconds(name: str, value) -> float:
-    """A time in seconds, >= 0: a number of seconds, or a quantity with its
-    unit ("10 s", a pint Quantity)."""
+def _seconds(name: str, value, positive: bool = False) -> float:
+    """A time in seconds, >= 0 (> 0 if ``positive``): a number of seconds, or
+    a quantity with its unit ("10 min", a pint Quantity)."""
     if isinstance(value, str) or hasattr(value, "units"):
         value = float(quantity(name, value, "time").to("second").magnitude)
-    return check_real(name, value, 0.0, what="seconds, or a time with its unit such as '10 s'")
+    return check_real(name, value, 0.0, open_lo=positive,
+                      what="seconds, or a time with its unit such as '10 min'")
 
 
 def _writer_caps(fleet: Fleet, max_writers) -> list[int]:
@@ -487,9 +488,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     seed = check_int("seed", seed, 0)
     max_seconds = check_real("max_seconds", max_seconds, 0.0, open_lo=True, what="a time budget, s")
     what_if = check_flag("what_if", what_if)
-    if isinstance(watchdog, str):
-        watchdog = seconds(watchdog, "watchdog")
-    watchdog = check_real("watchdog", watchdog, 0.0, open_lo=True, what="seconds")
+    watchdog = _seconds("watchdog", watchdog, positive=True)
     ks = check_levels("levels", levels, fleet.n_jobs, text=True)
     t0 = time.perf_counter()
     scenarios, notes = _scenarios(fleet, what_if, dict(max_writers=max_writers,

@@ -122,6 +122,7 @@ def test_an_all_async_fleet_has_no_async_row_to_assume_for():
      r"but what_if = False"),
     (dict(what_if=False, snapshot="5 s"), r"^snapshot = '5 s': an option of the what-if rows"),
     (dict(max_writers=[0]), r"^max_writers = \[0\]: each K"),
+    (dict(watchdog="600"), r"^watchdog = '600' is a plain number: must be a time"),
     (dict(watchdog=0.0), r"^watchdog = 0\.0: must be a finite number > 0"),
 ])
 def test_plan_refuses_a_wrong_option_before_simulating(kw, message, monkeypatch):
@@ -212,6 +213,16 @@ def test_wrong_flags_are_one_line_and_exit_2(argv, message, called, capsys):
     err = capsys.readouterr().err
     assert re.search(message, err), err
     assert err.count("\n") == 1 and "expected one argument" not in err and not called
+
+
+def test_a_watchdog_is_echoed_as_given(monkeypatch, capsys):
+    """'--watchdog 600' is refused as the plain number it is, shown as typed
+    (a time needs its unit: '600s' or '10min')."""
+    monkeypatch.setattr(stormsim.fleetplan, "storm_risk", _never)
+    assert main(["plan", *ARGS, "--interval", "30min", "--watchdog", "600"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("stormsim: error: watchdog = '600' is a plain number: must be a time, "
+                   "e.g. '30 min'\n"), err
 
 
 def test_the_help_states_the_async_what_if_s_defaults(capsys):
