@@ -322,6 +322,18 @@ def test_csv_checkpoint_period_column(tmp_path):
     (dict(size=[]), r"size = \[\]: a fleet needs at least one job"),
     (dict(size=["1 GB"] * 3), r"per-job values have different lengths \(size: 3, n_jobs: 2\)"),
     (dict(bandwidth="5 TB"), r"bandwidth = '5 TB' is a size: must be a bandwidth"),
+    # a unit of another quantity (G is pint's gauss): named in words, not pint's dimensions
+    (dict(size="840G"), r"^size = '840G' is in gauss \(G\), not a unit of time, size or "
+     r"bandwidth: must be a size, e.g. '156 GB' \(bytes or bits: B, kB, MB, GB, TB, GiB, bit, "
+     r"Gbit\); did you mean '840GB'\?$"),
+    (dict(bandwidth="40G/s"), r"^bandwidth = '40G/s' is in gauss / second \(G / s\), not a unit "
+     r"of time, size or bandwidth: must be a bandwidth, e.g. '5 TB/s' \(a size per unit of "
+     r"time: MB/s, GB/s, TB/s, Gbit/s\); did you mean '40GB/s'\?$"),
+    (dict(size="840 m"), r"^size = '840 m' is in meter \(m\), not a unit of time, size or "
+     r"bandwidth: must be a size, e.g. '156 GB' \(bytes or bits: [^)]*\)$"),     # no guess
+    (dict(compute_interval="30 G"), r"^compute_interval = '30 G' is in gauss \(G\), not a unit "
+     r"of time, size or bandwidth: must be a time, e.g. '30 min' \(seconds, minutes or hours: "
+     r"s, min, h\)$"),
     (dict(bandwidth="5 percent"), r"bandwidth = '5 percent' is a plain number: must be a bandwidth"),
     (dict(bandwidth=["1 GB/s", "2 GB/s"]), r"bandwidth has 2 values: give one"),
     (dict(jitter="-1 s"), r"jitter = '-1 s': must be finite and >= 0"),
