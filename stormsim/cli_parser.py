@@ -25,7 +25,7 @@ from .risk.settings import SplitSettings
 from .risk.stormrisk import DEFAULT_MAX_SECONDS, DEFAULT_REL_ERROR
 from .store.results import DEFAULT_TAIL_LEVELS
 from .sweep.progress import MODES
-from .fleetplan import ASYNC_SLOWDOWN, ASYNC_SNAPSHOT
+from .fleetplan import ASYNC_SLOWDOWN, ASYNC_SNAPSHOT, DEFAULT_LEVELS
 
 #: ``stormsim risk``'s levels for a cell without risk_levels when none are given (its
 #: other defaults are storm_risk's and SplitSettings').
@@ -240,7 +240,8 @@ def _add_plan(sub) -> None:
                     help="the writer-cap what-ifs: one row per K, at most K checkpoints writing "
                     "at once (the others queue); integers, 'N' or 'N/q' (default: one row at "
                     "K = N/4, rounded down)")
-    pl.add_argument("--levels", default="2,N/4,N/2", help="levels k: integers, 'N' or 'N/q'")
+    pl.add_argument("--levels", default=None, help="levels k: integers, 'N' or 'N/q' (default: "
+                    f"{','.join(DEFAULT_LEVELS)}, the distinct ones >= 2)")
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "
                     "longer than this (a time, e.g. 600s or 10min: a collective timeout)")
     pl.add_argument("--max-seconds", type=float, default=60.0,

@@ -414,6 +414,18 @@ def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     return math.nan, how
 
 
+def _plan_levels(levels, n: int) -> np.ndarray:
+    """The levels k of the table: those asked, or by default 2, N/4 and N/2
+    resolved for this N to the distinct ones >= 2 (a level 1 is no storm)."""
+    if not (isinstance(levels, tuple) and levels == DEFAULT_LEVELS):
+        return check_levels("levels", levels, n, text=True)
+    if n < 2:
+        raise SpecError("fleet has 1 job: no storm of 2 writers is possible with one job "
+                        "(a storm is 2 or more jobs writing at once); plan a fleet of 2 or "
+                        "more jobs")
+    return np.array(sorted({tail_level(k, n) for k in DEFAULT_LEVELS} - {1}), dtype=np.int64)
+
+
 def _scenarios(fleet: Fleet, what_if: bool, options: dict) -> tuple[list, list]:
     """(scenarios, notes): ``what_ifs(fleet, **options)`` and what its async
     row assumes, or the fleet alone without ``what_if`` (then an option away
@@ -441,7 +453,9 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     Parameters
     ----------
     fleet : Fleet, in seconds (``Fleet.from_jobs``, ``Fleet.from_csv``)
-    levels : levels k (integers, 'N' or 'N/q'), default 2, N/4 and N/2
+    levels : levels k (integers, 'N' or 'N/q'); default 2, N/4 and N/2, the
+        distinct ones >= 2 for this N (N = 2 to 4: 2 alone; for a fleet of
+        one job, which has no storm, a SpecError)
     what_if : add the what-if rows (``what_ifs``)
     watchdog : seconds (a number, or a time such as "10 min"): the share of
         writes longer than this is reported (600 s: a common collective
@@ -476,9 +490,9 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     Raises
     ------
     SpecError
-        ``fleet`` is not a Fleet, or ``levels``, ``what_if``,
-        ``watchdog``, ``max_seconds``, ``seed``, ``max_writers``, ``snapshot``
-        or ``slowdown`` breaks its rule (named with the value and the rule; a
+        ``fleet`` is not a Fleet (or has one job, with the default levels),
+        or ``levels``, ``what_if``, ``watchdog``, ``max_seconds``, ``seed``,
+        ``max_writers``, ``snapshot`` or ``slowdown`` breaks its rule (named with the value and the rule; a
         what-if option with ``what_if`` False); or a scenario needs more
         memory than this machine has.
     """
@@ -489,7 +503,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     max_seconds = check_real("max_seconds", max_seconds, 0.0, open_lo=True, what="a time budget, s")
     what_if = check_flag("what_if", what_if)
     watchdog = _seconds("watchdog", watchdog, positive=True)
-    ks = check_levels("levels", levels, fleet.n_jobs, text=True)
+    ks = _plan_levels(levels, fleet.n_jobs)
     t0 = time.perf_counter()
     scenarios, notes = _scenarios(fleet, what_if, dict(max_writers=max_writers,
                                                        snapshot=snapshot, slowdown=slowdown))

@@ -136,7 +136,16 @@ def test_a_job_table_plans_too(tmp_path, capsys):
     assert main(["plan", str(table), "--bandwidth", "40GB/s", "--max-seconds", "4",
                  "--no-what-if", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert [r["k"] for r in rows] == ["1", "2"] and rows[0]["method"] == "exact"   # 2, N/4, N/2 of 3
+    # 2, N/4, N/2 of 3 is 2, 1, 2: the distinct levels >= 2 (a level 1 is no storm)
+    assert [r["k"] for r in rows] == ["2"] and rows[0]["method"] == "exact"
+
+
+def test_a_pair_s_default_levels_are_the_pair_alone():
+    """N = 2: the defaults 2, N/4, N/2 are 2, 1, 1; the table shows n_w >= 2 alone."""
+    pair = stormsim.Fleet.from_jobs(n_jobs=2, size="840 GB", compute_interval="30 min",
+                                    bandwidth="40 GB/s", jitter="36 s")
+    result = plan(pair, what_if=False, max_seconds=1, seed=1)
+    assert result.levels.tolist() == [2] and "n_w>=1" not in str(result)
 
 
 def test_writer_caps_and_async_assumptions_of_one_plan():

@@ -135,6 +135,13 @@ def _never(*args, **kwargs):
     raise AssertionError("a wrong option must be refused before any simulation")
 
 
+def test_a_one_job_fleet_has_no_storm_to_plan(monkeypatch):
+    monkeypatch.setattr(stormsim.fleetplan, "storm_risk", _never)
+    with pytest.raises(SpecError, match=r"^fleet has 1 job: no storm of 2 writers is possible "
+                                        r"with one job"):
+        plan(_fleet(1))
+
+
 # -- the command line: each flag reaches plan --------------------------------------
 
 @pytest.fixture
@@ -159,7 +166,7 @@ def test_the_flags_reach_plan(called, capsys):
                  "--snapshot", "5s", "--slowdown", "0.05"]) == 0
     assert capsys.readouterr().out == "planned\n"
     assert called["fleet"] == _fleet()
-    assert called["levels"] == "2,N/4,N/2"
+    assert called["levels"] == stormsim.fleetplan.DEFAULT_LEVELS
     assert (called["max_writers"], called["snapshot"], called["slowdown"]) == ("2,N/4", "5s", 0.05)
 
 
@@ -231,3 +238,4 @@ def test_the_help_states_the_async_what_if_s_defaults(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "(default 0 s: a free snapshot)" in text and "(default 0: none)" in text
     assert "--period PERIOD" in text and "--max-writers K[,K...]" in text
+    assert "(default: 2,N/4,N/2, the distinct ones >= 2)" in text
