@@ -34,9 +34,10 @@ RISK_LEVELS = "2,N/4,N/2"
 LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
 
 
-#: ``stormsim plan``'s options that take a quantity: their value may look like
-#: an option ('--size -840GB'), and is theirs all the same (refused later
-#: with what is wrong with it, not argparse's "expected one argument").
+#: ``stormsim plan``'s options that take a value: a value that looks like an
+#: option ('--size -840GB') is theirs all the same (refused later with what
+#: is wrong with it, not argparse's "expected one argument"). Other commands
+#: that share a name (--levels, --seed, --max-seconds) read it as before.
 PLAN_VALUE_OPTIONS = ("--bandwidth", "--size", "--interval", "--period", "--jitter",
                       "--snapshot", "--slowdown", "--watchdog", "--max-seconds", "--jobs",
                       "--seed", "--max-writers", "--levels")
