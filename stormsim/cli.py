@@ -338,27 +338,64 @@ def _report(args: argparse.Namespace) -> int:
     return 0 if rc is None else int(rc)
 
 
-def _plan(args: argparse.Namespace) -> int:
-    from .engine.model import Fleet
-    from .fleetplan import plan
+#: ``stormsim plan``'s options for identical jobs (a job table gives its own).
+PLAN_JOB_OPTIONS = ("jobs", "size", "interval", "period", "jitter", "is_async")
 
-    given = {k: getattr(args, k) for k in ("jobs", "size", "interval", "jitter")
-             if getattr(args, k) is not None}
+
+def _flag(name: str) -> str:
+    return "--async" if name == "is_async" else "--" + name.replace("_", "-")
+
+
+def _plan_fleet(args: argparse.Namespace):
+    """``stormsim plan``'s fleet: the job table, or identical jobs from the options."""
+    from .engine.model import Fleet
+
+    given = [k for k in PLAN_JOB_OPTIONS if getattr(args, k) not in (None, False)]
     if args.table is not None and given:
-        raise SpecError(f"plan: give a job table or --{', --'.join(given)}, not both (a table "
-                        "gives every job's own values)")
+        raise SpecError(f"plan: give a job table or {', '.join(map(_flag, given))}, not both (a "
+                        "table gives every job's own values)")
     if args.table is not None:
-        fleet = Fleet.from_csv(args.table, bandwidth=args.bandwidth)
-    else:
-        missing = [f"--{k}" for k in ("jobs", "size", "interval", "jitter") if k not in given]
-        if missing:
-            raise SpecError(f"plan: give a job table (CSV) or {', '.join(missing)} (identical "
-                            "jobs, e.g. --jobs 12 --size 840GB --interval 30min "
-                            "--bandwidth 40GB/s --jitter 2%)")
-        fleet = Fleet.from_jobs(n_jobs=args.jobs, size=args.size, compute_interval=args.interval,
-                                bandwidth=args.bandwidth, jitter=args.jitter)
-    result = plan(fleet, args.levels, what_if=not args.no_what_if, watchdog=args.watchdog,
-                  max_seconds=args.max_seconds, seed=args.seed)
+        return Fleet.from_csv(args.table, bandwidth=args.bandwidth)
+    if args.interval is not None and args.period is not None:
+        raise SpecError(f"plan: --interval {args.interval} and --period {args.period}: give one "
+                        "(--interval: compute time between checkpoints; --period: wall-clock "
+                        "time from one checkpoint start to the next, of a job alone)")
+    missing = [f"--{k}" for k in ("jobs", "size", "interval", "jitter") if k not in given
+               and not (k == "interval" and args.period is not None)]
+    if missing:
+        raise SpecError(f"plan: give a job table (CSV) or {', '.join(missing)} (identical "
+                        "jobs, e.g. --jobs 12 --size 840GB --interval 30min "
+                        "--bandwidth 40GB/s --jitter 2%; --period instead of --interval)")
+    extra = {}
+    if args.is_async:
+        extra = dict(checkpoint="async", snapshot=args.snapshot, slowdown=args.slowdown)
+    return Fleet.from_jobs(n_jobs=args.jobs, size=args.size, compute_interval=args.interval,
+                           checkpoint_period=args.period, bandwidth=args.bandwidth,
+                           jitter=args.jitter, **extra)
+
+
+def _plan_what_ifs(args: argparse.Namespace) -> dict:
+    """``plan``'s what-if options from the command line (their defaults where
+    not given); with --async, --snapshot and --slowdown went to the fleet."""
+    options = {"max_writers": args.max_writers}
+    if not args.is_async:
+        options.update({k: getattr(args, k) for k in ("snapshot", "slowdown")
+                        if getattr(args, k) is not None})
+    if args.no_what_if:
+        given = [k for k, v in options.items() if v is not None]
+        if given:
+            raise SpecError(f"plan: {', '.join(map(_flag, given))} set what-if rows, but "
+                            "--no-what-if leaves them out: give one or the other")
+    return options
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from .fleetplan import DEFAULT_LEVELS, plan
+
+    fleet = _plan_fleet(args)
+    result = plan(fleet, DEFAULT_LEVELS if args.levels is None else args.levels,
+                  what_if=not args.no_what_if, watchdog=args.watchdog,
+                  max_seconds=args.max_seconds, seed=args.seed, **_plan_what_ifs(args))
     if args.format == "json":
         print(result.to_json())
     elif args.format == "csv":

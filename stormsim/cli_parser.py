@@ -18,12 +18,14 @@ exit codes:
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ._version import __version__
 from .risk.settings import SplitSettings
 from .risk.stormrisk import DEFAULT_MAX_SECONDS, DEFAULT_REL_ERROR
 from .store.results import DEFAULT_TAIL_LEVELS
 from .sweep.progress import MODES
+from .fleetplan import ASYNC_SLOWDOWN, ASYNC_SNAPSHOT, DEFAULT_LEVELS
 
 #: ``stormsim risk``'s levels for a cell without risk_levels when none are given (its
 #: other defaults are storm_risk's and SplitSettings').
@@ -32,10 +34,48 @@ RISK_LEVELS = "2,N/4,N/2"
 LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
 
 
+#: ``stormsim plan``'s options that take a value: a value that looks like an
+#: option ('--size -840GB') is theirs all the same (refused later with what
+#: is wrong with it, not argparse's "expected one argument"). Other commands
+#: that share a name (--levels, --seed, --max-seconds) read it as before.
+PLAN_VALUE_OPTIONS = ("--bandwidth", "--size", "--interval", "--period", "--jitter",
+                      "--snapshot", "--slowdown", "--watchdog", "--max-seconds", "--jobs",
+                      "--seed", "--max-writers", "--levels")
+
+
+def attach_values(argv: list[str]) -> list[str]:
+    """``argv`` with each of PLAN_VALUE_OPTIONS followed by a value that
+    starts with '-' and a digit or a point ('-840GB', '-.5') written as one
+    word, '--size=-840GB' (argparse reads '-840GB' as an unknown option)."""
+    out: list[str] = []
+    values = iter(argv)
+    for word in values:
+        if word in PLAN_VALUE_OPTIONS:
+            value = next(values, None)
+            if value is not None and len(value) > 1 and value[0] == "-" and (
+                    value[1].isdigit() or value[1] == "."):
+                out.append(f"{word}={value}")
+                continue
+            out.append(word)
+            if value is not None:
+                out.append(value)
+            continue
+        out.append(word)
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser reading ``attach_values(argv)``."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        return super().parse_known_args(attach_values(sys.argv[1:] if args is None
+                                                      else list(args)), namespace)
+
+
 def parser() -> argparse.ArgumentParser:
     """The ``stormsim`` command's options; ``args.command`` names the subcommand."""
-    parser = argparse.ArgumentParser(prog="stormsim", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="stormsim", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"stormsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -179,11 +219,31 @@ def _add_plan(sub) -> None:
     pl.add_argument("--bandwidth", required=True, help="the fabric's bandwidth, e.g. 40GB/s")
     pl.add_argument("--jobs", type=int, help="identical jobs: how many")
     pl.add_argument("--size", help="identical jobs: checkpoint size, e.g. 840GB")
-    pl.add_argument("--interval", help="identical jobs: compute time between checkpoints, e.g. 30min")
+    pl.add_argument("--interval", help="identical jobs: compute time between checkpoints, e.g. "
+                    "30min (or --period)")
+    pl.add_argument("--period", help="identical jobs, instead of --interval: the wall-clock time "
+                    "from one checkpoint start to the next of a job running alone, e.g. 31min "
+                    "(the interval is the period less the write alone; async: less the snapshot "
+                    "and the slowed compute)")
     pl.add_argument("--jitter", help="identical jobs: the standard deviation of each compute "
                     "interval, a time (36s) or a share of the interval (2%%); 0 for none (a "
                     "deterministic fleet, whose averages depend on its launch)")
-    pl.add_argument("--levels", default="2,N/4,N/2", help="levels k: integers, 'N' or 'N/q'")
+    pl.add_argument("--async", dest="is_async", action="store_true",
+                    help="identical jobs: checkpoint asynchronously (a blocking snapshot, then "
+                    "the persist through the fabric while training goes on; --snapshot, "
+                    "--slowdown); the fleet then has no async what-if")
+    pl.add_argument("--snapshot", help="the async snapshot's time, e.g. 5s: of the jobs with "
+                    f"--async, else what the async what-if assumes (default {ASYNC_SNAPSHOT:g} "
+                    "s: a free snapshot)")
+    pl.add_argument("--slowdown", type=float, help="the share of compute speed an async job "
+                    "loses while its persist is in flight, in [0, 1]: of the jobs with --async, "
+                    f"else what the async what-if assumes (default {ASYNC_SLOWDOWN:g}: none)")
+    pl.add_argument("--max-writers", metavar="K[,K...]",
+                    help="the writer-cap what-ifs: one row per K, at most K checkpoints writing "
+                    "at once (the others queue); integers, 'N' or 'N/q' (default: one row at "
+                    "K = N/4, rounded down)")
+    pl.add_argument("--levels", default=None, help="levels k: integers, 'N' or 'N/q' (default: "
+                    f"{','.join(DEFAULT_LEVELS)}, the distinct ones >= 2)")
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "
                     "longer than this (a time, e.g. 600s or 10min: a collective timeout)")
     pl.add_argument("--max-seconds", type=float, default=60.0,

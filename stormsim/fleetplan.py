@@ -2,10 +2,11 @@
 costs and what each change would buy out.
 
 For the fleet and each what-if (bandwidth halved and doubled, the
-checkpoint interval halved and doubled, asynchronous checkpoints, a writer
-cap of N/4), one row: storms per day and mean storm duration at the levels
-asked, the share of time with k or more writers, the mean and 99th
-percentile checkpoint duration and the share of writes longer than a
+checkpoint interval halved and doubled, asynchronous checkpoints with the
+snapshot and slowdown assumed, a writer cap of N/4 or each cap asked), one
+row: storms per day and mean storm duration at the levels asked, the
+share of time with k or more writers, the mean and 99th percentile
+checkpoint duration and the share of writes longer than a
 watchdog, the waits, the share of GPU time spent writing and how much of it
 contention adds, and how long a launch stagger holds; then how long storms
 take to settle after a synchronized restart. Each number says how it was made: "exact" (the
@@ -30,12 +31,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._deprecated import renamed
-from ._args import check_flag, check_int, check_levels, check_real
+from ._args import check_flag, check_int, check_levels, check_real, tail_level
 from ._format import fmt_estimate, fmt_interval, fmt_percent, fmt_share, fmt_value
 from .engine.launch import stagger_theta
 from .engine.model import Fleet
 from .engine.run import simulate
-from .engine.units import SECONDS_PER_DAY, seconds
+from .engine.units import SECONDS_PER_DAY, quantity, seconds
 from .errors import SpecError
 from .plots import series
 from .risk.exact import exact_applies
@@ -258,8 +259,77 @@ def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
     return Fleet(**kw)
 
 
-def what_ifs(fleet: Fleet) -> list[tuple[str, str, Fleet]]:
-    """(name, change, fleet) for the fleet and each what-if."""
+#: The async what-if's assumptions when none are given: a snapshot of 0 s
+#: and no compute slowdown while the persist is in flight (its best case).
+ASYNC_SNAPSHOT, ASYNC_SLOWDOWN = 0.0, 0.0
+
+
+def _seconds(name: str, value, positive: bool = False) -> float:
+    """A time in seconds, >= 0 (> 0 if ``positive``): a number of seconds, or
+    a quantity with its unit ("10 min", a pint Quantity)."""
+    if isinstance(value, str) or hasattr(value, "units"):
+        value = float(quantity(name, value, "time").to("second").magnitude)
+    return check_real(name, value, 0.0, open_lo=positive,
+                      what="seconds, or a time with its unit such as '10 min'")
+
+
+def _writer_caps(fleet: Fleet, max_writers) -> list[int]:
+    """The K of the writer-cap what-ifs, sorted, each once: ``max_writers``
+    (an integer, a sequence of them, or text such as '2,N/4'), each in 1..N;
+    None: K = N // 4 (at least 1) where it caps more than the fleet does."""
+    n = fleet.n_jobs
+    if max_writers is None:
+        k = max(1, n // 4)
+        return [k] if k < fleet.max_writers else []
+    rule = f"each K must be an integer in 1..N = {n}, 'N' or 'N/q' (K = ceil(N/q)), once each"
+    try:
+        if isinstance(max_writers, str):
+            ks = {tail_level(x.strip(), n) for x in max_writers.split(",") if x.strip()}
+            if not ks:
+                raise SpecError("no K given")
+            return sorted(ks)
+        return check_levels("max_writers", [max_writers] if np.ndim(max_writers) == 0
+                            else max_writers, n).tolist()
+    except SpecError:
+        raise SpecError(f"max_writers = {max_writers!r}: {rule}") from None
+
+
+def _async_what_if(fleet: Fleet, snapshot: float, slowdown: float) -> Fleet:
+    """Every job asynchronous: the blocking ones with ``snapshot`` and
+    ``slowdown`` (and on_busy 'block'), the async ones with their own."""
+    own = fleet.is_async
+    return _scaled(fleet, checkpoint="async", snapshot=np.where(own, fleet.snapshot, snapshot),
+                   slowdown=np.where(own, fleet.slowdown, slowdown),
+                   on_busy=np.where(own, fleet.on_busy, "block").tolist())
+
+
+def what_ifs(fleet: Fleet, *, max_writers=None, snapshot=ASYNC_SNAPSHOT,
+             slowdown=ASYNC_SLOWDOWN) -> list[tuple[str, str, Fleet]]:
+    """(name, change, fleet) for the fleet and each what-if.
+
+    ``max_writers``: the writer caps K of the writer-cap rows, one row per K
+    (an integer, a sequence of them or text such as '2,N/4'; each in 1..N);
+    None: one row at K = N // 4 (at least 1) where it caps more than the
+    fleet does. ``snapshot`` (s, or a time such as "10 s") and ``slowdown``
+    (in [0, 1]): what the async row assumes for the jobs it makes
+    asynchronous (default 0 and 0: a free snapshot and no slowdown while the
+    persist is in flight, async's best case); jobs already async keep their
+    own. A fleet whose jobs are all async has no async row, and refuses a
+    snapshot or slowdown other than the defaults (they would change nothing).
+    """
+    if not isinstance(fleet, Fleet):
+        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
+    caps = _writer_caps(fleet, max_writers)
+    snapshot = _seconds("snapshot", snapshot)
+    slowdown = check_real("slowdown", slowdown, 0.0, 1.0, what="the async row's compute "
+                          "slowdown while a persist is in flight")
+    if np.all(fleet.is_async):
+        for name, value, default in (("snapshot", snapshot, ASYNC_SNAPSHOT),
+                                     ("slowdown", slowdown, ASYNC_SLOWDOWN)):
+            if value != default:
+                raise SpecError(f"{name} = {value!r}: an assumption of the async what-if, but "
+                                "every job of the fleet is async already (no async row); the "
+                                f"fleet's own {name} is its Fleet's")
     out = [("fleet", "as given", fleet),
            ("bandwidth x0.5", "half the fabric's bandwidth (writes twice as long)",
             _scaled(fleet, d=2.0)),
@@ -268,12 +338,22 @@ def what_ifs(fleet: Fleet) -> list[tuple[str, str, Fleet]]:
            ("interval x2", "checkpoint half as often", _scaled(fleet, T=2.0))]
     if not np.all(fleet.is_async):
         out.append(("async", "asynchronous checkpoints (the persist in the background)",
-                    _scaled(fleet, checkpoint="async")))
-    k = max(1, fleet.n_jobs // 4)
-    if k < fleet.max_writers:
-        out.append((f"writers <= {k}", f"at most {k} checkpoints write at once (a queue)",
-                    _scaled(fleet, max_writers=k)))
+                    _async_what_if(fleet, snapshot, slowdown)))
+    for k in caps:
+        change = (f"at most {k} checkpoints write at once (a queue)" if k < fleet.n_jobs
+                  else f"no writer cap (all {k} jobs may write at once)")
+        out.append((f"writers <= {k}", change, _scaled(fleet, max_writers=k)))
     return out
+
+
+def _async_note(fleet: Fleet, snapshot: float, slowdown: float) -> str:
+    """What the async row assumes, for the notes under the table."""
+    return (f"async: every blocking job made asynchronous, assuming a snapshot of "
+            f"{fmt_value(snapshot, digits=3)} s and a compute slowdown of "
+            f"{fmt_value(slowdown, digits=3)} while its persist is in flight "
+            f"(set them with snapshot= and slowdown=, on the command line --snapshot and "
+            f"--slowdown" + ("; jobs already async keep their own)" if np.any(fleet.is_async)
+                             else ")"))
 
 
 def _costs(fleet: Fleet, risk_method: str) -> tuple[float, float, float, float, str]:
@@ -407,18 +487,60 @@ def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     return math.nan, how
 
 
-def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=600.0,
-         max_seconds: float = 60.0, seed: int = 0) -> FleetPlan:
+def _plan_levels(levels, n: int) -> np.ndarray:
+    """The levels k of the table: those asked, or by default 2, N/4 and N/2
+    resolved for this N to the distinct ones >= 2 (a level 1 is no storm)."""
+    if not (isinstance(levels, tuple) and levels == DEFAULT_LEVELS):
+        return check_levels("levels", levels, n, text=True)
+    if n < 2:
+        raise SpecError("fleet has 1 job: no storm of 2 writers is possible with one job "
+                        "(a storm is 2 or more jobs writing at once); plan a fleet of 2 or "
+                        "more jobs")
+    return np.array(sorted({tail_level(k, n) for k in DEFAULT_LEVELS} - {1}), dtype=np.int64)
+
+
+def _scenarios(fleet: Fleet, what_if: bool, options: dict) -> tuple[list, list]:
+    """(scenarios, notes): ``what_ifs(fleet, **options)`` and what its async
+    row assumes, or the fleet alone without ``what_if`` (then an option away
+    from its default is refused: it would change nothing)."""
+    scenarios = what_ifs(fleet, **options)           # the options checked either way
+    snapshot = _seconds("snapshot", options["snapshot"])
+    slowdown = float(options["slowdown"])
+    if not what_if:
+        given = {"max_writers": options["max_writers"] is not None,
+                 "snapshot": snapshot != ASYNC_SNAPSHOT, "slowdown": slowdown != ASYNC_SLOWDOWN}
+        for name in (name for name, on in given.items() if on):
+            raise SpecError(f"{name} = {options[name]!r}: an option of the what-if rows, but "
+                            "what_if = False (the fleet alone)")
+        return scenarios[:1], []
+    if any(name == "async" for name, _, _ in scenarios):
+        return scenarios, [_async_note(fleet, snapshot, slowdown)]
+    return scenarios, []
+
+
+def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=600.0,  # noqa: PLR0913 (the operator's options, keyword-only)
+         max_seconds: float = 60.0, seed: int = 0, max_writers=None, snapshot=ASYNC_SNAPSHOT,
+         slowdown=ASYNC_SLOWDOWN) -> FleetPlan:
     """The operator's table for ``fleet`` and, with ``what_if``, each change.
 
     Parameters
     ----------
     fleet : Fleet, in seconds (``Fleet.from_jobs``, ``Fleet.from_csv``)
-    levels : levels k (integers, 'N' or 'N/q'), default 2, N/4 and N/2
+    levels : levels k (integers, 'N' or 'N/q'); default 2, N/4 and N/2, the
+        distinct ones >= 2 for this N (N = 2 to 4: 2 alone; for a fleet of
+        one job, which has no storm, a SpecError)
     what_if : add the what-if rows (``what_ifs``)
     watchdog : seconds (a number, or a time such as "10 min"): the share of
         writes longer than this is reported (600 s: a common collective
         timeout, past which a blocking save can kill a training run)
+    max_writers : the writer caps K of the writer-cap rows, one row per K: an
+        integer, a sequence of them or text such as "2,N/4", each in 1..N;
+        None (default): one row at K = N // 4 where it caps more than the
+        fleet does
+    snapshot, slowdown : what the async row assumes for the jobs it makes
+        asynchronous: the snapshot's time (s, or a time such as "10 s"),
+        default 0, and the compute slowdown while the persist is in flight,
+        in [0, 1], default 0 (async's best case); stated in ``notes``
     max_seconds : the time budget of the simulated storm risk: each scenario
         that needs simulation gets an eighth of it (at least 1 s); exact
         levels take none
@@ -445,9 +567,11 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     Raises
     ------
     SpecError
-        ``fleet`` is not a Fleet, or ``levels``, ``what_if``, ``watchdog``,
-        ``max_seconds`` or ``seed`` breaks its rule (named with the value and
-        the rule); or a scenario needs more memory than this machine has.
+        ``fleet`` is not a Fleet (or has one job, with the default levels),
+        or ``levels``, ``what_if``, ``watchdog``, ``max_seconds``, ``seed``,
+        ``max_writers``, ``snapshot`` or ``slowdown`` breaks its rule (named with the value and the rule; a
+        what-if option with ``what_if`` False); or a scenario needs more
+        memory than this machine has.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet (build one with "
@@ -455,16 +579,14 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     seed = check_int("seed", seed, 0)
     max_seconds = check_real("max_seconds", max_seconds, 0.0, open_lo=True, what="a time budget, s")
     what_if = check_flag("what_if", what_if)
-    if isinstance(watchdog, str):
-        watchdog = seconds(watchdog, "watchdog")
-    watchdog = check_real("watchdog", watchdog, 0.0, open_lo=True, what="seconds")
-    n = fleet.n_jobs
-    ks = check_levels("levels", levels, n, text=True)
+    watchdog = _seconds("watchdog", watchdog, positive=True)
+    ks = _plan_levels(levels, fleet.n_jobs)
     t0 = time.perf_counter()
-    scenarios = what_ifs(fleet) if what_if else what_ifs(fleet)[:1]
+    scenarios, notes = _scenarios(fleet, what_if, dict(max_writers=max_writers,
+                                                       snapshot=snapshot, slowdown=slowdown))
     budget = max(1.0, float(max_seconds) * SCENARIO_SHARE)
     day = SECONDS_PER_DAY / seconds("s")
-    rows, notes = [], []
+    rows = []
     for name, change, f in scenarios:
         risk = storm_risk(f, ks, max_seconds=budget, seed=seed)
         method = np.asarray(risk.level_method, dtype=str)
@@ -489,7 +611,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         if not done.all():
             notes.append(f"{name}: levels {ks[~done].tolist()} not resolved to 10 % "
                          f"within {budget:.0f} s (their interval is wide or a bound)")
-    notes += _regime_notes(rows, ks, n)
+    notes += _regime_notes(rows, ks, fleet.n_jobs)
     settle, how = settle_hours(fleet, seed)
     return FleetPlan(levels=ks, rows=rows, seconds=time.perf_counter() - t0, settle_hours=settle,
                      settle_method=how, watchdog=watchdog, notes=notes)

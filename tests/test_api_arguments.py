@@ -51,7 +51,9 @@ CASES = [
         fast_forward=["yes", 1, None, ["auto"]])),
     ("plan", stormsim.plan, dict(fleet=FLEET, levels=[2], what_if=False, max_seconds=1.0),
      dict(fleet=NOT_A_FLEET, levels=["x", "N/0", 2.5, True, None, [0], [5], [[2]]],
-          what_if=FLAG, max_seconds=NUMBER + [0.0], seed=COUNT)),
+          what_if=FLAG, max_seconds=NUMBER + [0.0], seed=COUNT,
+          max_writers=[0, 5, 2.5, True, "x", [[2]], [2, 2]],
+          snapshot=NUMBER + ["5", "5 GB", -1.0], slowdown=NUMBER + [1.5, -0.1])),
     ("storm_risk", stormsim.storm_risk,
      dict(fleet=FLEET, levels=[2], max_seconds=None, max_fleets=4, cycles=20, burn_in=2,
           method="plain"), dict(
@@ -98,10 +100,11 @@ CASES = [
         bandwidth=[80, None, "80 GB", True, ["1 GB/s", "2 GB/s"], "0 GB/s"],
         jitter=[1, "1", True, "nan s", "-1 s", "1 GB"], cap=["3", True, None, [1.0], math.nan],
         throughput=[3, "nonsense"], checkpoint=[3, "nonsense"], on_busy=[3, "nonsense"],
-        weight=["w", True, math.nan, -1.0], sizee=["10 GB"])),
+        weight=["w", True, math.nan, -1.0], max_writers=COUNT_OPT + [0, 3], sizee=["10 GB"])),
     ("Fleet.from_csv", Fleet.from_csv, dict(path=_csv, bandwidth="1 GB/s"), dict(
         path=[3, None, ["jobs.csv"]], bandwidth=[80, None, "80 GB", True],
-        cap=["3", True, None, math.nan], throughput=[3, "nonsense"])),
+        cap=["3", True, None, math.nan], throughput=[3, "nonsense"],
+        max_writers=COUNT_OPT + [0, 3])),
     ("kaplan_meier", stormsim.kaplan_meier, dict(time=[1.0, 2.0], observed=[True, False]), dict(
         time=["abc", None, [math.nan, 1.0], ["1", "2"], [1.0, math.inf]],
         observed=["yes", [0.5, 1.0], [2, 0]], confidence=NUMBER + [0.0, 1.0, 1.5])),

@@ -113,9 +113,13 @@ def _header(cells: list[str], line: int, where: str) -> list[tuple[str, str | No
                 quantity("unit", "1 " + unit, kind)
             except SpecError as exc:
                 rest = str(exc).removeprefix(f"unit = {'1 ' + unit!r}").lstrip(": ")
+                rest, _, meant = rest.partition("; did you mean '1 ")
+                meant = meant.rstrip("'?")            # the unit it guessed, e.g. GB
                 raise SpecError(f"{at} ({name} [{unit}]): the unit {unit!r} "
                                 + (rest if rest.startswith("is ") else f"is wrong: {rest}")
-                                + f" for {name} ({JOB_COLUMNS[name][2]})") from None
+                                + f" for {name} ({JOB_COLUMNS[name][2]})"
+                                + (f"; did you mean [{meant}]?"
+                                   if meant else "")) from None
         columns.append((name, unit))
     return columns
 

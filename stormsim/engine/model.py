@@ -381,7 +381,8 @@ class Fleet:
     @keywords_of("Fleet.from_jobs", fleet_arguments)
     def from_jobs(cls, *, size, bandwidth, compute_interval=None, checkpoint_period=None, n_jobs=None,  # noqa: PLR0913 (the physical keywords are the surface)
                   jitter=None, cap: float = math.inf, throughput: ThroughputSpec = "fair",
-                  checkpoint=None, snapshot=None, slowdown=None, on_busy=None, weight=None) -> "Fleet":
+                  checkpoint=None, snapshot=None, slowdown=None, on_busy=None, weight=None,
+                  max_writers=None) -> "Fleet":
         """A fleet from physical units (MODEL.md E4; ``stormsim.engine.units.fleet_arguments``),
         T and d in seconds. A missing, unknown or bad keyword is a SpecError naming it.
 
@@ -394,20 +395,26 @@ class Fleet:
         jitter : sigma >= 0, a time ("9 s") or a share of T ("1%"); default 0
         cap, throughput, checkpoint, snapshot, slowdown, on_busy, weight : optional
             As in ``Fleet`` (``weight`` is its ``weights``; ``snapshot`` a time).
+        max_writers : int in 1..N, optional
+            The writer cap K (MODEL.md E5), as in ``Fleet``; None (default): no cap.
         """
         return cls(**fleet_arguments(
             size=size, bandwidth=bandwidth, compute_interval=compute_interval, n_jobs=n_jobs,
             checkpoint_period=checkpoint_period, jitter=jitter, cap=cap, throughput=throughput,
-            checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown, on_busy=on_busy, weight=weight))
+            checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown, on_busy=on_busy,
+            weight=weight, max_writers=max_writers))
 
     @classmethod
     def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
-                 throughput: ThroughputSpec = "fair") -> "Fleet":
+                 throughput: ThroughputSpec = "fair", max_writers=None) -> "Fleet":
         """A fleet from a CSV job table (one row per job, each column's unit in its
-        header) and the fabric's bandwidth: ``stormsim.engine.jobcsv.read_jobs``."""
+        header) and the fabric's bandwidth: ``stormsim.engine.jobcsv.read_jobs``.
+        The fleet-level options (``cap``, ``throughput``, ``max_writers``, the
+        writer cap K in 1..N) are keywords, as in ``from_jobs``; the per-job
+        ones (checkpoint, snapshot, slowdown, on_busy, weight) are columns."""
 
         return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
-                             throughput=throughput)
+                             throughput=throughput, max_writers=max_writers)
 
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")

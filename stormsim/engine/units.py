@@ -44,6 +44,10 @@ slowdown, weight, checkpoint, on_busy
     eps_i (in [0, 1]), w_i (> 0), "blocking" | "async", "block" | "skip":
     passed to ``Fleet`` as ``slowdown``, ``weights``, ``checkpoint``,
     ``on_busy`` (MODEL.md E1, E2).
+max_writers
+    The writer cap K of the fleet (MODEL.md E5): at most K checkpoints
+    write at once, an integer in 1..N (None: no cap); no unit, one value
+    for the fleet, like ``cap``.
 
 The model's time unit is then the second.
 """
@@ -51,6 +55,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from numbers import Real
 
 import numpy as np
@@ -153,11 +158,40 @@ def quantity(name: str, value, kind: str):
     _, units = ureg.get_root_units(q.units)
     if str(units) != root or (kind != "number" and q.unitless):
         got = next((k for k, (r, _) in KINDS.items() if r == str(units)), None)
-        got = ("a plain number" if q.unitless else
-               f"a {got}" if got else f"in {q.units:~} ({q.dimensionality})")
         want = "a plain number" if kind == "number" else f"a {kind}, e.g. {example}"
-        raise SpecError(f"{name} = {_shown(value)} is {got}: must be {want}")
+        if q.unitless or got:
+            raise SpecError(f"{name} = {_shown(value)} is "
+                            f"{'a plain number' if q.unitless else f'a {got}'}: must be {want}")
+        raise SpecError(f"{name} = {_shown(value)} is in {q.units} ({q.units:~}), not a unit of "
+                        f"time, size or bandwidth: must be {want}"
+                        + (f" ({UNIT_WORDS[kind]})" if kind in UNIT_WORDS else "")
+                        + _meant(value, kind))
     return q
+
+
+#: What each kind of quantity is written in, for the error about a unit of
+#: another kind.
+UNIT_WORDS = {"time": "seconds, minutes or hours: s, min, h",
+              "size": "bytes or bits: B, kB, MB, GB, TB, GiB, bit, Gbit",
+              "bandwidth": "a size per unit of time: MB/s, GB/s, TB/s, Gbit/s",
+              "jitter": "seconds or minutes: s, min"}
+
+
+def _meant(value, kind: str) -> str:
+    """'; did you mean ...?' where a size or bandwidth written with a prefix
+    but without its B ('840G', '40G/s') reads as one with it, else ''."""
+    if not isinstance(value, str) or kind not in ("size", "bandwidth"):
+        return ""
+    text = value.strip()
+    if not re.search(r"\d\s*[kKMGTPE]i?" + ("" if kind == "size" else r"\s*/\s*s") + "$", text):
+        return ""
+    guess = text + "B" if kind == "size" else text.replace("/", "B/", 1)
+    try:
+        q = registry().Quantity(guess)
+        ok = str(registry().get_root_units(q.units)[1]) == KINDS[kind][0]
+    except Exception:        # pint raises several kinds; no guess then
+        ok = False
+    return f"; did you mean {guess!r}?" if ok else ""
 
 
 def _is_sequence(value) -> bool:
@@ -288,7 +322,7 @@ def _texts(name: str, value, allowed: tuple[str, ...], n: int) -> list[str]:
 def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period=None,  # noqa: PLR0913 (keywords: the user surface)
                     n_jobs: int | None = None, jitter=None, cap: float = math.inf,
                     throughput="fair", checkpoint=None, snapshot=None, slowdown=None,
-                    on_busy=None, weight=None) -> dict:
+                    on_busy=None, weight=None, max_writers=None) -> dict:
     """``Fleet`` keyword arguments from physical quantities (MODEL.md E4), in seconds.
 
     ``Fleet.from_jobs(**quantities)`` is ``Fleet(**fleet_arguments(**quantities))``.
@@ -315,6 +349,9 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     checkpoint, snapshot, slowdown, on_busy, weight : optional
         Asynchronous checkpoints and weighted sharing (MODEL.md E1, E2),
         passed to ``Fleet`` (``weight`` as ``weights``).
+    max_writers : int, optional
+        The writer cap K (MODEL.md E5), an integer in 1..N: at most K
+        checkpoints write at once, the others queue; None (default): no cap.
 
     Notes
     -----
@@ -358,6 +395,9 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     for name in ("snapshot", "slowdown", "weight"):
         if name in v:
             kwargs[_ASYNC_FIELDS[name]] = v[name]
+    if max_writers is not None:
+        kwargs["max_writers"] = check_int("max_writers", max_writers, 1, n, what=(
+            f"at most this many of the N = {n} jobs write at once; None: no cap"))
     return kwargs
 
 

@@ -64,6 +64,10 @@ HOSTILE = [
      r"line 1, column 1 \(compute_interval \[GB\]\): the unit 'GB' is a size: must be a time"),
     ("compute_interval [min],size [GB],jitter [GB/s]\n30,10,1\n",
      r"line 1, column 3 \(jitter \[GB/s\]\): the unit 'GB/s' is a bandwidth"),
+    ("compute_interval [min],size [G],jitter [s]\n30,10,1\n",      # G: pint's gauss
+     r"line 1, column 2 \(size \[G\]\): the unit 'G' is in gauss \(G\), not a unit of time, "
+     r"size or bandwidth: must be a size, e.g. '156 GB' \(bytes or bits: [^)]*\) for size "
+     r"\(bytes per checkpoint\); did you mean \[GB\]\?$"),
     ("compute_interval [min],size [GBB],jitter [s]\n30,10,1\n",
      r"line 1, column 2 \(size \[GBB\]\): the unit 'GBB' is wrong: not a quantity pint can read"),
     ("compute_interval [min],size [],jitter [s]\n30,10,1\n",

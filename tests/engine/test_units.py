@@ -118,6 +118,25 @@ def test_async_fields_pass_through():
             T=[1800.0] * 2, d=[10.0] * 2)
 
 
+def test_writer_cap_passes_through_from_jobs_and_job_tables(tmp_path):
+    """max_writers is the fleet's E5 cap K, one integer like cap, next to the
+    async options; a job table takes it as a keyword (it is no job's column)."""
+    base = dict(n_jobs=4, compute_interval="30 min", size="10 GB", bandwidth="1 GB/s")
+    capped = stormsim.Fleet.from_jobs(**base, max_writers=3)
+    assert capped.max_writers == 3 and capped == stormsim.Fleet(T=[1800.0] * 4, d=[10.0] * 4,
+                                                                 max_writers=3)
+    assert stormsim.Fleet.from_jobs(**base).max_writers == 4            # None: no cap (K = N)
+    both = stormsim.Fleet.from_jobs(**base, checkpoint="async", snapshot="5 s", slowdown=0.1,
+                                    on_busy="skip", max_writers=1)
+    assert both.max_writers == 1 and list(both.checkpoint) == ["async"] * 4
+    np.testing.assert_array_equal(both.snapshot, 5.0)
+    path = write(tmp_path, "compute_interval [min],size [GB],jitter [s]\n30,10,1\n30,10,1\n"
+                           "30,10,1\n")
+    assert stormsim.Fleet.from_csv(path, bandwidth="1 GB/s", max_writers=2).max_writers == 2
+    with pytest.raises(SpecError, match=r"^max_writers = 4: must be an integer in 1\.\.3"):
+        stormsim.Fleet.from_csv(path, bandwidth="1 GB/s", max_writers=4)
+
+
 # -- results in physical terms ----------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -303,6 +322,18 @@ def test_csv_checkpoint_period_column(tmp_path):
     (dict(size=[]), r"size = \[\]: a fleet needs at least one job"),
     (dict(size=["1 GB"] * 3), r"per-job values have different lengths \(size: 3, n_jobs: 2\)"),
     (dict(bandwidth="5 TB"), r"bandwidth = '5 TB' is a size: must be a bandwidth"),
+    # a unit of another quantity (G is pint's gauss): named in words, not pint's dimensions
+    (dict(size="840G"), r"^size = '840G' is in gauss \(G\), not a unit of time, size or "
+     r"bandwidth: must be a size, e.g. '156 GB' \(bytes or bits: B, kB, MB, GB, TB, GiB, bit, "
+     r"Gbit\); did you mean '840GB'\?$"),
+    (dict(bandwidth="40G/s"), r"^bandwidth = '40G/s' is in gauss / second \(G / s\), not a unit "
+     r"of time, size or bandwidth: must be a bandwidth, e.g. '5 TB/s' \(a size per unit of "
+     r"time: MB/s, GB/s, TB/s, Gbit/s\); did you mean '40GB/s'\?$"),
+    (dict(size="840 m"), r"^size = '840 m' is in meter \(m\), not a unit of time, size or "
+     r"bandwidth: must be a size, e.g. '156 GB' \(bytes or bits: [^)]*\)$"),     # no guess
+    (dict(compute_interval="30 G"), r"^compute_interval = '30 G' is in gauss \(G\), not a unit "
+     r"of time, size or bandwidth: must be a time, e.g. '30 min' \(seconds, minutes or hours: "
+     r"s, min, h\)$"),
     (dict(bandwidth="5 percent"), r"bandwidth = '5 percent' is a plain number: must be a bandwidth"),
     (dict(bandwidth=["1 GB/s", "2 GB/s"]), r"bandwidth has 2 values: give one"),
     (dict(jitter="-1 s"), r"jitter = '-1 s': must be finite and >= 0"),
@@ -317,6 +348,11 @@ def test_csv_checkpoint_period_column(tmp_path):
     (dict(n_jobs=0), r"n_jobs = 0: must be an integer >= 1"),
     (dict(cap="lots"), r"cap = 'lots': must be a number > 0"),
     (dict(throughput="fast"), r"throughput = 'fast': must be 'fair', 'ideal'"),
+    (dict(max_writers=0), r"max_writers = 0: must be an integer in 1\.\.2 \(at most this many "
+     r"of the N = 2 jobs write at once; None: no cap\)"),
+    (dict(max_writers=3), r"max_writers = 3: must be an integer in 1\.\.2"),
+    (dict(max_writers="2"), r"max_writers = '2': must be an integer"),
+    (dict(max_writers=2.0), r"max_writers = 2\.0: must be an integer"),
 ])
 def test_from_jobs_errors_name_the_parameter_the_value_and_the_rule(kw, message):
     base = dict(n_jobs=2, compute_interval="30 min", size="10 GB", bandwidth="1 GB/s")

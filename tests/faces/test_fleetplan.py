@@ -136,7 +136,36 @@ def test_a_job_table_plans_too(tmp_path, capsys):
     assert main(["plan", str(table), "--bandwidth", "40GB/s", "--max-seconds", "4",
                  "--no-what-if", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert [r["k"] for r in rows] == ["1", "2"] and rows[0]["method"] == "exact"   # 2, N/4, N/2 of 3
+    # 2, N/4, N/2 of 3 is 2, 1, 2: the distinct levels >= 2 (a level 1 is no storm)
+    assert [r["k"] for r in rows] == ["2"] and rows[0]["method"] == "exact"
+
+
+def test_a_pair_s_default_levels_are_the_pair_alone():
+    """N = 2: the defaults 2, N/4, N/2 are 2, 1, 1; the table shows n_w >= 2 alone."""
+    pair = stormsim.Fleet.from_jobs(n_jobs=2, size="840 GB", compute_interval="30 min",
+                                    bandwidth="40 GB/s", jitter="36 s")
+    result = plan(pair, what_if=False, max_seconds=1, seed=1)
+    assert result.levels.tolist() == [2] and "n_w>=1" not in str(result)
+
+
+def test_writer_caps_and_async_assumptions_of_one_plan():
+    """max_writers [1, 2]: a row per cap, in place of the N/4 row; K = 1 keeps
+    every level >= 2 out of reach, K = 2 the level 3; the tighter cap queues
+    longer. The async row's assumptions are stated in the notes."""
+    result = plan(_fleet(), levels=[2, 3], max_writers=[1, 2], snapshot="5 s", slowdown=0.05,
+                  max_seconds=8, seed=1)
+    by = {r.scenario: r for r in result.rows}
+    assert list(by)[-2:] == ["writers <= 1", "writers <= 2"] and "writers <= 3" not in by
+    one, two = by["writers <= 1"], by["writers <= 2"]
+    assert list(one.method) == ["cap", "cap"] and one.storms_per_day.tolist() == [0.0, 0.0]
+    assert two.method[0] != "cap" and two.method[1] == "cap" and two.storms_per_day[0] > 0
+    assert one.wait_mean > two.wait_mean > 0
+    note = ("async: every blocking job made asynchronous, assuming a snapshot of 5 s and a "
+            "compute slowdown of 0.05 while its persist is in flight")
+    assert result.notes[0].startswith(note) and note in " ".join(str(result).split())
+    default = plan(_fleet(), levels=[2], max_seconds=4, seed=1)
+    assert default.notes[0].startswith("async: every blocking job made asynchronous, assuming "
+                                       "a snapshot of 0 s and a compute slowdown of 0 while")
 
 
 @pytest.mark.parametrize("argv,message", [
