@@ -208,12 +208,12 @@ def _bound_unreached(ks, unreached, base) -> None:
         base["storms_method"][j] = "not-reached"
 
 
-def with_split(risk, ks, todo, sp, target, plain_events, stopped, cpu_seconds,
-               wall_seconds) -> StormRisk:
+def with_split(risk, ks, todo, sp, target, plain_events, stopped, clocks) -> StormRisk:
     """The StormRisk ``risk`` (None: no plain Monte Carlo ran) with levels
     ``todo`` of ``ks`` replaced by the splitting estimate ``sp`` (SplitEstimate),
     ``resolved`` against ``target``; the effort: ``plain_events`` plus the
-    splitting's events, ``cpu_seconds`` and ``wall_seconds`` in all."""
+    splitting's events, ``clocks`` (CPU s, wall s) in all."""
+    cpu_seconds, wall_seconds = clocks
     n = ks.size
     if risk is None:
         nan = np.full(n, np.nan)

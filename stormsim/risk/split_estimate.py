@@ -17,6 +17,7 @@ from .._deprecated import renamed
 from ..engine.cost import seconds_per_event
 from ..engine.model import Fleet
 from ..stats.interval import CONFIDENCE
+from .settings import SplitSettings
 
 __all__ = ["SplitEstimate", "summarise", "merge", "MIN_REPLICATES", "TOP_SHARE_WARN",
            "interval", "INTERVALS", "DEFAULT_INTERVAL",
@@ -186,7 +187,9 @@ def interval(x, confidence=CONFIDENCE, method=DEFAULT_INTERVAL):
     return m, lo, hi, rel
 
 
-def summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon, score_every):
+def summarise(fleet, ks, o, split: SplitSettings, R, seed, cpu, wall):
+    """The SplitEstimate of the per-replicate estimates ``o`` of R replicates run with
+    ``split``'s trials, flux_cycles, burn_in, horizon and score_every (recorded in it)."""
     def combine(x):
         return interval(x)
 
@@ -202,8 +205,9 @@ def summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon, sco
     with np.errstate(divide="ignore", invalid="ignore"):
         mc = cpu_per_sim_s / rate
         gain = mc / work
-    return SplitEstimate(levels=ks, seed=seed, trials=M, replicates=R, flux_cycles=cycles,
-                         burn_in=burn_in, interfaces=o["interfaces"], storms_per_s=rate,
+    return SplitEstimate(levels=ks, seed=seed, trials=split.trials, replicates=R,
+                         flux_cycles=split.flux_cycles, burn_in=split.burn_in,
+                         interfaces=o["interfaces"], storms_per_s=rate,
                          storms_per_s_lo=rate_lo, storms_per_s_hi=rate_hi,
                          storms_per_s_rel_error=rate_re, p_ge=p, p_ge_lo=p_lo, p_ge_hi=p_hi,
                          p_ge_rel_error=p_re, rep_storms_per_s=o["rep_storms_per_s"],
@@ -211,7 +215,7 @@ def summarise(fleet, ks, o, M, R, cycles, burn_in, seed, cpu, wall, horizon, sco
                          flux=o["flux"], entries=o["entries"], events=o["events"],
                          truncated=o["truncated"], cpu_seconds=cpu, wall_seconds=wall,
                          work_relvar=work, mc_work_relvar=mc, gain=gain, top_share=top,
-                         horizon=horizon, score_every=score_every,
+                         horizon=split.horizon, score_every=split.score_every,
                          _sim_per_event=o["sim_per_event"])
 
 
@@ -229,5 +233,7 @@ def merge(parts, fleet: Fleet, cpu: float | None = None, wall: float | None = No
     R = o["rep_storms_per_s"].shape[0]
     cpu = sum(p.cpu_seconds for p in parts) if cpu is None else cpu
     wall = sum(p.wall_seconds for p in parts) if wall is None else wall
-    return summarise(fleet, first.levels, o, first.trials, R, first.flux_cycles,
-                      first.burn_in, first.seed, cpu, wall, first.horizon, first.score_every)
+    split = SplitSettings(trials=first.trials, flux_cycles=first.flux_cycles,
+                          burn_in=first.burn_in, horizon=first.horizon,
+                          score_every=first.score_every)
+    return summarise(fleet, first.levels, o, split, R, first.seed, cpu, wall)

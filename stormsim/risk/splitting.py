@@ -170,9 +170,10 @@ def _theta(inputs, launch, rep0, R):
     return door.phases(inputs, spec, 0, R, rep0)
 
 
-def _flux(inputs, rep0, R, lo, burn_in, cycles, reservoir, launch, horizon=0,
-          score_every="write-end"):
-    n = inputs.fleet.n_jobs
+def _flux(inputs, split: SplitSettings, launch, rep0, R, lo):
+    """R flux runs (replicates rep0..) of ``split``'s flux_cycles, measured after its
+    burn_in, each keeping up to ``split.reservoir`` entries into {S >= lo}."""
+    n, reservoir = inputs.fleet.n_jobs, split.reservoir
     occ = np.zeros((R, n + 1))
     up = np.zeros((R, n + 1), dtype=np.int64)
     res_rem = np.zeros((R, reservoir, n))
@@ -182,9 +183,10 @@ def _flux(inputs, rep0, R, lo, burn_in, cycles, reservoir, launch, horizon=0,
     events = np.zeros(R, dtype=np.int64)
     window = np.zeros(R)
     door.ffs_flux(*inputs.base, _theta(inputs, launch, rep0, R), inputs.key0, inputs.key1,
-                  np.int64(rep0), np.int64(lo), np.int64(burn_in), np.int64(cycles),
+                  np.int64(rep0), np.int64(lo), np.int64(split.burn_in),
+                  np.int64(split.flux_cycles),
                      occ, up, res_rem, res_ph, res_cnt, entries, events, window,
-                     np.int64(horizon), _once_a_cycle(score_every))
+                     np.int64(split.horizon), _once_a_cycle(split.score_every))
     return occ, up, res_rem, res_ph, res_cnt, entries, events, window
 
 
@@ -213,9 +215,9 @@ def choose_basin(fleet: Fleet, levels, split: SplitSettings | None = None, *, se
     pilot = max(100, (flux_cycles - burn_in) // 8)
     scale = (flux_cycles - burn_in) / (2.0 * pilot)     # 2 pilot fleets -> one flux run
     best, best_n, raised = 1, -1, None
+    pilots = replace(split, flux_cycles=burn_in + pilot, reservoir=1)
     for L in range(1, int(np.max(levels)) + 1):
-        *_, entries, _, _ = _flux(inputs, PILOT_FLEET, 2, L, burn_in, burn_in + pilot, 1,
-                                  launch, split.horizon, split.score_every)
+        *_, entries, _, _ = _flux(inputs, pilots, launch, PILOT_FLEET, 2, L)
         n = int(entries.sum())
         if n >= best_n:
             best, best_n = L, n
@@ -263,29 +265,40 @@ def storm_split(fleet: Fleet, levels, split: SplitSettings | None = None, *, see
     resolve(launch, fleet, 1)           # refused here, not after the basin's pilot runs
     basin = choose_basin(fleet, ks, split, seed=seed, launch=launch)
     replicates = FIXED_REPLICATES if split.replicates is None else split.replicates
-    s = split
     t0, c0 = time.perf_counter(), time.process_time()
     with door.numba_threads(threads):
-        out = _run(fleet, ks, s.trials, replicates, s.flux_cycles, s.burn_in, int(seed), basin,
-                   s.reservoir, launch, int(rep0), s.max_events, s.horizon, s.score_every)
+        out = _run(fleet, ks, split, replicates, int(seed), basin, launch, int(rep0))
     cpu = time.process_time() - c0
     wall = time.perf_counter() - t0
-    return summarise(fleet, ks, out, s.trials, replicates, s.flux_cycles, s.burn_in, int(seed),
-                     cpu, wall, s.horizon, s.score_every)
+    return summarise(fleet, ks, out, split, replicates, int(seed), cpu, wall)
 
 
-def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, max_events,
-         horizon, score_every):
-    n = fleet.n_jobs
-    inputs = door.prepare(fleet, seed)
-    occ, up, res_rem, res_ph, res_cnt, entries, events, window = _flux(
-        inputs, rep0, R, L0, burn_in, cycles, reservoir, launch, horizon, score_every)
-    kept = np.minimum(entries, reservoir)
+def _first_bank(res_rem, res_ph, res_cnt, kept):
+    """The first stage's starts: each replicate's kept flux-run entries, in order
+    (remaining times, phases, counts, entries per replicate, next looks)."""
+    R = kept.size
     bank_rem = np.concatenate([res_rem[r, :kept[r]] for r in range(R)])
     bank_ph = np.concatenate([res_ph[r, :kept[r]] for r in range(R)])
     bank_cnt = np.concatenate([res_cnt[r, :kept[r]] for r in range(R)])
-    bank_n = kept.astype(np.int64)
     bank_due = np.full(bank_rem.shape[0], np.inf)     # the flux run's entries: just looked
+    return bank_rem, bank_ph, bank_cnt, kept.astype(np.int64), bank_due
+
+
+def _stage_buffers(R: int, M: int, n: int) -> tuple:
+    """The kernel's output buffers of one stage: M trials per replicate."""
+    return (np.zeros((R, M, n + 1)), np.zeros((R, M, n + 1), dtype=np.int64),
+            np.zeros((R, M, n)), np.zeros((R, M, n), dtype=np.int8),
+            np.zeros((R, M, n), dtype=np.int64), np.zeros((R, M), dtype=np.int64),
+            np.zeros((R, M), dtype=np.int64), np.zeros((R, M)))
+
+
+def _run(fleet, ks, split: SplitSettings, R, seed, L0, launch, rep0):
+    n = fleet.n_jobs
+    inputs = door.prepare(fleet, seed)
+    occ, up, res_rem, res_ph, res_cnt, entries, events, window = _flux(
+        inputs, split, launch, rep0, R, L0)
+    bank_rem, bank_ph, bank_cnt, bank_n, bank_due = _first_bank(
+        res_rem, res_ph, res_cnt, np.minimum(entries, split.reservoir))
     interfaces = np.arange(L0, int(ks[-1]) + 1, dtype=np.int64)
     J = interfaces.size - 1
     weight = np.ones(R)                               # prod_{i<j} p_i per replicate
@@ -294,21 +307,14 @@ def _run(fleet, ks, M, R, cycles, burn_in, seed, L0, reservoir, launch, rep0, ma
     p_stage = np.zeros((R, J))
     total_events = int(events.sum())
     truncated = 0
-    s_occ = np.zeros((R, M, n + 1))
-    s_up = np.zeros((R, M, n + 1), dtype=np.int64)
-    o_rem = np.zeros((R, M, n))
-    o_ph = np.zeros((R, M, n), dtype=np.int8)
-    o_cnt = np.zeros((R, M, n), dtype=np.int64)
-    status = np.zeros((R, M), dtype=np.int64)
-    ev = np.zeros((R, M), dtype=np.int64)
-    o_due = np.zeros((R, M))
+    s_occ, s_up, o_rem, o_ph, o_cnt, status, ev, o_due = _stage_buffers(R, split.trials, n)
     for j in range(J + 1):
         hi = int(interfaces[j + 1]) if j < J else n + 1
         bank_lo = np.concatenate([[0], np.cumsum(bank_n)[:-1]]).astype(np.int64)
         door.ffs_stage(*inputs.base, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
                        inputs.key0, inputs.key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
-                       np.int64(max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
-                       np.int64(horizon), _once_a_cycle(score_every), np.int64(NEAR_LEVELS),
+                       np.int64(split.max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
+                       np.int64(split.horizon), _once_a_cycle(split.score_every), np.int64(NEAR_LEVELS),
                        bank_due, o_due)
         total_events += int(ev.sum())
         truncated += int((status < 0).sum())
@@ -349,7 +355,7 @@ def _round_line(est: SplitEstimate) -> None:
     stderr_line(f"storm_split: {est.replicates} replicates, {est.wall_seconds:.1f} s")
 
 
-def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float,
+def storm_split_until(fleet: Fleet, levels, rel_error: float, max_seconds: float,  # noqa: PLR0913 (public keywords)
                       split: SplitSettings | None = None, *, seed: int = 0, launch="random",
                       threads: int | None = None, round_replicates: int = 8,
                       max_replicates: int = 65536, progress=None) -> SplitEstimate:

@@ -163,7 +163,7 @@ def _risk_line(risk: StormRisk) -> None:
                 f"{len(risk.levels)} levels resolved, {risk.wall_seconds:.1f} s")
 
 
-def storm_risk(fleet: Fleet, levels, rel_error: float = DEFAULT_REL_ERROR,
+def storm_risk(fleet: Fleet, levels, rel_error: float = DEFAULT_REL_ERROR,  # noqa: PLR0913 (public keywords)
                max_seconds: float | None = DEFAULT_MAX_SECONDS, *, seed: int = 0,
                cycles: int = 800, burn_in: int = DEFAULT_BURN_IN, launch="random",
                batch_fleets: int | None = None, max_fleets: int | None = None,
@@ -290,7 +290,7 @@ class RiskJob:
         return self.method != "plain" and self.fleet.is_anonymous
 
 
-def _checked(fleet, levels, rel_error, max_seconds, seed, cycles, burn_in, launch,
+def _checked(fleet, levels, rel_error, max_seconds, seed, cycles, burn_in, launch,  # noqa: PLR0913 (storm_risk's)
              batch_fleets, max_fleets, min_hits, threads, progress, method,
              split: SplitSettings) -> RiskJob:
     """storm_risk's arguments checked (a SpecError naming the first wrong one)."""
@@ -461,7 +461,7 @@ def _split_levels(job: RiskJob, risk: StormRisk | None, todo: np.ndarray,
     done = bool(np.all(sp.storms_per_s_rel_error <= job.target) and np.all(sp.p_ge_rel_error <= job.target))
     stopped = "rel_error" if done and (risk is None or risk.resolved[~todo].all()) \
         else "replicates" if job.fixed else "max_seconds"
-    out = with_split(risk, job.ks, todo, sp, job.target, plain.events, stopped, *plain.clocks())
+    out = with_split(risk, job.ks, todo, sp, job.target, plain.events, stopped, plain.clocks())
     if job.progress is not None:
         job.progress(out)
     return out
@@ -470,7 +470,7 @@ def _split_levels(job: RiskJob, risk: StormRisk | None, todo: np.ndarray,
 def _round_progress(job: RiskJob, risk, todo, plain: PlainRun, sp) -> None:
     """storm_risk's progress after a splitting round: the StormRisk so far."""
     job.progress(with_split(risk, job.ks, todo, sp, job.target, plain.events, "running",
-                            *plain.clocks()))
+                            plain.clocks()))
 
 
 def _hopeless(est, cpu, wall, budget) -> bool:

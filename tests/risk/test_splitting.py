@@ -54,7 +54,9 @@ def test_flux_run_is_the_simulated_fleet_bit_for_bit(looks):
     (looking at the score changes nothing in the fleet, only where its
     excursions are seen to start and end)."""
     f = _paper_cell()
-    occ, up, *_ = _flux(door.prepare(f, 3), 5, 2, 4, 50, 300, 8, "random", DEFAULT_HORIZON, looks)
+    occ, up, *_ = _flux(door.prepare(f, 3), SplitSettings(
+        burn_in=50, flux_cycles=300, reservoir=8, horizon=DEFAULT_HORIZON, score_every=looks),
+        "random", 5, 2, 4)
     run = stormsim.simulate(f, fleets=2, fleet_start=5, cycles=300, burn_in=50, seed=3,
                             queues="ring")
     assert np.array_equal(run.occupancy, occ)
@@ -219,8 +221,8 @@ def test_basin_rules_place_the_edge_where_they_say():
     cycles, burn = 2000, 100
     pilot = (cycles - burn) // 8
     inputs = door.prepare(f, 1)
-    entries = {L: int(_flux(inputs, PILOT_FLEET, 2, L, burn, burn + pilot, 1, "random",
-                            DEFAULT_HORIZON, DEFAULT_SCORE_EVERY)[5].sum()) for L in range(1, 11)}
+    entries = {L: int(_flux(inputs, SplitSettings(burn_in=burn, flux_cycles=burn + pilot, reservoir=1),
+                            "random", PILOT_FLEET, 2, L)[5].sum()) for L in range(1, 11)}
     most = choose_basin(f, [10], SplitSettings(basin="most-entries"), seed=1)
     raised = choose_basin(f, [10], seed=1)
     assert entries[most] == max(entries.values())
@@ -383,8 +385,9 @@ def test_lookahead_early_exit_keeps_the_class_of_the_full_walk():
                                        d5, rw5, rc5, hi, 0, *scratch5, lo)
         assert (s5 >= 5) if hi == 5 else (lo <= s5 < hi), (lo, hi, s5)
     f = _paper_cell()
-    _, _, res_rem, res_ph, _, entries, _, _ = _flux(door.prepare(f, 7), 0, 1, 4, 20, 620, 64, "random",
-                                                    DEFAULT_HORIZON)
+    _, _, res_rem, res_ph, _, entries, _, _ = _flux(door.prepare(f, 7), SplitSettings(
+        burn_in=20, flux_cycles=620, reservoir=64, horizon=DEFAULT_HORIZON, score_every="write-end"),
+        "random", 0, 1, 4)
     T_, d_, _, rw, rc = (np.ascontiguousarray(f.T), np.ascontiguousarray(f.d), None,
                          f.writer_rate, f.computer_rate)
     assert entries[0] >= 64
@@ -447,8 +450,9 @@ def test_between_two_looks_the_fleet_stays_below_the_score(share):
     second new firing, n_w does exceed the score (short intervals refire
     inside the look-ahead's own write windows)."""
     f = _paper_cell()
-    _, _, res_rem, res_ph, _, entries, _, _ = _flux(door.prepare(f, 7), 0, 1, 4, 20, 620, 64, "random",
-                                                    DEFAULT_HORIZON)
+    _, _, res_rem, res_ph, _, entries, _, _ = _flux(door.prepare(f, 7), SplitSettings(
+        burn_in=20, flux_cycles=620, reservoir=64, horizon=DEFAULT_HORIZON, score_every="write-end"),
+        "random", 0, 1, 4)
     T_, d_, rw, rc = np.ascontiguousarray(f.T), np.ascontiguousarray(f.d), f.writer_rate, \
         f.computer_rate
     assert entries[0] >= 64
