@@ -1,5 +1,5 @@
 """The versions, in one place (pyproject.toml reads ``__version__`` from here)."""
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 #: The algorithm version: what a given input, seed and setting produce. It is
 #: recorded with every result and unit, and a resume refuses another one by
