@@ -357,16 +357,22 @@ def _async_note(fleet: Fleet, snapshot: float, slowdown: float) -> str:
 
 
 def _costs(fleet: Fleet, risk_method: str) -> tuple[float, float, float, float, str]:
-    """(mean checkpoint s, alone, GPU writing share, contention's part, method)."""
-    lone = float(np.mean(fleet.d))
+    """(mean checkpoint s, alone, GPU writing share, contention's part, method).
+
+    Both checkpoint means are per write: each job's weighted by its checkpoint
+    rate (the law's, where it applies; else its rate alone, 1 / (T_i + d_i)),
+    so that a mixed fleet's "alone" is the same average as its mean. The GPU
+    shares are per job."""
     if exact_applies(fleet, "random"):
         law = stationary(fleet)
         lam = np.asarray(law.checkpoint_rate)
+        lone = float(np.sum(lam * fleet.d) / np.sum(lam))
         mean = float(np.sum(lam * law.mean_write_duration) / np.sum(lam))
         share = float(np.mean(law.writing_probability))
         lone_share = float(np.mean(fleet.d / (law.mean_compute + fleet.d)))
         return mean, lone, share, share - lone_share, "exact"
-    return math.nan, lone, math.nan, math.nan, risk_method
+    alone = 1.0 / (fleet.T + fleet.d)
+    return math.nan, float(np.sum(alone * fleet.d) / np.sum(alone)), math.nan, math.nan, risk_method
 
 
 def _durations(fleet: Fleet, seed: int, watchdog: float) -> dict:

@@ -181,3 +181,19 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     import re
     assert re.search(message, err), err
     assert "Traceback" not in err
+
+
+def test_a_mixed_fleet_s_alone_figure_is_per_write_like_its_mean():
+    """Three sizes: the checkpoint mean is per write (the law's rates weigh each
+    job), and so is the lone figure beside it. The plain mean of the lone
+    times, per job, overstates it (small jobs write more often)."""
+    PER_WRITE_RTOL = 1e-12      # the same sums in another order
+    fleet = stormsim.Fleet.from_jobs(compute_interval="30 min", size=["20 GB"] * 8 + ["200 GB"] * 4
+                                     + ["2 TB"] * 2, bandwidth="100 GB/s", jitter="1%")
+    row = plan(fleet, what_if=False, max_seconds=2, seed=1).rows[0]
+    law = stormsim.stationary(fleet)
+    lam = np.asarray(law.checkpoint_rate)
+    assert row.lone_checkpoint_seconds == pytest.approx(float(np.sum(lam * fleet.d) / np.sum(lam)),
+                                                        rel=PER_WRITE_RTOL)
+    assert row.lone_checkpoint_seconds < float(np.mean(fleet.d))
+    assert row.lone_checkpoint_seconds < row.checkpoint_seconds     # contention stretches writes
