@@ -274,17 +274,23 @@ def glossary_page() -> str:
            "One name per quantity, the same in the Python objects, the sweep keys, the HDF5 "
            "files and the per-cell table with its exports. An interval's ends add `_lo` and "
            "`_hi` to the name, the way it was made `_method`, its relative standard error "
-           "`_rel_error`; a storm risk's numbers in a file carry the prefix `risk_`. In "
-           "*where*: `summary:` a column of the per-cell table (`Results.summary`, `stormsim "
-           "inspect`, the exports), `risk:` a dataset of a cell's storm risk, `key:` a sweep "
-           "key. The old names still read for one release, with a `DeprecationWarning`.\n",
-           "| name | symbol | unit | meaning | in the API | in files | old names |",
-           "|---|---|---|---|---|---|---|"]
+           "`_rel_error`; a storm risk's numbers in a file carry the prefix `risk_`, and a "
+           "number per level in the per-cell table the level (`p_ge_4`, "
+           "`storms_per_s_ge_N_4`). The old names still read for one release, with a "
+           "`DeprecationWarning`.\n",
+           "| name | symbol | unit | meaning |", "|---|---|---|---|"]
+    out += ["| " + " | ".join([_code(q.name), _cell(q.symbol) or "-", _cell(q.unit),
+                               _cell(q.meaning)]) + " |" for q in QUANTITIES]
+    out.append("\n## Where each name appears\n")
+    out.append("In files: `summary:` a column of the per-cell table (`Results.summary`, "
+               "`stormsim inspect`, the exports), `risk:` a dataset of a cell's storm risk, "
+               "`key:` a sweep key, `file:` a cell's dataset.\n")
     for q in QUANTITIES:
-        out.append("| " + " | ".join([_code(q.name), _cell(q.symbol) or "-", _cell(q.unit),
-                                      _cell(q.meaning), _places(q.api), _places(q.files),
-                                      _places(q.old)]) + " |")
-    return "\n".join(out) + "\n"
+        out.append(f"### `{q.name}`\n")
+        out += [f"- {what}: {_places(places)}" for what, places in
+                (("in the API", q.api), ("in files", q.files), ("old names", q.old)) if places]
+        out.append("")
+    return "\n".join(out)
 
 
 PAGES = {"keys.md": keys_page, "outputs.md": outputs_page, "api.md": api_page,
