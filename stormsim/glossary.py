@@ -42,7 +42,8 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity(
         "p_ge", "P(n_w >= k)", "1",
         "the share of time with at least k jobs writing at once (the storm risk at level k)",
-        api=("StormRisk.p_ge", "SplitEstimate.p_ge", "StationaryLaw.p_ge", "PlanRow.p_ge"),
+        api=("StormRisk.p_ge", "SplitEstimate.p_ge", "StationaryLaw.p_ge", "PlanRow.p_ge",
+             "CellResult.p_ge"),
         files=("summary:p_ge", "risk:risk_p_ge"),
         old=("StormRisk.p", "SplitEstimate.p", "StationaryLaw.tail", "PlanRow.time_share")),
     Quantity(

@@ -5,14 +5,15 @@ a cell's storm risk without its arrays (what the storm-risk table keeps).
 """
 from __future__ import annotations
 
-import warnings
-
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._deprecated import UNSET, old_keyword
 from ..engine.run import DURATION_EDGES, WAIT_EDGES
+from ..stats.interval import CONFIDENCE
 from ..stats.exact_sums import add_exact, exact_to_float
 from ..stats.summary import cell_summary
 from ..stats.survival import kaplan_meier, passage_times
@@ -95,8 +96,10 @@ class CellResult:
     def passage_level(self) -> int:
         return int(self.params["passage_level"])
 
-    def survival(self, unit: str = "cycle", level: float = 0.95):
-        """Kaplan-Meier curve of the first passage, censored fleets included."""
+    def survival(self, unit: str = "cycle", confidence: float = CONFIDENCE, *, level=UNSET):
+        """Kaplan-Meier curve of the first passage, censored fleets included, its
+        band at ``confidence`` (``level=`` warns one release)."""
+        confidence = old_keyword("CellResult.survival", "level", "confidence", level, confidence)
 
         if unit == "cycle":
             t, obs = passage_times(self.passage_cycle, self.cycles)
@@ -105,15 +108,23 @@ class CellResult:
                                    self.end_time)
         else:
             raise ValueError(f"unit = {unit!r}: must be 'cycle' or 'time'")
-        return kaplan_meier(t, obs, level)
+        return kaplan_meier(t, obs, confidence)
 
-    def median(self, unit: str = "cycle", level: float = 0.95) -> tuple[float, float, float]:
+    def median(self, unit: str = "cycle", confidence: float = CONFIDENCE, *,
+               level=UNSET) -> tuple[float, float, float]:
         """(median, lower, upper) first passage; NaN without a passage level or fleets."""
+        confidence = old_keyword("CellResult.median", "level", "confidence", level, confidence)
         if self.passage_level == 0 or self.fleets_done == 0:
             return (math.nan,) * 3
-        return self.survival(unit, level).median
+        return self.survival(unit, confidence).median
 
     def tail(self, k) -> float:
+        """P(n_w >= k): ``p_ge``, its one name (this one warns one release)."""
+        warnings.warn("CellResult.tail is now CellResult.p_ge; the old name goes in the next "
+                      "release", DeprecationWarning, stacklevel=2)
+        return self.p_ge(k)
+
+    def p_ge(self, k) -> float:
         """P(n_w >= k) over the cell's summed occupancy (k: int, 'N' or 'N/q');
         NaN where it is zero by construction (a fleet stopped at its passage
         to n_w >= passage_level <= k; see stormsim.stats.summary)."""
@@ -123,11 +134,12 @@ class CellResult:
         total = float(self.occupancy_sum.sum())
         return float(self.occupancy_sum[k:].sum() / total) if total > 0 else math.nan
 
-    def summary(self, level: float = 0.95) -> dict:
+    def summary(self, confidence: float = CONFIDENCE, *, level=UNSET) -> dict:
         """The cell's numbers (stormsim.stats.summary.cell_summary): medians with
-        intervals, P(n_w >= k) for k = 0..N with intervals, the baseline."""
-
-        return cell_summary(self, level)
+        intervals at ``confidence``, P(n_w >= k) for k = 0..N with intervals, the
+        baseline (``level=`` warns one release)."""
+        confidence = old_keyword("CellResult.summary", "level", "confidence", level, confidence)
+        return cell_summary(self, confidence)
 
 
 @dataclass(frozen=True, eq=False)

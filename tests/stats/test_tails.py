@@ -66,7 +66,7 @@ def test_summary_gives_nan_where_a_cell_is_too_small_and_refuses_where_all_are(r
     with pytest.raises(SpecError, match=r"tail level 0: k must be an integer >= 1"):
         res.summary(levels=[0])
     with pytest.raises(SpecError, match=r"above N = 4"):
-        small.tail(6)
+        small.p_ge(6)
     table = res.table(levels=[6])
     assert "P(n_w>=6)" in table and "'-' in P(n_w>=6): the cell has N < 6" in table
 

@@ -168,8 +168,10 @@ def test_structural_zeros_are_nan_not_zero():
     run_sweep(parse_sweep(STOP_SWEEP, "stop.toml"), mem, progress="none")
     res = mem.results()
     c = res.cell(0)
-    assert math.isnan(c.tail(3)) and math.isnan(c.tail("N"))   # stopped on reaching 3
-    assert c.tail(2) >= 0 and not math.isnan(c.tail(2))        # below the level: measured
+    assert math.isnan(c.p_ge(3)) and math.isnan(c.p_ge("N"))   # stopped on reaching 3
+    assert c.p_ge(2) >= 0 and not math.isnan(c.p_ge(2))        # below the level: measured
+    with pytest.warns(DeprecationWarning, match="CellResult.tail is now CellResult.p_ge"):
+        assert c.tail(2) == c.p_ge(2)
     s = res.summary(levels=(2, 3, "N"))
     assert np.all(np.isnan(s["p_ge_3"])) and np.all(np.isnan(s["p_ge_N"]))
     assert set(s["p_ge_3_method"]) == {"structural"}
