@@ -324,7 +324,7 @@ def main(argv=None) -> int:
     ]
     definition = f"""
 Identical fleets, T = 1 s, L = {LOAD:g} (d = L T / N), sigma = {SIGMA:g} T, fair f, uncapped, random launch.
-Law: `stormsim.stationary` (exact, log space; P(n_w >= k) = `tail`, nu_k = `storm_rate`). Binomial
+Law: `stormsim.stationary` (exact, log space; P(n_w >= k) = `p_ge`, nu_k = `storms_per_s`). Binomial
 baseline: n_w Poisson-binomial with the law's own per-job writing probabilities (`binomial_tail`; for
 identical jobs Binomial(N, p) with p = E[n_w] / N under the law), and its storm rate (N - k + 1)
 P_bin(n_w = k - 1) / T (independent jobs alternating between compute, mean T, and writing, mean the
