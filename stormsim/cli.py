@@ -35,8 +35,8 @@ from .sweep.keys import RISK_DEFAULTS
 from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell, sweep_of
 
 #: ``stormsim demo``'s first part: ``stormsim plan`` on the README's opening
-#: fleet (the same options), with a small time budget for the simulated rows
-#: (each gets the least, 1 s), so it takes seconds.
+#: fleet (the same options), with a small time budget for the simulated rows,
+#: so it takes seconds.
 DEMO_PLAN = ("--jobs", "12", "--size", "840GB", "--interval", "30min", "--bandwidth", "40GB/s",
              "--jitter", "1%", "--levels", "2,6", "--max-seconds", "8")
 
