@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The operator's question first (`stormsim plan` on the README's fleet, a small budget),
+# then the researcher's path (a small sweep into results/demo.h5): both in `stormsim demo`.
 demo: $(STAMP)
 	$(PY) -m stormsim demo
 

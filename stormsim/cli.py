@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import signal
 import sys
 import threading
@@ -33,7 +34,13 @@ from .sweep.grid import MAX_CELLS
 from .sweep.keys import RISK_DEFAULTS
 from .sweep.spec import load_outline, load_sweep, parse_sweep, resolve_cell, sweep_of
 
-#: The sweep that ``stormsim demo`` runs: how long does a perfect stagger of
+#: ``stormsim demo``'s first part: ``stormsim plan`` on the README's opening
+#: fleet (the same options), with a small time budget for the simulated rows,
+#: so it takes seconds.
+DEMO_PLAN = ("--jobs", "12", "--size", "840GB", "--interval", "30min", "--bandwidth", "40GB/s",
+             "--jitter", "1%", "--levels", "2,6", "--max-seconds", "8")
+
+#: The sweep that ``stormsim demo`` runs second: how long does a perfect stagger of
 #: 16 jobs survive compute jitter, and how stormy do the writes get after?
 DEMO_TOML = """\
 # stormsim demo: 16 identical jobs launched in a perfect stagger (one job's
@@ -408,8 +415,37 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _program() -> str:
+    """How to type the ``stormsim`` command here: ``stormsim`` where the shell
+    finds this installation's, else its path (``.venv/bin/stormsim`` after
+    ``make demo``), else ``python -m stormsim`` with this interpreter."""
+    here = Path(sys.executable).parent / "stormsim"
+    found = shutil.which("stormsim")
+    if found and here.exists() and Path(found).resolve() == here.resolve():
+        return "stormsim"
+    if not here.exists():
+        return f"{shlex.quote(sys.executable)} -m stormsim"
+    try:
+        return shlex.quote(str(here.absolute().relative_to(Path.cwd())))
+    except ValueError:
+        return shlex.quote(str(here))
+
+
+def _demo_plan(program: str) -> int:
+    """``stormsim demo``'s first part: the operator's question, as ``stormsim plan``."""
+    print("== 1/2 An operator's question (the README's fleet): how often do 12 jobs' 840 GB "
+          f"checkpoints pile up on 40 GB/s of storage?\n    {program} plan {shlex.join(DEMO_PLAN)}\n",
+          flush=True)
+    try:
+        return _plan(parser().parse_args(["plan", *DEMO_PLAN]))
+    except KeyboardInterrupt:
+        print("stormsim demo: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+
+
 def _demo(args: argparse.Namespace) -> int:
 
+    program = _program()
     root = Path(args.output)
     toml, h5 = root / "demo.toml", root / "demo.h5"
     try:
@@ -417,10 +453,14 @@ def _demo(args: argparse.Namespace) -> int:
         toml.write_text(DEMO_TOML, encoding="utf-8")
     except OSError as exc:
         raise ResourceError(os_error_sentence(exc, f"demo -o {root}: cannot write")) from None
+    rc = _demo_plan(program)
+    if rc:
+        return rc
     sweep = parse_sweep(DEMO_TOML, str(toml))
-    print(f"stormsim demo: the sweep file {toml} ({sweep.n_cells} cells: load x m/sigma, "
-          f"{sweep.total_fleets} fleets of 16 jobs, {sweep.cells[0].cycles} cycles each), "
-          f"run as\n    stormsim sweep {toml} -o {h5}\n", flush=True)
+    print("\n== 2/2 A researcher's sweep: how long does a perfect stagger of 16 jobs survive "
+          f"compute jitter?\n    {program} sweep {shlex.quote(str(toml))} -o {shlex.quote(str(h5))}"
+          f"   ({sweep.n_cells} cells: load x m/sigma, {sweep.total_fleets} fleets, "
+          f"{sweep.cells[0].cycles} cycles each)\n", flush=True)
     t0 = time.perf_counter()
     stop, state = threading.Event(), {}
     previous = _install_stop_handlers(stop, state, False)
@@ -437,7 +477,7 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"{h5} is already complete: nothing to recompute (stormsim demo --fresh redoes it).")
     else:
         print(f"wrote {h5} in {time.perf_counter() - t0:.1f} s (numba compile included).")
-    print(f"\nThen, as `stormsim inspect {h5}`:\n")
+    print(f"\nThen, as `{program} inspect {shlex.quote(str(h5))}`:\n")
     print(open_results(h5).table())
     k = sweep.cells[0].cycles
     print(f"""
@@ -450,7 +490,8 @@ the run was too short to bound it. P(n_w>=k) is the share of the run with at
 least k of the 16 jobs writing: once the stagger is gone, writes pile up into
 storms, far more at load 0.8 than at 0.4; where the stagger breaks late (large
 m/sigma), the storms have had little time to grow.
-In Python: stormsim.open_results("{h5}") gives the same numbers as arrays.""")
+In Python: stormsim.open_results("{h5}") gives the same numbers as arrays.
+The commands above run as written from here ({program} --help lists them all).""")
     return 0
 
 

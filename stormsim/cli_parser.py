@@ -3,7 +3,7 @@
     stormsim sweep SWEEP.toml -o results.h5   run (or resume) a sweep into HDF5
     stormsim inspect results.h5               the table of its cells
     stormsim report results.h5                figures and a report (stormsim.report)
-    stormsim demo                             a small real sweep and its table
+    stormsim demo                             the README's fleet planned, then a small real sweep
     stormsim risk FILE.toml --levels 2,4      storm rates of one cell, to a relative error
     stormsim plan --jobs 12 --size 840GB ...  a fleet and its what-ifs in one table (also JOBS.csv)
 
@@ -256,10 +256,13 @@ def _add_plan(sub) -> None:
 
 def _add_demo(sub) -> None:
     """``stormsim demo``'s options."""
-    demo = sub.add_parser("demo", help="run a small real sweep to HDF5 and show its table",
-                          description="Write a small sweep file (16 staggered jobs, load x "
-                          "m/sigma), run it as `stormsim sweep` would, and print its table "
-                          "with how to read it. Run again, it reuses the finished result.")
+    demo = sub.add_parser("demo", help="plan the README's fleet, then run a small real sweep "
+                          "to HDF5 and show its table",
+                          description="First the operator's question: `stormsim plan` on the "
+                          "README's fleet of 12 jobs, with a small time budget (seconds). Then "
+                          "the researcher's path: write a small sweep file (16 staggered jobs, "
+                          "load x m/sigma), run it as `stormsim sweep` would, and print its "
+                          "table with how to read it (run again, it reuses the finished result).")
     demo.add_argument("-o", "--output", metavar="DIR", default="results",
                       help="the folder for demo.toml and demo.h5 (default: results)")
     demo.add_argument("--fresh", action="store_true", help="recompute even if already done")

@@ -64,3 +64,14 @@ def run_python_blocks(page: Path, workdir: Path, monkeypatch, skip=lambda block:
                 f"{where} printed\n{printed.getvalue()}\nbut the page shows\n{b.output}")
         ran += 1
     return ran
+
+
+#: The fences whose lines are shell commands.
+SHELL = ("sh", "bash", "shell", "console")
+
+
+def shell_commands(markdown: str) -> list[str]:
+    """Every command line of a page's shell blocks, in order (blank and
+    comment-only lines left out; a trailing comment kept)."""
+    return [line.strip() for b in blocks(markdown) if b.lang in SHELL
+            for line in b.text.splitlines() if line.strip() and not line.lstrip().startswith("#")]

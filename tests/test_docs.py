@@ -7,15 +7,17 @@ import importlib.util
 import os
 import re
 import runpy
+import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
 from stormsim.cli import main
 from conftest import ROOT
-from docblocks import blocks, python_blocks, run_python_blocks
+from docblocks import blocks, python_blocks, run_python_blocks, shell_commands
 
 DOCS = ROOT / "docs"
 GUIDES = sorted(DOCS.glob("guide-*.md"))
@@ -93,6 +95,55 @@ def test_readme_is_short_and_keeps_its_commands():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 250
     assert "make demo" in text and "make test" in text
+
+
+#: The programs a venv's bin/ holds besides the project's own commands.
+VENV_PROGRAMS = {"python", "python3", "pip"}
+
+
+def not_runnable_after_make_demo(markdown: str, targets: set[str], commands: set[str]) -> list[str]:
+    """The shell lines of a page a new user could not run as written in a fresh
+    clone after ``make demo``: each must be ``make`` with the Makefile's
+    targets, a program of ``.venv/bin/`` (the project's ``commands`` or python,
+    pip), such a program bare after ``source .venv/bin/activate``, or marked
+    ``# illustrative``."""
+    venv, activated, bad = commands | VENV_PROGRAMS, False, []
+    for line in shell_commands(markdown):
+        if re.search(r"#.*\billustrative\b", line):
+            continue
+        words = shlex.split(line, comments=True)
+        if words[0] == "make":
+            ok = all(w in targets for w in words[1:] if "=" not in w)
+        elif words[0] in ("source", ".") and words[1:] == [".venv/bin/activate"]:
+            ok = activated = True
+        elif words[0].startswith(".venv/bin/"):
+            ok = words[0].removeprefix(".venv/bin/") in venv
+        else:
+            ok = activated and words[0] in venv
+        if not ok:
+            bad.append(line)
+    return bad
+
+
+def test_readme_shell_commands_run_as_written_after_make_demo():
+    """`stormsim: command not found` never again: every command of the README's
+    shell blocks runs as written in a fresh clone after `make demo` (the
+    commands run for real in tests/e2e/test_readme.py)."""
+    makefile = (ROOT / "Makefile").read_text()
+    targets = {t for line in re.findall(r"^([\w. -]+):(?!=)", makefile, re.M)
+               for t in line.split() if not t.startswith(".")}
+    commands = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
+    assert {"demo", "test"} <= targets and "stormsim" in commands
+    assert not_runnable_after_make_demo((ROOT / "README.md").read_text(), targets, commands) == []
+
+
+def test_the_runnable_checker_sees_a_bare_command():
+    page = ("```sh\nmake demo  # a comment\n.venv/bin/stormsim plan x\nstormsim sweep a.toml\n"
+            "python x.py\nmake nothing\n.venv/bin/other\nstormsim y  # illustrative\n```\n\n"
+            "```sh\nsource .venv/bin/activate\nstormsim inspect a.h5\npython -m stormsim\n```\n"
+            "```python\nstormsim = 1\n```\n")
+    assert not_runnable_after_make_demo(page, {"demo", "test"}, {"stormsim"}) == [
+        "stormsim sweep a.toml", "python x.py", "make nothing", ".venv/bin/other"]
 
 
 def test_docs_name_no_machine_paths_commits_or_issues():

@@ -254,16 +254,40 @@ def test_report_is_lazy_and_explains_a_missing_dependency(finished, capsys, monk
     assert calls == [(str(finished), "figs"), (str(finished), str(finished.with_suffix("")) + "_report")]
 
 
-@pytest.mark.slow  # a real 1200-fleet sweep (~10 s)
-def test_demo_runs_a_real_sweep_and_shows_its_table(tmp_path, capsys):
+@pytest.mark.slow  # the README's fleet planned (~10 s), a real 1200-fleet sweep (~10 s)
+def test_demo_plans_a_fleet_then_runs_a_real_sweep_and_shows_its_table(tmp_path, capsys):
     assert main(["demo", "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert f"stormsim sweep {tmp_path / 'demo.toml'} -o {tmp_path / 'demo.h5'}" in out
+    plan, sweep = out.index("== 1/2 An operator's question"), out.index("== 2/2 A researcher's")
+    assert plan < out.index(" plan --jobs 12 ") < out.index("async") < sweep
+    assert out.count("\n== ") == 1 and out.index("         fleet   ") < sweep
+    assert f"stormsim sweep {tmp_path / 'demo.toml'} -o {tmp_path / 'demo.h5'}" in out[sweep:]
     assert "sweep 'demo: stagger survival', 6 cells, complete" in out
     assert "median cycle [95% CI]" in out and "P(n_w>=4)" in out
     assert stormsim.open_results(tmp_path / "demo.h5").complete
     assert main(["demo", "-o", str(tmp_path)]) == 0
     assert "already complete: nothing to recompute" in capsys.readouterr().out
+
+
+def test_demo_names_the_command_as_it_is_typed_here(tmp_path, monkeypatch):
+    """After `make demo` the shell does not find `stormsim`: the demo shows
+    .venv/bin/stormsim; once the venv is active, plain `stormsim`."""
+    from stormsim.cli import _program
+
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "stormsim").touch()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.executable", str(tmp_path / ".venv" / "bin" / "python"))
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert _program() == ".venv/bin/stormsim"
+    monkeypatch.setattr("shutil.which", lambda name: str(tmp_path / ".venv" / "bin" / name))
+    assert _program() == "stormsim"
+    monkeypatch.setattr("shutil.which", lambda name: "/elsewhere/bin/stormsim")
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path / "other")
+    assert _program() == str(tmp_path / ".venv" / "bin" / "stormsim")   # from elsewhere: its path
+    monkeypatch.setattr("sys.executable", str(tmp_path / "bin" / "python 3"))
+    assert _program() == f"'{tmp_path / 'bin' / 'python 3'}' -m stormsim"    # no command beside it
 
 
 def test_public_api():
