@@ -877,8 +877,10 @@ def _budget_note(max_seconds: float, spent: float, bought: dict, settle: str) ->
     lost = any(NOT_IN_BUDGET in m for m in bought["stagger"])
     if not (bought["risk"] or durs - {full} or caps or lost or "budget" in settle):
         return []
-    dur = "; ".join("not estimated" if e is None else f"{e[0]} fleets x {e[1]} cycles"
-                    for e in sorted(durs, key=lambda e: (e is None, e or (0, 0))))
+    got = sorted(e for e in durs if e is not None)
+    span = lambda xs: f"{min(xs)}" if min(xs) == max(xs) else f"{min(xs)} to {max(xs)}"  # noqa: E731
+    dur = "; ".join(([f"{span([e[0] for e in got])} fleets x {span([e[1] for e in got])} cycles"]
+                     if got else []) + (["not estimated"] if None in durs else []))
     stagger = ("not all estimated" if lost else
                f"cut to a cycle cap of {', '.join(caps)}" if caps else "in full")
     risk = "; ".join(bought["risk"]) or "exact, none simulated"
