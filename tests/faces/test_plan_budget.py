@@ -113,3 +113,34 @@ def test_quiet_plan_prints_no_progress(capsys):
     assert cli.main(args + ["--quiet"]) == 0
     out = capsys.readouterr()
     assert out.err == "" and "not estimated in the budget" in out.out
+
+
+def test_each_simulation_is_sized_within_its_share_by_its_counted_cost(monkeypatch):
+    """Every run plan starts, counted (fleets x cycles x N at engine.cost's cost
+    per event), fits its share of a budget too small for the full efforts:
+    the durations' and stagger runs' shares split over the scenarios (fewer
+    fleets or cycles than the full efforts), settling within the budget."""
+    import stormsim.fleetplan as fp
+
+    calls, real = [], fp.simulate
+
+    def counted(fleet, launch="random", fleets=1000, cycles=800, **kw):
+        calls.append((launch, fleets, cycles, kw.get("passage_level")))
+        return real(fleet, launch=launch, fleets=fleets, cycles=cycles, **kw)
+
+    monkeypatch.setattr(fp, "simulate", counted)
+    budget = 0.05
+    p = plan(_fleet(), levels=[2], max_seconds=budget, seed=1, max_writers=[12])
+    among = len(p.rows)
+    cost = lambda f, c: run_seconds(12, f, c)                  # noqa: E731
+    calibration = [c for c in calls if c[1] == 1]
+    durations = [c for c in calls if c[0] == "random" and c[1] > 1]
+    stagger = [c for c in calls if c[0] == "stagger"]
+    settle = [c for c in calls if c[0] == "sync"]
+    assert len(calibration) <= 2 * among and len(durations) == among
+    assert all(cost(f, c) <= budget * BUDGET_SHARES["durations"] / among
+               for _, f, c, _ in durations)
+    assert any((f, c) != (DURATION_FLEETS, DURATION_CYCLES) for _, f, c, _ in durations)
+    assert all(cost(f, c) <= budget * BUDGET_SHARES["stagger"] / among for _, f, c, _ in stagger)
+    assert sum(cost(f, c) for _, f, c, _ in settle) <= budget
+    assert any(n.startswith(f"Budget: {budget:g} s") for n in p.notes)
