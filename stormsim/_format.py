@@ -117,6 +117,8 @@ def fmt_estimate(value: float, lo: float, hi: float, method: str) -> str:
         return f"{value:.3g} (exact)"
     if method == "cap":
         return "0 (the cap)"
+    if method == "budget":
+        return "not estimated in the budget"
     if value == 0.0:
         return f"< {hi:.2g} (none seen)"
     return f"{value:.3g} [{lo:.3g}, {hi:.3g}]"

@@ -396,13 +396,67 @@ def _plan_what_ifs(args: argparse.Namespace) -> dict:
     return options
 
 
+#: ``stormsim plan`` prints its progress lines once it has run this long (s):
+#: a quick plan prints its table alone.
+PLAN_PROGRESS_AFTER = 2.0
+
+
+class _PlanProgress:
+    """``stormsim plan``'s progress: each step's line on stderr once the plan
+    has run PLAN_PROGRESS_AFTER s (``clock``: its seconds, for the tests);
+    ``start()`` a timer that shows then the stage still running, so that a
+    long first stage is seen too."""
+
+    def __init__(self, clock=time.perf_counter):
+        self.clock, self.t0 = clock, clock()
+        self.last, self.shown, self.timer = None, None, None
+        self.lock = threading.Lock()
+
+    def __call__(self, step) -> None:
+        with self.lock:
+            self.last = step
+            if self.clock() - self.t0 >= PLAN_PROGRESS_AFTER:
+                self._show()
+
+    def _show(self) -> None:
+        if self.last is not None and self.last is not self.shown:
+            print(self.last, file=sys.stderr, flush=True)
+            self.shown = self.last
+
+    def _due(self) -> None:
+        with self.lock:
+            self._show()
+
+    def start(self) -> _PlanProgress:
+        self.timer = threading.Timer(PLAN_PROGRESS_AFTER, self._due)
+        self.timer.daemon = True
+        self.timer.start()
+        return self
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+
 def _plan(args: argparse.Namespace) -> int:
     from .fleetplan import DEFAULT_LEVELS, plan
 
     fleet = _plan_fleet(args)
-    result = plan(fleet, DEFAULT_LEVELS if args.levels is None else args.levels,
-                  what_if=not args.no_what_if, watchdog=args.watchdog,
-                  max_seconds=args.max_seconds, seed=args.seed, **_plan_what_ifs(args))
+    progress = None if args.quiet else _PlanProgress().start()
+    try:
+        result = plan(fleet, DEFAULT_LEVELS if args.levels is None else args.levels,
+                      what_if=not args.no_what_if, watchdog=args.watchdog,
+                      max_seconds=args.max_seconds, seed=args.seed, progress=progress,
+                      **_plan_what_ifs(args))
+    except KeyboardInterrupt:
+        # one line, no traceback: nothing is written before the table, so nothing is left
+        print("stormsim plan: interrupted (Ctrl-C): no table printed", file=sys.stderr,
+              flush=True)
+        args.interrupted = True
+        return 128 + signal.SIGINT
+    finally:
+        if progress is not None:
+            progress.stop()
     if args.format == "json":
         print(result.to_json())
     elif args.format == "csv":

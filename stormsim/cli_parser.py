@@ -247,8 +247,13 @@ def _add_plan(sub) -> None:
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "
                     "longer than this (a time, e.g. 600s or 10min: a collective timeout)")
     pl.add_argument("--max-seconds", type=float, default=60.0,
-                    help="time budget of the simulated parts (default 60)")
+                    help="time budget of the whole plan, s (default 60): storm risk, checkpoint "
+                    "durations, stagger runs and settling are each sized from a share of it; "
+                    "what it cannot buy is said so")
     pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("-q", "--quiet", action="store_true",
+                    help="no progress lines (else one per scenario and stage on stderr once "
+                    "the plan has run for 2 s)")
     pl.add_argument("--no-what-if", action="store_true", help="the fleet alone")
     pl.add_argument("--format", choices=("text", "json", "csv"), default="text")
     pl.add_argument("--plot", help="also write a figure (PNG): storms per day against k")

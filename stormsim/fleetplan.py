@@ -26,13 +26,16 @@ import json
 import math
 import textwrap
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ._deprecated import renamed
-from ._args import check_flag, check_int, check_levels, check_real, tail_level
+from ._args import (check_flag, check_int, check_levels, check_progress, check_real,
+                    stderr_line, tail_level)
 from ._format import fmt_estimate, fmt_interval, fmt_percent, fmt_share, fmt_value
+from .engine.cost import (BATCH_EVENTS, default_batch, run_events, run_seconds,
+                          seconds_per_event)
 from .engine.launch import stagger_theta
 from .engine.model import Fleet
 from .engine.run import simulate
@@ -53,12 +56,28 @@ DEFAULT_LEVELS = ("2", "N/4", "N/2")
 #: Fleets and the cycle cap of the stagger's first-collision runs: enough for
 #: a median with a useful interval, cheap with the fast-forward.
 STAGGER_FLEETS, STAGGER_CYCLES = 200, 20_000
-#: The share of the time budget each simulated scenario may spend.
+#: The share of the time budget each simulated scenario's storm risk may spend
+#: at most (less where many scenarios share BUDGET_SHARES["risk"]).
 SCENARIO_SHARE = 1.0 / 8
+#: How plan's ``max_seconds`` is split, named shares adding up to 1: the storm
+#: risk of the scenarios without an exact law (shared equally), the checkpoint
+#: durations and the stagger runs of every scenario (shared equally), and the
+#: settling after a synchronized restart. Every simulation is sized from its
+#: share with ``engine.cost.run_seconds`` (one core, the benchmarked cost per
+#: event) before it runs; what no share can buy is "not estimated in the budget".
+BUDGET_SHARES = {"risk": 0.55, "durations": 0.15, "stagger": 0.15, "settle": 0.15}
 #: The checkpoint durations and waits of each scenario (E7) come from this
 #: fixed effort: fleets x cycles after a burn-in, a random launch; a few
-#: tenths of a second at N = 12, and a function of the seed alone.
+#: tenths of a second at N = 12, and a function of the seed alone. Where the
+#: budget's share cannot buy it: fewer fleets (down to DURATION_LEAST[0]),
+#: then fewer cycles (down to DURATION_LEAST[1]); below that, not estimated.
 DURATION_FLEETS, DURATION_CYCLES, DURATION_BURN_IN = 128, 400, 40
+DURATION_LEAST = (4, 20)
+#: The stagger runs' least effort (fleets, cycle cap): the cap is cut first.
+STAGGER_LEAST = (20, 4)
+#: storm_risk's cycles and burn-in per fleet (its defaults), and the least
+#: effort (fleets per batch, cycles) a budget-sized storm risk may run.
+RISK_CYCLES, RISK_BURN_IN, RISK_LEAST = 800, 80, (2, 160)
 #: The upper quantile of checkpoint durations and waits reported.
 QUANTILE = 0.99
 #: After a synchronized restart: the windows' edges in cycles (doubling, so a
@@ -66,9 +85,11 @@ QUANTILE = 0.99
 #: every window from there on within this share of its long-run value), and
 #: the storms each window expects at the long-run rate: 400 make the
 #: window's own relative error 5 %, half the tolerance (fleets per window
-#: follow, within the bounds).
+#: follow, within the bounds; fewer, down to SETTLE_LEAST_FLEETS, where the
+#: budget's share cannot buy them).
 SETTLE_MAX_CYCLES, SETTLE_TOLERANCE, SETTLE_STORMS = 8192, 0.10, 400
 SETTLE_FLEETS = (64, 8192)
+SETTLE_LEAST_FLEETS = 4
 #: How a level reads (``PlanRow.regime``): storms are episodes with a rate and a
 #: duration, or the level is saturated (``stats.stationary.saturated``: k or
 #: more write most of the time, in storms that outlast a job's cycle).
@@ -242,6 +263,9 @@ def _settle_note(hours: float, method: str) -> str:
     if method.startswith(SATURATED):
         return ("After a synchronized restart, storms of n_w >= 2 do not settle into episodes: "
                 f"the fleet is {method}, one storm from the restart on.")
+    if math.isnan(hours):
+        return (f"After a synchronized restart, the time for storms to settle within "
+                f"{SETTLE_TOLERANCE:.0%} of their long-run rate (n_w >= 2): {method}.")
     return (f"After a synchronized restart, storms settle within {SETTLE_TOLERANCE:.0%} of their "
             f"long-run rate (n_w >= 2; {method}) after about {fmt_value(hours, digits=3)} h.")
 
@@ -375,15 +399,100 @@ def _costs(fleet: Fleet, risk_method: str) -> tuple[float, float, float, float, 
     return math.nan, float(np.sum(alone * fleet.d) / np.sum(alone)), math.nan, math.nan, risk_method
 
 
-def _durations(fleet: Fleet, seed: int, watchdog: float) -> dict:
+#: The events of the timed run that measures a scenario's cost per event
+#: (``_Budget.speed``): ~10 ms at N = 12, ~30 ms at N = 5000.
+CALIBRATION_EVENTS = 500_000
+#: What a budget could not buy, in words (never a bare number).
+NOT_IN_BUDGET = "not estimated in the budget"
+
+
+def _effort(n_jobs: int, seconds: float, fleets: int, cycles: int, least: tuple[int, int],
+            cut_cycles_first: bool = False) -> tuple[int, int] | None:
+    """(fleets, cycles), at most ``fleets`` x ``cycles``, that ``engine.cost.run_seconds``
+    says one core runs in ``seconds``: all of it if affordable, else fewer fleets
+    then fewer cycles (``cut_cycles_first``: the other way round), each down to
+    ``least``; None where even ``least`` costs more."""
+    afford = seconds / run_seconds(n_jobs, 1, 1)            # fleet-cycles
+    if fleets * cycles <= afford:
+        return fleets, cycles
+    if cut_cycles_first:
+        c = max(least[1], int(afford // fleets))
+        f = max(least[0], min(fleets, int(afford // c)))
+    else:
+        f = max(least[0], min(fleets, int(afford // cycles)))
+        c = max(least[1], min(cycles, int(afford // f)))
+    return (f, c) if f * c <= afford else None
+
+
+def _batch(n_jobs: int, cycles: int) -> int:
+    """Fleets per kernel call: about BATCH_EVENTS events, so Ctrl-C and the
+    clock are heard every half second or so (results do not depend on it)."""
+    return max(1, int(BATCH_EVENTS // run_events(n_jobs, 1, cycles)))
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """What ``plan(progress=...)`` is told as each stage starts: the scenario
+    (or "settling"), the stage, and the seconds spent of the budget."""
+
+    scenario: str
+    stage: str
+    seconds: float
+    max_seconds: float
+
+    def __str__(self) -> str:
+        return (f"stormsim plan: {self.scenario}: {self.stage} ({self.seconds:.1f} s of "
+                f"{self.max_seconds:g} s)")
+
+
+class _Budget:
+    """plan's clock: its named shares (BUDGET_SHARES) and its progress."""
+
+    def __init__(self, max_seconds: float, progress):
+        self.max_seconds, self.progress = max_seconds, progress
+        self.t0 = time.perf_counter()
+
+    def share(self, name: str, among: int = 1) -> float:
+        return self.max_seconds * BUDGET_SHARES[name] / max(1, among)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    @staticmethod
+    def speed(fleet: Fleet) -> float:
+        """This fleet's cost per event over ``engine.cost``'s estimate (at least
+        1: the benchmark is held constant past N = 1024, where events cost more,
+        and a general kernel costs more): a warm-up call, then a run of about
+        CALIBRATION_EVENTS events, timed. Every size below divides by it."""
+        simulate(fleet, fleets=1, cycles=1, seed=0)          # the kernel loaded
+        cycles = max(2, int(CALIBRATION_EVENTS // run_events(fleet.n_jobs, 1, 1)))
+        t = time.perf_counter()
+        run = simulate(fleet, fleets=1, cycles=cycles, seed=0)
+        took = time.perf_counter() - t
+        return max(1.0, took / (float(run.events.sum()) * seconds_per_event(fleet.n_jobs)))
+
+    def step(self, scenario: str, stage: str) -> None:
+        if self.progress is not None:
+            self.progress(PlanStep(scenario, stage, self.elapsed(), self.max_seconds))
+
+
+def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.inf) -> dict:
     """Mean and QUANTILE of write durations (s), P(a write > watchdog) and the
-    waits, from DURATION_FLEETS fleets (intervals over fleets: stats.durations);
-    NaN where the jobs differ in d (the histogram is then in multiples of d_i)."""
-    run = simulate(fleet, fleets=DURATION_FLEETS, cycles=DURATION_CYCLES,
-                   burn_in=DURATION_BURN_IN, seed=seed)
+    waits, from DURATION_FLEETS fleets (intervals over fleets: stats.durations),
+    fewer where ``seconds`` cannot buy them (``_effort``; "effort" says what
+    ran), NOT_IN_BUDGET where it cannot buy DURATION_LEAST; NaN where the
+    jobs differ in d (the histogram is then in multiples of d_i)."""
+    effort = _effort(fleet.n_jobs, seconds, DURATION_FLEETS, DURATION_CYCLES, DURATION_LEAST)
+    if effort is None:
+        none = Interval(math.nan, math.nan, math.nan, NOT_IN_BUDGET)
+        return {"mean": math.nan, "p99": none, "over": none, "wait_mean": math.nan,
+                "wait_p99": none, "effort": None}
+    fleets, cycles = effort
+    run = simulate(fleet, fleets=fleets, cycles=cycles, burn_in=min(DURATION_BURN_IN, cycles // 10),
+                   seed=seed, batch_size=_batch(fleet.n_jobs, cycles))
     none = Interval(math.nan, math.nan, math.nan, "not estimated: the jobs differ")
     out = {"mean": durations.mean(run).value, "p99": none, "over": none,
-           "wait_mean": durations.mean(run, "wait").value, "wait_p99": none}
+           "wait_mean": durations.mean(run, "wait").value, "wait_p99": none, "effort": effort}
     if np.all(fleet.d == fleet.d[0]):
         out["p99"] = durations.quantile(run, QUANTILE)
         edges = durations.checkpoints(run).edges
@@ -444,18 +553,31 @@ def _regime_notes(rows: list, ks: np.ndarray, n: int) -> list[str]:
     return out
 
 
-def _stagger(fleet: Fleet, seed: int) -> Interval:
-    """Median hours to the first collision from a stagger launch, with its interval."""
+def _stagger(fleet: Fleet, seed: int, seconds: float = math.inf) -> Interval:
+    """Median hours to the first collision from a stagger launch, with its
+    interval: STAGGER_FLEETS fleets up to STAGGER_CYCLES cycles, the cap cut
+    (then the fleets) to what ``seconds`` buys at the full cap's cost (fleets
+    that outlast the cap are censored: the interval says so, hi = inf where
+    it cannot bound the median); NOT_IN_BUDGET where it buys less than STAGGER_LEAST."""
     try:
         stagger_theta(fleet)
     except SpecError:                   # no collision-free stagger (unlike jobs, a high load)
         return Interval(math.nan, math.nan, math.nan, "no collision-free stagger")
-    run = simulate(fleet, launch="stagger", fleets=STAGGER_FLEETS, cycles=STAGGER_CYCLES,
-                   seed=seed, passage_level=2)
-    return time_to_passage(run, unit="h")
+    effort = _effort(fleet.n_jobs, seconds, STAGGER_FLEETS, STAGGER_CYCLES, STAGGER_LEAST,
+                     cut_cycles_first=True)
+    if effort is None:
+        return Interval(math.nan, math.nan, math.nan, NOT_IN_BUDGET)
+    fleets, cycles = effort
+    run = simulate(fleet, launch="stagger", fleets=fleets, cycles=cycles, seed=seed,
+                   passage_level=2, batch_size=_batch(fleet.n_jobs, cycles))
+    out = time_to_passage(run, unit="h")
+    if cycles < STAGGER_CYCLES and not np.all(run.passed):    # the budget's cap censored some
+        out = replace(out, method=f"{out.method}; cycle cap {cycles} (the budget's)")
+    return out
 
 
-def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
+def settle_hours(fleet: Fleet, seed: int = 0, max_seconds: float | None = None,
+                 progress=None) -> tuple[float, str]:
     """Hours after a synchronized restart (every job fires at t = 0) until the
     rate of storms of two or more writers stays within SETTLE_TOLERANCE of its
     long-run value (the exact law's where it applies, else a run from a random
@@ -463,13 +585,29 @@ def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
     4, ..., each over enough fleets to expect SETTLE_STORMS storms; NaN if it
     has not settled by SETTLE_MAX_CYCLES. Where n_w >= 2 is saturated
     (``stats.stationary.saturated``) storms never settle into episodes: NaN,
-    and a method that starts with SATURATED and says how it was known."""
+    and a method that starts with SATURATED and says how it was known.
+
+    ``max_seconds`` (None: no budget) bounds it: each run is sized from what
+    is left (``engine.cost.run_seconds``, scaled by the windows' measured
+    cost): fewer fleets, down to SETTLE_LEAST_FLEETS, then no later window.
+    Where the windows the budget bought end before it settles, NaN and a
+    method that says "not estimated in the budget" and how far it looked; a
+    settled answer says the horizon it was checked to. ``progress``: a
+    callable, told a line of text before each window."""
+    budget = math.inf if max_seconds is None else check_real("max_seconds", max_seconds, 0.0,
+                                                             open_lo=True)
+    t0 = time.perf_counter()
+    left = lambda: budget - (time.perf_counter() - t0)          # noqa: E731
     if exact_applies(fleet, "random"):
         law = stationary(fleet)
         target, how = float(law.storms_per_s[2]), "exact (the law)"
         p2, duration = float(law.p_ge[2]), float(law.storm_duration[2])
     else:
-        run = simulate(fleet, fleets=256, cycles=400, burn_in=40, seed=seed)
+        effort = _effort(fleet.n_jobs, left() / 3, 256, 400, (SETTLE_LEAST_FLEETS, 120))
+        if effort is None:
+            return math.nan, f"{NOT_IN_BUDGET} (the long-run rate to settle to)"
+        run = simulate(fleet, fleets=effort[0], cycles=effort[1], burn_in=min(40, effort[1] // 10),
+                       seed=seed, batch_size=_batch(fleet.n_jobs, effort[1]))
         target, how = run.upcrossings[:, 2].sum() / run.occupancy.sum(), "from a random launch"
         p2 = float(run.occupancy[:, 2:].sum() / run.occupancy.sum())
         duration = p2 / target if target > 0 else math.inf
@@ -477,20 +615,53 @@ def settle_hours(fleet: Fleet, seed: int = 0) -> tuple[float, str]:
         return math.nan, f"{SATURATED} at n_w >= 2 ({fmt_share(p2)} of the time; {how})"
     if not target > 0:
         return math.nan, how
+    return _settle_windows(fleet, seed, target, how, left, progress)
+
+
+def _settle_windows(fleet: Fleet, seed: int, target: float, how: str, left, progress):
+    """settle_hours' windows after a synchronized restart, within ``left()`` s."""
     cycle = float(np.mean(fleet.T + fleet.d))
-    starts, ok = [], []
-    b = 1
+    starts, ok, scale, b, short = [], [], 1.0, 1, False
     while b < SETTLE_MAX_CYCLES:
         fleets = int(np.clip(math.ceil(SETTLE_STORMS / (target * b * cycle)), *SETTLE_FLEETS))
-        run = simulate(fleet, launch="sync", fleets=fleets, cycles=2 * b, burn_in=b, seed=seed)
+        afford = 0.9 * left() / (scale * run_seconds(fleet.n_jobs, 1, 2 * b))
+        if afford < SETTLE_LEAST_FLEETS:
+            break
+        short |= afford < fleets
+        fleets = int(min(fleets, afford))
+        if progress is not None:
+            progress(f"window {b}-{2 * b} cycles, {fleets} fleets")
+        t = time.perf_counter()
+        run = simulate(fleet, launch="sync", fleets=fleets, cycles=2 * b, burn_in=b, seed=seed,
+                       batch_size=_batch(fleet.n_jobs, 2 * b))
+        # the last window's measured cost per estimated second sizes the next (the larger
+        # windows cost the most, and the first ones are mostly call overhead)
+        scale = max(1.0, (time.perf_counter() - t) / run_seconds(fleet.n_jobs, fleets, 2 * b))
         rate = run.upcrossings[:, 2].sum() / run.occupancy.sum()
         starts.append(float(np.mean(run.end_time)) / 2.0)     # the window's start, ~b cycles
         ok.append(abs(rate / target - 1.0) <= SETTLE_TOLERANCE)
         b *= 2
+    cut = b < SETTLE_MAX_CYCLES
+    horizon = 2.0 * starts[-1] / 3600.0 if starts else 0.0
     for i, start in enumerate(starts):
         if all(ok[i:]):
-            return start / 3600.0, how
-    return math.nan, how
+            if not (cut or short):
+                return start / 3600.0, how
+            if i == len(starts) - 1:         # one window alone: not confirmed by a later one
+                return math.nan, (f"{NOT_IN_BUDGET}: not settled before "
+                                  f"{fmt_value(start / 3600.0, digits=3)} h; the last window it "
+                                  f"bought (to {fmt_value(horizon, digits=3)} h) was within "
+                                  f"{SETTLE_TOLERANCE:.0%}, no later one confirms it ({how})")
+            return start / 3600.0, (f"{how}; checked to {fmt_value(horizon, digits=3)} h, as far "
+                                    "as the budget reached" + (", with fewer fleets than "
+                                                               f"{SETTLE_STORMS} storms need"
+                                                               if short else ""))
+    if cut and not starts:
+        return math.nan, f"{NOT_IN_BUDGET} (no window after the restart fit in what was left)"
+    if cut:
+        return math.nan, (f"{NOT_IN_BUDGET}: not settled in the first "
+                          f"{fmt_value(horizon, digits=3)} h it bought ({how})")
+    return math.nan, f"not settled by {SETTLE_MAX_CYCLES} cycles ({how})"
 
 
 def _plan_levels(levels, n: int) -> np.ndarray:
@@ -526,7 +697,7 @@ def _scenarios(fleet: Fleet, what_if: bool, options: dict) -> tuple[list, list]:
 
 def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=600.0,  # noqa: PLR0913 (the operator's options, keyword-only)
          max_seconds: float = 60.0, seed: int = 0, max_writers=None, snapshot=ASYNC_SNAPSHOT,
-         slowdown=ASYNC_SLOWDOWN) -> FleetPlan:
+         slowdown=ASYNC_SLOWDOWN, progress=None) -> FleetPlan:
     """The operator's table for ``fleet`` and, with ``what_if``, each change.
 
     Parameters
@@ -547,9 +718,17 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         asynchronous: the snapshot's time (s, or a time such as "10 s"),
         default 0, and the compute slowdown while the persist is in flight,
         in [0, 1], default 0 (async's best case); stated in ``notes``
-    max_seconds : the time budget of the simulated storm risk: each scenario
-        that needs simulation gets an eighth of it (at least 1 s); exact
-        levels take none
+    max_seconds : the time budget of the whole plan, split in named shares
+        (BUDGET_SHARES): the storm risk of the scenarios without an exact
+        law (each at most an eighth of the budget), the checkpoint durations
+        and stagger runs of every scenario, and the settling after a restart
+        (with what the rest left over). Each simulation is sized from its
+        share before it runs (``engine.cost``); what a share cannot buy is
+        said in words ("not estimated in the budget"), and ``notes`` say
+        what the budget bought
+    progress : a callable, ``progress(step)`` as each stage starts (a
+        ``PlanStep``: scenario, stage, seconds spent, the budget; ``str(step)``
+        is a line); True: that line on stderr; False or None (default): none
     seed : the seed of every simulation (results are a function of it and
         the inputs, and of the time budget where a level is simulated)
 
@@ -586,38 +765,131 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     max_seconds = check_real("max_seconds", max_seconds, 0.0, open_lo=True, what="a time budget, s")
     what_if = check_flag("what_if", what_if)
     watchdog = _seconds("watchdog", watchdog, positive=True)
+    progress = check_progress("progress", progress, stderr_line_of)
     ks = _plan_levels(levels, fleet.n_jobs)
-    t0 = time.perf_counter()
+    clock = _Budget(float(max_seconds), progress)
     scenarios, notes = _scenarios(fleet, what_if, dict(max_writers=max_writers,
                                                        snapshot=snapshot, slowdown=slowdown))
-    budget = max(1.0, float(max_seconds) * SCENARIO_SHARE)
+    simulated = sum(not exact_applies(f, "random") for _, _, f in scenarios)
+    risk_each = min(max_seconds * SCENARIO_SHARE, clock.share("risk", simulated))
+    rows, bought = [], {"risk": [], "durations": [], "stagger": []}
+    for i, (name, change, f) in enumerate(scenarios):
+        where = f"{name} ({i + 1}/{len(scenarios)})"
+        row, unresolved = _row(name, change, f, ks, seed, watchdog, risk_each, clock, where,
+                               len(scenarios), bought)
+        rows.append(row)
+        if unresolved is not None:
+            notes.append(unresolved)
+    notes += _regime_notes(rows, ks, fleet.n_jobs)
+    clock.step("settling", "after a synchronized restart")
+    settle, how = settle_hours(fleet, seed, max(clock.share("settle"),
+                                                max_seconds - clock.elapsed()),
+                               progress=None if progress is None else
+                               (lambda text: clock.step("settling", text)))
+    notes += _budget_note(max_seconds, clock.elapsed(), bought, how)
+    return FleetPlan(levels=ks, rows=rows, seconds=clock.elapsed(), settle_hours=settle,
+                     settle_method=how, watchdog=watchdog, notes=notes)
+
+
+def stderr_line_of(step) -> None:
+    """plan's progress=True: the step's line on stderr."""
+    stderr_line(str(step))
+
+
+def _full_effort_is_cheap(f: Fleet, clock: _Budget, among: int) -> bool:
+    """Whether the durations' and stagger runs' full efforts cost under a tenth
+    of their shares at the benchmarked cost (then no calibration is needed)."""
+    return (run_seconds(f.n_jobs, DURATION_FLEETS, DURATION_CYCLES)
+            < clock.share("durations", among) / 10
+            and run_seconds(f.n_jobs, STAGGER_FLEETS, STAGGER_CYCLES)
+            < clock.share("stagger", among) / 10)
+
+
+def _risk_effort(f: Fleet, seconds: float) -> dict | None:
+    """storm_risk's cycles and batch for ``seconds``: its defaults where
+    MIN_BATCHES of them fit in half of it (a function of the inputs alone),
+    else batches of a quarter of it (``_effort`` down to RISK_LEAST); None
+    where even that is too dear."""
+    batch = default_batch(f.n_jobs, RISK_CYCLES)
+    if exact_applies(f, "random") or run_seconds(f.n_jobs, 2 * batch, RISK_CYCLES) <= seconds / 2:
+        return {}
+    effort = _effort(f.n_jobs, seconds / 4, batch, RISK_CYCLES, RISK_LEAST)
+    if effort is None:
+        return None
+    return {"batch_fleets": effort[0], "cycles": effort[1], "burn_in": RISK_BURN_IN}
+
+
+def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bought):  # noqa: PLR0913 (one scenario's inputs)
+    """One scenario's PlanRow, and its note on levels left unresolved (or None)."""
     day = SECONDS_PER_DAY / seconds("s")
-    rows = []
-    for name, change, f in scenarios:
-        risk = storm_risk(f, ks, max_seconds=budget, seed=seed)
+    capped = ks > f.max_writers          # a writer cap: never more writers than K
+    slow = 1.0 if exact_applies(f, "random") and _full_effort_is_cheap(f, clock, among) \
+        else clock.speed(f)
+    effort = _risk_effort(f, risk_each / slow)
+    if effort is None:
+        risk = None
+        nan = np.full(ks.size, math.nan)
+        rate, lo, hi, method = nan.copy(), nan.copy(), nan.copy(), np.full(ks.size, "budget")
+        duration, p_ge, regime = nan, nan, np.full(ks.size, EPISODES)
+        bought["risk"].append(f"{name}: {NOT_IN_BUDGET}")
+    else:
+        clock.step(where, "storm risk" + ("" if exact_applies(f, "random")
+                                          else f" (up to {risk_each:.2g} s)"))
+        risk = storm_risk(f, ks, max_seconds=risk_each, seed=seed, **effort)
         method = np.asarray(risk.level_method, dtype=str)
         rate, lo, hi = (np.array(a, dtype=np.float64)
                         for a in (risk.storms_per_s, risk.storms_per_s_lo, risk.storms_per_s_hi))
-        capped = ks > f.max_writers          # a writer cap: never more writers than K
-        rate[capped], lo[capped], hi[capped], method[capped] = 0.0, 0.0, 0.0, "cap"
-        mean, lone, share, contention, how = _costs(f, str(risk.level_method[0]))
-        dur = _durations(f, seed, watchdog)
-        rows.append(PlanRow(
-            scenario=name, change=change, storms_per_day=rate * day,
-            storms_per_day_lo=lo * day, storms_per_day_hi=hi * day,
-            storm_duration=np.asarray(risk.storm_duration, dtype=np.float64),
-            p_ge=np.where(capped, 0.0, risk.p_ge), method=method,
-            checkpoint_seconds=mean if how == "exact" else dur["mean"],
-            lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
-            wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,
-            contention_share=contention,
-            stagger_hours=_stagger(f, seed), cost_method=how,
-            regime=_regimes(risk, capped, f), load=float(np.sum(f.d / f.T))))
-        done = risk.resolved | capped | (rows[-1].regime == SATURATED)   # no rate shown there
-        if not done.all():
-            notes.append(f"{name}: levels {ks[~done].tolist()} not resolved to 10 % "
-                         f"within {budget:.0f} s (their interval is wide or a bound)")
-    notes += _regime_notes(rows, ks, fleet.n_jobs)
-    settle, how = settle_hours(fleet, seed)
-    return FleetPlan(levels=ks, rows=rows, seconds=time.perf_counter() - t0, settle_hours=settle,
-                     settle_method=how, watchdog=watchdog, notes=notes)
+        duration = np.asarray(risk.storm_duration, dtype=np.float64)
+        p_ge, regime = risk.p_ge, _regimes(risk, capped, f)
+        if method[0] != "exact":
+            cycles = risk.fleet_cycles // max(risk.fleets, 1)
+            bought["risk"].append(f"{name}: {risk.fleets} fleets x {cycles} cycles in "
+                                  f"{risk.wall_seconds:.2g} s")
+    rate[capped], lo[capped], hi[capped], method[capped] = 0.0, 0.0, 0.0, "cap"
+    mean, lone, share, contention, how = _costs(f, str(method[0]))
+    clock.step(where, "checkpoint durations")
+    dur = _durations(f, seed, watchdog, clock.share("durations", among) / slow)
+    bought["durations"].append(dur["effort"])
+    clock.step(where, "stagger")
+    stagger = _stagger(f, seed, clock.share("stagger", among) / slow)
+    bought["stagger"].append(stagger.method)
+    row = PlanRow(
+        scenario=name, change=change, storms_per_day=rate * day,
+        storms_per_day_lo=lo * day, storms_per_day_hi=hi * day, storm_duration=duration,
+        p_ge=np.where(capped, 0.0, p_ge), method=method,
+        checkpoint_seconds=mean if how == "exact" else dur["mean"],
+        lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
+        wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,
+        contention_share=contention, stagger_hours=stagger, cost_method=how,
+        regime=regime, load=float(np.sum(f.d / f.T)))
+    if risk is None:
+        return row, f"{name}: storms per day {NOT_IN_BUDGET} (a storm risk of N = {f.n_jobs} " \
+                    f"costs more than the {risk_each:.2g} s it had)"
+    done = risk.resolved | capped | (regime == SATURATED)   # no rate shown there
+    if done.all():
+        return row, None
+    return row, (f"{name}: levels {ks[~done].tolist()} not resolved to 10 % within "
+                 f"{risk_each:.2g} s (their interval is wide or a bound)")
+
+
+def _budget_note(max_seconds: float, spent: float, bought: dict, settle: str) -> list[str]:
+    """The note on what the time budget bought: none where nothing depended
+    on it (exact storm risk, the durations and stagger runs in full, settling
+    checked to the end), so that such a table is a function of its inputs."""
+    durs = set(bought["durations"])
+    full = (DURATION_FLEETS, DURATION_CYCLES)
+    caps = sorted({m.rsplit("cycle cap ", 1)[1] for m in bought["stagger"] if "cycle cap " in m},
+                  key=lambda c: int(c.split()[0]))
+    lost = any(NOT_IN_BUDGET in m for m in bought["stagger"])
+    if not (bought["risk"] or durs - {full} or caps or lost or "budget" in settle):
+        return []
+    got = sorted(e for e in durs if e is not None)
+    span = lambda xs: f"{min(xs)}" if min(xs) == max(xs) else f"{min(xs)} to {max(xs)}"  # noqa: E731
+    dur = "; ".join(([f"{span([e[0] for e in got])} fleets x {span([e[1] for e in got])} cycles"]
+                     if got else []) + (["not estimated"] if None in durs else []))
+    stagger = ("not all estimated" if lost else
+               f"cut to a cycle cap of {', '.join(caps)}" if caps else "in full")
+    risk = "; ".join(bought["risk"]) or "exact, none simulated"
+    return [f"Budget: {max_seconds:g} s ({spent:.1f} s spent). It bought: storm risk: {risk}; "
+            f"checkpoint durations: {dur} per scenario; stagger runs: {stagger}; settling: "
+            f"{settle}."]

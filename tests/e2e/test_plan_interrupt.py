@@ -1,0 +1,37 @@
+"""Ctrl-C during `stormsim plan`: exit 130 and one line on stderr, no traceback."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from procs import env
+
+pytestmark = pytest.mark.slow
+
+#: A plan that runs for minutes (5000 jobs, a budget of 600 s): it is
+#: interrupted once its progress shows it is under way.
+PLAN = ["plan", "--jobs", "5000", "--size", "840GB", "--interval", "30min", "--bandwidth",
+        "20TB/s", "--jitter", "1%", "--no-what-if", "--max-seconds", "600"]
+
+
+def test_ctrl_c_during_plan_exits_130_with_one_line_and_no_traceback(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "stormsim", *PLAN], cwd=tmp_path, env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()          # the first progress line: the plan runs
+        assert first.startswith("stormsim plan: "), (first, proc.poll())
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert out == ""
+    lines = [x for x in err.splitlines() if not x.startswith("stormsim plan: ") or
+             "interrupted" in x]
+    assert lines == ["stormsim plan: interrupted (Ctrl-C): no table printed"], err
+    assert "Traceback" not in err
