@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 
-__all__ = ["UNSET", "old_keyword", "renamed"]
+__all__ = ["UNSET", "moved", "old_keyword", "renamed"]
 
 #: The default of a deprecated keyword: "not given".
 UNSET = object()
@@ -43,3 +43,17 @@ def old_keyword(where: str, old: str, new: str, given, current):
     warnings.warn(f"{where}({old}=...) is now {where}({new}=...); the old keyword goes in the "
                   "next release", DeprecationWarning, stacklevel=3)
     return given
+
+
+def moved(module: str, old: str, new_name: str, new):
+    """A module ``__getattr__``: ``module.old`` reads ``new`` (spelled ``new_name``)
+    with a DeprecationWarning; any other missing name is the usual AttributeError."""
+
+    def __getattr__(name):
+        if name != old:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(f"{module}.{old} is now {new_name}; the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return new
+
+    return __getattr__

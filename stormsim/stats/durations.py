@@ -27,12 +27,12 @@ in seconds (the sums are).
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import SpecError
+from .._deprecated import moved
 from .interval import CONFIDENCE, Interval
 
 #: Bootstrap resamples of the fleets for a quantile's interval, and the seed:
@@ -227,9 +227,5 @@ def summary(run, what: str = "duration", confidence: float = CONFIDENCE, q: floa
     return {"mean": mean(run, what, confidence), "quantile": quantile(run, q, what, confidence)}
 
 
-def __getattr__(name):
-    if name == "Estimate":          # the name of Interval here until 0.3.0
-        warnings.warn(f"{__name__}.Estimate is now stormsim.Interval", DeprecationWarning,
-                      stacklevel=2)
-        return Interval
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The name of Interval here in 0.2.0, kept one release.
+__getattr__ = moved(__name__, "Estimate", "stormsim.Interval", Interval)

@@ -11,7 +11,6 @@ Clopper-Pearson for proportions. No event gives a bound, never a bare 0.
 from __future__ import annotations
 
 import math
-import warnings
 from statistics import NormalDist
 
 import numpy as np
@@ -22,6 +21,7 @@ from .._args import check_int
 from ..errors import SpecError
 from .analysis import writer_seconds
 from .survival import median_survival, passage_times
+from .._deprecated import moved
 from .interval import CONFIDENCE, Interval
 from .tails import tail_estimate
 
@@ -190,9 +190,5 @@ def passage_probability(run, within, time_unit="s") -> Interval:
                     f"{x} of {n} fleets, Clopper-Pearson {CONFIDENCE:.0%}")
 
 
-def __getattr__(name):
-    if name == "Estimate":          # the name of Interval here until 0.3.0
-        warnings.warn(f"{__name__}.Estimate is now stormsim.Interval", DeprecationWarning,
-                      stacklevel=2)
-        return Interval
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The name of Interval here in 0.2.0, kept one release.
+__getattr__ = moved(__name__, "Estimate", "stormsim.Interval", Interval)

@@ -46,3 +46,14 @@ def test_no_exceedance_gives_a_lower_end_of_exactly_zero(count):
     c = Checkpoints(np.full(2, float(count)), np.full(2, 1.5 * count), hist, edges, "s")
     p = durations.exceedance(c, 2.0)
     assert p.value == p.lo == 0.0 and 0.0 < p.hi < 1.0
+
+
+@pytest.mark.parametrize("module", ["stormsim.stats.physical", "stormsim.stats.durations"])
+def test_the_estimate_class_of_0_2_0_reads_as_interval_with_a_warning(module):
+    import importlib
+
+    mod = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=f"{module}.Estimate is now stormsim.Interval"):
+        assert mod.Estimate is Interval
+    with pytest.raises(AttributeError, match="no attribute 'Estimat'"):
+        mod.Estimat  # noqa: B018  (the read is the test)
