@@ -392,6 +392,8 @@ def _plan_what_ifs(args: argparse.Namespace) -> dict:
 def _plan(args: argparse.Namespace) -> int:
     from .fleetplan import DEFAULT_LEVELS, plan
 
+    if args.wide and args.format != "text":
+        raise SpecError(f"plan: --wide lays out the text table; --format {args.format} has none")
     fleet = _plan_fleet(args)
     result = plan(fleet, DEFAULT_LEVELS if args.levels is None else args.levels,
                   what_if=not args.no_what_if, watchdog=args.watchdog,
@@ -401,7 +403,7 @@ def _plan(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         print(result.to_csv(), end="")
     else:
-        print(result)
+        print(result.table(wide=True) if args.wide else result)
     if args.plot:
         result.figure().savefig(args.plot, dpi=120)
         print(f"stormsim plan: wrote {args.plot}", file=sys.stderr)
