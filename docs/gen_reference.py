@@ -15,7 +15,9 @@ come from:
   ``stormsim.sweep.cellrisk`` (RISK_ARRAYS, RISK_SCALARS, PER_DAY);
 - api.md: the public API, ``stormsim.__all__``, as mkdocstrings directives;
 - glossary.md: each quantity's one name, unit and where it appears, from
-  ``stormsim.glossary`` (QUANTITIES).
+  ``stormsim.glossary`` (QUANTITIES);
+- plan.md: the fields of ``stormsim plan``'s JSON and CSV, from
+  ``stormsim.fleetplan`` (PLAN_OUTPUTS, ROW_OUTPUTS: the table the outputs use).
 """
 from __future__ import annotations
 
@@ -293,8 +295,55 @@ def glossary_page() -> str:
     return "\n".join(out)
 
 
+# -- the plan's outputs ---------------------------------------------------------------
+
+#: How each kind of plan output travels (the kind of a ``stormsim.fleetplan.Output``).
+PLAN_KINDS = {"plan": "once per plan", "scenario": "one per scenario",
+              "level": "one per scenario and level k",
+              "interval": "one per scenario, an interval (`value`, `lo`, `hi`, `method`)"}
+
+
+def plan_page() -> str:
+    from stormsim.fleetplan import PLAN_OUTPUTS, ROW_OUTPUTS, WIDTH, csv_columns
+    from stormsim.stats.interval import CONFIDENCE
+
+    out = [BANNER.format(src="stormsim/fleetplan.py (PLAN_OUTPUTS, ROW_OUTPUTS)"),
+           "# Plan outputs\n",
+           "`stormsim plan` prints a text table (at most "
+           f"{WIDTH} columns; `--wide`, or `FleetPlan.table(wide=True)`, puts each scenario on "
+           "one line), and with `--format json` or `--format csv` the same numbers for a "
+           "program: `FleetPlan.to_json()`, `FleetPlan.to_csv()` (`records()`, `to_frame()`). "
+           "Their fields are named as the Python objects name them (a `FleetPlan`'s and a "
+           "`PlanRow`'s attributes, the [Glossary](glossary.md)'s names), and this page is "
+           "written from the one table in `stormsim/fleetplan.py` that the outputs use.\n",
+           "## JSON\n",
+           "One object: the plan's fields below, then `rows`, one object per scenario (the "
+           "fleet first, then each what-if) with the scenario's fields. A per-level field is a "
+           "list, one value per entry of `levels`; an interval is an object with `value`, `lo`, "
+           f"`hi` (its ends at {CONFIDENCE:.0%} confidence; a one-sided bound where nothing was "
+           "seen), `method` (how it was made), `confidence` and `unit`. A number not estimated "
+           "(NaN) is `null`.\n",
+           "## CSV\n",
+           "One row per scenario and level k, in this order of columns: "
+           + ", ".join(_code(c) for c in csv_columns()) + ". A per-level field holds the "
+           "row's level's value; an interval `name` is four columns, `name` (its value), "
+           "`name_lo`, `name_hi` and `name_method`; the plan's fields marked yes in *in the "
+           "CSV* repeat on every row. A number not estimated is empty or `nan`.\n",
+           "## Fields\n",
+           "| field | unit | how many | in the CSV | meaning |\n|---|---|---|---|---|"]
+    for o in PLAN_OUTPUTS + ROW_OUTPUTS:
+        where = "yes" if o.csv else "no"
+        if o.kind == "interval":
+            where = ", ".join(_code(f"{o.name}{x}") for x in ("", "_lo", "_hi", "_method"))
+        out.append(f"| `{o.name}` | {_cell(o.unit)} | {_cell(PLAN_KINDS[o.kind])} | {where} | "
+                   f"{_cell(o.meaning)} |")
+    out.append("\nThe CSV's `k` is the row's level, one of the JSON's `levels`. Units: s seconds, "
+               "h hours, 1/day per day, 1 a share or probability, text a word.")
+    return "\n".join(out) + "\n"
+
+
 PAGES = {"keys.md": keys_page, "outputs.md": outputs_page, "api.md": api_page,
-         "glossary.md": glossary_page}
+         "glossary.md": glossary_page, "plan.md": plan_page}
 
 
 def render() -> dict[str, str]:

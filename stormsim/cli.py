@@ -441,6 +441,8 @@ class _PlanProgress:
 def _plan(args: argparse.Namespace) -> int:
     from .fleetplan import DEFAULT_LEVELS, plan
 
+    if args.wide and args.format != "text":
+        raise SpecError(f"plan: --wide lays out the text table; --format {args.format} has none")
     fleet = _plan_fleet(args)
     progress = None if args.quiet else _PlanProgress().start()
     try:
@@ -462,7 +464,7 @@ def _plan(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         print(result.to_csv(), end="")
     else:
-        print(result)
+        print(result.table(wide=True) if args.wide else result)
     if args.plot:
         result.figure().savefig(args.plot, dpi=120)
         print(f"stormsim plan: wrote {args.plot}", file=sys.stderr)

@@ -256,6 +256,8 @@ def _add_plan(sub) -> None:
                     "the plan has run for 2 s)")
     pl.add_argument("--no-what-if", action="store_true", help="the fleet alone")
     pl.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    pl.add_argument("--wide", action="store_true", help="the text table one line per scenario, "
+                    "every number on it (some 200 columns; default: at most 100 columns)")
     pl.add_argument("--plot", help="also write a figure (PNG): storms per day against k")
 
 

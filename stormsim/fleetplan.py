@@ -97,6 +97,103 @@ EPISODES, SATURATED = "episodes", "saturated"
 
 
 @dataclass(frozen=True)
+class Output:
+    """One field of ``plan``'s JSON and CSV, named as the API names it.
+
+    kind: "plan" a FleetPlan attribute (the JSON's top level; with ``csv``, a
+    column repeated on every CSV row), "scenario" a PlanRow attribute (one
+    per scenario), "level" a PlanRow array (one value per level k: a JSON
+    list, a CSV row per level), "interval" a PlanRow Interval (the JSON: an
+    object of its fields; the CSV: ``name``, ``name_lo``, ``name_hi``,
+    ``name_method``). The docs' Plan outputs page is written from this table.
+    """
+
+    name: str
+    unit: str
+    meaning: str
+    kind: str
+    csv: bool = True
+
+
+#: The FleetPlan's fields in the JSON (and the CSV where ``csv``).
+PLAN_OUTPUTS: tuple[Output, ...] = (
+    Output("levels", "1", "the levels k asked, sorted: k or more jobs writing at once "
+           "(the CSV: the column k, a row per level)", "plan", csv=False),
+    Output("seconds", "s", "the wall time plan took", "plan", csv=False),
+    Output("settle_hours", "h", "after a synchronized restart, the hours until the rate of storms "
+           f"of n_w >= 2 stays within {SETTLE_TOLERANCE:.0%} of its long-run value (null: not "
+           "settled, or saturated)", "plan"),
+    Output("settle_method", "text", "how the long-run value of settle_hours was known (the law, "
+           "or a run from a random launch); starts with 'saturated' where storms of n_w >= 2 "
+           "never end", "plan"),
+    Output("watchdog", "s", "the watchdog: over_watchdog is the share of writes longer than this",
+           "plan"),
+    Output("notes", "text", "the notes under the table (levels not resolved, the async row's "
+           "assumptions, the load, saturated levels)", "plan", csv=False),
+)
+
+#: A PlanRow's fields, in the JSON's rows and the CSV's columns (after k).
+ROW_OUTPUTS: tuple[Output, ...] = (
+    Output("scenario", "text", "the fleet, or the what-if's name", "scenario"),
+    Output("change", "text", "what the what-if changes", "scenario"),
+    Output("storms_per_day", "1/day", "storms of n_w >= k per day (up-crossings into k or more "
+           "writers)", "level"),
+    Output("storms_per_day_lo", "1/day", "its interval's lower end (the value where exact)",
+           "level"),
+    Output("storms_per_day_hi", "1/day", "its interval's upper end (the value where exact)",
+           "level"),
+    Output("storm_duration", "s", "the mean storm duration: time at n_w >= k per storm", "level"),
+    Output("storm_duration_lo", "s", "its interval's lower end", "level"),
+    Output("storm_duration_hi", "s", "its interval's upper end", "level"),
+    Output("p_ge", "1", "P(n_w >= k): the share of time with k or more jobs writing", "level"),
+    Output("p_ge_lo", "1", "its interval's lower end", "level"),
+    Output("p_ge_hi", "1", "its interval's upper end", "level"),
+    Output("method", "text", "how the level's numbers were made: exact (the product-form law), "
+           "plain or splitting (simulated, a 95 % interval), cap (a writer cap rules the level "
+           "out)", "level"),
+    Output("regime", "text", f"{EPISODES} (storms come and go), or {SATURATED} (the level is "
+           "almost never left: storms_per_day counts the rare ends of calms)", "level"),
+    Output("checkpoint_seconds", "s", "the mean write duration, firing to write end", "scenario"),
+    Output("lone_checkpoint_seconds", "s", "the mean write duration of a job writing alone",
+           "scenario"),
+    Output("checkpoint_p99", "s", f"the {QUANTILE:.0%} quantile of write durations", "interval"),
+    Output("over_watchdog", "1", "the share of writes longer than the watchdog", "interval"),
+    Output("wait_mean", "s", "the mean time from a checkpoint falling due to its write starting "
+           "(a writer cap's queue, an async WAIT)", "scenario"),
+    Output("wait_p99", "s", f"the {QUANTILE:.0%} quantile of those waits", "interval"),
+    Output("writing_share", "1", "the share of GPU time spent writing (null: not exact)",
+           "scenario"),
+    Output("contention_share", "1", "the part of writing_share contention adds (null: not exact)",
+           "scenario"),
+    Output("stagger_hours", "h", "the median time to the first collision from a stagger launch "
+           "(null: no collision-free stagger)", "interval"),
+    Output("cost_method", "text", "how checkpoint_seconds and the GPU shares were made (exact, "
+           "else the storm risk's method)", "scenario"),
+    Output("load", "1", "sum_i d_i / T_i: write time asked per second of compute", "scenario"),
+)
+
+
+def csv_columns() -> list[str]:
+    """The CSV's columns: scenario, change, k, the rest of ROW_OUTPUTS (an
+    interval as four), then PLAN_OUTPUTS' CSV ones."""
+    out = ["scenario", "change", "k"]
+    for o in ROW_OUTPUTS[2:]:
+        out += ([o.name, f"{o.name}_lo", f"{o.name}_hi", f"{o.name}_method"]
+                if o.kind == "interval" else [o.name])
+    return out + [o.name for o in PLAN_OUTPUTS if o.csv]
+
+
+def _plain(v):
+    """A value as JSON holds it: an Interval as its fields, arrays as lists, NaN as null."""
+    if isinstance(v, Interval):
+        return {k: _plain(x) for k, x in v.__dict__.items()}
+    if isinstance(v, (np.ndarray, tuple, list)):
+        return [None if (isinstance(x, float) and math.isnan(x)) else x
+                for x in np.asarray(v).tolist()]
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+@dataclass(frozen=True)
 class PlanRow:
     """One scenario's numbers (levels like ``FleetPlan.levels``).
 
@@ -106,7 +203,8 @@ class PlanRow:
     ``storm_duration`` outlasts a job's cycle, numbers that read as "no
     storms" where the fabric never stops storming; the text table says
     "saturated" instead. Elsewhere EPISODES: storms come and go, and their
-    rate and duration mean what they say.
+    rate and duration mean what they say. Each field's unit and meaning:
+    ROW_OUTPUTS (the docs' Plan outputs page).
     """
 
     scenario: str
@@ -129,6 +227,10 @@ class PlanRow:
     cost_method: str
     regime: np.ndarray = None      # per level: EPISODES, or SATURATED where storms do not end
     load: float = math.nan         # sum_i d_i / T_i (MODEL.md): write time asked per compute time
+    p_ge_lo: np.ndarray = None     # the interval ends of p_ge and storm_duration, per level
+    p_ge_hi: np.ndarray = None
+    storm_duration_lo: np.ndarray = None
+    storm_duration_hi: np.ndarray = None
 
     __getattr__ = renamed("PlanRow", {"storm_seconds": "storm_duration", "time_share": "p_ge",
                                       "stagger_hours_lo": "stagger_hours.lo",
@@ -137,7 +239,14 @@ class PlanRow:
 
 @dataclass(frozen=True)
 class FleetPlan:
-    """What ``plan`` found: the fleet's row first, then each what-if."""
+    """What ``plan`` found: the fleet's row first, then each what-if.
+
+    ``str()`` (``table()``) is the text table, at most 100 columns wide;
+    ``table(wide=True)`` puts each scenario on one line. ``to_json()`` and
+    ``to_csv()`` (``records()``, ``to_frame()``) carry every field of
+    PLAN_OUTPUTS and ROW_OUTPUTS, named as the attributes are, each
+    interval with its ends (the docs' Plan outputs page).
+    """
 
     levels: np.ndarray
     rows: list
@@ -148,50 +257,39 @@ class FleetPlan:
     notes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        def plain(v):
-            if isinstance(v, Interval):
-                return {k: plain(x) for k, x in v.__dict__.items()}
-            if isinstance(v, (np.ndarray, tuple)):
-                return [None if (isinstance(x, float) and math.isnan(x)) else x
-                        for x in np.asarray(v).tolist()]
-            return None if isinstance(v, float) and math.isnan(v) else v
-        return {"levels": self.levels.tolist(), "seconds": self.seconds, "notes": self.notes,
-                "settle_hours": plain(self.settle_hours), "settle_method": self.settle_method,
-                "watchdog_seconds": plain(self.watchdog),
-                "rows": [{k: plain(v) for k, v in r.__dict__.items()} for r in self.rows]}
+        """The JSON's document: each field of PLAN_OUTPUTS, then ``rows``, one
+        object per scenario with each field of ROW_OUTPUTS (an Interval as its
+        fields; NaN as null)."""
+        doc = {o.name: _plain(getattr(self, o.name)) for o in PLAN_OUTPUTS}
+        doc["rows"] = [{o.name: _plain(getattr(r, o.name)) for o in ROW_OUTPUTS} for r in self.rows]
+        return doc
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
 
     def records(self) -> list[dict]:
-        """One flat record per scenario and level (the CSV's rows)."""
+        """One flat record per scenario and level (the CSV's rows): the
+        columns of ``csv_columns()``, named as the API names them."""
+        plan = {o.name: getattr(self, o.name) for o in PLAN_OUTPUTS if o.csv}
         out = []
         for r in self.rows:
             for j, k in enumerate(self.levels):
-                out.append({"scenario": r.scenario, "change": r.change, "k": int(k),
-                            "storms_per_day": r.storms_per_day[j],
-                            "storms_per_day_lo": r.storms_per_day_lo[j],
-                            "storms_per_day_hi": r.storms_per_day_hi[j],
-                            "storm_duration": r.storm_duration[j], "p_ge": r.p_ge[j],
-                            "method": r.method[j], "checkpoint_seconds": r.checkpoint_seconds,
-                            "lone_checkpoint_seconds": r.lone_checkpoint_seconds,
-                            "checkpoint_p99_seconds": r.checkpoint_p99.value,
-                            "p_over_watchdog": r.over_watchdog.value,
-                            "wait_mean_seconds": r.wait_mean,
-                            "wait_p99_seconds": r.wait_p99.value,
-                            "writing_share": r.writing_share,
-                            "contention_share": r.contention_share,
-                            "stagger_hours": r.stagger_hours.value,
-                            "cost_method": r.cost_method, "regime": r.regime[j],
-                            "load": r.load})
+                rec = {"scenario": r.scenario, "change": r.change, "k": int(k)}
+                for o in ROW_OUTPUTS[2:]:
+                    v = getattr(r, o.name)
+                    if o.kind == "interval":
+                        rec.update({o.name: v.value, f"{o.name}_lo": v.lo, f"{o.name}_hi": v.hi,
+                                    f"{o.name}_method": v.method})
+                    else:
+                        rec[o.name] = v[j] if o.kind == "level" else v
+                out.append(rec | plan)
         return out
 
     def to_csv(self) -> str:
         buf = io.StringIO()
-        rec = self.records()
-        w = csv.DictWriter(buf, fieldnames=list(rec[0]), lineterminator="\n")
+        w = csv.DictWriter(buf, fieldnames=csv_columns(), lineterminator="\n")
         w.writeheader()
-        w.writerows(rec)
+        w.writerows(self.records())
         return buf.getvalue()
 
     def figure(self):
@@ -211,51 +309,136 @@ class FleetPlan:
         """The records as a pandas DataFrame (pandas: the ``data`` extra)."""
         import pandas as pd
 
-        return pd.DataFrame.from_records(self.records())
+        return pd.DataFrame.from_records(self.records(), columns=csv_columns())
+
+    def table(self, wide: bool = False) -> str:
+        """The text table: by default at most WIDTH (100) columns wide, storms
+        with one line per scenario and level, then the costs, one line per
+        scenario (in as many blocks as the width needs); ``wide``: one line
+        per scenario with every number (``stormsim plan --wide``)."""
+        lines = _wide_lines(self) if wide else _narrow_lines(self)
+        notes = [_WIDE_NOTE.format(k=self.levels[-1]) if wide else _NARROW_NOTE,
+                 _settle_note(self.settle_hours, self.settle_method), *self.notes]
+        return "\n".join(lines + [textwrap.fill(n, WIDTH) for n in notes])
 
     def __str__(self) -> str:
-        num = lambda x: fmt_value(x, digits=3)
-        head = ["scenario"] + [f"storms/day n_w>={k} [95% CI]" for k in self.levels] + [
-            "storm s", f"checkpoint s: mean (alone), p{QUANTILE * 100:.0f}",
-            f"P(> {num(self.watchdog)} s)", "wait s: mean, p99", "GPU writing (contention)",
-            "stagger holds"]
-        rows = []
-        for r in self.rows:
-            row = [r.scenario]
-            for j in range(self.levels.size):
-                row.append(f"{SATURATED} ({fmt_share(r.p_ge[j])} of the time)"
-                           if r.regime[j] == SATURATED else
-                           fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j],
-                                        r.storms_per_day_hi[j], r.method[j]))
-            row.append(SATURATED if r.regime[-1] == SATURATED else num(r.storm_duration[-1]))
-            row.append(f"{num(r.checkpoint_seconds)} ({num(r.lone_checkpoint_seconds)}), "
-                       f"{_interval(r.checkpoint_p99)}")
-            row.append(_interval(r.over_watchdog))
-            row.append(f"{num(r.wait_mean)}, {_interval(r.wait_p99)}")
-            row.append(f"{fmt_percent(r.writing_share)} ({fmt_percent(r.contention_share)})")
-            h = r.stagger_hours
-            row.append("-" if math.isnan(h.value) else f"{num(h.value)} h [{num(h.lo)}, {num(h.hi)}]")
-            rows.append(row)
-        widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
-        lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
-        lines += ["  ".join(x.rjust(w) for x, w in zip(row, widths)) for row in rows]
-        notes = [f"storm s: mean storm duration at n_w >= {self.levels[-1]}; checkpoint s: "
-                 "mean write duration (firing to write end; exact where the law is, else "
-                 "simulated), alone in brackets, and its 99th percentile (simulated: "
-                 f"{DURATION_FLEETS} fleets x {DURATION_CYCLES} cycles); P(> watchdog): the "
-                 "share of writes longer than the watchdog; wait s: from a checkpoint falling "
-                 "due to its write starting (a writer cap's queue, an async WAIT); GPU writing: "
-                 "share of GPU time spent writing, what contention adds in brackets; stagger "
-                 "holds: median time to the first collision from a stagger launch. (exact): "
-                 "the product-form law, no sampling error; [lo, hi]: 95 % interval over "
-                 "independent fleets.",
-                 _settle_note(self.settle_hours, self.settle_method), *self.notes]
-        lines += [textwrap.fill(n, 100) for n in notes]
-        return "\n".join(lines)
+        return self.table()
+
+
+#: The text table's width (columns), the wide layout aside.
+WIDTH = 100
+
+_WIDE_NOTE = (
+    "storm s: mean storm duration at n_w >= {k}; checkpoint s: "
+    "mean write duration (firing to write end; exact where the law is, else "
+    "simulated), alone in brackets, and its 99th percentile (simulated: "
+    f"{DURATION_FLEETS} fleets x {DURATION_CYCLES} cycles); P(> watchdog): the "
+    "share of writes longer than the watchdog; wait s: from a checkpoint falling "
+    "due to its write starting (a writer cap's queue, an async WAIT); GPU writing: "
+    "share of GPU time spent writing, what contention adds in brackets; stagger "
+    "holds: median time to the first collision from a stagger launch. (exact): "
+    "the product-form law, no sampling error; [lo, hi]: 95 % interval over "
+    "independent fleets.")
+_NARROW_NOTE = (
+    "k: k or more jobs writing at once (n_w >= k); storm s: mean storm duration; share of time: "
+    "P(n_w >= k), the share of the time with k or more writing. checkpoint s: mean write "
+    "duration (firing to write end; exact "
+    "where the law is, else simulated), alone in brackets; p99 s: its 99th percentile "
+    f"(simulated: {DURATION_FLEETS} fleets x {DURATION_CYCLES} cycles); P(> watchdog): the "
+    "share of writes longer than the watchdog; wait s: from a checkpoint falling due to its "
+    "write starting (a writer cap's queue, an async WAIT), mean and 99th percentile; GPU "
+    "writing: share of GPU time spent writing, what contention adds in brackets; stagger "
+    "holds: median time to the first collision from a stagger launch. (exact): the "
+    "product-form law, no sampling error; [lo, hi]: 95 % interval over independent fleets.")
+
+
+def _num(x: float) -> str:
+    return fmt_value(x, digits=3)
 
 
 def _interval(x: Interval) -> str:
     return fmt_interval(x.value, x.lo, x.hi)
+
+
+def _storms_cell(r: PlanRow, j: int) -> str:
+    if r.regime[j] == SATURATED:
+        return f"{SATURATED} ({fmt_share(r.p_ge[j])} of the time)"
+    return fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j], r.storms_per_day_hi[j],
+                        r.method[j])
+
+
+def _share_cell(r: PlanRow, j: int) -> str:
+    """P(n_w >= k) as a percentage; '< hi' where a simulation saw none."""
+    if r.p_ge[j] == 0.0 and r.p_ge_hi is not None and r.p_ge_hi[j] > 0:
+        return f"< {fmt_percent(r.p_ge_hi[j])}"
+    return fmt_percent(r.p_ge[j])
+
+
+def _stagger_cell(h: Interval) -> str:
+    return "-" if math.isnan(h.value) else f"{_num(h.value)} h [{_num(h.lo)}, {_num(h.hi)}]"
+
+
+def _grid(head: list, rows: list) -> list[str]:
+    """Columns two spaces apart, right-aligned."""
+    widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
+    return ["  ".join(c.rjust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *rows]]
+
+
+def _packed(key: tuple, columns: list) -> list[str]:
+    """The key column (head, cells) beside each of ``columns`` (head, cells),
+    as many beside it as fit WIDTH; a block per fit, a blank line between."""
+    def width(col):
+        return max(len(col[0]), *map(len, col[1]))
+    blocks, used = [[]], width(key)
+    for col in columns:
+        if blocks[-1] and used + 2 + width(col) > WIDTH:
+            blocks.append([])
+            used = width(key)
+        blocks[-1].append(col)
+        used += 2 + width(col)
+    out = []
+    for block in blocks:
+        head = [key[0], *(c[0] for c in block)]
+        out += [*_grid(head, [list(x) for x in zip(key[1], *(c[1] for c in block))]), ""]
+    return out
+
+
+def _narrow_lines(p: FleetPlan) -> list[str]:
+    """Storms, one line per scenario and level; then the costs, one line per scenario."""
+    storms = [[r.scenario if j == 0 else "", str(k), _storms_cell(r, j),
+               SATURATED if r.regime[j] == SATURATED else _num(r.storm_duration[j]),
+               _share_cell(r, j)]
+              for r in p.rows for j, k in enumerate(p.levels)]
+    rs = p.rows
+    costs = [("checkpoint s", [f"{_num(r.checkpoint_seconds)} ({_num(r.lone_checkpoint_seconds)})"
+                               for r in rs]),
+             (f"p{QUANTILE * 100:.0f} s", [_interval(r.checkpoint_p99) for r in rs]),
+             (f"P(> {_num(p.watchdog)} s)", [_interval(r.over_watchdog) for r in rs]),
+             ("wait s: mean, p99", [f"{_num(r.wait_mean)}, {_interval(r.wait_p99)}" for r in rs]),
+             ("GPU writing (contention)", [f"{fmt_percent(r.writing_share)} "
+                                           f"({fmt_percent(r.contention_share)})" for r in rs]),
+             ("stagger holds", [_stagger_cell(r.stagger_hours) for r in rs])]
+    head = ["scenario", "k", "storms/day [95% CI]", "storm s", "share of time"]
+    return [*_grid(head, storms), "", *_packed(("scenario", [r.scenario for r in rs]), costs)]
+
+
+def _wide_lines(p: FleetPlan) -> list[str]:
+    """The wide table: one line per scenario, every number on it."""
+    head = ["scenario"] + [f"storms/day n_w>={k} [95% CI]" for k in p.levels] + [
+        "storm s", f"checkpoint s: mean (alone), p{QUANTILE * 100:.0f}",
+        f"P(> {_num(p.watchdog)} s)", "wait s: mean, p99", "GPU writing (contention)",
+        "stagger holds"]
+    rows = []
+    for r in p.rows:
+        rows.append([r.scenario, *(_storms_cell(r, j) for j in range(p.levels.size)),
+                     SATURATED if r.regime[-1] == SATURATED else _num(r.storm_duration[-1]),
+                     f"{_num(r.checkpoint_seconds)} ({_num(r.lone_checkpoint_seconds)}), "
+                     f"{_interval(r.checkpoint_p99)}",
+                     _interval(r.over_watchdog), f"{_num(r.wait_mean)}, {_interval(r.wait_p99)}",
+                     f"{fmt_percent(r.writing_share)} ({fmt_percent(r.contention_share)})",
+                     _stagger_cell(r.stagger_hours)])
+    widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
+    return ["  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in [head, *rows]]
 
 
 def _settle_note(hours: float, method: str) -> str:
@@ -514,6 +697,17 @@ def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.i
     return out
 
 
+def _bounds(risk, capped: np.ndarray, n_levels: int) -> dict:
+    """The interval ends of P(n_w >= k) (0 where a writer cap rules the level
+    out) and of the mean storm duration, per level (PlanRow's ``*_lo``, ``*_hi``;
+    NaN where no storm risk fitted in the budget, ``risk`` None)."""
+    names = ("p_ge_lo", "p_ge_hi", "storm_duration_lo", "storm_duration_hi")
+    out = {name: (np.full(n_levels, math.nan) if risk is None else
+                  np.array(getattr(risk, name), dtype=np.float64)) for name in names}
+    out["p_ge_lo"][capped] = out["p_ge_hi"][capped] = 0.0
+    return out
+
+
 def _lone_cycle(fleet: Fleet) -> float:
     """The longest lone cycle max_i (T_i + d_i) (s): a job's compute and write alone."""
     return float(np.max(fleet.T + fleet.d))
@@ -702,35 +896,47 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
 
     Parameters
     ----------
-    fleet : Fleet, in seconds (``Fleet.from_jobs``, ``Fleet.from_csv``)
-    levels : levels k (integers, 'N' or 'N/q'); default 2, N/4 and N/2, the
-        distinct ones >= 2 for this N (N = 2 to 4: 2 alone; for a fleet of
-        one job, which has no storm, a SpecError)
-    what_if : add the what-if rows (``what_ifs``)
-    watchdog : seconds (a number, or a time such as "10 min"): the share of
-        writes longer than this is reported (600 s: a common collective
-        timeout, past which a blocking save can kill a training run)
-    max_writers : the writer caps K of the writer-cap rows, one row per K: an
-        integer, a sequence of them or text such as "2,N/4", each in 1..N;
-        None (default): one row at K = N // 4 where it caps more than the
-        fleet does
-    snapshot, slowdown : what the async row assumes for the jobs it makes
-        asynchronous: the snapshot's time (s, or a time such as "10 s"),
-        default 0, and the compute slowdown while the persist is in flight,
-        in [0, 1], default 0 (async's best case); stated in ``notes``
-    max_seconds : the time budget of the whole plan, split in named shares
-        (BUDGET_SHARES): the storm risk of the scenarios without an exact
-        law (each at most an eighth of the budget), the checkpoint durations
-        and stagger runs of every scenario, and the settling after a restart
-        (with what the rest left over). Each simulation is sized from its
-        share before it runs (``engine.cost``); what a share cannot buy is
-        said in words ("not estimated in the budget"), and ``notes`` say
-        what the budget bought
-    progress : a callable, ``progress(step)`` as each stage starts (a
-        ``PlanStep``: scenario, stage, seconds spent, the budget; ``str(step)``
-        is a line); True: that line on stderr; False or None (default): none
-    seed : the seed of every simulation (results are a function of it and
-        the inputs, and of the time budget where a level is simulated)
+    fleet : Fleet
+        The fleet, in seconds (``Fleet.from_jobs``, ``Fleet.from_csv``).
+    levels : sequence of int or str, optional
+        The levels k: integers, 'N' or 'N/q'. Default: 2, N/4 and N/2, the
+        distinct ones >= 2 for this N (N = 2 to 4: 2 alone; a fleet of one
+        job, which has no storm, raises a SpecError).
+    what_if : bool, optional
+        Add the what-if rows (``what_ifs``); default True.
+    watchdog : float or str, optional
+        Seconds, or a time such as "10 min": the share of writes longer than
+        this is reported. Default 600 s, a common collective timeout past
+        which a blocking save can kill a training run.
+    max_seconds : float, optional
+        The time budget of the whole plan (default 60), split in named shares
+        (BUDGET_SHARES): the storm risk of the scenarios without an exact law
+        (each at most an eighth of the budget), the checkpoint durations and
+        stagger runs of every scenario, and the settling after a restart (with
+        what the rest left over). Each simulation is sized from its share
+        before it runs (``engine.cost``); what a share cannot buy is said in
+        words ("not estimated in the budget"), and ``notes`` say what the
+        budget bought.
+    progress : callable, bool or None, optional
+        ``progress(step)`` as each stage starts (a ``PlanStep``: scenario,
+        stage, seconds spent, the budget; ``str(step)`` is a line); True: that
+        line on stderr; False or None (default): none.
+    seed : int, optional
+        The seed of every simulation: results are a function of it and the
+        inputs, and of the time budget where a level is simulated.
+    max_writers : int, sequence of int or str, optional
+        The writer caps K of the writer-cap rows, one row per K: an integer,
+        a sequence of them or text such as "2,N/4", each in 1..N. None
+        (default): one row at K = N // 4 where it caps more than the fleet
+        does.
+    snapshot : float or str, optional
+        What the async row assumes for the jobs it makes asynchronous: the
+        snapshot's time (s, or a time such as "10 s"); default 0. Stated in
+        ``notes``.
+    slowdown : float, optional
+        What the async row assumes: the compute slowdown while the persist is
+        in flight, in [0, 1]; default 0 (async's best case). Stated in
+        ``notes``.
 
     Returns
     -------
@@ -754,9 +960,9 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     SpecError
         ``fleet`` is not a Fleet (or has one job, with the default levels),
         or ``levels``, ``what_if``, ``watchdog``, ``max_seconds``, ``seed``,
-        ``max_writers``, ``snapshot`` or ``slowdown`` breaks its rule (named with the value and the rule; a
-        what-if option with ``what_if`` False); or a scenario needs more
-        memory than this machine has.
+        ``max_writers``, ``snapshot`` or ``slowdown`` breaks its rule (named
+        with the value and the rule; a what-if option with ``what_if``
+        False); or a scenario needs more memory than this machine has.
     """
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet (build one with "
@@ -861,7 +1067,7 @@ def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bo
         lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
         wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,
         contention_share=contention, stagger_hours=stagger, cost_method=how,
-        regime=regime, load=float(np.sum(f.d / f.T)))
+        regime=regime, load=float(np.sum(f.d / f.T)), **_bounds(risk, capped, ks.size))
     if risk is None:
         return row, f"{name}: storms per day {NOT_IN_BUDGET} (a storm risk of N = {f.n_jobs} " \
                     f"costs more than the {risk_each:.2g} s it had)"

@@ -39,7 +39,7 @@ def _generator():
 def test_reference_pages_are_what_the_code_generates():
     gen = _generator()
     pages = gen.render()
-    assert set(pages) == {"keys.md", "outputs.md", "api.md", "glossary.md"}
+    assert set(pages) == {"keys.md", "outputs.md", "api.md", "glossary.md", "plan.md"}
     for name, text in pages.items():
         committed = (DOCS / "reference" / name).read_text()
         assert committed == text, (f"docs/reference/{name} differs from what the code generates: "
@@ -47,6 +47,7 @@ def test_reference_pages_are_what_the_code_generates():
 
 
 def test_reference_pages_cover_their_tables():
+    from stormsim.fleetplan import PLAN_OUTPUTS, ROW_OUTPUTS, csv_columns
     from stormsim.sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS
     from stormsim.sweep.keys import KEYS, SWEEP_KEYS
     from stormsim.sweep.work import RESULT_ARRAYS
@@ -61,6 +62,11 @@ def test_reference_pages_cover_their_tables():
     outputs = (DOCS / "reference" / "outputs.md").read_text()
     for a in RESULT_ARRAYS + RISK_ARRAYS + RISK_SCALARS:
         assert f"| `{a.name}` |" in outputs, a.name
+    plan = (DOCS / "reference" / "plan.md").read_text()
+    for o in PLAN_OUTPUTS + ROW_OUTPUTS:
+        assert re.search(rf"^\| `{o.name}` \| [^|]+ \| [^|]+ \|", plan, re.M), o.name
+    for column in csv_columns():
+        assert f"`{column}`" in plan, column
     api = (DOCS / "reference" / "api.md").read_text()
     for name in stormsim.__all__:
         if not name.startswith("__"):
@@ -242,3 +248,12 @@ def test_site_builds_strict_without_warnings(tmp_path):
         assert (tmp_path / "site" / page).exists(), page
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
     assert "storm_risk" in api and "Parameters" in api
+    # plan's numpy sections: one row per parameter, its type in the Type column
+    plan = api[api.index('id="stormsim.plan"'):]
+    plan = plan[:plan.index("Raises:")]
+    rows = re.findall(r"<td>\s*<code>(\w+)</code>\s*</td>\s*<td>\s*<code>(.*?)</code>", plan, re.S)
+    assert [name for name, _ in rows] == ["fleet", "levels", "what_if", "watchdog", "max_seconds",
+                                          "seed", "max_writers", "snapshot", "slowdown"]
+    assert all(len(re.sub(r"<[^>]+>", "", kind)) <= 30 for _, kind in rows) and "``" not in plan
+    assert "<code>Fleet.from_jobs</code>" in plan
+    assert (tmp_path / "site" / "reference" / "plan" / "index.html").exists()

@@ -101,8 +101,9 @@ def test_readme_plan_command_prints_its_exact_rows(after_make_demo):
     line = next(x for x in text.splitlines() if x.startswith(".venv/bin/stormsim plan "))
     shown = re.search(re.escape(line) + r"\n```\n\n```\n(.*?)```", text, re.S).group(1)
     printed = after_make_demo[line]
+    assert max(map(len, shown.splitlines())) <= 100      # the default table: 100 columns
     exact = [row for row in shown.splitlines() if "(exact)" in row]
-    assert len(exact) >= 5
+    assert len(exact) >= 5 and sum(row.split()[0] == "fleet" for row in exact) == 1
     # compared cell by cell: the columns' widths follow the simulated rows' digits
     lines = {" ".join(line.split()) for line in printed.splitlines()}
     for row in exact:

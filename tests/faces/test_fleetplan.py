@@ -88,6 +88,63 @@ def test_the_outputs_travel(result):
     assert "63.7 (exact)" in text and "stagger holds" in text and "restart" in text
 
 
+def test_json_and_csv_use_the_api_s_names_and_keep_every_bound(result):
+    """One table (ROW_OUTPUTS, PLAN_OUTPUTS) names every field: a PlanRow's
+    and a FleetPlan's attributes, no more, no fewer; the CSV carries each
+    interval's ends and method, each level's bounds and the settling time."""
+    from dataclasses import fields
+
+    from stormsim.fleetplan import PLAN_OUTPUTS, ROW_OUTPUTS, FleetPlan, PlanRow, csv_columns
+
+    assert {o.name for o in ROW_OUTPUTS} == {f.name for f in fields(PlanRow)}
+    assert {o.name for o in PLAN_OUTPUTS} == {f.name for f in fields(FleetPlan)} - {"rows"}
+    doc = json.loads(result.to_json())
+    assert list(doc) == [o.name for o in PLAN_OUTPUTS] + ["rows"]
+    assert all(list(r) == [o.name for o in ROW_OUTPUTS] for r in doc["rows"])
+    assert doc["watchdog"] == 600.0 and doc["settle_hours"] == pytest.approx(result.settle_hours)
+    rows = list(csv.DictReader(io.StringIO(result.to_csv())))
+    assert list(rows[0]) == csv_columns()
+    for name in ("storms_per_day", "storm_duration", "p_ge", "checkpoint_p99", "over_watchdog",
+                 "wait_p99", "stagger_hours"):
+        assert {name, f"{name}_lo", f"{name}_hi"} <= set(rows[0]), name
+    fleet, s = result.rows[0], rows[0]
+    assert float(s["stagger_hours_lo"]) == fleet.stagger_hours.lo
+    assert float(s["checkpoint_p99_hi"]) == fleet.checkpoint_p99.hi
+    assert float(s["p_ge_lo"]) == fleet.p_ge_lo[0] <= fleet.p_ge[0] <= fleet.p_ge_hi[0]
+    assert float(s["settle_hours"]) == result.settle_hours and s["settle_method"]
+    capped = next(r for r in rows if r["scenario"] == "writers <= 3" and r["k"] == "6")
+    assert capped["method"] == "cap" and float(capped["p_ge_hi"]) == 0.0
+
+
+def _mixed_48() -> stormsim.Fleet:
+    """48 jobs of four kinds (sizes, intervals and jitters differ)."""
+    kinds = [("840 GB", "30 min", "36 s"), ("420 GB", "20 min", "24 s"),
+             ("96 GB", "15 min", "9 s"), ("1680 GB", "60 min", "72 s")]
+    return stormsim.Fleet.from_jobs(**{name: [kinds[i % 4][j] for i in range(48)] for j, name in
+                                       enumerate(("size", "compute_interval", "jitter"))},
+                                    bandwidth="200 GB/s")
+
+
+def test_the_default_table_fits_100_columns_and_wide_keeps_one_line_per_scenario(result):
+    """The README's fleet, 48 mixed jobs and a saturated fleet, each with its
+    what-ifs: no line past 100 columns; ``table(wide=True)`` has the fleet
+    and each what-if on one line, under one header."""
+    saturated = stormsim.Fleet.from_jobs(n_jobs=12, size="840 GB", compute_interval="30 min",
+                                         bandwidth="40 MB/s", jitter="1%")
+    plans = [result, plan(_mixed_48(), max_seconds=1, seed=1),
+             plan(saturated, max_seconds=1, seed=1)]
+    assert "saturated (" in str(plans[2]) and plans[1].levels.tolist() == [2, 12, 24]
+    for p in plans:
+        text = str(p)
+        assert max(map(len, text.splitlines())) <= 100, text
+        for r in p.rows:                  # each scenario once in the storms and in each block
+            assert sum(line.strip().split("  ")[0] == r.scenario
+                       for line in text.splitlines()) >= 2, r.scenario
+        wide = p.table(wide=True).splitlines()
+        assert len(wide[0]) > 100 and [line.strip().split("  ")[0] for line in wide[1:1 + len(
+            p.rows)]] == [r.scenario for r in p.rows]
+
+
 def test_storms_settle_sooner_after_a_restart_with_more_jitter():
     slow, how = settle_hours(_fleet("36 s"))
     fast, _ = settle_hours(_fleet("180 s"))
@@ -127,6 +184,12 @@ def test_the_command_prints_text_json_csv_and_a_figure(tmp_path, capsys):
                  "--plot", str(tmp_path / "p.png")]) == 0
     assert json.loads(capsys.readouterr().out)["rows"][0]["scenario"] == "fleet"
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["plan", *ARGS, "--max-seconds", "4", "--no-what-if", "--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()
+    assert wide[0].split()[:2] == ["scenario", "storms/day"] and len(wide[0]) > 100
+    assert wide[1].split()[:2] == ["fleet", "63.7"]
+    assert main(["plan", *ARGS, "--no-what-if", "--wide", "--format", "csv"]) == 2
+    assert "--wide lays out the text table" in capsys.readouterr().err
 
 
 def test_a_job_table_plans_too(tmp_path, capsys):

@@ -89,9 +89,10 @@ def test_5000_jobs_through_40_gb_per_s_are_saturated_at_every_default_level():
 
 # -- the plan's outputs (each runs plan: a few seconds per fleet) -------------------------------
 
-#: str(plan(fleet, what_if=False, max_seconds=4, seed=1)) of two fleets whose
-#: storms are episodes, as printed before the regimes were named: exact and
-#: fixed-effort numbers only, so it is a function of the fleet and the seed.
+#: plan(fleet, what_if=False, max_seconds=4, seed=1).table(wide=True) of two
+#: fleets whose storms are episodes, as printed before the regimes were named
+#: (the wide layout, once the default): exact and fixed-effort numbers only,
+#: so it is a function of the fleet and the seed.
 README_TABLE = """\
 scenario  storms/day n_w>=2 [95% CI]  storms/day n_w>=3 [95% CI]  storms/day n_w>=6 [95% CI]  storm s  checkpoint s: mean (alone), p99  P(> 600 s)  wait s: mean, p99  GPU writing (contention)       stagger holds
    fleet                63.7 (exact)                7.43 (exact)             0.00595 (exact)     22.6       24 (21), 51.9 [46.3, 53.5]   < 6.9e-06        0, < 0.0016              1.3% (0.16%)  4.7 h [4.19, 5.21]
@@ -119,6 +120,22 @@ After a synchronized restart, storms settle within 10% of their long-run rate (n
 law)) after about 256 h."""  # noqa: E501 (a table row as printed)
 
 
+#: str(plan(...)) of the README's fleet as README_TABLE: the default layout,
+#: at most 100 columns (the notes as README_TABLE's, rewrapped).
+README_NARROW = """\
+scenario  k  storms/day [95% CI]  storm s  share of time
+   fleet  2         63.7 (exact)     23.7           1.7%
+          3         7.43 (exact)     23.4           0.2%
+          6      0.00595 (exact)     22.6       0.00016%
+
+scenario  checkpoint s              p99 s  P(> 600 s)  wait s: mean, p99  GPU writing (contention)
+   fleet       24 (21)  51.9 [46.3, 53.5]   < 6.9e-06        0, < 0.0016              1.3% (0.16%)
+
+scenario       stagger holds
+   fleet  4.7 h [4.19, 5.21]
+"""
+
+
 @pytest.fixture(scope="module")
 def plans():
     """plan of each case, the fleet alone (no what-if), made once."""
@@ -131,10 +148,14 @@ def plans():
     return get
 
 
-def _cells(text: str) -> list[str]:
-    """The fleet row's cells (columns are two or more spaces apart)."""
-    line = text.splitlines()[1]
-    return re.split(r"\s{2,}", line.strip())
+def _levels(text: str, n: int = len(LEVELS)) -> list[list[str]]:
+    """The fleet's lines of the default table's storms, one per level: the
+    cells k, storms/day, storm s and share of time (columns are two or more
+    spaces apart; the first line starts with the scenario)."""
+    lines = text.splitlines()[1:1 + n]
+    cells = [re.split(r"\s{2,}", line.strip()) for line in lines]
+    assert cells[0][0] == "fleet"
+    return [cells[0][1:], *cells[1:]]
 
 
 def _words(want: list) -> list[str]:
@@ -163,16 +184,18 @@ def test_the_text_table_says_saturated_where_it_must_and_only_there(plans, name)
     _, load, want = CASES[name]
     p = plans(name)
     text, row = str(p), p.rows[0]
-    cells = _cells(text)
-    assert cells[0] == "fleet"
+    levels = _levels(text)
     for j, k in enumerate(LEVELS):
+        cells = levels[j]
+        assert cells[0] == str(k)
         if k in want:
             share = "> 99.99%" if row.p_ge[j] > 0.9999 else f"{100 * row.p_ge[j]:.4g}%"
-            assert cells[1 + j] == f"saturated ({share} of the time)"
+            assert cells[1:3] == [f"saturated ({share} of the time)", "saturated"]
         else:
-            assert cells[1 + j] == f"{row.storms_per_day[j]:.3g} (exact)"
-    assert cells[4] == ("saturated" if 6 in want else f"{row.storm_duration[-1]:.3g}")
-    assert "0 (exact)" not in cells and "inf" not in cells and "after about - h" not in text
+            assert cells[1:3] == [f"{row.storms_per_day[j]:.3g} (exact)",
+                                  f"{row.storm_duration[j]:.3g}"]
+        assert "0 (exact)" not in cells and "inf" not in cells
+    assert "after about - h" not in text
     overloaded = load > N / (N - 1)                 # no collision-free stagger exists
     assert ("Load (the sum of d_i / T_i" in text) == overloaded
     assert (f"{load:.3g} (fleet)" in text) == overloaded
@@ -184,7 +207,19 @@ def test_the_text_table_says_saturated_where_it_must_and_only_there(plans, name)
 @pytest.mark.parametrize("name, table", [("README, 40 GB/s", README_TABLE),
                                          ("5 TB/s", FIVE_TB_TABLE)])
 def test_fleets_whose_storms_are_episodes_read_exactly_as_before(plans, name, table):
-    assert str(plans(name)) == table
+    """The wide layout (``--wide``) is the table as it was, character for character."""
+    assert plans(name).table(wide=True) == table
+
+
+@pytest.mark.slow
+def test_the_default_table_is_the_wide_one_in_100_columns(plans):
+    """The same numbers, storms one line per level, the costs in blocks; the
+    notes say the same, wrapped to the width."""
+    text = str(plans("README, 40 GB/s"))
+    assert text.startswith(README_NARROW)
+    assert max(map(len, text.splitlines())) <= 100
+    wide_notes = README_TABLE.split("\n", 2)[2]
+    assert text.endswith(wide_notes[wide_notes.index("After a synchronized restart"):])
 
 
 @pytest.mark.slow
@@ -213,8 +248,10 @@ def test_the_operator_s_12_jobs_through_40_mb_per_s_read_saturated_in_every_form
             "40MB/s", "--jitter", "1%", "--no-what-if", "--max-seconds", "4"]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert _cells(text)[1:5] == ["saturated (> 99.99% of the time)"] * 3 + ["saturated"]
-    assert "(exact)" not in text.splitlines()[1] and "Load (the sum" in text and "140 (fleet)" in text
+    assert [c[1:] for c in _levels(text)] == [["saturated (> 99.99% of the time)", "saturated",
+                                               "> 99.99%"]] * 3
+    assert "(exact)" not in text.split("\n\n")[0] and "Load (the sum" in text
+    assert "140 (fleet)" in text
     assert main([*argv, "--format", "json"]) == 0
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["regime"] == [SATURATED] * 3 and row["load"] == pytest.approx(140.0, rel=LOAD_TOL)
@@ -233,7 +270,8 @@ def test_5000_jobs_through_40_gb_per_s_read_saturated_in_every_format():
     assert row.load == pytest.approx(5000 * 21 / 1800, rel=LOAD_TOL)
     assert math.isnan(p.settle_hours) and p.settle_method.startswith(SATURATED)
     text = str(p)
-    assert _cells(text)[1:5] == ["saturated (> 99.99% of the time)"] * 3 + ["saturated"]
+    assert [c[1:3] for c in _levels(text)] == [["saturated (> 99.99% of the time)",
+                                                "saturated"]] * 3
     assert "0 (exact)" not in text and "58.3 (fleet)" in text and "after about - h" not in text
     doc = json.loads(p.to_json())
     assert doc["rows"][0]["regime"] == [SATURATED] * 3
