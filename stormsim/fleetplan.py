@@ -917,10 +917,6 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         before it runs (``engine.cost``); what a share cannot buy is said in
         words ("not estimated in the budget"), and ``notes`` say what the
         budget bought.
-    progress : callable, bool or None, optional
-        ``progress(step)`` as each stage starts (a ``PlanStep``: scenario,
-        stage, seconds spent, the budget; ``str(step)`` is a line); True: that
-        line on stderr; False or None (default): none.
     seed : int, optional
         The seed of every simulation: results are a function of it and the
         inputs, and of the time budget where a level is simulated.
@@ -937,6 +933,10 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         What the async row assumes: the compute slowdown while the persist is
         in flight, in [0, 1]; default 0 (async's best case). Stated in
         ``notes``.
+    progress : callable, bool or None, optional
+        ``progress(step)`` as each stage starts (a ``PlanStep``: scenario,
+        stage, seconds spent, the budget; ``str(step)`` is a line); True: that
+        line on stderr; False or None (default): none.
 
     Returns
     -------
