@@ -25,6 +25,7 @@ from .risk.splitting import SplitEstimate, SplitSettings, storm_split
 from .sweep.spec import Sweep, load_sweep, parse_sweep
 from .stats.stationary import DeterministicFleetWarning, StationaryLaw, stationary
 from .stats.interval import Interval
+from .stats.power import PowerLaw, power_law
 from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
 from .driver import SweepOutcome, run_sweep
@@ -39,6 +40,7 @@ __all__ = [
     "Interval",
     "LocalExecutor",
     "MemoryStore",
+    "PowerLaw",
     "ResourceError",
     "Results",
     "Run",
@@ -56,6 +58,7 @@ __all__ = [
     "open_results",
     "parse_sweep",
     "plan",
+    "power_law",
     "run_sweep",
     "simulate",
     "stagger_margin",

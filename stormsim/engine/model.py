@@ -14,6 +14,8 @@ import numpy as np
 
 from .._format import fmt_array
 from .._args import check_int, keywords_of
+from .._args import check_jobs as _check_jobs
+from .._args import job_array as _job_array
 from ..errors import SpecError
 from .cost import FLEET_BYTES_PER_JOB, check_memory
 from .jobcsv import read_jobs
@@ -22,28 +24,6 @@ from .units import fleet_arguments
 __all__ = ["Fleet", "SpecError", "canonical_throughput", "throughput_label", "throughput_table"]
 
 ThroughputSpec = Union[str, tuple, Sequence[float]]
-
-
-def _job_array(name: str, value, n: int | None) -> np.ndarray:
-    try:
-        kind = np.asarray(value).dtype.kind      # "3", True, None: not numbers (never coerced)
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        kind = "O"
-    if kind not in "iuf":
-        raise SpecError(f"{name} = {fmt_array(value)}: must be a number or a sequence of numbers")
-    if arr.ndim == 0:
-        if n is None:
-            raise SpecError(f"{name} = {fmt_array(value)}: give one value per job (a sequence), "
-                            "or use Fleet.identical(n_jobs, ...) for identical jobs")
-        arr = np.full(n, float(arr))
-    if arr.ndim != 1:
-        raise SpecError(f"{name} has shape {arr.shape}: must be one value per job, shape (N,)")
-    if arr.size == 0:
-        raise SpecError(f"{name} = []: a fleet needs at least one job")
-    if n is not None and arr.size != n:
-        raise SpecError(f"{name} has {arr.size} values but the fleet has {n} jobs: lengths must match")
-    return arr
 
 
 #: What a throughput rule may be, in every error about one.
@@ -181,14 +161,6 @@ def _job_choice(name: str, value, n: int, allowed: tuple[str, ...]) -> np.ndarra
             where = name if isinstance(value, str) else f"{name}[{i}]"
             raise SpecError(f"{where} = {v!r}: must be one of {', '.join(repr(a) for a in allowed)}")
     return np.array(values, dtype=f"<U{max(len(a) for a in allowed)}")
-
-
-def _check_jobs(name: str, arr: np.ndarray, ok: np.ndarray, rule: str) -> None:
-    """A SpecError naming the first job whose value is not ``ok``."""
-    bad = np.nonzero(~ok)[0]
-    if bad.size:
-        i = int(bad[0])
-        raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be {rule}")
 
 
 def _check_cap(cap) -> float:
