@@ -207,3 +207,31 @@ def test_f3_an_outage_synchronizes_identical_jobs():
     for row in after[1:]:  # the same instants, bit for bit (the same operations)
         assert row[:3].tolist() == after[0][:3].tolist()
     assert after[0][0] == pytest.approx(t_o + R + T, rel=1e-12)
+
+
+def test_failure_streams_are_reproducible_in_the_kernel():
+    """The definitions of stormsim.failures evaluated as a kernel does (numba:
+    the engine's stream_base and stream_uniform on uint64 words, -log(1 - u)
+    compiled) give the reference's gaps bit for bit, the smallest and largest
+    uniforms included (u = 0: a gap of 0; u = 1 - 2^-53: the longest, 36.7 M)."""
+    from numba import njit
+
+    from stormsim.engine import _kernel
+    from stormsim.engine.door import root_key
+
+    @njit
+    def kernel_gap(base, m, mean):
+        return mean * -math.log(1.0 - _kernel.stream_uniform(base, m))
+
+    key0, key1 = root_key(35)
+    for salt, job in [(FAILURE_SALT, 0), (FAILURE_SALT, 7), (OUTAGE_SALT, 0)]:
+        # as a kernel stores it, a uint64 word (numba returns a Python int, which
+        # types as int64 below 2^63, and the stream's sums would go to float)
+        base = np.uint64(_kernel.stream_base(key0, key1 ^ np.uint64(salt), 3, job))
+        ref_base = reference.stream_base(int(key0), int(key1) ^ salt, 3, job)
+        assert int(base) == ref_base
+        for m in range(3000):
+            assert kernel_gap(base, m, 2.5) == 2.5 * exponential(reference.uniform(ref_base, m))
+    for u in (0.0, 2.0 ** -53, 0.5, 1.0 - 2.0 ** -53):
+        assert njit(lambda x: -math.log(1.0 - x))(u) == exponential(u)
+    assert exponential(1.0 - 2.0 ** -53) == pytest.approx(53 * math.log(2.0), rel=1e-15)
