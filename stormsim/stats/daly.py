@@ -18,7 +18,9 @@ T* = M (1 + W_0(-e^{-1 - d/M})), W_0 the principal Lambert function.
 - ``daly_interval_approx``: Daly's higher-order estimate
   sqrt(2 d M) [1 + sqrt(d / 2M) / 3 + (d / 2M) / 9] - d (d < 2M; else M);
 - ``daly_optimum``: the exact maximiser, solved numerically (scipy's brentq
-  on the stationarity condition, to a few ulp).
+  on the stationarity condition, to a few ulp);
+- ``daly_breakdown``: where the wall time goes (goodput, writing, lost work,
+  down time: E8's parts without contention).
 
 Daly's published cases (T_s = 500 h, R = 10 min, d = 5 min): at M = 24 h,
 6 h and 15 min the exact optimum is 116.69, 56.71 and 9.17 min (116.7, 56.7,
@@ -32,8 +34,8 @@ import math
 
 from ..errors import SpecError
 
-__all__ = ["daly_expected_time", "daly_goodput", "daly_interval_approx", "daly_optimum",
-           "young_interval"]
+__all__ = ["daly_breakdown", "daly_expected_time", "daly_goodput", "daly_interval_approx",
+           "daly_optimum", "young_interval"]
 
 
 def _positive(name: str, value, allow_inf: bool = False) -> float:
@@ -75,6 +77,32 @@ def daly_expected_time(T, d, mtbf, restart) -> float:
 def daly_goodput(T, d, mtbf, restart) -> float:
     """Long-run goodput T / E (the fraction of wall time that becomes committed work)."""
     return float(T) / daly_expected_time(T, d, mtbf, restart)
+
+
+def daly_breakdown(T, d, mtbf, restart) -> dict:
+    """Where the wall time goes, as fractions of E (they add up to 1): goodput
+    T/E and the parts of MODEL.md E8 without contention or cap.
+
+    Per committed interval, attempts of T + d are iid and each succeeds with
+    probability p = e^{-(T + d)/M}: e^{(T + d)/M} - 1 failed attempts on
+    average, each followed by a DOWN episode of M (e^{R/M} - 1) (DOWN ends
+    R after its last failure). A failed attempt loses its compute,
+    E[min(X, T) | X < T + d] with X exponential of mean M, so
+
+    - lost  = M (e^{(T + d)/M} - e^{d/M}) - T,
+    - down  = M (e^{R/M} - 1) (e^{(T + d)/M} - 1),
+    - writing = E - T - lost - down (the write that commits, d, and the
+      abandoned parts of failed writes: M (e^{(T + d)/M} - 1) - T - lost in all).
+    """
+    E = daly_expected_time(T, d, mtbf, restart)
+    M, R = float(mtbf), float(restart)
+    if math.isinf(M):
+        lost = down = 0.0
+    else:
+        lost = M * (math.exp((T + d) / M) - math.exp(d / M)) - T
+        down = M * math.expm1(R / M) * math.expm1((T + d) / M)
+    return {"goodput": T / E, "writing": (E - T - lost - down) / E, "lost": lost / E,
+            "down": down / E}
 
 
 def daly_optimum(d, mtbf, restart=0.0) -> float:

@@ -16,7 +16,7 @@ from conftest import ROOT
 from f1_cases import cases
 from reference import GOODPUT_PARTS, simulate_reference
 from stormsim.failures import FAILURE_SALT, OUTAGE_SALT, exponential
-from stormsim.stats.daly import daly_expected_time, daly_goodput
+from stormsim.stats.daly import daly_breakdown, daly_expected_time, daly_goodput
 
 #: The reference's outputs on the F1 cases before E8 (commit 8d49c28), as hex floats.
 BEFORE_E8 = ROOT / "tests" / "data" / "reference_before_e8.json"
@@ -133,27 +133,34 @@ F2_CASES = [(1.0, 0.1, 5.0, 0.2), (1.0, 0.3, 1.0, 0.5), (9.1665, 5.0, 15.0, 10.0
             (56.714, 5.0, 360.0, 10.0)]
 
 
-@functools.lru_cache(maxsize=None)  # shared by the two F2 tests
-def _f2_interval(T, d, M, R, n):
-    """Simulated goodput of n independent blocking jobs (sigma = 0, ideal f,
-    uncapped) over fleets: (mean, half-width of its interval, bias allowance).
-
-    The window ends at the slowest job's last firing, with the interval it
-    fires for not yet committed: that end costs each job at most one renewal
-    cycle's committed work in expectation, E_Daly / window relative (the
-    launch, theta = 0, is a renewal point: no bias at the start)."""
-    G, windows = [], []
+@functools.lru_cache(maxsize=None)  # shared by the F2 tests
+def _f2_runs(T, d, M, R, n):
+    """Goodput and its parts, one per fleet, of n independent blocking jobs
+    (sigma = 0, ideal f, uncapped), and the fleets' mean window."""
+    parts, windows = {k: [] for k in ("goodput",) + GOODPUT_PARTS}, []
     for fleet in range(F2_FLEETS[n]):
         out = simulate_reference([T] * n, [d] * n, [0.0] * n, math.inf,
                                  [math.nan] + [float(k) for k in range(1, n + 1)], [0.0] * n,
                                  F2_CYCLES[n], key=(2026, 35), fleet=fleet, mtbf=[M] * n,
                                  restart=[R] * n)
-        G.append(out["goodput"])
+        parts["goodput"].append(out["goodput"])
+        for k in GOODPUT_PARTS:
+            parts[k].append(out["goodput_parts"][k])
         windows.append(out["window"])
-    G = np.array(G)
-    half = stats.t.ppf(1 - F2_ALPHA / 2, G.size - 1) * G.std(ddof=1) / math.sqrt(G.size)
-    bias = daly_expected_time(T, d, M, R) / float(np.mean(windows))
-    return float(G.mean()), float(half), bias
+    return {k: np.array(v) for k, v in parts.items()}, float(np.mean(windows))
+
+
+def _f2_interval(T, d, M, R, n, part="goodput"):
+    """(mean over fleets, half-width of its interval, bias allowance) of a part.
+
+    The window ends at the slowest job's last firing, with the interval it
+    fires for not yet committed: that end moves each job's share of at most
+    one renewal cycle in expectation, E_Daly / window (the launch, theta = 0,
+    is a renewal point: no bias at the start)."""
+    runs, window = _f2_runs(T, d, M, R, n)
+    x = runs[part]
+    half = stats.t.ppf(1 - F2_ALPHA / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
+    return float(x.mean()), float(half), daly_expected_time(T, d, M, R) / window
 
 
 @pytest.mark.parametrize("n", [1, 8])
@@ -177,6 +184,20 @@ def test_f2_tells_failures_in_down_apart(T, d, M, R):
     without = T / ((M + R) * math.expm1((T + d) / M))
     assert abs(mean - without) > half + bias
     assert abs(without - daly_goodput(T, d, M, R)) > 2 * (half + bias)
+
+
+@pytest.mark.parametrize("T, d, M, R", F2_CASES)
+def test_f2_goodput_parts_follow_dalys_breakdown(T, d, M, R):
+    """F2, part by part (N = 1): the shares of writing, lost work and down time
+    are Daly's (``daly_breakdown``), each within its interval; no cap; the
+    uncommitted share is the window's end only (below the bias allowance)."""
+    law = daly_breakdown(T, d, M, R)
+    for part in ("writing", "lost", "down"):
+        mean, half, bias = _f2_interval(T, d, M, R, 1, part)
+        assert abs(mean - law[part]) <= half + bias, (part, mean, half, bias, law[part])
+    runs, _ = _f2_runs(T, d, M, R, 1)
+    assert np.all(runs["cap"] == 0.0)
+    assert runs["uncommitted"].mean() <= _f2_interval(T, d, M, R, 1)[2]
 
 
 def test_f3_an_outage_synchronizes_identical_jobs():

@@ -8,8 +8,8 @@ import pytest
 from scipy.special import lambertw
 
 from stormsim.errors import SpecError
-from stormsim.stats.daly import (daly_expected_time, daly_goodput, daly_interval_approx,
-                                 daly_optimum, young_interval)
+from stormsim.stats.daly import (daly_breakdown, daly_expected_time, daly_goodput,
+                                 daly_interval_approx, daly_optimum, young_interval)
 
 MIN, HOUR = 60.0, 3600.0
 
@@ -96,3 +96,19 @@ def test_young_is_the_first_order_limit():
 def test_bad_input_is_named(call, name):
     with pytest.raises(SpecError, match=rf"^{name} must be"):
         call()
+
+
+@pytest.mark.parametrize("T, d, M, R", [(1.0, 0.3, 1.0, 0.5), (550.0, 300.0, 900.0, 600.0),
+                                         (2.0, 0.5, math.inf, 3.0), (1.0, 0.1, 1e7, 0.0)])
+def test_breakdown_adds_up_and_has_its_limits(T, d, M, R):
+    """The parts add up to 1 (a sum of four fractions: 8 ulp); without
+    failures only writing is left, d / (T + d); with R = 0 there is no down time."""
+    b = daly_breakdown(T, d, M, R)
+    assert math.fsum(b.values()) == pytest.approx(1.0, abs=FORMULA_RTOL)
+    assert b["goodput"] == daly_goodput(T, d, M, R)
+    assert all(v >= 0 for v in b.values())
+    if math.isinf(M):
+        assert (b["lost"], b["down"]) == (0.0, 0.0)
+        assert b["writing"] == pytest.approx(d / (T + d), rel=FORMULA_RTOL)
+    if R == 0:
+        assert b["down"] == 0.0
