@@ -6,8 +6,9 @@ every job, and applies the phase changes of the instant. It is slow and
 meant for small fleets and short horizons.
 
 Its random numbers re-implement the engine's documented streams (SplitMix64
-on Python integers, a ziggurat for normals) so that jittered runs can be
-compared draw for draw.
+on Python integers, a ziggurat for normals, and the failure and outage
+streams of stormsim/failures.py, MODEL.md E8) so that jittered runs, and runs
+with failures, can be compared draw for draw.
 """
 from __future__ import annotations
 

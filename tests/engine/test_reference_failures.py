@@ -90,10 +90,33 @@ def test_failure_instants_are_the_documented_streams():
         own = _instants(reference.stream_base(key[0], key[1] ^ FAILURE_SALT, fleet, i), M[i], end)
         assert out["failures"][i] == len(own) + len(outages) > 20
         down, reach = 0.0, 0.0  # the union's measure, instants in order
-        for F in sorted(own + outages):
+        instants = sorted(own + outages)
+        assert np.any(np.diff(instants) < R[i])  # some failures strike in DOWN
+        for F in instants:
             down += min(F + R[i], end) - max(F, reach) if F + R[i] > reach else 0.0
             reach = max(reach, F + R[i])
         assert out["down_time"][i] == pytest.approx(down, abs=DOWN_ATOL)
+
+
+def test_a_failure_frees_its_writer_slot_at_once():
+    """Writer cap K = 1: job 0 writes from 0.5 (after 0.5 s of compute), job 1
+    falls due at 0.7 and queues; job 0 fails at 1.0 mid-write: its write is
+    abandoned (its 0.5 s of work lost) and job 1 is admitted at that instant."""
+    key = (5, 5)
+    u0 = reference.uniform(reference.stream_base(key[0], key[1] ^ FAILURE_SALT, 0, 0), 0)
+    M = 1.0 / exponential(u0)
+    t_f = M * exponential(u0)  # the failure instant, as the integrator draws it
+    out = simulate_reference([1.0, 1.0], [1.0, 1.0], [0.0, 0.0], math.inf, [math.nan, 1.0, 1.0],
+                             [0.5, 0.3], 1, key=key, max_writers=1, mtbf=[M, math.inf],
+                             restart=[2.0, 0.0])
+    assert out["firings"][1, 0] == t_f == out["end_time"]
+    assert out["failures"].tolist() == [1, 0] and out["abandoned_writes"].tolist() == [1, 0]
+    assert out["lost_work"].tolist() == [0.5, 0.0]
+    assert out["committed_work"].tolist() == [0.0, 0.0]
+    # job 1: 0.7 s of compute (uncommitted, its write just started), 0.3 s queued
+    assert out["uncommitted_work"][1] == pytest.approx(0.7, abs=PARTS_ATOL)
+    assert out["checkpoint_time"].tolist() == pytest.approx([t_f - 0.5, t_f - 0.7],
+                                                            abs=PARTS_ATOL)
 
 
 def test_goodput_parts_add_up_to_one():
