@@ -30,8 +30,11 @@ from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
 from .driver import SweepOutcome, run_sweep
 from .fleetplan import FleetPlan, plan
+from .goodput import BestInterval, ClassInterval, best_interval
 
 __all__ = [
+    "BestInterval",
+    "ClassInterval",
     "DaskExecutor",
     "DeterministicFleetWarning",
     "Fleet",
@@ -52,6 +55,7 @@ __all__ = [
     "Sweep",
     "SweepError",
     "SweepOutcome",
+    "best_interval",
     "kaplan_meier",
     "load_sweep",
     "median_survival",

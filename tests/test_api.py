@@ -18,6 +18,8 @@ PUBLIC = {
     "Interval",
     # the operator's table: a fleet and its what-ifs
     "FleetPlan", "plan",
+    # the best checkpoint interval when jobs fail (MODEL.md E8)
+    "BestInterval", "ClassInterval", "best_interval",
 }
 
 

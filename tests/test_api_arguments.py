@@ -115,6 +115,8 @@ CASES = [
         fleet=NOT_A_FLEET, busy_power=PER_JOB + [-1.0, [1.0] * 3],
         idle_power=PER_JOB + [800.0, [800.0] * 4],
         law=["law", 3, stormsim.stationary(Fleet.identical(3, load=0.5, jitter=0.01))])),
+    ("best_interval", stormsim.best_interval, dict(fleet=FLEET, mtbf="24 h"), dict(
+        fleet=NOT_A_FLEET, mtbf=NUMBER + ["24 GB", "-1 h", 0.0], restart=NUMBER + ["1 GB", -1.0])),
     ("stagger_spacing", stormsim.stagger_spacing, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_margin", stormsim.stagger_margin, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_theta", stormsim.stagger_theta, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
@@ -171,7 +173,7 @@ def test_the_cases_cover_every_public_function_with_arguments():
     # SweepOutcome are what the functions return (never built by a caller); MemoryStore
     # takes no argument; the errors and the warning are raised, never called.
     returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "PowerLaw",
-                "FleetPlan",
+                "FleetPlan", "BestInterval", "ClassInterval",
                 "Sweep", "SweepOutcome", "MemoryStore",
                 "SpecError", "SweepError", "ResourceError", "DeterministicFleetWarning",
                 "__version__"}

@@ -6,6 +6,7 @@ both in seconds at full rate.
 """
 from __future__ import annotations
 
+import inspect
 import math
 from numbers import Real
 from typing import Sequence, Union
@@ -427,6 +428,16 @@ class Fleet:
         writer cap (E5)."""
         return bool(not self.is_async.any() and np.all(self.weights == self.weights[0])
                     and self.max_writers == self.n_jobs)
+
+    def replace(self, **changes) -> "Fleet":
+        """This fleet with some of Fleet's parameters changed (``T=``, ``jitter=``,
+        ...), every other one as it is; an unknown name is a SpecError."""
+        names = list(inspect.signature(Fleet).parameters)
+        unknown = sorted(set(changes) - set(names))
+        if unknown:
+            raise SpecError(f"{unknown[0]} = {changes[unknown[0]]!r}: not a parameter of Fleet "
+                            f"(its parameters: {', '.join(names)})")
+        return Fleet(**{name: changes.get(name, getattr(self, name)) for name in names})
 
     @property
     def writer_rate(self) -> np.ndarray:
