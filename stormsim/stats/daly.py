@@ -31,32 +31,24 @@ E = T + d, and the best interval is inf.
 from __future__ import annotations
 
 import math
+from numbers import Real
 
-from ..errors import SpecError
+from .._args import check_real
 
 __all__ = ["daly_breakdown", "daly_expected_time", "daly_goodput", "daly_interval_approx",
            "daly_optimum", "young_interval"]
 
 
 def _positive(name: str, value, allow_inf: bool = False) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise SpecError(f"{name} must be a number of seconds, got {value!r}") from None
-    if not (x > 0) or (math.isinf(x) and not allow_inf):
-        rule = "> 0 (inf: never fails)" if allow_inf else "> 0 and finite"
-        raise SpecError(f"{name} must be {rule}, got {value!r}")
-    return x
+    """Seconds > 0 and finite (or inf, never fails, where ``allow_inf``)."""
+    if allow_inf and isinstance(value, Real) and not isinstance(value, bool) and value == math.inf:
+        return math.inf
+    return check_real(name, value, 0.0, open_lo=True,
+                      what="seconds" + ("; inf: never fails" if allow_inf else ""))
 
 
 def _restart(value) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise SpecError(f"restart must be a number of seconds, got {value!r}") from None
-    if not (0 <= x < math.inf):
-        raise SpecError(f"restart must be >= 0 and finite, got {value!r}")
-    return x
+    return check_real("restart", value, 0.0, what="seconds")
 
 
 def young_interval(d, mtbf) -> float:
