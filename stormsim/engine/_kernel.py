@@ -617,7 +617,7 @@ def _variant(name):
     a symbol; a later process that loads both from the cache links every call
     to the one loaded first (their callee copies are weak definitions), and a
     run gets the other variant's code: bits that depended on the cache's
-    history (issue 37, docs/performance.md "Bits independent of the cache's
+    history (docs/performance.md, "Bits independent of the cache's
     history"). A distinct qualname per variant makes every symbol name one
     code, and gives each variant its own cache index file.
     tests/engine/test_cache_history.py checks the names are distinct.

@@ -1,4 +1,4 @@
-"""The bits never depend on the numba cache's history (issue 37).
+"""The bits never depend on the numba cache's history.
 
 numba names a compiled function by module, qualname, flags, argument types and
 a per-process counter. Two kernel variants made by one factory (a closure)
