@@ -362,7 +362,8 @@ def _plan_fleet(args: argparse.Namespace):
         raise SpecError(f"plan: give a job table or {', '.join(map(_flag, given))}, not both (a "
                         "table gives every job's own values)")
     if args.table is not None:
-        return Fleet.from_csv(args.table, bandwidth=args.bandwidth)
+        return Fleet.from_csv(args.table, bandwidth=args.bandwidth,
+                              max_writers=args.fleet_max_writers)
     if args.interval is not None and args.period is not None:
         raise SpecError(f"plan: --interval {args.interval} and --period {args.period}: give one "
                         "(--interval: compute time between checkpoints; --period: wall-clock "
@@ -378,7 +379,7 @@ def _plan_fleet(args: argparse.Namespace):
         extra = dict(checkpoint="async", snapshot=args.snapshot, slowdown=args.slowdown)
     return Fleet.from_jobs(n_jobs=args.jobs, size=args.size, compute_interval=args.interval,
                            checkpoint_period=args.period, bandwidth=args.bandwidth,
-                           jitter=args.jitter, **extra)
+                           jitter=args.jitter, max_writers=args.fleet_max_writers, **extra)
 
 
 def _plan_what_ifs(args: argparse.Namespace) -> dict:
@@ -462,9 +463,10 @@ def _plan(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(result.to_json())
     elif args.format == "csv":
-        print(result.to_csv(), end="")
+        print(result.class_csv() if args.by_class else result.to_csv(), end="")
     else:
-        print(result.table(wide=True) if args.wide else result)
+        print(result.table(wide=args.wide, by_class=args.by_class)
+              if args.wide or args.by_class else result)
     if args.plot:
         result.figure().savefig(args.plot, dpi=120)
         print(f"stormsim plan: wrote {args.plot}", file=sys.stderr)
