@@ -439,6 +439,19 @@ class _PlanProgress:
             self.timer.cancel()
 
 
+def _plan_signals(state: dict) -> dict:
+    """SIGINT and SIGTERM stop the plan (KeyboardInterrupt, the signal in
+    ``state``), even where the plan started with SIGINT ignored (started in
+    the background), as the sweep's handlers do; returns the previous
+    handlers (none off the main thread, where signals cannot be set)."""
+    def handler(signum, frame):
+        state["signal"] = signum
+        raise KeyboardInterrupt
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
 def _plan(args: argparse.Namespace) -> int:
     from .fleetplan import DEFAULT_LEVELS, plan
 
@@ -446,6 +459,8 @@ def _plan(args: argparse.Namespace) -> int:
         raise SpecError(f"plan: --wide lays out the text table; --format {args.format} has none")
     fleet = _plan_fleet(args)
     progress = None if args.quiet else _PlanProgress().start()
+    state: dict = {}
+    previous = _plan_signals(state)
     try:
         result = plan(fleet, DEFAULT_LEVELS if args.levels is None else args.levels,
                       what_if=not args.no_what_if, watchdog=args.watchdog,
@@ -453,11 +468,13 @@ def _plan(args: argparse.Namespace) -> int:
                       **_plan_what_ifs(args))
     except KeyboardInterrupt:
         # one line, no traceback: nothing is written before the table, so nothing is left
-        print("stormsim plan: interrupted (Ctrl-C): no table printed", file=sys.stderr,
+        name = "Ctrl-C" if state.get("signal", signal.SIGINT) == signal.SIGINT else "SIGTERM"
+        print(f"stormsim plan: interrupted ({name}): no table printed", file=sys.stderr,
               flush=True)
         args.interrupted = True
-        return 128 + signal.SIGINT
+        return 128 + state.get("signal", signal.SIGINT)
     finally:
+        _restore(previous)
         if progress is not None:
             progress.stop()
     if args.format == "json":
@@ -560,10 +577,13 @@ COMMANDS = {"sweep": _sweep, "inspect": _inspect, "risk": _risk, "report": _repo
 
 def main(argv: list[str] | None = None) -> int:
 
-    args = parser().parse_args(argv)
-    args.func = COMMANDS[args.command]
     try:
+        args = parser().parse_args(argv)
+        args.func = COMMANDS[args.command]
         rc = args.func(args)
+    except KeyboardInterrupt:           # Ctrl-C where no command's own handler heard it
+        print("stormsim: interrupted (Ctrl-C)", file=sys.stderr, flush=True)
+        return 128 + signal.SIGINT
     except ValueError as exc:           # SpecError, SweepError: bad input, named
         print(f"stormsim: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
