@@ -158,13 +158,20 @@ ROW_OUTPUTS: tuple[Output, ...] = (
            "out)", "level"),
     Output("regime", "text", f"{EPISODES} (storms come and go), or {SATURATED} (the level is "
            "almost never left: storms_per_day counts the rare ends of calms)", "level"),
-    Output("checkpoint_seconds", "s", "the mean write duration, firing to write end", "scenario"),
+    Output("checkpoint_seconds", "s", "the mean write duration per write, firing to write end",
+           "scenario"),
+    Output("checkpoint_seconds_lo", "s", "its interval's lower end (the value where exact)",
+           "scenario"),
+    Output("checkpoint_seconds_hi", "s", "its interval's upper end (the value where exact)",
+           "scenario"),
     Output("lone_checkpoint_seconds", "s", "the mean write duration of a job writing alone",
            "scenario"),
     Output("checkpoint_p99", "s", f"the {QUANTILE:.0%} quantile of write durations", "interval"),
     Output("over_watchdog", "1", "the share of writes longer than the watchdog", "interval"),
     Output("wait_mean", "s", "the mean time from a checkpoint falling due to its write starting "
            "(a writer cap's queue, an async WAIT)", "scenario"),
+    Output("wait_mean_lo", "s", "its interval's lower end", "scenario"),
+    Output("wait_mean_hi", "s", "its interval's upper end", "scenario"),
     Output("wait_p99", "s", f"the {QUANTILE:.0%} quantile of those waits", "interval"),
     Output("writing_share", "1", "the share of GPU time spent writing (exact only: null where "
            "the law does not apply, gpu_lost_share then simulated)",
@@ -284,6 +291,10 @@ class PlanRow:
     queued_share: Interval = None
     gpu_lost_share: Interval = None
     reasons: tuple = ()             # "field: why" for each NaN field
+    checkpoint_seconds_lo: float = math.nan   # the interval ends of the two means
+    checkpoint_seconds_hi: float = math.nan
+    wait_mean_lo: float = math.nan
+    wait_mean_hi: float = math.nan
 
     __getattr__ = renamed("PlanRow", {"storm_seconds": "storm_duration", "time_share": "p_ge",
                                       "stagger_hours_lo": "stagger_hours.lo",
@@ -515,13 +526,20 @@ def _parts_cell(r: PlanRow, why: _Why) -> str:
                      ("blocked_share", "slowed_share", "queued_share"))
 
 
+def _mean_cell(r: PlanRow, name: str, why: _Why) -> str:
+    """A mean: 'v' where exact (or its interval empty), else 'v [lo, hi]'."""
+    v, lo, hi = (getattr(r, name + x) for x in ("", "_lo", "_hi"))
+    if math.isnan(v):
+        return why(_reason(r, name))
+    return _num(v) if not lo < hi else f"{_num(v)} [{_num(lo)}, {_num(hi)}]"
+
+
 def _checkpoint_cell(r: PlanRow, why: _Why) -> str:
-    return (f"{_num(r.checkpoint_seconds, why, _reason(r, 'checkpoint_seconds'))} "
-            f"({_num(r.lone_checkpoint_seconds)})")
+    return f"{_mean_cell(r, 'checkpoint_seconds', why)} ({_num(r.lone_checkpoint_seconds)})"
 
 
 def _wait_cell(r: PlanRow, why: _Why) -> str:
-    return f"{_num(r.wait_mean, why, _reason(r, 'wait_mean'))}, {_interval(r.wait_p99, why)}"
+    return f"{_mean_cell(r, 'wait_mean', why)}, {_interval(r.wait_p99, why)}"
 
 
 def _grid(head: list, rows: list) -> list[str]:
@@ -555,9 +573,9 @@ def _cost_columns(p: FleetPlan, why: _Why) -> list[tuple[str, list[str]]]:
     return [("checkpoint s", [_checkpoint_cell(r, why) for r in rs]),
             (f"p{QUANTILE * 100:.0f} s", [_interval(r.checkpoint_p99, why) for r in rs]),
             (f"P(> {_num(p.watchdog)} s)", [_interval(r.over_watchdog, why) for r in rs]),
-            ("wait s: mean, p99", [_wait_cell(r, why) for r in rs]),
             ("GPU lost", [_lost_cell(r, why) for r in rs]),
             ("blocked, slowed, queued", [_parts_cell(r, why) for r in rs]),
+            ("wait s: mean, p99", [_wait_cell(r, why) for r in rs]),
             ("stagger holds", [_stagger_cell(r.stagger_hours, why) for r in rs])]
 
 
@@ -836,7 +854,7 @@ def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.i
     effort = _effort(fleet.n_jobs, seconds, DURATION_FLEETS, DURATION_CYCLES, DURATION_LEAST)
     if effort is None:
         none = Interval(math.nan, math.nan, math.nan, NOT_IN_BUDGET)
-        return {"mean": math.nan, "p99": none, "over": none, "wait_mean": math.nan,
+        return {"mean": none, "p99": none, "over": none, "wait_mean": none,
                 "wait_p99": none, "effort": None, "run": None}
     fleets, cycles = effort
     run = simulate(fleet, fleets=fleets, cycles=cycles, burn_in=min(DURATION_BURN_IN, cycles // 10),
@@ -844,8 +862,8 @@ def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.i
     none = Interval(math.nan, math.nan, math.nan, f"{MIXED} write durations in multiples of "
                     "its own lone time d_i, and the d_i differ (plan --by-class: the means per "
                     "class)")
-    out = {"mean": durations.mean(run).value, "p99": none, "over": none,
-           "wait_mean": durations.mean(run, "wait").value, "effort": effort, "run": run,
+    out = {"mean": durations.mean(run), "p99": none, "over": none,
+           "wait_mean": durations.mean(run, "wait"), "effort": effort, "run": run,
            "wait_p99": Interval(math.nan, math.nan, math.nan, f"{MIXED} waits in multiples "
                                 "of its own interval T_i, and the T_i differ")}
     if np.all(fleet.d == fleet.d[0]):
@@ -866,6 +884,19 @@ def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.i
         w = durations.quantile(run, QUANTILE, "wait")
         # in the histogram's first bin, which holds the waits of 0: at most its edge
         out["wait_p99"] = w if w.lo > 0 else Interval(0.0, 0.0, w.hi, w.method, unit=w.unit)
+    return out
+
+
+def _means(exact: float | None, dur: dict) -> dict:
+    """PlanRow's checkpoint_seconds and wait_mean with their interval ends: the
+    law's mean where ``exact`` (ends equal to it), else the durations run's
+    (a ratio over fleets; a wait of 0 seen everywhere is exactly 0)."""
+    m, w = dur["mean"], dur["wait_mean"]
+    if exact is not None:
+        m = Interval(exact, exact, exact, "exact")
+    out = {"checkpoint_seconds": m.value, "checkpoint_seconds_lo": m.lo,
+           "checkpoint_seconds_hi": m.hi, "wait_mean": w.value}
+    out["wait_mean_lo"], out["wait_mean_hi"] = (w.lo, w.hi) if w.value != 0 else (0.0, 0.0)
     return out
 
 
@@ -1293,9 +1324,9 @@ def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bo
         scenario=name, change=change, storms_per_day=rate * day,
         storms_per_day_lo=lo * day, storms_per_day_hi=hi * day, storm_duration=duration,
         p_ge=np.where(capped, 0.0, p_ge), method=method,
-        checkpoint_seconds=mean if how == "exact" else dur["mean"],
+        **_means(mean if how == "exact" else None, dur),
         lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
-        wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,
+        wait_p99=dur["wait_p99"], writing_share=share,
         contention_share=contention, stagger_hours=stagger, cost_method=how,
         regime=regime, load=float(np.sum(f.d / f.T)), **_bounds(risk, capped, ks.size), **shares)
     row = replace(row, reasons=_reasons(row, f, ks, NOT_IN_BUDGET if dur["effort"] is None

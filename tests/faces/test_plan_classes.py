@@ -308,3 +308,17 @@ def test_the_fleet_s_own_writer_cap_from_the_command_line(capsys):
                  "--format", "json"]) == 0
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["method"][1] == "cap" and row["queued_share"]["value"] > 0
+
+
+@pytest.mark.slow
+def test_a_simulated_mean_has_its_interval_and_an_exact_one_none(plans):
+    exact, sim = plans("README").rows[0], plans("capped what-if").rows[0]
+    assert exact.checkpoint_seconds_lo == exact.checkpoint_seconds == exact.checkpoint_seconds_hi
+    assert sim.checkpoint_seconds_lo < sim.checkpoint_seconds < sim.checkpoint_seconds_hi
+    assert sim.wait_mean_lo < sim.wait_mean < sim.wait_mean_hi            # the cap's queue
+    assert exact.wait_mean == exact.wait_mean_lo == exact.wait_mean_hi == 0.0
+    cell = (f"{sim.checkpoint_seconds:.3g} [{sim.checkpoint_seconds_lo:.3g}, "
+            f"{sim.checkpoint_seconds_hi:.3g}] (21)")
+    assert cell in str(plans("capped what-if"))
+    row = json.loads(plans("capped what-if").to_json())["rows"][0]
+    assert row["checkpoint_seconds_lo"] == sim.checkpoint_seconds_lo
