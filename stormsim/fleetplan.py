@@ -730,7 +730,9 @@ def what_ifs(fleet: Fleet, *, max_writers=None, snapshot=ASYNC_SNAPSHOT,
            ("interval x0.5", "checkpoint twice as often", _scaled(fleet, T=0.5)),
            ("interval x2", "checkpoint half as often", _scaled(fleet, T=2.0))]
     if not np.all(fleet.is_async):
-        out.append(("async", "asynchronous checkpoints (the persist in the background)",
+        out.append(("async", "asynchronous checkpoints (the persist in the background), "
+                    f"assuming a snapshot of {fmt_value(snapshot, digits=3)} s and a compute "
+                    f"slowdown of {fmt_value(slowdown, digits=3)} while it is in flight",
                     _async_what_if(fleet, snapshot, slowdown)))
     for k in caps:
         change = (f"at most {k} checkpoints write at once (a queue)" if k < fleet.n_jobs
