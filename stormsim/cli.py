@@ -354,7 +354,20 @@ def _flag(name: str) -> str:
 
 
 def _plan_fleet(args: argparse.Namespace):
-    """``stormsim plan``'s fleet: the job table, or identical jobs from the options."""
+    """``stormsim plan``'s fleet: the job table, or identical jobs from the options
+    (a wrong --fleet-max-writers named as the flag, not as Fleet's max_writers)."""
+    try:
+        return _plan_fleet_of(args)
+    except SpecError as exc:
+        head = f"max_writers = {args.fleet_max_writers!r}: "
+        if args.fleet_max_writers is None or not str(exc).startswith(head):
+            raise
+        raise SpecError(f"plan: --fleet-max-writers {args.fleet_max_writers}: "
+                        f"{str(exc)[len(head):]}") from None
+
+
+def _plan_fleet_of(args: argparse.Namespace):
+    """_plan_fleet's fleet, as Fleet builds it."""
     from .engine.model import Fleet
 
     given = [k for k in PLAN_JOB_OPTIONS if getattr(args, k) not in (None, False)]

@@ -322,3 +322,11 @@ def test_a_simulated_mean_has_its_interval_and_an_exact_one_none(plans):
     assert cell in str(plans("capped what-if"))
     row = json.loads(plans("capped what-if").to_json())["rows"][0]
     assert row["checkpoint_seconds_lo"] == sim.checkpoint_seconds_lo
+
+
+@pytest.mark.parametrize("k", ["0", "13"])
+def test_a_wrong_fleet_writer_cap_is_named_as_its_flag(k, capsys):
+    assert main(["plan", *ARGS, "--fleet-max-writers", k]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"stormsim: error: plan: --fleet-max-writers {k}: must be ")
+    assert "Traceback" not in err and err.count("\n") == 1
