@@ -7,13 +7,16 @@ snapshot and slowdown assumed, a writer cap of N/4 or each cap asked), one
 row: storms per day and mean storm duration at the levels asked, the
 share of time with k or more writers, the mean and 99th percentile
 checkpoint duration and the share of writes longer than a
-watchdog, the waits, the share of GPU time spent writing and how much of it
-contention adds, and how long a launch stagger holds; then how long storms
+watchdog, the waits, the GPU time the checkpoints cost (blocked, slowed,
+queued) and how much contention adds, and how long a launch stagger holds; then how long storms
 take to settle after a synchronized restart. Each number says how it was made: "exact" (the
 product-form law, ``stormsim.stationary``: blocking jobs with jitter, no
 sampling error), "plain" (simulation, a 95 % interval over independent
 fleets) or "splitting". The long-run numbers of a blocking fleet are exact
-and instant; the rest is simulated within the time budget.
+and instant; the rest is simulated within the time budget. A number that
+cannot be had says why (``PlanRow.reasons``; '-(a)' and note (a) in the
+text table), and a fleet of several kinds of jobs is also given per job
+class (``FleetPlan.by_class``, ``plan_costs``).
 
 Times are in seconds, rates per day: the model's time unit is the second
 when the fleet comes from physical units (``Fleet.from_jobs``, a job table).
@@ -1191,14 +1194,19 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         intervals, mean storm durations and time shares per level, each
         level's ``method`` ("exact", "plain", "splitting", or "cap" where a
         writer cap keeps the level out of reach), checkpoint durations and
-        waits with the share over ``watchdog``, the GPU time spent writing
-        and how long a stagger holds; ``settle_hours`` after a synchronized
-        restart; ``notes`` on levels left unresolved, and on the load and
-        the saturated levels where a scenario's load exceeds N/(N-1) or a
-        level is saturated. Each row's ``regime`` says per level whether
-        storms are episodes or the level is saturated (almost never left:
-        its storm rate counts the rare ends of calms), and ``load`` is
-        sum_i d_i / T_i. Times in seconds and hours, rates per day.
+        waits with the share over ``watchdog`` (means per write, with their
+        intervals where simulated), the GPU time the checkpoints cost per
+        job (``gpu_lost_share``: blocked, slowed, queued) and how long a
+        stagger holds; ``reasons``, why each number a row lacks (NaN) is
+        missing; ``by_class``, the fleet per job class (``ClassRow``: count,
+        lone and contended write time per write, stretch, p99, GPU lost);
+        ``settle_hours`` after a synchronized restart; ``notes`` on levels
+        left unresolved, and on the load and the saturated levels where a
+        scenario's load exceeds N/(N-1) or a level is saturated. Each row's
+        ``regime`` says per level whether storms are episodes or the level
+        is saturated (almost never left: its storm rate counts the rare ends
+        of calms), and ``load`` is sum_i d_i / T_i. Times in seconds and
+        hours, rates per day.
 
     Raises
     ------
