@@ -6,6 +6,9 @@ cap); see MODEL.md for the normative model.
 """
 import os as _os
 
+# The program: Ctrl-C while the package loads is one line and exit 130 (not a traceback).
+from . import _interrupt
+
 # numba's OpenMP layer busy-waits at the end of each parallel kernel call by
 # default; on a shared or oversubscribed machine a 2-thread call then ran 4-5x
 # slower than 1 thread (benchmarks, workload f). Sleeping costs ~50 us per
@@ -31,6 +34,8 @@ from .stats.survival import kaplan_meier, median_survival
 from .driver import SweepOutcome, run_sweep
 from .fleetplan import FleetPlan, plan
 from .goodput import BestInterval, ClassInterval, best_interval
+
+_interrupt.loaded()
 
 __all__ = [
     "BestInterval",
