@@ -15,7 +15,8 @@ PACKAGE = ROOT / "stormsim"
 #: A new module gets a place here (that is the decision of where it lives).
 #: The wings come in this order; a wing's ``__init__`` says what lives in it.
 WINGS = [
-    ("", ["_version", "errors", "_deprecated", "_format", "_args", "glossary"]),  # facts, no dependencies
+    ("", ["_version", "errors", "_deprecated", "_format", "_args", "glossary",
+          "failures"]),                                     # facts, no dependencies
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "interval", "exact_sums", "survival", "analysis", "tails", "storms",
