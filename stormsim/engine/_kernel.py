@@ -624,12 +624,6 @@ _FO_UNCOMMIT = 5
 #: (public: the door allocates fail_out)
 FAIL_COLUMNS = 6
 
-#: A job's state in the failure variant: computing, writing, DOWN.
-_ST_COMPUTE = 0
-_ST_WRITE = 1
-_ST_DOWN = 2
-
-
 @njit(cache=CACHE, nogil=True, inline="always")
 def stream_exponential(base, m):
     """m-th unit-mean exponential of a stream: -log(1 - u), u its m-th uniform
@@ -638,17 +632,20 @@ def stream_exponential(base, m):
     return -math.log(1.0 - stream_uniform(base, m))
 
 
-@njit(cache=CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True, inline="always")
 def _q_remove(key, idx, head, size, mask, ring, j):
-    """Remove job j (present) from a queue of ``_q_push``; return (its key, new size).
+    """Remove job j from a queue of ``_q_push``; return (its key, new size),
+    (NaN, size) where j is not in it.
 
     O(size): a failure (MODEL.md E8) is rare next to the events. A ring
     closes the gap (the order stays sorted); a heap moves its last entry
     into the hole and sifts it up or down.
     """
     p = 0
-    while idx[(head + p) & mask] != j:
+    while p < size and idx[(head + p) & mask] != j:
         p += 1
+    if p == size:
+        return np.nan, size
     k = key[(head + p) & mask]
     if ring:
         for q in range(p, size - 1):
@@ -708,19 +705,25 @@ def _xh_set(key, idx, pos, size, j, k):
     pos[j] = p
 
 
-@njit(cache=CACHE, nogil=True)
+@njit(cache=CACHE, nogil=True, inline="always")
 def _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask,
-              ring_w, ring_c, st, wcur, pre, since, opened, writing, dstart, de, fo):
+              ring_w, ring_c, shift, wcur, pre, since, opened, writing, dstart, de, fo):
     """Job i fails at t (MODEL.md E8): it leaves its queue, loses its work
-    since its last completed write, and enters DOWN until t + R_i.
-    Returns the queues' (nwh, nch) (a ring's head does not move)."""
-    s = st[i]
+    since its last completed write, and enters DOWN until t + R_i. Its state
+    is where it is: DOWN (de[i] finite), in the writers' queue or in the
+    computers'. Returns the queues' (nwh, nch) (a ring's head does not move)."""
     lost = 0.0
-    if s == _ST_COMPUTE:
+    down = de[i] < np.inf
+    nw0 = nwh
+    if not down:
+        k, nwh = _q_remove(wkey, widx, wh, nwh, mask, ring_w, i)
+    if down:
+        pass
+    elif nwh == nw0:  # computing
         k, nch = _q_remove(ckey, cidx, ch, nch, mask, ring_c, i)
         lost = wcur[i] - (k - pc)
-    elif s == _ST_WRITE:
-        k, nwh = _q_remove(wkey, widx, wh, nwh, mask, ring_w, i)
+    else:  # writing: the write is abandoned, its normal not used
+        shift[i] -= 1
         lost = wcur[i]
         if measuring:
             fo[i, _FO_ABANDON] += 1.0
@@ -731,64 +734,15 @@ def _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh, nwh, ckey, cidx,
             opened[i] -= x
             if since[i] < t0:
                 opened[i] -= t0 - since[i]
-    elif measuring:
+    if down and measuring:
         fo[i, _FO_DOWN] += t - max(dstart[i], t0)
     if measuring:
         fo[i, _FO_FAIL] += 1.0
         fo[i, _FO_LOST] += lost - pre[i]
         pre[i] = 0.0
-    st[i] = _ST_DOWN
     dstart[i] = t
     de[i] = t + restart[i]
     return nwh, nch
-
-
-@njit(cache=CACHE, nogil=True)
-def _x_instant(t, pc, measuring, t0, T, sigma, base, fail_in, fbase, obase, onext, nfd, ft, de,
-               xk, xi, xpos, wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask, ring_w, ring_c,
-               st, wcur, pre, since, opened, writing, dstart, nidx, fo, tofire):
-    """Every failure, outage and end of DOWN at wall time t (MODEL.md E8).
-
-    A DOWN that ends starts a fresh compute interval (the job's next normal,
-    index nidx[i]); one of zero work fires at once (into tofire). Returns
-    (nwh, nch, n_fire)."""
-    N = T.shape[0]
-    restart = fail_in[:N, 1]
-    n_fire = 0
-    if onext[0] <= t:  # an outage: every job fails at once
-        if measuring:
-            fo[N, 0] += 1.0
-        for i in range(N):
-            nwh, nch = _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh, nwh, ckey,
-                                 cidx, ch, nch, mask, ring_w, ring_c, st, wcur, pre, since,
-                                 opened, writing, dstart, de, fo)
-        for i in range(N):
-            _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
-        onext[1] += 1.0
-        onext[0] = t + fail_in[N, 0] * stream_exponential(obase, np.int64(onext[1]))
-    while xk[0] <= t:
-        i = xi[0]
-        if ft[i] <= t:  # a failure of job i
-            nwh, nch = _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh, nwh, ckey,
-                                 cidx, ch, nch, mask, ring_w, ring_c, st, wcur, pre, since,
-                                 opened, writing, dstart, de, fo)
-            ft[i] = t + fail_in[i, 0] * stream_exponential(fbase[i], nfd[i])
-            nfd[i] += 1
-        else:  # DOWN ends: a fresh compute interval
-            if measuring:
-                fo[i, _FO_DOWN] += t - max(dstart[i], t0)
-            de[i] = np.inf
-            w = _draw(T, sigma, base, i, nidx[i])
-            nidx[i] += 1
-            wcur[i] = w
-            st[i] = _ST_COMPUTE
-            if w <= TIE_RTOL * T[i]:
-                tofire[n_fire] = i
-                n_fire += 1
-            else:
-                nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
-        _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
-    return nwh, nch, n_fire
 
 
 def _make_run_fleet(FAST, LONE=True, FAIL=False):
@@ -898,15 +852,17 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
         for i in range(N):
             nwh = _heap_push(wkey, widx, nwh, first[i], i)
         if FAIL:
-            st = np.zeros(N, dtype=np.int8)  # _ST_COMPUTE
             wcur = first.copy()  # each job's current (or last) compute interval's work
             pre_w = np.zeros(N)  # uncommitted work done before the window opened
-            nidx = np.zeros(N, dtype=np.int64)  # compute intervals started since launch
+            committed = np.zeros(N)  # committed work done in the window
+            # the compute intervals a job has started since its launch, less its firings
+            shift = np.zeros(N, dtype=np.int64)
             dstart = np.zeros(N)
             de = np.full(N, np.inf)  # end of DOWN
             ft = np.empty(N)  # next failure
             nfd = np.ones(N, dtype=np.int64)  # failure gaps drawn
             fbase = np.empty(N, dtype=np.uint64)
+            restart = fail_in[:N, 1].copy()
             xk = np.empty(N)  # indexed heap of min(ft, de) on wall time
             xi = np.empty(N, dtype=np.int64)
             xpos = np.empty(N, dtype=np.int64)
@@ -918,11 +874,15 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                 _ih_up(xk, xi, xpos, i, ft[i], i)
             obase = stream_base(key0, fail_keys[1], fleet, 0)
             xev = False  # the instant is a failure's, an outage's or a DOWN's end
+            xdone = False  # that instant's failures are applied, its phase changes not yet
+            xnw_prev = 0  # the writers before it
+            xfire = 0  # the jobs it makes fire (DOWN ends into zero work), in tofire
             onext = np.empty(2)  # next outage, outage gaps drawn - 1
             onext[0] = np.inf
             onext[1] = 0.0
             if fail_in[N, 0] < np.inf:
                 onext[0] = fail_in[N, 0] * stream_exponential(obase, 0)
+            tnext = min(xk[0], onext[0])  # the next failure, outage or DOWN's end
             for r in range(fail_out.shape[0]):
                 for c in range(fail_out.shape[1]):
                     fail_out[r, c] = 0.0
@@ -1003,7 +963,10 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                     # Next event: the head of either queue, whichever is reached
                     # first (remaining / rate compared as cross products: one division).
                     r_w = rw[np.uintp(nw)]
-                    r_c = rc[np.uintp(N - nw)]
+                    ncomp = N - nw
+                    if FAIL:
+                        ncomp = nch  # DOWN jobs do not compute
+                    r_c = rc[np.uintp(ncomp)]
                     if FAIL:
                         pw0 = pw
                         pc0 = pc
@@ -1027,8 +990,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                                     nch == 0 or ckey[np.uintp(ch)] - pc > tol_T):
                                 lone = 1
                     else:
-                        if inv_c[np.uintp(N - nw)] != 0.0:
-                            dt = (ckey[np.uintp(ch)] - pc) * inv_c[np.uintp(N - nw)]
+                        if inv_c[np.uintp(ncomp)] != 0.0:
+                            dt = (ckey[np.uintp(ch)] - pc) * inv_c[np.uintp(ncomp)]
                         else:
                             dt = (ckey[np.uintp(ch)] - pc) / r_c
                         pc = ckey[np.uintp(ch)]
@@ -1041,7 +1004,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                         # A failure, an outage or a DOWN's end first? (With
                         # every job DOWN, the queues are empty: it is.)
                         xev = False
-                        tx = min(xk[0], onext[0])
+                        tx = tnext
                         if nwh + nch == 0 or tx - t < dt:
                             xev = True
                             lone = 0
@@ -1059,21 +1022,17 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                     if FAIL:
                         if xev:
                             t = tx
-                advance = True
                 if FAIL:
-                    xev_now = xev
-                    xev = False
+                    if xev:
+                        break  # handled after this loop, which keeps the loop's registers its own
+                advance = True
                 nw_prev = nwh  # writers before this instant (for up-crossings)
                 n_fire = 0
                 if FAIL:
-                    if xev_now:
-                        # then the general path below: it takes any head within
-                        # the tie rule of this instant
-                        nwh, nch, n_fire = _x_instant(
-                            t, pc, measuring, t0, T, sigma, base, fail_in, fbase, obase, onext,
-                            nfd, ft, de, xk, xi, xpos, wkey, widx, wh, nwh, ckey, cidx, ch, nch,
-                            mask, ring_w, ring_c, st, wcur, pre_w, since, opened, writing, dstart,
-                            nidx, fail_out, tofire)
+                    if xdone:  # the rest of a failure's instant (below the loop)
+                        xdone = False
+                        nw_prev = xnw_prev
+                        n_fire = xfire
                 # A lone instant takes the short path; it does what the general
                 # path (the ``else`` below) does then, the same operations on the
                 # same operands in the same order, so the same bits: (i) the
@@ -1101,13 +1060,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                             dur_out[_OUT_MAX] = x
                         dur_out[np.uintp(_OUT_HIST + _cell_bin(table, x * inv_d[np.uintp(i)]))] += 1.0
                         if FAIL:
-                            fail_out[i, _FO_COMMIT] += wcur[i] - pre_w[i]
-                            pre_w[i] = 0.0
+                            committed[np.uintp(i)] += wcur[np.uintp(i)] - pre_w[np.uintp(i)]
+                            pre_w[np.uintp(i)] = 0.0
                     w = wnext[np.uintp(i)]
                     if FAIL:
-                        wcur[i] = w
-                        nidx[i] += 1
-                        st[i] = _ST_COMPUTE
+                        wcur[np.uintp(i)] = w
                     if w <= TIE_RTOL * T[np.uintp(i)]:  # a zero compute interval: fire again at once
                         tofire[0] = i
                         n_fire = 1
@@ -1148,13 +1105,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                                 dur_out[_OUT_MAX] = x
                             dur_out[_OUT_HIST + _cell_bin(table, x * inv_d[i])] += 1.0
                             if FAIL:
-                                fail_out[i, _FO_COMMIT] += wcur[i] - pre_w[i]
+                                committed[i] += wcur[i] - pre_w[i]
                                 pre_w[i] = 0.0
                         w = wnext[i]
                         if FAIL:
                             wcur[i] = w
-                            nidx[i] += 1
-                            st[i] = _ST_COMPUTE
                         if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
                             tofire[n_fire] = i
                             n_fire += 1
@@ -1181,11 +1136,10 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                     nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[np.uintp(i)], i)
                     # Its next compute interval (normal k of its stream), drawn now,
                     # off the write end's critical path: the same value then.
-                    # (With failures: normal nidx[i], the intervals started.)
+                    # (With failures: normal k + shift[i], the intervals started.)
                     kn = k
                     if FAIL:
-                        kn = nidx[i]
-                        st[i] = _ST_WRITE
+                        kn = k + shift[np.uintp(i)]
                     w = T[np.uintp(i)]
                     if sigma[np.uintp(i)] > 0.0:
                         # From the job's block of _NB normals (k - nbk[i] in
@@ -1254,6 +1208,66 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                             break
             if finished:
                 break
+            if FAIL:
+                if xev:
+                    xev = False
+                    xdone = True
+                    advance = False  # the instant is reached: process it
+                    xnw_prev = nwh
+                    xfire = 0
+                    # Every failure, outage and end of DOWN at this instant
+                    # (here, not in a call: a call's dozens of array arguments
+                    # cost more than the rest; outside the event loop, which keeps
+                    # its registers). A DOWN that ends starts a
+                    # fresh compute interval, the job's next normal: index
+                    # count[i] + shift[i], the compute intervals it has
+                    # started since its launch (its completed writes and
+                    # restarts); one of zero work fires at once. Then the
+                    # loop applies the instant's phase changes (xdone) by its
+                    # general path: any head within the tie rule of this instant.
+                    while True:
+                        if onext[0] <= t:  # an outage: every job fails at once
+                            if measuring:
+                                fail_out[N, 0] += 1.0
+                            j0 = 0
+                            j1 = N
+                        elif xk[0] <= t:
+                            j0 = xi[0]
+                            j1 = j0 + 1
+                            if ft[j0] > t:  # DOWN ends
+                                i = j0
+                                if measuring:
+                                    fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
+                                de[i] = np.inf
+                                w = _draw(T, sigma, base, i, count[i] + shift[i])
+                                shift[i] += 1
+                                wcur[i] = w
+                                if w <= TIE_RTOL * T[i]:
+                                    tofire[xfire] = i
+                                    xfire += 1
+                                else:
+                                    nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+                                _xh_set(xk, xi, xpos, N, i, ft[i])
+                                continue
+                        else:
+                            break
+                        for i in range(j0, j1):
+                            nwh, nch = _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh,
+                                                 nwh, ckey, cidx, ch, nch, mask, ring_w, ring_c,
+                                                 shift, wcur, pre_w, since, opened, writing,
+                                                 dstart, de, fail_out)
+                        if j1 - j0 == N and onext[0] <= t:
+                            for i in range(N):
+                                _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
+                            onext[1] += 1.0
+                            onext[0] = t + fail_in[N, 0] * stream_exponential(
+                                obase, np.int64(onext[1]))
+                        else:
+                            i = j0
+                            ft[i] = t + fail_in[i, 0] * stream_exponential(fbase[i], nfd[i])
+                            nfd[i] += 1
+                            _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
+                    tnext = min(xk[0], onext[0])
             if FAST:
                 before = fired_total
                 ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
@@ -1283,11 +1297,13 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                 for b in range(nwh):
                     i = widx[(wh + b) & mask]
                     fail_out[i, _FO_UNCOMMIT] += wcur[i] - pre_w[i]
+                for i in range(N):
+                    fail_out[i, _FO_COMMIT] = committed[i]
                 for b in range(nch):
                     i = cidx[(ch + b) & mask]
                     fail_out[i, _FO_UNCOMMIT] += wcur[i] - (ckey[(ch + b) & mask] - pc) - pre_w[i]
                 for i in range(N):
-                    if st[i] == _ST_DOWN:
+                    if de[i] < np.inf:
                         fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
         return p_time, p_cycle, t, events
 
