@@ -16,11 +16,11 @@ PACKAGE = ROOT / "stormsim"
 #: The wings come in this order; a wing's ``__init__`` says what lives in it.
 WINGS = [
     ("", ["_version", "errors", "_deprecated", "_format", "_args", "glossary",
-          "failures"]),                                     # facts, no dependencies
+          "failures"]),                                          # facts, no dependencies
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "interval", "exact_sums", "survival", "analysis", "tails", "storms",
-               "product_form", "stationary", "durations", "summary", "physical"]),
+               "product_form", "stationary", "durations", "summary", "physical", "daly"]),
     ("risk", ["__init__", "settings", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
