@@ -1236,6 +1236,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                             j1 = j0 + 1
                             if ft[j0] > t:  # DOWN ends
                                 i = j0
+                                events += 1
                                 if measuring:
                                     fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
                                 de[i] = np.inf
@@ -1251,6 +1252,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                                 continue
                         else:
                             break
+                        events += j1 - j0  # one a job failing
                         for i in range(j0, j1):
                             nwh, nch = _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh,
                                                  nwh, ckey, cidx, ch, nch, mask, ring_w, ring_c,

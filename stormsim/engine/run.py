@@ -87,7 +87,9 @@ class Run:
     events : int64 (fleets,)
         Phase changes integrated: a firing, a write or persist ending, and
         for async jobs a checkpoint falling due into SNAPSHOT or WAIT or
-        being skipped (with s_i = 0 the due checkpoint is its firing: one).
+        being skipped (with s_i = 0 the due checkpoint is its firing: one);
+        with failures (MODEL.md E8) a job failing (an outage: each job) and a
+        DOWN ending.
     upcrossings : int64 (fleets, N + 1)
         E[f, k], k = 0..N (MODEL.md E3): instants in the measured window,
         its ends included, at which n_w goes from below k to k or more (the

@@ -276,3 +276,64 @@ def test_the_exact_law_and_splitting_refuse_failures():
         stormsim.stationary(fleet)
     with pytest.raises(stormsim.SpecError, match="failures"):
         stormsim.storm_split(fleet, levels=[2])
+
+
+def random_failing_fleets():
+    """(Fleet, theta, cycles, burn_in) with failures, outages, restarts of 0,
+    jitter that clips intervals to 0, binding caps and contention. Contention
+    and binding caps only on one or two jobs: with three or more writers
+    sharing (or computers under a cap) rounding grows (MODEL.md check 3),
+    and two exact integrators part ways in a few dozen cycles; ideal f
+    (independent writers) on the larger fleets."""
+    rng = np.random.default_rng(20261205)
+    out = []
+    for rep in range(12):
+        n = int(rng.integers(1, 3)) if rep % 2 == 0 else int(rng.integers(3, 8))
+        T = rng.uniform(0.5, 1.5, n)
+        d = rng.uniform(0.05, 0.5, n)
+        sigma = [0.0, 0.02, 0.6][rep % 3] * T
+        mtbf = np.where(rng.random(n) < 0.8, rng.uniform(2.0, 30.0, n), math.inf)
+        mtbf[0] = min(mtbf[0], 10.0)  # some job fails
+        restart = np.where(rng.random(n) < 0.3, 0.0, rng.uniform(0.0, 2.0, n))
+        small = n <= 2
+        fleet = stormsim.Fleet(T=T, d=d, jitter=sigma,
+                               cap=0.6 * n if small and rep % 4 == 0 else math.inf,
+                               throughput=["fair", "power:0.5"][rep % 4 // 2] if small else "ideal",
+                               mtbf=mtbf, restart=restart,
+                               outage_mtbf=[math.inf, 25.0][rep // 2 % 2])
+        out.append((fleet, rng.random(n), 60, [0, 7][rep // 3 % 2]))
+    return out
+
+
+@pytest.mark.parametrize("k", range(12))
+def test_random_fleets_with_failures_follow_the_reference_draw_for_draw(k):
+    """The kernel against tests/reference.py (E8): the same failure and
+    outage streams, so the same failures, abandoned writes and firings (to
+    rounding), and the same work, down time and goodput's parts."""
+    import reference
+
+    fleet, theta, cycles, burn_in = random_failing_fleets()[k]
+    seed = 100 + k
+    run = stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
+                            record_firings=True, burn_in=burn_in)
+    key = tuple(int(x) for x in root_key(seed))
+    ref = reference.simulate_reference(fleet.T, fleet.d, fleet.jitter, fleet.cap, fleet.f, theta,
+                                       cycles, burn_in=burn_in, key=key, mtbf=fleet.mtbf,
+                                       restart=fleet.restart, outage_mtbf=fleet.outage_mtbf)
+    scale = float(np.median(fleet.T + fleet.d))
+    tol = 1e-9 * scale * cycles
+    np.testing.assert_allclose(run.firings[0], ref["firings"], rtol=0, atol=tol)
+    np.testing.assert_allclose(run.occupancy[0], ref["occupancy"], rtol=0, atol=tol)
+    np.testing.assert_allclose(run.end_time[0], ref["end_time"], rtol=0, atol=tol)
+    assert run.events[0] == ref["events"]
+    np.testing.assert_array_equal(run.upcrossings[0], ref["upcrossings"])
+    for name in ("failures", "abandoned_writes"):
+        np.testing.assert_array_equal(getattr(run, name)[0], ref[name], err_msg=name)
+    for name in ("lost_work", "down_time", "committed_work", "uncommitted_work", "writing_time"):
+        np.testing.assert_allclose(getattr(run, name)[0], ref[name], rtol=0, atol=tol,
+                                   err_msg=name)
+    parts = run.goodput_parts
+    assert parts["goodput"][0] == pytest.approx(ref["goodput"], abs=1e-9)
+    for name, value in ref["goodput_parts"].items():
+        assert parts[name][0] == pytest.approx(value, abs=1e-9), name
+    assert run.failures.sum() > 0
