@@ -400,6 +400,31 @@ def choose_general_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, boo
     return bool(ring_w), bool(ring_c), bool(ring_s)
 
 
+#: A job whose uncontended cycle T_i + d_i is this many of its failure-free
+#: stretches (1 / (1/M_i + 1/M_0)) long commits one attempt in e**20 = 5e8:
+#: its run would practically never end.
+MAX_CYCLES_PER_MTBF = 20.0
+
+
+def _check_failure_rates(fleet: Fleet) -> None:
+    """Refuse a fleet whose jobs fail so often that a checkpoint (practically)
+    never completes (MODEL.md E8: a cycle of T + d commits with probability
+    e^{-(T + d)/M} even without contention)."""
+    if not fleet.has_failures:
+        return
+    rate = 1.0 / fleet.mtbf + 1.0 / fleet.outage_mtbf
+    x = (fleet.T + fleet.d) * rate
+    bad = np.nonzero(x > MAX_CYCLES_PER_MTBF)[0]
+    if bad.size:
+        i = int(bad[0])
+        raise SpecError(
+            f"mtbf[{i}] = {float(fleet.mtbf[i])!r} (outage_mtbf = {fleet.outage_mtbf!r}): job {i}'s "
+            f"cycle T + d = {float(fleet.T[i] + fleet.d[i]):.6g} s is {float(x[i]):.3g} mean times "
+            f"between its failures, so it completes a checkpoint once in e^{float(x[i]):.3g} "
+            "attempts (MODEL.md E8): the run would never end. Give a longer mtbf or a shorter "
+            "compute interval")
+
+
 def _check_memory(n, fleets, cycles, record_firings, batch_size, threads) -> None:
     if threads is None:
         threads = numba.get_num_threads()
@@ -533,6 +558,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     if queues not in QUEUE_KINDS:
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
+    _check_failure_rates(fleet)
     general, ff, rings = _choose_engine(fleet, queues, kernel, fast_forward,
                                         bool(stop_at_passage) and (passage_level or 0) >= 2)
     theta_spec = _launch.resolve(launch, fleet, fleets)

@@ -20,7 +20,8 @@ import stormsim
 from stormsim import failures
 from stormsim.engine import _kernel
 from stormsim.engine.door import histogram_cells, root_key
-from stormsim.engine.run import DURATION_EDGES, HIST_BINS
+from stormsim.engine.run import DURATION_EDGES, HIST_BINS, ratio_interval
+from stormsim.stats.daly import daly_breakdown, daly_goodput
 
 CYCLES = 40
 CELLS = histogram_cells(DURATION_EDGES)
@@ -130,6 +131,13 @@ def test_f2_goodput_follows_dalys_law_without_contention(n, T, d, M, R):
     g, lo, hi = run.goodput_interval(0.999)
     assert lo <= T / daly_E(T, d, M, R) <= hi, (g, lo, hi, T / daly_E(T, d, M, R))
     assert hi - lo < 0.02 and run.goodput_lo < g < run.goodput_hi
+    # part by part, Daly's breakdown (stormsim.stats.daly)
+    assert daly_goodput(T, d, M, R) == pytest.approx(T / daly_E(T, d, M, R), rel=1e-12)
+    den = n * run.window
+    for name, num in (("writing", run.writing_time), ("lost", run.lost_work),
+                      ("down", run.down_time)):
+        x, lo, hi = ratio_interval(num.sum(axis=1), den, 0.999)
+        assert lo <= daly_breakdown(T, d, M, R)[name] <= hi, (name, x, lo, hi)
 
 
 def test_f3_an_outage_synchronizes_identical_jobs():
@@ -337,3 +345,12 @@ def test_random_fleets_with_failures_follow_the_reference_draw_for_draw(k):
     for name, value in ref["goodput_parts"].items():
         assert parts[name][0] == pytest.approx(value, abs=1e-9), name
     assert run.failures.sum() > 0
+
+
+def test_a_fleet_that_would_never_commit_is_refused():
+    fleet = stormsim.Fleet.identical(2, T=100.0, load=0.1, mtbf=4.0)
+    with pytest.raises(stormsim.SpecError, match=r"^mtbf\[0\] = 4.0.*never end"):
+        stormsim.simulate(fleet, fleets=1, cycles=3)
+    outages = stormsim.Fleet.identical(2, T=100.0, load=0.1, outage_mtbf=3.0)
+    with pytest.raises(stormsim.SpecError, match="outage_mtbf = 3.0"):
+        stormsim.simulate(outages, fleets=1, cycles=3)
