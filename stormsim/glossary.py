@@ -106,4 +106,56 @@ QUANTITIES: tuple[Quantity, ...] = (
         api=("Fleet(jitter)", "Fleet.identical(jitter)", "Fleet.from_jobs(jitter)", "Fleet.jitter",
              "CellResult.jitter"),
         files=("key:jitter", "file:jitter")),
+    Quantity(
+        "mtbf", "M_i", "s",
+        "a job's mean time between failures, in wall time (MODEL.md E8; inf: never fails)",
+        api=("Fleet(mtbf)", "Fleet.identical(mtbf)", "Fleet.from_jobs(mtbf)", "Fleet.mtbf")),
+    Quantity(
+        "restart", "R_i", "s",
+        "a job's downtime after a failure until it computes again (MODEL.md E8)",
+        api=("Fleet(restart)", "Fleet.identical(restart)", "Fleet.from_jobs(restart)",
+             "Fleet.restart")),
+    Quantity(
+        "outage_mtbf", "M_0", "s",
+        "the mean time between outages, each failing every job at once (MODEL.md E8)",
+        api=("Fleet(outage_mtbf)", "Fleet.identical(outage_mtbf)", "Fleet.from_jobs(outage_mtbf)",
+             "Fleet.from_csv(outage_mtbf)", "Fleet.outage_mtbf")),
+    Quantity(
+        "goodput", "G", "1",
+        "committed work over N x the measured window: the share of the fleet's time that "
+        "became durable progress (MODEL.md E8)",
+        api=("Run.goodput", "Run.goodput_interval", "Run.goodput_lo", "Run.goodput_hi")),
+    Quantity(
+        "goodput_parts", "1 - G", "1",
+        "G's complement split exactly into writing, lost, down, cap and uncommitted shares "
+        "(with G they sum to 1)",
+        api=("Run.goodput_parts",)),
+    Quantity(
+        "failures", "", "1",
+        "a job's failures in the measured window, outages included (MODEL.md E8)",
+        api=("Run.failures",)),
+    Quantity(
+        "outages", "", "1",
+        "outages (every job failing at once) in the measured window",
+        api=("Run.outages",)),
+    Quantity(
+        "abandoned_writes", "", "1",
+        "writes a failure stopped before they ended (the job left the writers at that instant)",
+        api=("Run.abandoned_writes",)),
+    Quantity(
+        "lost_work", "", "s",
+        "compute done in the window and lost to a failure (since the last durable checkpoint)",
+        api=("Run.lost_work",)),
+    Quantity(
+        "down_time", "", "s",
+        "time a job spent DOWN, restarting after a failure, in the window",
+        api=("Run.down_time",)),
+    Quantity(
+        "committed_work", "", "s",
+        "compute done in the window that a completed checkpoint made durable",
+        api=("Run.committed_work",)),
+    Quantity(
+        "uncommitted_work", "", "s",
+        "compute done in the window and not yet durable at its end",
+        api=("Run.uncommitted_work",)),
 )

@@ -630,7 +630,145 @@ def _variant(name):
     return rename
 
 
-def _make_run_fleet(FAST, LONE=True):
+# -- failures, restarts and outages (MODEL.md E8) in the anonymous kernel --
+
+#: Columns of a fleet's per-job failure outputs ``fail_out`` (N + 1, FAIL_COLUMNS),
+#: each summed over the measured window: failures (outages included),
+#: abandoned writes, lost work (s of compute done in the window), down time
+#: (s), committed work (s of compute done in the window that a completed
+#: write made durable), uncommitted work at the window's end (s, done in the
+#: window). Row N: the fleet's outages in the window (column 0).
+_FO_FAIL = 0
+_FO_ABANDON = 1
+_FO_LOST = 2
+_FO_DOWN = 3
+_FO_COMMIT = 4
+_FO_UNCOMMIT = 5
+#: (public: the door allocates fail_out)
+FAIL_COLUMNS = 6
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def stream_exponential(base, m):
+    """m-th unit-mean exponential of a stream: -log(1 - u), u its m-th uniform
+    (a multiple of 2**-53 in [0, 1): 1 - u is exact and > 0), as
+    ``stormsim.failures.exponential``."""
+    return -math.log(1.0 - stream_uniform(base, m))
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _q_remove(key, idx, head, size, mask, ring, j):
+    """Remove job j from a queue of ``_q_push``; return (its key, new size),
+    (NaN, size) where j is not in it.
+
+    O(size): a failure (MODEL.md E8) is rare next to the events. A ring
+    closes the gap (the order stays sorted); a heap moves its last entry
+    into the hole and sifts it up or down.
+    """
+    p = 0
+    while p < size and idx[(head + p) & mask] != j:
+        p += 1
+    if p == size:
+        return np.nan, size
+    k = key[(head + p) & mask]
+    if ring:
+        for q in range(p, size - 1):
+            key[(head + q) & mask] = key[(head + q + 1) & mask]
+            idx[(head + q) & mask] = idx[(head + q + 1) & mask]
+        return k, size - 1
+    size -= 1
+    if p < size:
+        kl = key[size]
+        jl = idx[size]
+        pos = p
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if key[parent] <= kl:
+                break
+            key[pos] = key[parent]
+            idx[pos] = idx[parent]
+            pos = parent
+        if pos == p:
+            while True:
+                child = 2 * pos + 1
+                if child >= size:
+                    break
+                if child + 1 < size and key[child + 1] < key[child]:
+                    child += 1
+                if key[child] >= kl:
+                    break
+                key[pos] = key[child]
+                idx[pos] = idx[child]
+                pos = child
+        key[pos] = kl
+        idx[pos] = jl
+    return k, size
+
+
+@njit(cache=CACHE, nogil=True)
+def _xh_set(key, idx, pos, size, j, k):
+    """Set job j's key to k in an indexed min-heap of fixed size (every job in it)."""
+    p = pos[j]
+    if p > 0 and key[(p - 1) >> 1] > k:
+        _ih_up(key, idx, pos, p, k, j)
+        return
+    while True:
+        child = 2 * p + 1
+        if child >= size:
+            break
+        if child + 1 < size and key[child + 1] < key[child]:
+            child += 1
+        if key[child] >= k:
+            break
+        key[p] = key[child]
+        idx[p] = idx[child]
+        pos[idx[p]] = p
+        p = child
+    key[p] = k
+    idx[p] = j
+    pos[j] = p
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh, nwh, ckey, cidx, ch, nch, mask,
+              ring_w, ring_c, shift, wcur, pre, since, opened, writing, dstart, de, fo):
+    """Job i fails at t (MODEL.md E8): it leaves its queue, loses its work
+    since its last completed write, and enters DOWN until t + R_i. Its state
+    is where it is: DOWN (de[i] finite), in the writers' queue or in the
+    computers'. Returns the queues' (nwh, nch) (a ring's head does not move)."""
+    lost = 0.0
+    down = de[i] < np.inf
+    nw0 = nwh
+    if not down:
+        k, nwh = _q_remove(wkey, widx, wh, nwh, mask, ring_w, i)
+    if down:
+        pass
+    elif nwh == nw0:  # computing
+        k, nch = _q_remove(ckey, cidx, ch, nch, mask, ring_c, i)
+        lost = wcur[i] - (k - pc)
+    else:  # writing: the write is abandoned, its normal not used
+        shift[i] -= 1
+        lost = wcur[i]
+        if measuring:
+            fo[i, _FO_ABANDON] += 1.0
+            x = t - max(since[i], t0)
+            writing[i] += x
+            # Not a write duration (E7): out of the durations' sum, which is
+            # formed from the writing time and the writes cut by the window.
+            opened[i] -= x
+            if since[i] < t0:
+                opened[i] -= t0 - since[i]
+    if down and measuring:
+        fo[i, _FO_DOWN] += t - max(dstart[i], t0)
+    if measuring:
+        fo[i, _FO_FAIL] += 1.0
+        fo[i, _FO_LOST] += lost - pre[i]
+        pre[i] = 0.0
+    dstart[i] = t
+    de[i] = t + restart[i]
+    return nwh, nch
+
+
+def _make_run_fleet(FAST, LONE=True, FAIL=False):
     """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
 
     One source, two compiled functions: FAST is a closure constant and every
@@ -645,16 +783,32 @@ def _make_run_fleet(FAST, LONE=True):
     (almost every instant where sigma > 0 or launches differ) by a short
     path; ``LONE=False`` sends every instant through the general path, which
     tests compare it with, bit for bit (tests/engine/test_event_loop.py).
+
+    FAIL (MODEL.md E8; never with FAST): failures, restarts and outages, and
+    their observables. Every use sits under a bare ``if FAIL:``, pruned
+    before typing, so a fleet without failures runs the code of today.
+    Each job's next failure and end of DOWN, on wall time, sit in an indexed
+    heap (the outage's time beside it): the next event is the earlier of
+    the queues' head and that, and at a failure the clocks are settled at
+    its instant like at any other event. A failing job leaves its queue
+    (``_q_remove``, O(N), rare). The extra arguments: fail_in (N + 1, 2)
+    float64, rows i < N (M_i, R_i) and row N (M_0, unused); fail_keys (2,)
+    uint64, the second key word of the failure and of the outage streams;
+    fail_out (N + 1, ``FAIL_COLUMNS``), overwritten (``_FO_FAIL``). The compute
+    intervals' normals are indexed by the intervals a job has started since
+    its launch (MODEL.md E1), which is its firing count without failures.
     """
 
     # error_model "numpy": no zero-division checks in the loop. Every divisor
     # is a validated rate (f(n)/n > 0, min(1, C/n) > 0) or N >= 1, so the
     # results are the same bits; only impossible inputs would differ.
     @njit(cache=CACHE, nogil=True, error_model="numpy")
-    @_variant("run_fleet" + ("_ff" if FAST else "") + ("" if LONE else "_no_lone"))
+    @_variant("run_fleet" + ("_ff" if FAST else "") + ("" if LONE else "_no_lone")
+              + ("_fail" if FAIL else ""))
     def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                   level, stop_at_passage, record, ring_w, ring_c, firings,
-                  occupancy, upcross, writing, table, dur_out):
+                  occupancy, upcross, writing, table, dur_out, fail_in=None, fail_keys=None,
+                  fail_out=None):
         """Integrate one fleet exactly, event to event (see MODEL.md).
 
         Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
@@ -680,6 +834,8 @@ def _make_run_fleet(FAST, LONE=True):
         cap = 1
         while cap < N:
             cap *= 2
+        if FAIL:  # every job DOWN leaves both queues empty: a heap's _q_second reads slot 1
+            cap = max(cap, 2)
         mask = cap - 1
         wkey = np.empty(cap)
         widx = np.empty(cap, dtype=np.int64)
@@ -720,6 +876,41 @@ def _make_run_fleet(FAST, LONE=True):
         # instant, and each job's outcome is its own).
         for i in range(N):
             nwh = _heap_push(wkey, widx, nwh, first[i], i)
+        if FAIL:
+            wcur = first.copy()  # each job's current (or last) compute interval's work
+            pre_w = np.zeros(N)  # uncommitted work done before the window opened
+            committed = np.zeros(N)  # committed work done in the window
+            # the compute intervals a job has started since its launch, less its firings
+            shift = np.zeros(N, dtype=np.int64)
+            dstart = np.zeros(N)
+            de = np.full(N, np.inf)  # end of DOWN
+            ft = np.empty(N)  # next failure
+            nfd = np.ones(N, dtype=np.int64)  # failure gaps drawn
+            fbase = np.empty(N, dtype=np.uint64)
+            restart = fail_in[:N, 1].copy()
+            xk = np.empty(N)  # indexed heap of min(ft, de) on wall time
+            xi = np.empty(N, dtype=np.int64)
+            xpos = np.empty(N, dtype=np.int64)
+            for i in range(N):
+                fbase[i] = stream_base(key0, fail_keys[0], fleet, i)
+                ft[i] = np.inf
+                if fail_in[i, 0] < np.inf:  # M_i = inf takes no draw
+                    ft[i] = fail_in[i, 0] * stream_exponential(fbase[i], 0)
+                _ih_up(xk, xi, xpos, i, ft[i], i)
+            obase = stream_base(key0, fail_keys[1], fleet, 0)
+            xev = False  # the instant is a failure's, an outage's or a DOWN's end
+            xdone = False  # that instant's failures are applied, its phase changes not yet
+            xnw_prev = 0  # the writers before it
+            xfire = 0  # the jobs it makes fire (DOWN ends into zero work), in tofire
+            onext = np.empty(2)  # next outage, outage gaps drawn - 1
+            onext[0] = np.inf
+            onext[1] = 0.0
+            if fail_in[N, 0] < np.inf:
+                onext[0] = fail_in[N, 0] * stream_exponential(obase, 0)
+            tnext = min(xk[0], onext[0])  # the next failure, outage or DOWN's end
+            for r in range(fail_out.shape[0]):
+                for c in range(fail_out.shape[1]):
+                    fail_out[r, c] = 0.0
         while nwh > 0:
             k = wkey[0]
             i = widx[0]
@@ -797,7 +988,13 @@ def _make_run_fleet(FAST, LONE=True):
                     # Next event: the head of either queue, whichever is reached
                     # first (remaining / rate compared as cross products: one division).
                     r_w = rw[np.uintp(nw)]
-                    r_c = rc[np.uintp(N - nw)]
+                    ncomp = N - nw
+                    if FAIL:
+                        ncomp = nch  # DOWN jobs do not compute
+                    r_c = rc[np.uintp(ncomp)]
+                    if FAIL:
+                        pw0 = pw
+                        pc0 = pc
                     if nch == 0 or (nwh > 0 and (wkey[np.uintp(wh)] - pw) * r_c
                                     <= (ckey[np.uintp(ch)] - pc) * r_w):
                         # x / r as x * (1 / r) where 1 / r is exact (r a power
@@ -818,8 +1015,8 @@ def _make_run_fleet(FAST, LONE=True):
                                     nch == 0 or ckey[np.uintp(ch)] - pc > tol_T):
                                 lone = 1
                     else:
-                        if inv_c[np.uintp(N - nw)] != 0.0:
-                            dt = (ckey[np.uintp(ch)] - pc) * inv_c[np.uintp(N - nw)]
+                        if inv_c[np.uintp(ncomp)] != 0.0:
+                            dt = (ckey[np.uintp(ch)] - pc) * inv_c[np.uintp(ncomp)]
                         else:
                             dt = (ckey[np.uintp(ch)] - pc) / r_c
                         pc = ckey[np.uintp(ch)]
@@ -828,12 +1025,39 @@ def _make_run_fleet(FAST, LONE=True):
                             if (nch == 1 or _q_second(ckey, ch, nch, mask, ring_c) - pc > tol_T) and (
                                     nwh == 0 or wkey[np.uintp(wh)] - pw > tol_d):
                                 lone = 2
+                    if FAIL:
+                        # A failure, an outage or a DOWN's end first? (With
+                        # every job DOWN, the queues are empty: it is.)
+                        xev = False
+                        tx = tnext
+                        if nwh + nch == 0 or tx - t < dt:
+                            xev = True
+                            lone = 0
+                            dt = tx - t
+                            pw = pw0 + r_w * dt
+                            pc = pc0 + r_c * dt
+                            # rounding must not carry a clock past a head
+                            if nwh > 0 and pw > wkey[wh]:
+                                pw = wkey[wh]
+                            if nch > 0 and pc > ckey[ch]:
+                                pc = ckey[ch]
                     if measuring:
                         occupancy[np.uintp(nw)] += dt
                     t += dt
+                    if FAIL:
+                        if xev:
+                            t = tx
+                if FAIL:
+                    if xev:
+                        break  # handled after this loop, which keeps the loop's registers its own
                 advance = True
                 nw_prev = nwh  # writers before this instant (for up-crossings)
                 n_fire = 0
+                if FAIL:
+                    if xdone:  # the rest of a failure's instant (below the loop)
+                        xdone = False
+                        nw_prev = xnw_prev
+                        n_fire = xfire
                 # A lone instant takes the short path; it does what the general
                 # path (the ``else`` below) does then, the same operations on the
                 # same operands in the same order, so the same bits: (i) the
@@ -860,7 +1084,12 @@ def _make_run_fleet(FAST, LONE=True):
                         if x > dur_out[_OUT_MAX]:  # (rarely true: predicted)
                             dur_out[_OUT_MAX] = x
                         dur_out[np.uintp(_OUT_HIST + _cell_bin(table, x * inv_d[np.uintp(i)]))] += 1.0
+                        if FAIL:
+                            committed[np.uintp(i)] += wcur[np.uintp(i)] - pre_w[np.uintp(i)]
+                            pre_w[np.uintp(i)] = 0.0
                     w = wnext[np.uintp(i)]
+                    if FAIL:
+                        wcur[np.uintp(i)] = w
                     if w <= TIE_RTOL * T[np.uintp(i)]:  # a zero compute interval: fire again at once
                         tofire[0] = i
                         n_fire = 1
@@ -900,7 +1129,12 @@ def _make_run_fleet(FAST, LONE=True):
                             if x > dur_out[_OUT_MAX]:
                                 dur_out[_OUT_MAX] = x
                             dur_out[_OUT_HIST + _cell_bin(table, x * inv_d[i])] += 1.0
+                            if FAIL:
+                                committed[i] += wcur[i] - pre_w[i]
+                                pre_w[i] = 0.0
                         w = wnext[i]
+                        if FAIL:
+                            wcur[i] = w
                         if w <= TIE_RTOL * T[i]:  # a zero compute interval: fire again at once
                             tofire[n_fire] = i
                             n_fire += 1
@@ -927,19 +1161,23 @@ def _make_run_fleet(FAST, LONE=True):
                     nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[np.uintp(i)], i)
                     # Its next compute interval (normal k of its stream), drawn now,
                     # off the write end's critical path: the same value then.
+                    # (With failures: normal k + shift[i], the intervals started.)
+                    kn = k
+                    if FAIL:
+                        kn = k + shift[np.uintp(i)]
                     w = T[np.uintp(i)]
                     if sigma[np.uintp(i)] > 0.0:
                         # From the job's block of _NB normals (k - nbk[i] in
                         # 0.._NB-1), refilled when k leaves it; NaN: not
                         # ended at the first output, drawn here.
-                        o = k - nbk[np.uintp(i)]
+                        o = kn - nbk[np.uintp(i)]
                         if o >= _NB or o < 0:
-                            nbk[np.uintp(i)] = k
-                            _normal_block(base[np.uintp(i)], k, nbuf, i * _NB)
+                            nbk[np.uintp(i)] = kn
+                            _normal_block(base[np.uintp(i)], kn, nbuf, i * _NB)
                             o = 0
                         z = nbuf[np.uintp(i * _NB + o)]
                         if z != z:
-                            z = stream_normal(base[np.uintp(i)], k)
+                            z = stream_normal(base[np.uintp(i)], kn)
                         w += sigma[np.uintp(i)] * z
                         if w < 0.0:
                             w = 0.0
@@ -962,6 +1200,13 @@ def _make_run_fleet(FAST, LONE=True):
                     for b in range(nwh):
                         i = widx[(wh + b) & mask]
                         opened[i] = t - since[i]
+                    if FAIL:  # the work each job has not made durable yet
+                        for b in range(nwh):
+                            i = widx[(wh + b) & mask]
+                            pre_w[i] = wcur[i]
+                        for b in range(nch):
+                            i = cidx[(ch + b) & mask]
+                            pre_w[i] = wcur[i] - (ckey[(ch + b) & mask] - pc)
                 if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
                     p_time = t
                     p_cycle = fired_total // N
@@ -988,6 +1233,68 @@ def _make_run_fleet(FAST, LONE=True):
                             break
             if finished:
                 break
+            if FAIL:
+                if xev:
+                    xev = False
+                    xdone = True
+                    advance = False  # the instant is reached: process it
+                    xnw_prev = nwh
+                    xfire = 0
+                    # Every failure, outage and end of DOWN at this instant
+                    # (here, not in a call: a call's dozens of array arguments
+                    # cost more than the rest; outside the event loop, which keeps
+                    # its registers). A DOWN that ends starts a
+                    # fresh compute interval, the job's next normal: index
+                    # count[i] + shift[i], the compute intervals it has
+                    # started since its launch (its completed writes and
+                    # restarts); one of zero work fires at once. Then the
+                    # loop applies the instant's phase changes (xdone) by its
+                    # general path: any head within the tie rule of this instant.
+                    while True:
+                        if onext[0] <= t:  # an outage: every job fails at once
+                            if measuring:
+                                fail_out[N, 0] += 1.0
+                            j0 = 0
+                            j1 = N
+                        elif xk[0] <= t:
+                            j0 = xi[0]
+                            j1 = j0 + 1
+                            if ft[j0] > t:  # DOWN ends
+                                i = j0
+                                events += 1
+                                if measuring:
+                                    fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
+                                de[i] = np.inf
+                                w = _draw(T, sigma, base, i, count[i] + shift[i])
+                                shift[i] += 1
+                                wcur[i] = w
+                                if w <= TIE_RTOL * T[i]:
+                                    tofire[xfire] = i
+                                    xfire += 1
+                                else:
+                                    nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
+                                _xh_set(xk, xi, xpos, N, i, ft[i])
+                                continue
+                        else:
+                            break
+                        events += j1 - j0  # one a job failing
+                        for i in range(j0, j1):
+                            nwh, nch = _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh,
+                                                 nwh, ckey, cidx, ch, nch, mask, ring_w, ring_c,
+                                                 shift, wcur, pre_w, since, opened, writing,
+                                                 dstart, de, fail_out)
+                        if j1 - j0 == N and onext[0] <= t:
+                            for i in range(N):
+                                _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
+                            onext[1] += 1.0
+                            onext[0] = t + fail_in[N, 0] * stream_exponential(
+                                obase, np.int64(onext[1]))
+                        else:
+                            i = j0
+                            ft[i] = t + fail_in[i, 0] * stream_exponential(fbase[i], nfd[i])
+                            nfd[i] += 1
+                            _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
+                    tnext = min(xk[0], onext[0])
             if FAST:
                 before = fired_total
                 ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events = _fast_forward(
@@ -1013,6 +1320,18 @@ def _make_run_fleet(FAST, LONE=True):
             for b in range(nwh):
                 i = widx[(wh + b) & mask]
                 writing[i] += t - max(since[i], t0)
+            if FAIL:  # work not yet durable, DOWN still going
+                for b in range(nwh):
+                    i = widx[(wh + b) & mask]
+                    fail_out[i, _FO_UNCOMMIT] += wcur[i] - pre_w[i]
+                for i in range(N):
+                    fail_out[i, _FO_COMMIT] = committed[i]
+                for b in range(nch):
+                    i = cidx[(ch + b) & mask]
+                    fail_out[i, _FO_UNCOMMIT] += wcur[i] - (ckey[(ch + b) & mask] - pc) - pre_w[i]
+                for i in range(N):
+                    if de[i] < np.inf:
+                        fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
         return p_time, p_cycle, t, events
 
     return run_fleet
@@ -1020,30 +1339,39 @@ def _make_run_fleet(FAST, LONE=True):
 
 run_fleet = _make_run_fleet(False)
 run_fleet_ff = _make_run_fleet(True)
+run_fleet_fail = _make_run_fleet(False, FAIL=True)
 
 
-def _make_run_fleets(FAST):
+def _make_run_fleets(FAST, FAIL=False):
     """``run_fleets`` over ``run_fleet_ff`` (FAST) or ``run_fleet``: each its own
     compiled function (the other branch pruned before typing), so a plain run
     compiles and loads the event loop alone, and the fast-forward's code is
     compiled only when first asked for."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
-    @_variant("run_fleets_ff" if FAST else "run_fleets")
+    @_variant("run_fleets" + ("_ff" if FAST else "") + ("_fail" if FAIL else ""))
     def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
                    level, stop_at_passage, record, ring_w, ring_c, firings,
                    occupancy, upcross, writing, passage_time, passage_cycle, end_time, events,
-                   table, dur_out):
+                   table, dur_out, fail_in=None, fail_keys=None, fail_out=None):
         """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
 
         theta: (F, N); firings (F, N, cycles)
         when ``record`` (else any (F, 1, 1) placeholder); occupancy (F, N+1);
         upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,);
         table: the histogram (``_cell_bin``); dur_out (F, B + 4) (``run_fleet``).
+        FAIL (``run_fleets_fail``): fail_in, fail_keys as ``run_fleet`` takes
+        them, fail_out (F, N + 1, ``FAIL_COLUMNS``).
         """
         F = theta.shape[0]
         for f in prange(F):
-            if FAST:
+            if FAIL:
+                p_t, p_c, t_end, n_ev = run_fleet_fail(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f], table, dur_out[f], fail_in, fail_keys,
+                    fail_out[f])
+            elif FAST:
                 p_t, p_c, t_end, n_ev = run_fleet_ff(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
@@ -1064,6 +1392,8 @@ def _make_run_fleets(FAST):
 #: The event loop alone, and with the fast-forward (``simulate(fast_forward=...)``).
 run_fleets = _make_run_fleets(False)
 run_fleets_ff = _make_run_fleets(True)
+#: The event loop with failures, restarts and outages (MODEL.md E8).
+run_fleets_fail = _make_run_fleets(False, FAIL=True)
 
 
 # -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --

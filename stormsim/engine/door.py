@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from .._args import check_int
+from ..failures import FAILURE_SALT, OUTAGE_SALT
 from . import _kernel
 from .model import Fleet
 
@@ -22,6 +23,8 @@ from .model import Fleet
 #: forward flux sampling's flux runs and stages, and their constants.
 run_fleets = _kernel.run_fleets
 run_fleets_ff = _kernel.run_fleets_ff
+run_fleets_fail = _kernel.run_fleets_fail
+FAIL_COLUMNS = _kernel.FAIL_COLUMNS
 run_fleets_general = _kernel.run_fleets_general
 ffs_flux = _kernel.ffs_flux
 ffs_stage = _kernel.ffs_stage
@@ -105,6 +108,22 @@ class Inputs:
         skip = np.ascontiguousarray(is_async & (fleet.on_busy == "skip"))
         return (np.ascontiguousarray(fleet.f), np.ascontiguousarray(fleet.weights), snap, slow,
                 skip, is_async, np.int64(fleet.max_writers))
+
+    @property
+    def failures(self) -> tuple:
+        """(fail_in, fail_keys) of the kernels with failures (MODEL.md E8):
+        fail_in (N + 1, 2) float64, rows (M_i, R_i) and (M_0, 0); fail_keys
+        (2,) uint64, key1 of the failure and of the outage streams
+        (``stormsim.failures``)."""
+        fleet = self.fleet
+        n = fleet.n_jobs
+        fail_in = np.zeros((n + 1, 2))
+        fail_in[:n, 0] = fleet.mtbf
+        fail_in[:n, 1] = fleet.restart
+        fail_in[n, 0] = fleet.outage_mtbf
+        keys = np.array([self.key1 ^ np.uint64(FAILURE_SALT), self.key1 ^ np.uint64(OUTAGE_SALT)],
+                        dtype=np.uint64)
+        return fail_in, keys
 
 
 def prepare(fleet: Fleet, seed: int) -> Inputs:

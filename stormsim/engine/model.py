@@ -213,6 +213,23 @@ def _writer_cap(value, n: int) -> int:
     return int(value)
 
 
+def _check_failures(mtbf, restart, outage_mtbf, n: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """MODEL.md E8's M_i (> 0, inf: never), R_i (finite, >= 0) and M_0 (> 0, inf: none)."""
+    mtbf_arr = _job_array("mtbf", mtbf, n)
+    _check_jobs("mtbf", mtbf_arr, mtbf_arr > 0.0,
+                "> 0 (mean time between failures, s of wall time; inf: never fails)")
+    restart_arr = _job_array("restart", restart, n)
+    _check_jobs("restart", restart_arr, np.isfinite(restart_arr) & (restart_arr >= 0.0),
+                "finite and >= 0 (s of downtime after a failure)")
+    if isinstance(outage_mtbf, (bool, np.bool_)) or not isinstance(outage_mtbf, Real):
+        raise SpecError(f"outage_mtbf = {outage_mtbf!r}: must be a number > 0 (inf: no outages)")
+    outage_f = float(outage_mtbf)
+    if not outage_f > 0.0:
+        raise SpecError(f"outage_mtbf = {outage_mtbf!r}: must be > 0 (mean time between "
+                        "outages, s; inf: no outages)")
+    return mtbf_arr, restart_arr, outage_f
+
+
 class Fleet:
     """N jobs that alternate compute and checkpoints through shared storage and power.
 
@@ -250,6 +267,17 @@ class Fleet:
         checkpoint that finds K writing queues (first come, first served,
         ties by lower job index) until a writer finishes. None (default) is
         K = N, no cap: the base model (``max_writers`` then reads N).
+    mtbf : float or sequence of float
+        M_i, MODEL.md E8: each job's mean time between failures (s of wall
+        time), > 0; ``inf`` (default) never fails. A failure abandons what
+        the job is doing, loses its work since its last durable checkpoint,
+        and holds it DOWN for ``restart`` seconds.
+    restart : float or sequence of float
+        R_i >= 0, finite (default 0): the downtime (s) from a failure until
+        the job computes again.
+    outage_mtbf : float
+        M_0 > 0: the mean time (s) between outages, each of which fails every
+        job at once; ``inf`` (default): none.
 
     Notes
     -----
@@ -261,11 +289,13 @@ class Fleet:
     """
 
     __slots__ = ("T", "d", "cap", "throughput", "jitter", "f", "checkpoint", "snapshot",
-                 "slowdown", "on_busy", "weights", "max_writers", "_frozen")
+                 "slowdown", "on_busy", "weights", "max_writers", "mtbf", "restart",
+                 "outage_mtbf", "_frozen")
 
     def __init__(self, T, d, cap: float = math.inf, throughput: ThroughputSpec = "fair",  # noqa: PLR0913 (the model's parameters)
                  jitter=0.0, checkpoint="blocking", snapshot=0.0, slowdown=0.0,
-                 on_busy="block", weights=1.0, max_writers=None):
+                 on_busy="block", weights=1.0, max_writers=None, mtbf=math.inf, restart=0.0,
+                 outage_mtbf=math.inf):
         T_arr = _job_array("T", T, None)
         n = T_arr.size
         d_arr = _job_array("d", d, n)
@@ -289,13 +319,16 @@ class Fleet:
                     "(a writer's share of the bandwidth is w_i / sum of writers' w)")
         _check_async_options({"snapshot": (snapshot, snap), "slowdown": (slowdown, eps),
                               "on_busy": (on_busy, rule)}, mode == "async")
+        mtbf_arr, restart_arr, outage_f = _check_failures(mtbf, restart, outage_mtbf, n)
         for name, value in (("T", T_arr), ("d", d_arr), ("jitter", sigma), ("f", f),
                             ("checkpoint", mode), ("snapshot", snap), ("slowdown", eps),
-                            ("on_busy", rule), ("weights", wts)):
+                            ("on_busy", rule), ("weights", wts), ("mtbf", mtbf_arr),
+                            ("restart", restart_arr)):
             value.flags.writeable = False
             object.__setattr__(self, name, value)
         object.__setattr__(self, "cap", cap_f)
         object.__setattr__(self, "max_writers", _writer_cap(max_writers, n))
+        object.__setattr__(self, "outage_mtbf", outage_f)
         object.__setattr__(self, "throughput", spec)
         object.__setattr__(self, "_frozen", True)
 
@@ -305,7 +338,8 @@ class Fleet:
                   throughput: ThroughputSpec = "fair", jitter: float = 0.0,
                   checkpoint: str = "blocking", snapshot: float = 0.0, slowdown: float = 0.0,
                   on_busy: str = "block", weights: float = 1.0,
-                  max_writers: int | None = None) -> "Fleet":
+                  max_writers: int | None = None, mtbf: float = math.inf, restart: float = 0.0,
+                  outage_mtbf: float = math.inf) -> "Fleet":
         """N identical jobs, given either the load L = N d / T or the volume d.
 
         The other keywords are ``Fleet``'s, one value for every job."""
@@ -315,7 +349,8 @@ class Fleet:
         if (load is None) == (d is None):
             raise SpecError(f"load = {load!r}, d = {d!r}: give exactly one of them")
         for name, value in dict(T=T, load=load, d=d, jitter=jitter, snapshot=snapshot,
-                                slowdown=slowdown, weights=weights).items():
+                                slowdown=slowdown, weights=weights, mtbf=mtbf,
+                                restart=restart).items():
             if (value is not None or name not in ("load", "d")) and (
                     isinstance(value, (bool, np.bool_)) or not isinstance(value, Real)):
                 raise SpecError(f"{name} = {value!r}: must be a number (one value for every job; "
@@ -326,11 +361,15 @@ class Fleet:
             d = float(load) * float(T) / n_jobs
         return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
                    jitter=jitter, checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown,
-                   on_busy=on_busy, weights=weights, max_writers=max_writers)
+                   on_busy=on_busy, weights=weights, max_writers=max_writers, mtbf=mtbf,
+                   restart=restart, outage_mtbf=outage_mtbf)
 
     #: The options of MODEL.md E1 / E2 and their defaults: a fleet that leaves
     #: them all there is the paper's base model.
     OPTIONS = {"checkpoint": "blocking", **ASYNC_DEFAULTS, "weights": 1.0}
+
+    #: The per-job failure options of MODEL.md E8 and their defaults (never fails).
+    FAILURE_OPTIONS = {"mtbf": math.inf, "restart": 0.0}
 
     def canonical(self) -> dict:
         """The one canonical encoding of the fleet (what a sweep's run seed
@@ -343,11 +382,13 @@ class Fleet:
 
         canon = {"N": self.n_jobs, "T": hexlist(self.T), "d": hexlist(self.d),
                  "cap": float(self.cap).hex(), "f": hexlist(self.f), "sigma": hexlist(self.jitter)}
-        for name, default in self.OPTIONS.items():
+        for name, default in (self.OPTIONS | self.FAILURE_OPTIONS).items():
             if np.any((arr := getattr(self, name)) != default):
                 canon[name] = arr.tolist() if arr.dtype.kind == "U" else hexlist(arr)
         if self.max_writers < self.n_jobs:
             canon["max_writers"] = self.max_writers
+        if self.outage_mtbf != math.inf:
+            canon["outage_mtbf"] = float(self.outage_mtbf).hex()
         return canon
 
     @classmethod
@@ -355,7 +396,7 @@ class Fleet:
     def from_jobs(cls, *, size, bandwidth, compute_interval=None, checkpoint_period=None, n_jobs=None,  # noqa: PLR0913 (the physical keywords are the surface)
                   jitter=None, cap: float = math.inf, throughput: ThroughputSpec = "fair",
                   checkpoint=None, snapshot=None, slowdown=None, on_busy=None, weight=None,
-                  max_writers=None) -> "Fleet":
+                  max_writers=None, mtbf=None, restart=None, outage_mtbf=None) -> "Fleet":
         """A fleet from physical units (MODEL.md E4; ``stormsim.engine.units.fleet_arguments``),
         T and d in seconds. A missing, unknown or bad keyword is a SpecError naming it.
 
@@ -370,24 +411,33 @@ class Fleet:
             As in ``Fleet`` (``weight`` is its ``weights``; ``snapshot`` a time).
         max_writers : int in 1..N, optional
             The writer cap K (MODEL.md E5), as in ``Fleet``; None (default): no cap.
+        mtbf, restart : time or sequence, optional
+            Each job's mean time between failures and downtime after one
+            (MODEL.md E8), e.g. "24 h", "10 min"; default: never fails.
+        outage_mtbf : time, optional
+            The mean time between outages of the whole fleet; default: none.
         """
         return cls(**fleet_arguments(
             size=size, bandwidth=bandwidth, compute_interval=compute_interval, n_jobs=n_jobs,
             checkpoint_period=checkpoint_period, jitter=jitter, cap=cap, throughput=throughput,
             checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown, on_busy=on_busy,
-            weight=weight, max_writers=max_writers))
+            weight=weight, max_writers=max_writers, mtbf=mtbf, restart=restart,
+            outage_mtbf=outage_mtbf))
 
     @classmethod
-    def from_csv(cls, path, *, bandwidth, cap: float = math.inf,
-                 throughput: ThroughputSpec = "fair", max_writers=None) -> "Fleet":
+    def from_csv(cls, path, *, bandwidth, cap: float = math.inf,  # noqa: PLR0913 (the fleet-level keywords)
+                 throughput: ThroughputSpec = "fair", max_writers=None,
+                 outage_mtbf=None) -> "Fleet":
         """A fleet from a CSV job table (one row per job, each column's unit in its
         header) and the fabric's bandwidth: ``stormsim.engine.jobcsv.read_jobs``.
         The fleet-level options (``cap``, ``throughput``, ``max_writers``, the
         writer cap K in 1..N) are keywords, as in ``from_jobs``; the per-job
-        ones (checkpoint, snapshot, slowdown, on_busy, weight) are columns."""
+        ones (checkpoint, snapshot, slowdown, on_busy, weight, mtbf, restart)
+        are columns; ``outage_mtbf`` (a time) is a keyword."""
 
         return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
-                             throughput=throughput, max_writers=max_writers)
+                             throughput=throughput, max_writers=max_writers,
+                             outage_mtbf=outage_mtbf)
 
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")
@@ -396,7 +446,8 @@ class Fleet:
         return (Fleet, (self.T.copy(), self.d.copy(), self.cap, self.throughput,
                         self.jitter.copy(), self.checkpoint.tolist(), self.snapshot.copy(),
                         self.slowdown.copy(), self.on_busy.tolist(), self.weights.copy(),
-                        self.max_writers))
+                        self.max_writers, self.mtbf.copy(), self.restart.copy(),
+                        self.outage_mtbf))
 
     # -- derived quantities -------------------------------------------------
     @property
@@ -415,7 +466,7 @@ class Fleet:
 
     def _per_job(self) -> tuple:
         return (self.T, self.d, self.jitter, self.checkpoint, self.snapshot, self.slowdown,
-                self.on_busy, self.weights)
+                self.on_busy, self.weights, self.mtbf, self.restart)
 
     @property
     def is_async(self) -> np.ndarray:
@@ -423,9 +474,20 @@ class Fleet:
         return self.checkpoint == "async"
 
     @property
+    def has_failures(self) -> bool:
+        """Some job can fail (MODEL.md E8): a finite mtbf or outage_mtbf."""
+        return bool(np.isfinite(self.mtbf).any() or math.isfinite(self.outage_mtbf))
+
+    @property
     def is_anonymous(self) -> bool:
         """The paper's base model: every job blocking, all weights equal, no
-        writer cap (E5)."""
+        writer cap (E5), no failures (E8)."""
+        return self.runs_anonymous and not self.has_failures
+
+    @property
+    def runs_anonymous(self) -> bool:
+        """The anonymous kernel's scope: every job blocking, all weights
+        equal, no writer cap (E5); failures (E8) allowed."""
         return bool(not self.is_async.any() and np.all(self.weights == self.weights[0])
                     and self.max_writers == self.n_jobs)
 
@@ -460,17 +522,18 @@ class Fleet:
             return NotImplemented
         return (self.cap == other.cap and np.array_equal(self.f, other.f)
                 and self.max_writers == other.max_writers
+                and self.outage_mtbf == other.outage_mtbf
                 and all(np.array_equal(a, b) for a, b in zip(self._per_job(), other._per_job())))
 
     def __hash__(self):
-        return hash((self.cap, self.max_writers, self.f.tobytes())
+        return hash((self.cap, self.max_writers, self.outage_mtbf, self.f.tobytes())
                     + tuple(a.tobytes() for a in self._per_job()))
 
     def _extra_repr(self, identical: bool) -> str:
         """The keywords that differ from their defaults (none: today's repr)."""
         out = []
-        defaults = self.OPTIONS
-        for name in ("checkpoint", "snapshot", "slowdown", "on_busy", "weights"):
+        defaults = self.OPTIONS | self.FAILURE_OPTIONS
+        for name in ("checkpoint", "snapshot", "slowdown", "on_busy", "weights", "mtbf", "restart"):
             arr = getattr(self, name)
             if np.all(arr == defaults[name]):
                 continue
@@ -482,6 +545,8 @@ class Fleet:
                 out.append(f", {name}={arr.tolist()!r}")
         if self.max_writers < self.n_jobs:
             out.append(f", max_writers={self.max_writers}")
+        if self.outage_mtbf != math.inf:
+            out.append(f", outage_mtbf={self.outage_mtbf!r}")
         return "".join(out)
 
     def __repr__(self) -> str:

@@ -39,6 +39,30 @@ _DURATION_CELLS = door.histogram_cells(DURATION_EDGES)
 _WAIT_CELLS = door.histogram_cells(WAIT_EDGES)
 
 
+#: How ``Run.goodput_interval`` is made.
+GOODPUT_METHOD = "ratio of sums over fleets, delta-method standard error, Student t"
+
+#: The two-sided confidence of goodput_lo and goodput_hi (``stats.interval.CONFIDENCE``).
+GOODPUT_CONFIDENCE = 0.95
+
+
+def ratio_interval(num, den, confidence: float = GOODPUT_CONFIDENCE) -> tuple[float, float, float]:
+    """(R, lo, hi): R = sum num / sum den over independent units (rows) and its
+    interval at ``confidence`` (``GOODPUT_METHOD``); NaN ends with one unit."""
+    from scipy.stats import t as student_t
+
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    u = num.size
+    r = float(num.sum() / den.sum())
+    if u < 2:
+        return r, math.nan, math.nan
+    resid = num - r * den
+    se = math.sqrt(float((resid * resid).sum()) / (u * (u - 1))) / float(den.mean())
+    q = float(student_t.ppf(0.5 + confidence / 2.0, u - 1))
+    return r, r - q * se, r + q * se
+
+
 @dataclass(frozen=True)
 class Run:
     """The result of ``simulate``. Fleets are axis 0.
@@ -63,7 +87,9 @@ class Run:
     events : int64 (fleets,)
         Phase changes integrated: a firing, a write or persist ending, and
         for async jobs a checkpoint falling due into SNAPSHOT or WAIT or
-        being skipped (with s_i = 0 the due checkpoint is its firing: one).
+        being skipped (with s_i = 0 the due checkpoint is its firing: one);
+        with failures (MODEL.md E8) a job failing (an outage: each job) and a
+        DOWN ending.
     upcrossings : int64 (fleets, N + 1)
         E[f, k], k = 0..N (MODEL.md E3): instants in the measured window,
         its ends included, at which n_w goes from below k to k or more (the
@@ -106,6 +132,26 @@ class Run:
         Their waits / T_i on ``WAIT_EDGES`` (a wait of 0 is in bin 0).
     duration_edges, wait_edges : float64 (HIST_BINS + 1,)
         The histograms' edges (class attributes), on d_i and T_i.
+    failures, abandoned_writes : float64 (fleets, N) or None
+        MODEL.md E8, for a fleet with failures (``Fleet.has_failures``; None
+        otherwise), over the measured window: each job's failures (outages
+        included) and the writes they abandoned.
+    lost_work : float64 (fleets, N) or None
+        Compute (s of work) done in the window and lost to a failure.
+    down_time : float64 (fleets, N) or None
+        Time (s) each job spent DOWN (restarting) in the window.
+    committed_work : float64 (fleets, N) or None
+        Compute (s of work) done in the window that a completed checkpoint
+        made durable in it.
+    uncommitted_work : float64 (fleets, N) or None
+        Compute done in the window, not yet durable at its end.
+    outages : float64 (fleets,) or None
+        Outages (every job failing at once) in the window.
+
+    The goodput G = committed work / (N x window) and its decomposition
+    (``goodput_parts``: writing, lost, down, cap, uncommitted; with G they
+    sum to 1) follow, per fleet; ``goodput_interval`` is G's mean over
+    fleets with its interval.
     """
 
     fleet: Fleet
@@ -133,6 +179,13 @@ class Run:
     wait_sum: np.ndarray = field(repr=False)
     wait_max: np.ndarray = field(repr=False)
     wait_hist: np.ndarray = field(repr=False)
+    failures: np.ndarray | None = field(default=None, repr=False)
+    abandoned_writes: np.ndarray | None = field(default=None, repr=False)
+    lost_work: np.ndarray | None = field(default=None, repr=False)
+    down_time: np.ndarray | None = field(default=None, repr=False)
+    committed_work: np.ndarray | None = field(default=None, repr=False)
+    uncommitted_work: np.ndarray | None = field(default=None, repr=False)
+    outages: np.ndarray | None = field(default=None, repr=False)
 
     #: The histograms' edges (``DURATION_EDGES`` on d_i, ``WAIT_EDGES`` on T_i).
     duration_edges = DURATION_EDGES
@@ -163,6 +216,65 @@ class Run:
         """bool (fleets,): the fleet reached the passage level."""
         return self.passage_cycle >= 0
 
+    @property
+    def window(self) -> np.ndarray:
+        """float64 (fleets,): the measured window's length (s)."""
+        return self.occupancy.sum(axis=1)
+
+    def _job_share(self, per_job: np.ndarray) -> np.ndarray:
+        return per_job.sum(axis=1) / (self.fleet.n_jobs * self.window)
+
+    @property
+    def goodput(self) -> np.ndarray:
+        """float64 (fleets,): G = committed work / (N x window) (MODEL.md E8);
+        None for a fleet without failures."""
+        if self.committed_work is None:
+            return None
+        return self._job_share(self.committed_work)
+
+    @property
+    def goodput_parts(self) -> dict | None:
+        """G's complement, split exactly (MODEL.md E8), per fleet: shares of
+        the N x window job-seconds spent ``writing`` (blocking writes,
+        abandoned ones included), computing work then ``lost``, ``down``,
+        computing below full rate under the cap (``cap``), and computing
+        work still ``uncommitted`` at the window's end; with ``goodput`` they
+        sum to 1 (``cap`` is the rest, 0 to rounding when uncapped). None for
+        a fleet without failures."""
+        if self.committed_work is None:
+            return None
+        parts = {"goodput": self.goodput, "writing": self._job_share(self.writing_time),
+                 "lost": self._job_share(self.lost_work), "down": self._job_share(self.down_time),
+                 "uncommitted": self._job_share(self.uncommitted_work)}
+        parts["cap"] = 1.0 - sum(parts.values())
+        return {k: parts[k] for k in ("goodput", "writing", "lost", "down", "cap", "uncommitted")}
+
+    #: How goodput_interval, goodput_lo and goodput_hi are made.
+    goodput_method = GOODPUT_METHOD
+
+    def goodput_interval(self, confidence: float = GOODPUT_CONFIDENCE) -> tuple | None:
+        """(G, lo, hi): the fleets' goodput, sum of committed work / sum of N x
+        window, with its interval at ``confidence`` (``goodput_method``: each
+        fleet an independent unit); NaN ends with one fleet; None for a fleet
+        without failures. (``stats.interval.Interval(*run.goodput_interval(),
+        run.goodput_method)`` makes it an Interval.)"""
+        if self.committed_work is None:
+            return None
+        return ratio_interval(self.committed_work.sum(axis=1), self.fleet.n_jobs * self.window,
+                              confidence)
+
+    @property
+    def goodput_lo(self) -> float | None:
+        """The lower end of ``goodput_interval()`` (at 95%)."""
+        iv = self.goodput_interval()
+        return None if iv is None else iv[1]
+
+    @property
+    def goodput_hi(self) -> float | None:
+        """The upper end of ``goodput_interval()`` (at 95%)."""
+        iv = self.goodput_interval()
+        return None if iv is None else iv[2]
+
 
 QUEUE_KINDS = ("auto", "heap", "ring")
 KERNELS = ("auto", "anonymous", "general")
@@ -180,11 +292,15 @@ def choose_kernel(fleet: Fleet, kernel: str = "auto") -> bool:
     """
     if kernel not in KERNELS:
         raise SpecError(f"kernel = {kernel!r}: must be one of {', '.join(KERNELS)}")
-    if kernel == "anonymous" and not fleet.is_anonymous:
+    if fleet.has_failures and (kernel == "general" or not fleet.runs_anonymous):
+        raise SpecError("failures (mtbf, outage_mtbf: MODEL.md E8) run in the anonymous kernel "
+                        "only, for now: blocking jobs with equal weights and no writer cap "
+                        f"({fleet!r})")
+    if kernel == "anonymous" and not fleet.runs_anonymous:
         raise SpecError("kernel = 'anonymous' integrates blocking jobs with equal weights and no "
                         "writer cap only; this fleet has async jobs, unequal weights or "
                         f"max_writers < N ({fleet!r}). Use 'auto'")
-    return kernel == "general" or not fleet.is_anonymous
+    return kernel == "general" or not fleet.runs_anonymous
 
 
 def choose_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, bool]:
@@ -218,7 +334,7 @@ def _uncapped(fleet: Fleet) -> bool:
 def fast_forward_applies(fleet: Fleet, kernel: str = "auto") -> bool:
     """True when ``simulate(fleet, fast_forward=True, kernel=kernel)`` is allowed:
     the anonymous kernel runs the fleet and its cap does not bind (C >= N)."""
-    return not choose_kernel(fleet, kernel) and _uncapped(fleet)
+    return not choose_kernel(fleet, kernel) and _uncapped(fleet) and not fleet.has_failures
 
 
 def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
@@ -245,10 +361,12 @@ def choose_fast_forward(fleet: Fleet, general: bool, fast_forward="auto",
     """
     if not (isinstance(fast_forward, bool) or fast_forward == "auto"):
         raise SpecError(f"fast_forward = {fast_forward!r}: must be 'auto', True or False")
-    eligible = not general and _uncapped(fleet)
+    eligible = not general and _uncapped(fleet) and not fleet.has_failures
     if fast_forward is True and not eligible:
         why = ("it runs through the general kernel (async jobs, unequal weights or a writer cap)"
                if general
+               else "its jobs fail (MODEL.md E8: the event loop integrates failures)"
+               if fleet.has_failures
                else f"its cap C = {fleet.cap:g} binds (C < N = {fleet.n_jobs})")
         raise SpecError(f"fast_forward = True needs the base model uncapped (C >= N); {why}. "
                         "Use 'auto'")
@@ -280,6 +398,31 @@ def choose_general_queues(fleet: Fleet, queues: str = "auto") -> tuple[bool, boo
     ring_w = n * np.ptp(fleet.d / fleet.weights) / cycle <= budget
     ring_s = n * np.ptp(np.where(a, fleet.snapshot, 0.0)) / cycle <= budget
     return bool(ring_w), bool(ring_c), bool(ring_s)
+
+
+#: A job whose uncontended cycle T_i + d_i is this many of its failure-free
+#: stretches (1 / (1/M_i + 1/M_0)) long commits one attempt in e**20 = 5e8:
+#: its run would practically never end.
+MAX_CYCLES_PER_MTBF = 20.0
+
+
+def _check_failure_rates(fleet: Fleet) -> None:
+    """Refuse a fleet whose jobs fail so often that a checkpoint (practically)
+    never completes (MODEL.md E8: a cycle of T + d commits with probability
+    e^{-(T + d)/M} even without contention)."""
+    if not fleet.has_failures:
+        return
+    rate = 1.0 / fleet.mtbf + 1.0 / fleet.outage_mtbf
+    x = (fleet.T + fleet.d) * rate
+    bad = np.nonzero(x > MAX_CYCLES_PER_MTBF)[0]
+    if bad.size:
+        i = int(bad[0])
+        raise SpecError(
+            f"mtbf[{i}] = {float(fleet.mtbf[i])!r} (outage_mtbf = {fleet.outage_mtbf!r}): job {i}'s "
+            f"cycle T + d = {float(fleet.T[i] + fleet.d[i]):.6g} s is {float(x[i]):.3g} mean times "
+            f"between its failures, so it completes a checkpoint once in e^{float(x[i]):.3g} "
+            "attempts (MODEL.md E8): the run would never end. Give a longer mtbf or a shorter "
+            "compute interval")
 
 
 def _check_memory(n, fleets, cycles, record_firings, batch_size, threads) -> None:
@@ -415,6 +558,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     if queues not in QUEUE_KINDS:
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
+    _check_failure_rates(fleet)
     general, ff, rings = _choose_engine(fleet, queues, kernel, fast_forward,
                                         bool(stop_at_passage) and (passage_level or 0) >= 2)
     theta_spec = _launch.resolve(launch, fleet, fleets)
@@ -424,7 +568,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
                  fleet_start=fleet_start, batch_size=batch_size, general=general,
                  fast_forward=ff, rings=rings)
     inputs = door.prepare(fleet, seed)
-    out = _Outputs.empty(fleets, n, cycles, record_firings)
+    out = _Outputs.empty(fleets, n, cycles, record_firings, failures=fleet.has_failures)
     with door.numba_threads(threads):
         _run_batches(inputs, theta_spec, plan, out, progress)
     launch_label = launch if isinstance(launch, str) else "explicit"
@@ -490,9 +634,12 @@ class _Outputs:
     # Per fleet: sum (s), maximum (s), then the histogram's counts (``_kernel._OUT_SUM``).
     dur_out: np.ndarray
     wait_out: np.ndarray
+    # Per fleet and job (row N: the fleet), MODEL.md E8 (``_kernel._FO_FAIL``); None: no failures.
+    fail_out: np.ndarray | None = None
 
     @classmethod
-    def empty(cls, fleets: int, n: int, cycles: int, record_firings: bool) -> "_Outputs":
+    def empty(cls, fleets: int, n: int, cycles: int, record_firings: bool,
+              failures: bool = False) -> "_Outputs":
         return cls(firings=np.full((fleets, n, cycles), np.nan) if record_firings else None,
                    occupancy=np.empty((fleets, n + 1)),
                    upcross=np.empty((fleets, n + 1), dtype=np.int64),
@@ -501,7 +648,8 @@ class _Outputs:
                    events=np.empty(fleets, dtype=np.int64), waits=np.zeros(fleets, dtype=np.int64),
                    wait_time=np.zeros(fleets), skips=np.zeros(fleets, dtype=np.int64),
                    dur_out=np.zeros((fleets, HIST_BINS + 4)),
-                   wait_out=np.zeros((fleets, HIST_BINS + 4)))
+                   wait_out=np.zeros((fleets, HIST_BINS + 4)),
+                   fail_out=np.zeros((fleets, n + 1, door.FAIL_COLUMNS)) if failures else None)
 
     def run(self, fleet: Fleet, launch, seed: int, plan: _Plan, passage_level) -> Run:
         """The filled arrays as a Run."""
@@ -519,7 +667,17 @@ class _Outputs:
                    durations_count=count, durations_sum=self.dur_out[:, 0].copy(),
                    durations_max=self.dur_out[:, 1].copy(), durations_hist=dur_hist,
                    wait_sum=self.wait_out[:, 0].copy(), wait_max=self.wait_out[:, 1].copy(),
-                   wait_hist=wait_hist)
+                   wait_hist=wait_hist, **self._failure_fields())
+
+    def _failure_fields(self) -> dict:
+        if self.fail_out is None:
+            return {}
+        fo = self.fail_out[:, :-1]
+        names = ("failures", "abandoned_writes", "lost_work", "down_time", "committed_work",
+                 "uncommitted_work")
+        out = {name: fo[:, :, c].copy() for c, name in enumerate(names)}
+        out["outages"] = self.fail_out[:, -1, 0].copy()
+        return out
 
 
 def _run_batches(inputs, theta_spec, plan: _Plan, out: _Outputs, progress) -> None:
@@ -552,6 +710,10 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
             *common, *plan.rings, fire_buf, *outputs,
             out.waits[lo:hi], out.skips[lo:hi], out.wait_time[lo:hi], _DURATION_CELLS, _WAIT_CELLS,
             out.dur_out[lo:hi], out.wait_out[lo:hi])
+    elif out.fail_out is not None:
+        door.run_fleets_fail(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
+                             _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,
+                             out.fail_out[lo:hi])
     else:
         run_fleets = door.run_fleets_ff if plan.fast_forward else door.run_fleets
         run_fleets(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,

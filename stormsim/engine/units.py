@@ -48,6 +48,13 @@ max_writers
     The writer cap K of the fleet (MODEL.md E5): at most K checkpoints
     write at once, an integer in 1..N (None: no cap); no unit, one value
     for the fleet, like ``cap``.
+mtbf, restart
+    A job's mean time between failures M_i (wall time, > 0) and its
+    downtime after one, R_i (>= 0), MODEL.md E8: times, per job (columns
+    ``mtbf [h]``, ``restart [min]``). Without them a job never fails.
+outage_mtbf
+    The fleet's mean time between outages M_0 (each fails every job at
+    once): a time, one value for the fleet.
 
 The model's time unit is then the second.
 """
@@ -103,6 +110,8 @@ JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
     "weight": ("number", "positive", "storage sharing weight, > 0 (w)"),
     "checkpoint": ("text", None, "'blocking' or 'async'"),
     "on_busy": ("text", None, "'block' or 'skip'"),
+    "mtbf": ("time", "positive", "mean time between the job's failures (M, wall time; MODEL.md E8)"),
+    "restart": ("time", "nonnegative", "downtime after a failure until the job computes again (R)"),
 }
 
 #: Text columns with a fixed set of values.
@@ -322,7 +331,8 @@ def _texts(name: str, value, allowed: tuple[str, ...], n: int) -> list[str]:
 def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period=None,  # noqa: PLR0913 (keywords: the user surface)
                     n_jobs: int | None = None, jitter=None, cap: float = math.inf,
                     throughput="fair", checkpoint=None, snapshot=None, slowdown=None,
-                    on_busy=None, weight=None, max_writers=None) -> dict:
+                    on_busy=None, weight=None, max_writers=None, mtbf=None, restart=None,
+                    outage_mtbf=None) -> dict:
     """``Fleet`` keyword arguments from physical quantities (MODEL.md E4), in seconds.
 
     ``Fleet.from_jobs(**quantities)`` is ``Fleet(**fleet_arguments(**quantities))``.
@@ -352,6 +362,11 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     max_writers : int, optional
         The writer cap K (MODEL.md E5), an integer in 1..N: at most K
         checkpoints write at once, the others queue; None (default): no cap.
+    mtbf, restart : quantity or sequence, optional
+        Each job's mean time between failures (> 0) and its downtime after
+        one (>= 0), MODEL.md E8; default: never fails, restart 0.
+    outage_mtbf : quantity, optional
+        The mean time between outages of the whole fleet (> 0); default none.
 
     Notes
     -----
@@ -364,7 +379,7 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         raise SpecError(f"bandwidth has {bw.size} values: give one, the fabric's aggregate bandwidth")
     given = {"size": size, interval_name: compute_interval if compute_interval is not None
              else checkpoint_period, "jitter": jitter, "snapshot": snapshot, "slowdown": slowdown,
-             "weight": weight}
+             "weight": weight, "mtbf": mtbf, "restart": restart}
     values, jitter_share, lengths = _job_magnitudes(given, interval_name)
     for name, value in (("checkpoint", checkpoint), ("on_busy", on_busy)):
         if value is not None and not isinstance(value, str):
@@ -395,10 +410,22 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     for name in ("snapshot", "slowdown", "weight"):
         if name in v:
             kwargs[_ASYNC_FIELDS[name]] = v[name]
+    kwargs.update(_failure_arguments(v, outage_mtbf))
     if max_writers is not None:
         kwargs["max_writers"] = check_int("max_writers", max_writers, 1, n, what=(
             f"at most this many of the N = {n} jobs write at once; None: no cap"))
     return kwargs
+
+
+def _failure_arguments(v: dict, outage_mtbf) -> dict:
+    """Fleet's E8 keywords: mtbf and restart per job (seconds), outage_mtbf."""
+    out = {name: v[name] for name in ("mtbf", "restart") if name in v}
+    if outage_mtbf is not None:
+        m0 = magnitudes("outage_mtbf", outage_mtbf, "time", "second", "positive")
+        if m0.size != 1:
+            raise SpecError(f"outage_mtbf has {m0.size} values: give one, the fleet's")
+        out["outage_mtbf"] = float(m0[0])
+    return out
 
 
 def _interval_name(compute_interval, checkpoint_period) -> str:

@@ -158,7 +158,8 @@ def check_splittable(fleet: Fleet) -> None:
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
     if not fleet.is_anonymous:
         raise SpecError("storm_split runs the base model only (blocking checkpoints, equal "
-                        f"weights); this fleet has async jobs or unequal weights ({fleet!r}). "
+                        "weights, no failures); this fleet has async jobs, unequal weights or "
+                        f"failures ({fleet!r}). "
                         "Use storm_risk(..., method='plain') (plain Monte Carlo) for it")
 
 

@@ -243,6 +243,12 @@ def _check(fleet) -> None:
             "resources at once (it computes while its persist writes) and the fleet is no longer a "
             "network of two symmetric stations (MODEL.md E1). Estimate it instead with "
             "stormsim.storm_risk or stormsim.simulate (occupancy, upcrossings)")
+    if getattr(fleet, "has_failures", False):
+        raise SpecError(
+            "fleet has failures (mtbf or outage_mtbf finite, MODEL.md E8): the stationary law "
+            "does not hold with failures, since a failure removes a writer at a rate in wall "
+            "time, not in work, and the fleet is no longer a network of two symmetric stations. "
+            "Simulate it instead: stormsim.simulate (goodput, occupancy) or stormsim.storm_risk")
     w = np.asarray(fleet.weights, dtype=np.float64)
     if np.any(w != w[0]):
         raise SpecError(
