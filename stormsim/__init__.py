@@ -33,7 +33,7 @@ from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
 from .driver import SweepOutcome, run_sweep
 from .fleetplan import FleetPlan, plan
-from .goodput import BestInterval, ClassInterval, best_interval
+from .checkpointing import BestInterval, ClassInterval, best_interval
 
 _interrupt.loaded()
 

@@ -123,8 +123,9 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity(
         "goodput", "G", "1",
         "committed work over N x the measured window: the share of the fleet's time that "
-        "became durable progress (MODEL.md E8)",
-        api=("Run.goodput", "Run.goodput_interval", "Run.goodput_lo", "Run.goodput_hi")),
+        "became durable progress (MODEL.md E8); over fleets with its interval: "
+        "stormsim.stats.goodput.goodput(run)",
+        api=("Run.goodput",)),
     Quantity(
         "goodput_parts", "1 - G", "1",
         "G's complement split exactly into writing, lost, down, cap and uncommitted shares "

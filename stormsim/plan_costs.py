@@ -19,7 +19,7 @@ from .stats.durations import ratio
 from .stats.interval import Interval
 from .stats.stationary import mean_compute_work
 
-__all__ = ["ClassRow", "gpu_shares", "job_classes", "class_rows", "law_reason", "SHARES"]
+__all__ = ["ClassRow", "gpu_shares", "class_rows", "law_reason", "SHARES"]
 
 #: The GPU shares of a PlanRow: what each counts (job-seconds over N x the window).
 SHARES = {
@@ -170,23 +170,12 @@ class ClassRow:
     method: str
 
 
-def job_classes(fleet: Fleet) -> list[np.ndarray]:
-    """The job indices of each class (jobs alike in every parameter), in the
-    order of each class's first job."""
-    keys = list(zip(fleet.T, fleet.d, fleet.jitter, fleet.weights, fleet.checkpoint,
-                    fleet.snapshot, fleet.slowdown, fleet.on_busy))
-    groups: dict = {}
-    for i, key in enumerate(keys):
-        groups.setdefault(key, []).append(i)
-    return [np.array(g, dtype=np.int64) for g in groups.values()]
-
-
 def class_rows(fleet: Fleet, law, run, p99: Interval, lost: str = "") -> list[ClassRow]:
     """One ClassRow per job class: from ``law`` (StationaryLaw) where it
     applies, else from ``run`` (the durations run: per-class means where
     every job blocks and no cap queues them, the checkpoints counted from
     each job's compute time), else NaN with why (``lost`` where no run)."""
-    classes = job_classes(fleet)
+    classes = fleet.job_classes()
     out = []
     for idx in classes:
         d = float(fleet.d[idx[0]])

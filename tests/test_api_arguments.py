@@ -116,7 +116,7 @@ CASES = [
         idle_power=PER_JOB + [800.0, [800.0] * 4],
         law=["law", 3, stormsim.stationary(Fleet.identical(3, load=0.5, jitter=0.01))])),
     ("best_interval", stormsim.best_interval, dict(fleet=FLEET, mtbf="24 h"), dict(
-        fleet=NOT_A_FLEET, mtbf=NUMBER + ["24 GB", "-1 h", 0.0], restart=NUMBER + ["1 GB", -1.0])),
+        fleet=NOT_A_FLEET, mtbf=NUMBER + ["24 GB", "-1 h", 0.0], restart=NUMBER_OPT + ["1 GB", -1.0])),
     ("stagger_spacing", stormsim.stagger_spacing, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_margin", stormsim.stagger_margin, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_theta", stormsim.stagger_theta, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),

@@ -20,13 +20,14 @@ WINGS = [
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "interval", "exact_sums", "survival", "analysis", "tails", "storms",
-               "product_form", "stationary", "power", "durations", "summary", "physical", "daly"]),
+               "product_form", "stationary", "power", "durations", "summary", "physical", "daly",
+               "goodput"]),
     ("risk", ["__init__", "settings", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
     ("store", ["__init__", "files", "parts", "identity", "cellresult", "layout", "tables", "export",
                "results", "stores"]),                                     # files, the layout, the reader
-    ("", ["driver", "plots", "goodput", "plan_costs", "fleetplan", "report", "cli_parser", "cli",
+    ("", ["driver", "plots", "checkpointing", "plan_costs", "fleetplan", "report", "cli_parser", "cli",
           "__main__", "__init__"]),
 ]
 

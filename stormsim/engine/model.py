@@ -468,6 +468,14 @@ class Fleet:
         return (self.T, self.d, self.jitter, self.checkpoint, self.snapshot, self.slowdown,
                 self.on_busy, self.weights, self.mtbf, self.restart)
 
+    def job_classes(self) -> list[np.ndarray]:
+        """The job indices of each class (jobs alike in every per-job parameter),
+        in the order of each class's first job."""
+        groups: dict = {}
+        for i, key in enumerate(zip(*(a.tolist() for a in self._per_job()))):
+            groups.setdefault(key, []).append(i)
+        return [np.array(g, dtype=np.int64) for g in groups.values()]
+
     @property
     def is_async(self) -> np.ndarray:
         """bool (N,): the job checkpoints asynchronously."""

@@ -39,30 +39,6 @@ _DURATION_CELLS = door.histogram_cells(DURATION_EDGES)
 _WAIT_CELLS = door.histogram_cells(WAIT_EDGES)
 
 
-#: How ``Run.goodput_interval`` is made.
-GOODPUT_METHOD = "ratio of sums over fleets, delta-method standard error, Student t"
-
-#: The two-sided confidence of goodput_lo and goodput_hi (``stats.interval.CONFIDENCE``).
-GOODPUT_CONFIDENCE = 0.95
-
-
-def ratio_interval(num, den, confidence: float = GOODPUT_CONFIDENCE) -> tuple[float, float, float]:
-    """(R, lo, hi): R = sum num / sum den over independent units (rows) and its
-    interval at ``confidence`` (``GOODPUT_METHOD``); NaN ends with one unit."""
-    from scipy.stats import t as student_t
-
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    u = num.size
-    r = float(num.sum() / den.sum())
-    if u < 2:
-        return r, math.nan, math.nan
-    resid = num - r * den
-    se = math.sqrt(float((resid * resid).sum()) / (u * (u - 1))) / float(den.mean())
-    q = float(student_t.ppf(0.5 + confidence / 2.0, u - 1))
-    return r, r - q * se, r + q * se
-
-
 @dataclass(frozen=True)
 class Run:
     """The result of ``simulate``. Fleets are axis 0.
@@ -150,8 +126,8 @@ class Run:
 
     The goodput G = committed work / (N x window) and its decomposition
     (``goodput_parts``: writing, lost, down, cap, uncommitted; with G they
-    sum to 1) follow, per fleet; ``goodput_interval`` is G's mean over
-    fleets with its interval.
+    sum to 1) follow, per fleet; ``stormsim.stats.goodput.goodput`` gives
+    them over the fleets with their intervals.
     """
 
     fleet: Fleet
@@ -248,32 +224,6 @@ class Run:
                  "uncommitted": self._job_share(self.uncommitted_work)}
         parts["cap"] = 1.0 - sum(parts.values())
         return {k: parts[k] for k in ("goodput", "writing", "lost", "down", "cap", "uncommitted")}
-
-    #: How goodput_interval, goodput_lo and goodput_hi are made.
-    goodput_method = GOODPUT_METHOD
-
-    def goodput_interval(self, confidence: float = GOODPUT_CONFIDENCE) -> tuple | None:
-        """(G, lo, hi): the fleets' goodput, sum of committed work / sum of N x
-        window, with its interval at ``confidence`` (``goodput_method``: each
-        fleet an independent unit); NaN ends with one fleet; None for a fleet
-        without failures. (``stats.interval.Interval(*run.goodput_interval(),
-        run.goodput_method)`` makes it an Interval.)"""
-        if self.committed_work is None:
-            return None
-        return ratio_interval(self.committed_work.sum(axis=1), self.fleet.n_jobs * self.window,
-                              confidence)
-
-    @property
-    def goodput_lo(self) -> float | None:
-        """The lower end of ``goodput_interval()`` (at 95%)."""
-        iv = self.goodput_interval()
-        return None if iv is None else iv[1]
-
-    @property
-    def goodput_hi(self) -> float | None:
-        """The upper end of ``goodput_interval()`` (at 95%)."""
-        iv = self.goodput_interval()
-        return None if iv is None else iv[2]
 
 
 QUEUE_KINDS = ("auto", "heap", "ring")

@@ -7,10 +7,10 @@ and waits (``durations``), the exact stationary law of the base model
 ``product_form``), a fleet's long-run power from that law (``power``),
 the per-cell numbers every view shows (``summary``), firing-time
 observables (``analysis``), Daly's law of goodput and the best checkpoint
-interval without contention (``daly``), a run read in physical units
-(``physical``), exact sums of floats over fleets (``exact_sums``), and
-``interval``: the one type of an estimate shown to a user, a number with its
-interval.
+interval without contention (``daly``), a run's goodput and its parts over
+fleets (``goodput``), a run read in physical units (``physical``), exact sums
+of floats over fleets (``exact_sums``), and ``interval``: the one type of an
+estimate shown to a user, a number with its interval.
 
 It imports the engine wing and the root modules only.
 """

@@ -20,7 +20,8 @@ import stormsim
 from stormsim import failures
 from stormsim.engine import _kernel
 from stormsim.engine.door import histogram_cells, root_key
-from stormsim.engine.run import DURATION_EDGES, HIST_BINS, ratio_interval
+from stormsim.engine.run import DURATION_EDGES, HIST_BINS
+from stormsim.stats.goodput import goodput
 from stormsim.stats.daly import daly_breakdown, daly_goodput
 
 CYCLES = 40
@@ -128,16 +129,14 @@ def test_f2_goodput_follows_dalys_law_without_contention(n, T, d, M, R):
     """F2: a blocking job, sigma = 0, ideal f, uncapped: goodput T / E."""
     fleet = stormsim.Fleet(T=[T] * n, d=[d] * n, throughput="ideal", mtbf=M, restart=R)
     run = stormsim.simulate(fleet, fleets=200 if n == 1 else 60, cycles=400, burn_in=5, seed=3)
-    g, lo, hi = run.goodput_interval(0.999)
-    assert lo <= T / daly_E(T, d, M, R) <= hi, (g, lo, hi, T / daly_E(T, d, M, R))
-    assert hi - lo < 0.02 and run.goodput_lo < g < run.goodput_hi
+    parts = goodput(run, 0.999)
+    g = parts["goodput"]
+    assert g.lo <= T / daly_E(T, d, M, R) <= g.hi, (g, T / daly_E(T, d, M, R))
+    assert g.hi - g.lo < 0.02
     # part by part, Daly's breakdown (stormsim.stats.daly)
     assert daly_goodput(T, d, M, R) == pytest.approx(T / daly_E(T, d, M, R), rel=1e-12)
-    den = n * run.window
-    for name, num in (("writing", run.writing_time), ("lost", run.lost_work),
-                      ("down", run.down_time)):
-        x, lo, hi = ratio_interval(num.sum(axis=1), den, 0.999)
-        assert lo <= daly_breakdown(T, d, M, R)[name] <= hi, (name, x, lo, hi)
+    for name in ("writing", "lost", "down"):
+        assert parts[name].lo <= daly_breakdown(T, d, M, R)[name] <= parts[name].hi, (name, parts[name])
 
 
 def test_f3_an_outage_synchronizes_identical_jobs():

@@ -1,4 +1,4 @@
-"""best_interval (stormsim.goodput): Daly's optimum with the fleet's contended write time."""
+"""best_interval (stormsim.checkpointing): Daly's optimum with the fleet's contended write time."""
 from __future__ import annotations
 
 import math
@@ -73,7 +73,18 @@ def test_bad_failure_rates_are_refused_by_name(kw, match):
         best_interval(README, **kw)
 
 
+def test_the_fleets_own_failures_and_outages_are_used():
+    own = best_interval(README.replace(mtbf=86400.0, restart=600.0))
+    assert own == best_interval(README, "24 h", "10 min")
+    # an outage fails every job: each job's failure rate adds the outages'
+    both = best_interval(README.replace(mtbf=2 * 86400.0, restart=600.0, outage_mtbf=2 * 86400.0))
+    assert both.classes[0].mtbf == pytest.approx(86400.0, rel=1e-15)
+    assert both.classes[0].contended == pytest.approx(own.classes[0].contended, rel=1e-12)
+    with pytest.raises(SpecError, match=r"^mtbf = None: the fleet never fails"):
+        best_interval(README)
+
+
 def test_the_table_reads():
     text = best_interval(README, "24 h", "10 min").table()
-    assert "MTBF 1 day, restart 10 min" in text and "All jobs at one interval" in text
+    assert "restart 10 min" in text and " 1 day " in text and "All jobs at one interval" in text
     assert np.all([len(line) <= 100 for line in text.splitlines()])

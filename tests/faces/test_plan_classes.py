@@ -18,7 +18,7 @@ import pytest
 import stormsim
 from stormsim.cli import main
 from stormsim.fleetplan import CLASS_OUTPUTS, ROW_OUTPUTS, class_columns, plan, what_ifs
-from stormsim.plan_costs import POOLED, class_rows, gpu_shares, job_classes
+from stormsim.plan_costs import POOLED, class_rows, gpu_shares
 from stormsim.stats import durations
 
 pytest.importorskip("pint")     # fleets from physical units: the [units] extra
@@ -72,8 +72,8 @@ def plans():
 def test_job_classes_group_jobs_alike_in_every_parameter_in_order():
     fleet = stormsim.Fleet(T=[10.0, 20.0, 10.0, 10.0], d=[1.0, 1.0, 1.0, 1.0],
                            jitter=[0.1, 0.1, 0.1, 0.2])
-    assert [c.tolist() for c in job_classes(fleet)] == [[0, 2], [1], [3]]
-    assert len(job_classes(_readme())) == 1 and len(job_classes(_mixed())) == 3
+    assert [c.tolist() for c in fleet.job_classes()] == [[0, 2], [1], [3]]
+    assert len(_readme().job_classes()) == 1 and len(_mixed().job_classes()) == 3
 
 
 @pytest.mark.slow
@@ -83,7 +83,7 @@ def test_a_mixed_fleet_per_class_is_the_exact_law_per_write(plans):
     classes = p.by_class
     assert [c.jobs for c in classes] == [8, 4, 2]
     assert [c.lone_checkpoint_seconds for c in classes] == pytest.approx([0.2, 2.0, 20.0])
-    for c, idx in zip(classes, job_classes(fleet)):
+    for c, idx in zip(classes, fleet.job_classes()):
         i = idx[0]
         assert c.checkpoint_seconds.value == pytest.approx(law.mean_write_duration[i], rel=RTOL)
         assert c.write_stretch.value == pytest.approx(law.write_stretch[i], rel=RTOL)
@@ -92,7 +92,7 @@ def test_a_mixed_fleet_per_class_is_the_exact_law_per_write(plans):
         assert math.isnan(c.checkpoint_p99.value) and c.checkpoint_p99.method == POOLED
     # the classes' means, weighted by their writes, are the fleet's mean per write
     lam = np.asarray(law.checkpoint_rate)
-    writes = np.array([c.jobs * lam[idx[0]] for c, idx in zip(classes, job_classes(fleet))])
+    writes = np.array([c.jobs * lam[idx[0]] for c, idx in zip(classes, fleet.job_classes())])
     means = np.array([c.checkpoint_seconds.value for c in classes])
     assert float(writes @ means / writes.sum()) == pytest.approx(p.rows[0].checkpoint_seconds,
                                                                  rel=RTOL)
@@ -114,7 +114,7 @@ def test_simulated_class_means_agree_with_the_law_within_their_intervals():
     law = stormsim.stationary(fleet)
     run = stormsim.simulate(fleet, fleets=128, cycles=400, burn_in=40, seed=1)   # as plan runs
     nan = stormsim.Interval(math.nan, math.nan, math.nan, "none")
-    for c, idx in zip(class_rows(fleet, None, run, nan), job_classes(fleet)):
+    for c, idx in zip(class_rows(fleet, None, run, nan), fleet.job_classes()):
         m = c.checkpoint_seconds
         assert m.lo < law.mean_write_duration[idx[0]] < m.hi, (c, idx)
         assert m.unit == "s" and "ratio over fleets" in m.method

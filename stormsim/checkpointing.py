@@ -19,7 +19,7 @@ hold with failures, MODEL.md E8); the engine measures the goodput they give.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
@@ -45,9 +45,11 @@ MAX_ROUNDS = 100
 
 @dataclass(frozen=True)
 class ClassInterval:
-    """One class of identical jobs (same T, d, jitter and options): its intervals (s).
+    """One class of identical jobs (alike in every per-job value): its intervals (s).
 
     jobs : how many; first_job : the index of the first
+    mtbf, restart : its failures: MTBF M_i (outages included: 1 / (1/M_i +
+        1/M_0)) and restart R_i
     interval : T now; write_alone : d, the write time alone
     young : Young's sqrt(2 d M); daly : Daly's exact optimum with d alone
     contended : Daly's optimum with the fleet's contended mean write, the
@@ -59,6 +61,8 @@ class ClassInterval:
 
     jobs: int
     first_job: int
+    mtbf: float
+    restart: float
     interval: float
     write_alone: float
     young: float
@@ -79,111 +83,133 @@ class BestInterval:
     fleet_optimum_goodput, fleet_optimum_write : its goodput and write time
     """
 
-    mtbf: float
-    restart: float
     classes: tuple[ClassInterval, ...]
     fleet_optimum: float = math.nan
     fleet_optimum_goodput: float = math.nan
     fleet_optimum_write: float = math.nan
-    notes: tuple[str, ...] = field(default=())
 
     def table(self) -> str:
         """The classes as text, one line each, then the fleet optimum."""
-        head = (f"{'jobs':>5} {'now':>9} {'Young':>9} {'Daly':>9} {'contended':>9} "
-                f"{'write':>9} {'goodput now -> contended':>25}")
-        lines = [f"Checkpoint interval (compute between checkpoints), MTBF "
-                 f"{fmt_duration(self.mtbf)}, restart {fmt_duration(self.restart)}:", head]
+        head = (f"{'jobs':>5} {'MTBF':>8} {'now':>8} {'Young':>8} {'Daly':>8} {'contended':>9} "
+                f"{'write':>7} {'goodput now -> contended':>25}")
+        lines = ["Checkpoint interval (compute between checkpoints), restart "
+                 + ", ".join(sorted({fmt_duration(c.restart) for c in self.classes})) + ":", head]
         for c in self.classes:
             lines.append(
-                f"{c.jobs:>5} {fmt_duration(c.interval):>9} {fmt_duration(c.young):>9} "
-                f"{fmt_duration(c.daly):>9} {fmt_duration(c.contended):>9} "
-                f"{fmt_duration(c.write_contended):>9} "
+                f"{c.jobs:>5} {fmt_duration(c.mtbf):>8} {fmt_duration(c.interval):>8} "
+                f"{fmt_duration(c.young):>8} {fmt_duration(c.daly):>8} "
+                f"{fmt_duration(c.contended):>9} {fmt_duration(c.write_contended):>7} "
                 f"{c.goodput_now:>12.4f} -> {c.goodput_contended:.4f}")
         if math.isfinite(self.fleet_optimum):
             lines.append(f"All jobs at one interval: {fmt_duration(self.fleet_optimum)} (write "
                          f"{fmt_duration(self.fleet_optimum_write)}, goodput "
                          f"{self.fleet_optimum_goodput:.4f})")
-        return "\n".join(lines + list(self.notes))
+        return "\n".join(lines)
 
 
 def _classes(fleet: Fleet) -> tuple[np.ndarray, np.ndarray]:
-    """(first job of each class, class of each job): jobs alike in every per-job value."""
-    columns = [fleet.T, fleet.d, fleet.jitter, fleet.snapshot, fleet.slowdown, fleet.weights,
-               fleet.is_async.astype(np.float64), (fleet.on_busy == "block").astype(np.float64)]
-    _, starts, index = np.unique(np.stack(columns, axis=1), axis=0, return_index=True,
-                                 return_inverse=True)
-    order = np.argsort(starts)                    # classes in the order of their first job
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return starts[order], rank[index.ravel()]
+    """(first job of each class, class of each job) from ``Fleet.job_classes``."""
+    classes = fleet.job_classes()
+    index = np.empty(fleet.n_jobs, dtype=np.int64)
+    for c, jobs in enumerate(classes):
+        index[jobs] = c
+    return np.array([jobs[0] for jobs in classes], dtype=np.int64), index
 
 
 class _Contention:
-    """The law's mean write per class with each class at a given interval."""
+    """The law's mean write per class with each class at a given interval (the
+    fleet without its failures: the law of the storage it shares)."""
 
     def __init__(self, fleet: Fleet, starts: np.ndarray, index: np.ndarray):
-        self.fleet, self.starts, self.index = fleet, starts, index
-
-    def fleet_at(self, intervals: np.ndarray) -> Fleet:
-        """The fleet with class c at ``intervals[c]``, its jitter the same share of it."""
-        scale = intervals[self.index] / self.fleet.T
-        return self.fleet.replace(T=self.fleet.T * scale, jitter=self.fleet.jitter * scale)
+        self.fleet = fleet.replace(mtbf=math.inf, restart=0.0, outage_mtbf=math.inf)
+        self.starts, self.index = starts, index
 
     def writes(self, intervals: np.ndarray) -> np.ndarray:
-        law = stationary(self.fleet_at(intervals))
+        scale = intervals[self.index] / self.fleet.T
+        law = stationary(self.fleet.replace(T=self.fleet.T * scale,
+                                            jitter=self.fleet.jitter * scale))
         return np.asarray(law.mean_write_duration)[self.starts]
 
 
-def _goodputs(intervals, writes, mtbf, restart) -> np.ndarray:
-    return np.array([daly_goodput(t, w, mtbf, restart) for t, w in zip(intervals, writes)])
+@dataclass(frozen=True)
+class _Failures:
+    """Each class's MTBF (outages included) and restart."""
+
+    mtbf: np.ndarray
+    restart: np.ndarray
+
+    def optimum(self, c: int, write: float) -> float:
+        return daly_optimum(write, self.mtbf[c], self.restart[c])
+
+    def goodputs(self, intervals, writes) -> np.ndarray:
+        return np.array([daly_goodput(t, w, m, r) for t, w, m, r in
+                         zip(intervals, writes, self.mtbf, self.restart)])
 
 
-def _fixed_point(contention: _Contention, alone: np.ndarray, mtbf: float, restart: float):
+def _fixed_point(contention: _Contention, alone: np.ndarray, fail: _Failures) -> np.ndarray:
     """Every class at Daly's optimum for its contended write, the others as they are.
 
     Class c's own equation T = daly_optimum(w_c(T)) has one root in
-    [daly_optimum(d_c), mtbf): the contended write is at least d_c (f(n) <= n)
+    [daly_optimum(d_c), M_c): the contended write is at least d_c (f(n) <= n)
     and falls as T grows, and Daly's optimum is below M whatever the write."""
-    t = np.array([daly_optimum(d, mtbf, restart) for d in alone])
+    t = np.array([fail.optimum(c, d) for c, d in enumerate(alone)])
     for _ in range(MAX_ROUNDS):
         before = t.copy()
         for c in range(t.size):
             def gap(x, c=c):
                 trial = t.copy()
                 trial[c] = x
-                return daly_optimum(contention.writes(trial)[c], mtbf, restart) - x
-            lo = daly_optimum(alone[c], mtbf, restart)
-            t[c] = lo if gap(lo) <= 0.0 else brentq(gap, lo, mtbf, rtol=INTERVAL_RTOL)
+                return fail.optimum(c, contention.writes(trial)[c]) - x
+            lo = fail.optimum(c, alone[c])
+            t[c] = lo if gap(lo) <= 0.0 else brentq(gap, lo, fail.mtbf[c], rtol=INTERVAL_RTOL)
         if np.all(np.abs(t - before) <= INTERVAL_RTOL * t):
             return t
     raise SpecError(f"the classes' best intervals did not settle in {MAX_ROUNDS} rounds; "
                     "give fewer distinct job classes or report the fleet")
 
 
-def _fleet_optimum(contention: _Contention, daly: float, mtbf: float, restart: float):
+def _fleet_optimum(contention: _Contention, daly: float, fail: _Failures):
     """For identical jobs: the interval maximising Daly's goodput with its own contended write."""
     def loss(log_t):
         t = np.array([math.exp(log_t)])
-        return -daly_goodput(t[0], contention.writes(t)[0], mtbf, restart)
-    found = minimize_scalar(loss, bounds=(math.log(daly / 4.0), math.log(mtbf)),
+        return -fail.goodputs(t, contention.writes(t))[0]
+    found = minimize_scalar(loss, bounds=(math.log(daly / 4.0), math.log(fail.mtbf[0])),
                             method="bounded", options={"xatol": INTERVAL_RTOL})
     best = math.exp(found.x)
     return best, -found.fun, float(contention.writes(np.array([best]))[0])
 
 
-def best_interval(fleet: Fleet, mtbf, restart=0.0) -> BestInterval:
+def _failing(fleet: Fleet, mtbf, restart) -> Fleet:
+    """The fleet with the failures asked for (each job's own where not given)."""
+    if not isinstance(fleet, Fleet):
+        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
+    changes = {}
+    if mtbf is not None:
+        changes["mtbf"] = time_seconds("mtbf", mtbf, positive=True)
+    if restart is not None:
+        changes["restart"] = time_seconds("restart", restart)
+    fleet = fleet.replace(**changes)
+    if not fleet.has_failures:
+        raise SpecError("mtbf = None: the fleet never fails (its mtbf is inf and it has no "
+                        "outages), so no interval is best; give mtbf= (e.g. '24 h')")
+    return fleet
+
+
+def best_interval(fleet: Fleet, mtbf=None, restart=None) -> BestInterval:
     """The best checkpoint interval for each class of jobs, with and without contention.
 
     Parameters
     ----------
     fleet : stormsim.Fleet
         A base-model fleet (blocking, equal weights, no writer cap: the law's
-        write times), its T the current compute interval between checkpoints.
-    mtbf : float or str
-        Each job's mean time between failures: seconds, or a time with its unit
-        ("24 h"). The same for every job.
-    restart : float or str
-        The time from a failure until the job computes again (default 0).
+        write times), its T the current compute interval between checkpoints,
+        and its failures (``mtbf``, ``restart``, ``outage_mtbf``) unless given here.
+    mtbf : float or str, optional
+        Every job's mean time between failures: seconds, or a time with its
+        unit ("24 h"). Default: each job's own.
+    restart : float or str, optional
+        Every job's time from a failure until it computes again. Default: each
+        job's own.
 
     Returns
     -------
@@ -191,36 +217,36 @@ def best_interval(fleet: Fleet, mtbf, restart=0.0) -> BestInterval:
         Per class: Young's interval, Daly's exact optimum with the write time
         alone, Daly's optimum with the fleet's contended write time (a fixed
         point), and Daly's goodput at each; for identical jobs the fleet
-        optimum.
+        optimum. An outage fails every job, so a job's MTBF here is
+        1 / (1/M_i + 1/M_0).
 
     Raises
     ------
     SpecError
-        A bad mtbf or restart, or a fleet the stationary law refuses.
+        A bad mtbf or restart, a fleet that never fails, or one the stationary
+        law refuses.
     """
-    if not isinstance(fleet, Fleet):
-        raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
-    mtbf = time_seconds("mtbf", mtbf, positive=True)
-    restart = time_seconds("restart", restart)
+    fleet = _failing(fleet, mtbf, restart)
     starts, index = _classes(fleet)
     contention = _Contention(fleet, starts, index)
+    fail = _Failures(1.0 / (1.0 / fleet.mtbf[starts] + 1.0 / fleet.outage_mtbf),
+                     fleet.restart[starts])
     now, alone = fleet.T[starts], fleet.d[starts]
-    daly = np.array([daly_optimum(d, mtbf, restart) for d in alone])
-    contended = _fixed_point(contention, alone, mtbf, restart)
-    writes = {name: contention.writes(t) for name, t in
-              (("now", now), ("daly", daly), ("contended", contended))}
+    picks = {"now": now, "daly": np.array([fail.optimum(c, d) for c, d in enumerate(alone)])}
+    picks["contended"] = _fixed_point(contention, alone, fail)
+    writes = {name: contention.writes(t) for name, t in picks.items()}
+    goodputs = {name: fail.goodputs(picks[name], writes[name]) for name in picks}
     counts = np.bincount(index)
     classes = tuple(
-        ClassInterval(jobs=int(counts[c]), first_job=int(starts[c]), interval=float(now[c]),
-                      write_alone=float(alone[c]), young=young_interval(alone[c], mtbf),
-                      daly=float(daly[c]), contended=float(contended[c]),
+        ClassInterval(jobs=int(counts[c]), first_job=int(starts[c]), mtbf=float(fail.mtbf[c]),
+                      restart=float(fail.restart[c]), interval=float(now[c]),
+                      write_alone=float(alone[c]), young=young_interval(alone[c], fail.mtbf[c]),
+                      daly=float(picks["daly"][c]), contended=float(picks["contended"][c]),
                       write_contended=float(writes["contended"][c]),
-                      goodput_now=float(_goodputs(now, writes["now"], mtbf, restart)[c]),
-                      goodput_daly=float(_goodputs(daly, writes["daly"], mtbf, restart)[c]),
-                      goodput_contended=float(_goodputs(contended, writes["contended"],
-                                                        mtbf, restart)[c]))
+                      goodput_now=float(goodputs["now"][c]),
+                      goodput_daly=float(goodputs["daly"][c]),
+                      goodput_contended=float(goodputs["contended"][c]))
         for c in range(starts.size))
     if starts.size == 1:
-        best, goodput, write = _fleet_optimum(contention, float(daly[0]), mtbf, restart)
-        return BestInterval(mtbf, restart, classes, best, goodput, write)
-    return BestInterval(mtbf, restart, classes)
+        return BestInterval(classes, *_fleet_optimum(contention, float(picks["daly"][0]), fail))
+    return BestInterval(classes)
