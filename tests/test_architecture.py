@@ -25,7 +25,7 @@ WINGS = [
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
     ("store", ["__init__", "files", "parts", "identity", "cellresult", "layout", "tables", "export",
                "results", "stores"]),                                     # files, the layout, the reader
-    ("", ["driver", "plots", "fleetplan", "report", "cli_parser", "cli", "__main__", "__init__"]),
+    ("", ["driver", "plots", "settling", "fleetplan", "report", "cli_parser", "cli", "__main__", "__init__"]),
 ]
 
 
