@@ -30,9 +30,11 @@ exact), tolerance TOLERANCE:
 - lo: the same, with "within" read as "the band meets the tolerance band":
   hi_j >= nu_lo (1 - TOLERANCE) and lo_j <= nu_hi (1 + TOLERANCE) (the
   earliest the bands allow);
-- hi: the same with "the band lies inside it": lo_j >= nu_hi (1 - TOLERANCE)
-  and hi_j <= nu_lo (1 + TOLERANCE) (the latest the bands allow); inf where
-  some block's band up to the horizon pokes out (more fleets would say).
+- hi: the end of the first block after which every band lies inside it:
+  lo_j >= nu_hi (1 - TOLERANCE) and hi_j <= nu_lo (1 + TOLERANCE) (the
+  latest the bands allow; its end, since a block whose mean rate is within
+  the tolerance may begin outside it); inf where some block's band up to the
+  horizon pokes out (more fleets would say).
 
 lo <= value <= hi always. The bands are pointwise 95 % intervals, so
 [lo, hi] is the range the blocks' bands allow, not a joint 95 % interval; a
@@ -45,7 +47,6 @@ or the time budget ends.
 """
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from dataclasses import dataclass
@@ -106,7 +107,7 @@ SATURATED = "saturated"
 
 # -- the blocks, from the firings -------------------------------------------------------
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _occupy(acc, a, b, n):
     """Add the stretch [a, b) at n writers to busy[block, level] where n >= k
     (acc: tau, levels, busy)."""
@@ -114,8 +115,8 @@ def _occupy(acc, a, b, n):
     nb = busy.shape[0]
     if b <= a:
         return
-    j0 = min(int(a // tau), nb - 1)
-    j1 = min(int(b // tau), nb - 1)
+    j0 = min(int(a / tau), nb - 1)             # a, b >= 0: the floor
+    j1 = min(int(b / tau), nb - 1)
     for li in range(levels.size):
         if n < levels[li]:
             continue
@@ -126,38 +127,73 @@ def _occupy(acc, a, b, n):
                 busy[j, li] += hi - lo
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def _push(hk, hv, n, key, val):
+    """Push (key, val) on the binary min-heap hk, hv of n entries."""
+    i = n
+    while i > 0:
+        up = (i - 1) // 2
+        if hk[up] <= key:
+            break
+        hk[i], hv[i] = hk[up], hv[up]
+        i = up
+    hk[i], hv[i] = key, val
+
+
+@numba.njit(cache=True, inline="always")
+def _pop(hk, hv, n):
+    """Remove the least entry of the heap of n entries (n - 1 remain)."""
+    key, val = hk[n - 1], hv[n - 1]
+    i, m = 0, n - 1
+    while True:
+        c = 2 * i + 1
+        if c >= m:
+            break
+        if c + 1 < m and hk[c + 1] < hk[c]:
+            c += 1
+        if key <= hk[c]:
+            break
+        hk[i], hv[i] = hk[c], hv[c]
+        i = c
+    if m > 0:
+        hk[i], hv[i] = key, val
+
+
+@numba.njit(cache=True, inline="always")
 def _drain(heap, state, until, job, acc):
     """End the writes that end before ``until`` (not within the tie rule of it).
+    heap: the writers' virtual finish and job (a binary heap of n entries);
     state: [t, v (the virtual clock), n, W (the writers' weight)]; job: each
     job's d_i / w_i and w_i, and f (n = 0..N)."""
     size, weight, f = job
-    while len(heap) > 0 and state[2] > 0:
-        vf, j = heap[0]
+    hk, hv = heap
+    while state[2] > 0:
+        vf, j = hk[0], hv[0]
         n = int(state[2])
         rate = f[n] / state[3]                       # the virtual clock's speed
-        v_until = state[1] + (until - state[0]) * rate
-        if vf >= v_until - TIE * size[j]:
+        if vf >= state[1] + (until - state[0]) * rate - TIE * size[j]:
             break
         te = state[0] + (vf - state[1]) / rate
         _occupy(acc, state[0], te, n)
-        heapq.heappop(heap)
+        _pop(hk, hv, n)
         state[0], state[1], state[2] = te, vf, n - 1
         state[3] = state[3] - weight[j] if n > 1 else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _instant(heap, state, tf, job, acc):
     """Advance to the firing instant tf; end the writes that end at it (the tie
     rule); return the writers before the instant."""
     size, weight, f = job
+    hk, hv = heap
     n = int(state[2])
     vt = state[1] + ((tf - state[0]) * f[n] / state[3] if n > 0 else 0.0)
     _occupy(acc, state[0], tf, n)
     state[0], state[1] = tf, vt
     before = n
-    while len(heap) > 0 and heap[0][0] - vt <= TIE * size[heap[0][1]]:
-        _, j = heapq.heappop(heap)
+    while state[2] > 0 and hk[0] - vt <= TIE * size[hv[0]]:
+        j = hv[0]
+        _pop(hk, hv, int(state[2]))
         state[2] -= 1
         state[3] = state[3] - weight[j] if state[2] > 0 else 0.0
     return before
@@ -170,8 +206,7 @@ def _one_fleet(times, jobs, job, acc, up):
     size, weight, f = job
     tau, levels, busy = acc
     horizon = tau * up.shape[0]
-    heap = [(0.0, 0)]
-    heapq.heappop(heap)
+    heap = (np.empty(size.size), np.empty(size.size, dtype=np.int64))
     state = np.zeros(4)                            # t, v, n, W
     p, m = 0, times.size
     while p < m and times[p] < horizon:
@@ -180,11 +215,11 @@ def _one_fleet(times, jobs, job, acc, up):
         before = _instant(heap, state, tf, job, acc)
         while p < m and times[p] == tf:           # every firing of the instant
             i = jobs[p]
-            heapq.heappush(heap, (state[1] + size[i], i))
+            _push(heap[0], heap[1], int(state[2]), state[1] + size[i], i)
             state[2] += 1
             state[3] += weight[i]
             p += 1
-        j = min(int(tf // tau), up.shape[0] - 1)
+        j = min(int(tf / tau), up.shape[0] - 1)
         for li in range(levels.size):
             if before < levels[li] <= state[2]:
                 up[j, li] += 1
@@ -333,14 +368,17 @@ def _first_after_last_failure(ok: np.ndarray) -> int:
     return 0 if bad.size == 0 else int(bad[-1]) + 1
 
 
-def settle_time(starts, rate, lo, hi, long_run: tuple, tolerance: float = TOLERANCE,
-                unit: str = "h") -> Interval:
+def settle_time(starts, rate, lo, hi, long_run: tuple, tolerance: float = TOLERANCE,  # noqa: PLR0913 (the blocks, then options)
+                unit: str = "h", length: float | None = None) -> Interval:
     """The settling time from contiguous blocks (the module's docstring): the
     start of the first block after which every block's rate stays within
     ``tolerance`` of ``nu``, with the earliest and latest such start the blocks'
     bands [lo, hi] (and ``long_run``'s, (nu, nu_lo, nu_hi)) allow. NaN where the rates are
     not within it in the last block (not settled by the horizon); hi = inf where
-    some band pokes out of the tolerance up to the horizon."""
+    some band pokes out of the tolerance up to the horizon. hi is the *end* of
+    its block (``length``: the blocks' length, by default the starts' step), so
+    that [lo, hi] holds a settling time measured on a finer grid: a block
+    whose mean rate is within the tolerance may still begin outside it."""
     starts, rate, lo, hi = (np.asarray(a, dtype=np.float64) for a in (starts, rate, lo, hi))
     nu, nu_lo, nu_hi = (float(x) for x in long_run)
     b = starts.size
@@ -353,8 +391,9 @@ def settle_time(starts, rate, lo, hi, long_run: tuple, tolerance: float = TOLERA
     how = "blocks' 95 % bands"
     if late == b:
         how += "; hi: some band reaches out of the tolerance up to the horizon"
+    step = (float(starts[1] - starts[0]) if b > 1 else 0.0) if length is None else float(length)
     return Interval(float(starts[point]), float(starts[early]),
-                    math.inf if late == b else float(starts[late]), how, unit=unit)
+                    math.inf if late == b else float(starts[late]) + step, how, unit=unit)
 
 
 # -- the runs -----------------------------------------------------------------------------
@@ -465,7 +504,8 @@ def _result(levels, up, tau, long_run, method: str) -> Settling:
     rate, lo, hi = _bands(up, tau)
     starts = np.arange(up.shape[1]) * tau / 3600.0
     expect = nu * up.shape[0] * tau
-    settle = tuple(settle_time(starts, rate[:, i], lo[:, i], hi[:, i], (nu[i], nu_lo[i], nu_hi[i]))
+    settle = tuple(settle_time(starts, rate[:, i], lo[:, i], hi[:, i], (nu[i], nu_lo[i], nu_hi[i]),
+                               length=tau / 3600.0)
                    if expect[i] >= LEAST_BLOCK_STORMS else
                    Interval(math.nan, math.nan, math.nan, f"not resolved: a block expects "
                             f"{fmt_value(expect[i], digits=2)} storms at the long-run rate "

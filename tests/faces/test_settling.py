@@ -78,7 +78,7 @@ def _steps(rates, half=0.02):
 def test_settle_time_is_the_first_block_after_the_last_one_out_of_tolerance():
     starts, r, lo, hi = _steps([3.0, 2.0, 1.3, 1.05, 0.95, 1.0, 1.02, 0.99])
     s = settle_time(starts, r, lo, hi, (1.0, 1.0, 1.0))
-    assert (s.lo, s.value, s.hi) == (3.0, 3.0, 3.0) and s.unit == "h"
+    assert (s.lo, s.value, s.hi) == (3.0, 3.0, 4.0) and s.unit == "h"   # hi: that block's end
     # a block back out of tolerance later resets it: contiguous, not "first within"
     r2 = np.array([3.0, 1.0, 1.0, 1.2, 1.0, 1.0])
     s2 = settle_time(np.arange(6.0), r2, r2 * 0.98, r2 * 1.02, (1.0, 1.0, 1.0))
@@ -92,10 +92,10 @@ def test_settle_time_bands_give_the_earliest_and_the_latest_start():
     r = np.array([2.0, 1.12, 1.08, 1.0, 1.0])
     lo, hi = r - 0.05, r + 0.05
     s = settle_time(starts, r, lo, hi, (1.0, 1.0, 1.0))
-    assert (s.lo, s.value, s.hi) == (1.0, 2.0, 3.0)
+    assert (s.lo, s.value, s.hi) == (1.0, 2.0, 4.0)
     # an uncertain long-run rate widens the interval both ways
     s = settle_time(starts, r, lo, hi, (1.0, 0.97, 1.03))
-    assert s.lo == 1.0 and s.value == 2.0 and s.hi == 3.0
+    assert s.lo == 1.0 and s.value == 2.0 and s.hi == 4.0
     wide = settle_time(starts, r, r - 0.2, r + 0.2, (1.0, 1.0, 1.0))
     assert wide.value == 2.0 and wide.hi == math.inf
     assert "reaches out of the tolerance" in wide.method
