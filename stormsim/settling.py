@@ -94,6 +94,11 @@ LEAST_FLEETS = 8
 #: The first horizon and the last, in mean lone cycles (T_i + d_i): a horizon
 #: doubles until the settling time is at most 1/CONFIRM of it.
 FIRST_HORIZON, MAX_HORIZON, CONFIRM = 64, 8192, 2
+#: Each horizon runs its first 1/PILOT of fleets first: where their bands already
+#: say the rates are out of tolerance past half the horizon, the next horizon
+#: follows without the rest (the fleets are the same either way: fleet j is a
+#: function of the seed and j, so the answer does not depend on it).
+PILOT = 8
 #: The random-launch run that gives the long-run rate where no law does:
 #: fleets x cycles after a burn-in, fewer fleets (down to LEAST_FLEETS) in a budget.
 LONG_RUN_FLEETS, LONG_RUN_CYCLES, LONG_RUN_BURN_IN = 256, 400, 40
@@ -444,19 +449,21 @@ def _cycles_for(fleet: Fleet, horizon: float) -> int:
     return int(math.ceil(c + 8.0 * float(np.max(fleet.jitter)) * math.sqrt(c) / t)) + 2
 
 
-def _sync_counts(fleet: Fleet, levels, fleets: int, tau: float, seed: int, clock: _Clock):
+def _sync_counts(fleet: Fleet, levels, fleets: tuple, tau: float, seed: int, clock: _Clock):  # noqa: PLR0913 (one run's inputs)
     """(storms, time at n_w >= k) per fleet, block and level over BLOCKS blocks of
-    ``tau`` s, and the fleets counted (fewer where the clock runs out)."""
+    ``tau`` s of fleets [start, end) (``fleets``), and the fleets counted
+    (fewer where the clock runs out). Fleet j is a function of (seed, j)."""
     cycles = _cycles_for(fleet, BLOCKS * tau)
+    start, fleets = fleets[0], fleets[1] - fleets[0]
     batch = max(1, min(fleets, FIRINGS_AT_ONCE // (fleet.n_jobs * cycles)))
-    ups, busys, done = [], [], 0
+    ups, busys, done = [np.zeros((0, BLOCKS, len(levels)), dtype=np.int64)], [], 0
     while done < fleets:
         b = min(batch, fleets - done)
         if done and clock.afford(fleet.n_jobs, cycles) < b:
             break
         t = time.perf_counter()
         run = simulate(fleet, launch="sync", fleets=b, cycles=cycles, seed=seed,
-                       fleet_start=done, record_firings=True)
+                       fleet_start=start + done, record_firings=True)
         up, busy, reach = blocks_of_firings(fleet, run.firings, tau, BLOCKS, levels)
         if float(np.min(reach)) < BLOCKS * tau:
             raise RuntimeError(f"settling: {cycles} cycles did not cover {BLOCKS * tau:g} s")
@@ -464,7 +471,16 @@ def _sync_counts(fleet: Fleet, levels, fleets: int, tau: float, seed: int, clock
         ups.append(up)
         busys.append(busy)
         done += b
-    return np.concatenate(ups), np.concatenate(busys), done
+    return np.concatenate(ups), busys, done
+
+
+def _plausibly_settled(up: np.ndarray, tau: float, long_run: tuple) -> bool:
+    """Whether the bands of n_w >= 2 (column 0 of ``up``) allow a settling time
+    of at most the horizon / CONFIRM (else a longer horizon is needed)."""
+    nu, nu_lo, nu_hi = (float(x[0]) for x in long_run[:3])
+    _, lo, hi = _bands(up[:, :, :1], tau)
+    ok = (hi[:, 0] >= nu_lo * (1 - TOLERANCE)) & (lo[:, 0] <= nu_hi * (1 + TOLERANCE))
+    return _first_after_last_failure(ok) <= BLOCKS // CONFIRM
 
 
 def _bands(up: np.ndarray, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -601,10 +617,17 @@ def restart_storms(fleet: Fleet, levels=(2,), *, seed: int = 0, max_seconds=None
     for h, tau, want, n in _horizons(fleet, nu2, fleets, clock):
         if progress is not None:
             progress(f"blocks to {h} cycles, {n} fleets")
-        up, _, done = _sync_counts(fleet, ks, n, tau, seed, clock)
+        pilot = min(n, max(LEAST_FLEETS, n // PILOT))
+        up, _, done = _sync_counts(fleet, ks, (0, pilot), tau, seed, clock)
         if done < LEAST_FLEETS:
             break
         result, last = _result(ks, up, tau, long_run, ""), (h, want)
+        if h < MAX_HORIZON and not _plausibly_settled(up, tau, long_run):
+            continue                       # clearly not settled by h / 2: the next horizon
+        if done == pilot < n:
+            more, _, extra = _sync_counts(fleet, ks, (pilot, n), tau, seed, clock)
+            up, done = np.concatenate([up, more]), done + extra
+            result = _result(ks, up, tau, long_run, "")
         s = result.hours(2)
         if not math.isnan(s.value) and s.value <= result.horizon_hours / CONFIRM:
             break
