@@ -389,9 +389,12 @@ def settle_time(starts, rate, lo, hi, long_run: tuple, tolerance: float = TOLERA
     b = starts.size
     low, top = 1.0 - tolerance, 1.0 + tolerance
     point = _first_after_last_failure(np.abs(rate / nu - 1.0) <= tolerance)
-    if point == b:
-        return Interval(math.nan, math.nan, math.nan, "not settled by the horizon", unit=unit)
     early = _first_after_last_failure((hi >= nu_lo * low) & (lo <= nu_hi * top))
+    if point == b:
+        if early == b:
+            return Interval(math.nan, math.nan, math.nan, "not settled by the horizon", unit=unit)
+        return Interval(math.nan, float(starts[early]), math.inf, "the last block's rate is out of "
+                        "the tolerance, its band is not: more fleets would say", unit=unit)
     late = _first_after_last_failure((lo >= nu_hi * low) & (hi <= nu_lo * top))
     how = "blocks' 95 % bands"
     if late == b:
@@ -552,19 +555,23 @@ def _horizons(fleet: Fleet, nu2: float, fleets, clock: _Clock):
         h *= 2
 
 
-def _method(how: str, got: Settling, h: int, want: int, cut: bool) -> str:
-    """What the blocks were: fleets, blocks, horizon, and what the budget cut."""
-    s = got.settle[int(np.flatnonzero(got.levels == 2)[0])]
+def _method(how: str, got: Settling, last: tuple, why: str) -> str:
+    """What the blocks were: fleets, blocks, horizon, and why the search ended
+    (``_stop``'s reasons, "budget" or "max")."""
+    h, want = last
     text = (f"{how}; {got.fleets} fleets, {BLOCKS} blocks of {fmt_value(got.tau_hours, digits=3)} h "
             f"to {fmt_value(got.horizon_hours, digits=3)} h")
     if got.fleets < want:
         text += f" (fewer fleets than the {want} that {BLOCK_STORMS} storms a block need)"
-    if not math.isnan(s.value) and s.value <= got.horizon_hours / CONFIRM:
+    settled = not math.isnan(got.hours(2).value)
+    if why == "settled":
         return text
-    if cut and math.isnan(s.value):
+    if why == "bands":
+        return f"{text}; the bands allow settling in the first half, the rates do not show it"
+    if why == "budget" and not settled:
         return f"{NOT_IN_BUDGET}: not settled in the first {fmt_value(got.horizon_hours, 3)} h " \
                f"it bought ({text})"
-    if cut:
+    if why == "budget":
         return f"{text}; checked to the horizon only, as far as the budget reached"
     return f"not settled by {h} cycles ({text})"
 
@@ -613,7 +620,7 @@ def restart_storms(fleet: Fleet, levels=(2,), *, seed: int = 0, max_seconds=None
     nu2 = float(nu[ks == 2][0])
     if not nu2 > 0:
         return _empty(ks, how, long_run)
-    result, last = None, None
+    result, last, why = None, None, "budget"
     for h, tau, want, n in _horizons(fleet, nu2, fleets, clock):
         if progress is not None:
             progress(f"blocks to {h} cycles, {n} fleets")
@@ -628,14 +635,26 @@ def restart_storms(fleet: Fleet, levels=(2,), *, seed: int = 0, max_seconds=None
             more, _, extra = _sync_counts(fleet, ks, (pilot, n), tau, seed, clock)
             up, done = np.concatenate([up, more]), done + extra
             result = _result(ks, up, tau, long_run, "")
-        s = result.hours(2)
-        if not math.isnan(s.value) and s.value <= result.horizon_hours / CONFIRM:
+        why = _stop(result, up, tau, long_run)
+        if why != "next":
             break
     if result is None:
         return _empty(ks, f"{NOT_IN_BUDGET} (no horizon after the restart fit in what was "
                           "left)", long_run)
-    cut = last[0] < MAX_HORIZON
-    return _replace_method(result, _method(how, result, last[0], last[1], cut))
+    if why == "next":
+        why = "max" if last[0] >= MAX_HORIZON else "budget"
+    return _replace_method(result, _method(how, result, last, why))
+
+
+def _stop(result: Settling, up: np.ndarray, tau: float, long_run: tuple) -> str:
+    """Why a horizon ends the search: "settled" (by half of it), "bands" (the
+    bands allow settling by half of it but the rates do not show it: a longer
+    horizon would only make the blocks coarser, more fleets would say), or
+    "next" (a longer horizon is needed)."""
+    s = result.hours(2)
+    if not math.isnan(s.value) and s.value <= result.horizon_hours / CONFIRM:
+        return "settled"
+    return "bands" if _plausibly_settled(up, tau, long_run) else "next"
 
 
 def _replace_method(s: Settling, method: str) -> Settling:

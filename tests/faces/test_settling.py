@@ -185,3 +185,29 @@ def test_the_settling_time_agrees_with_a_direct_long_sync_run():
     slack = window + est.tau_hours
     assert s.lo - slack <= direct <= s.hi + slack, (s, direct)
     assert abs(s.value - direct) <= 2 * slack, (s, direct)
+
+
+#: Seeds x late blocks whose 95 % bands are checked against the law (truth where
+#: the rates have settled: half a horizon past a settling time of ~1/10 of it).
+COVERAGE_SEEDS = 12
+#: The share of bands holding the truth: 95 % within ~3 binomial standard
+#: errors of 12 x 16 x 2 checks (1.1 % each; blocks of one run are nearly
+#: independent at this spacing).
+COVERAGE_RANGE = (0.91, 0.985)
+
+
+def test_the_blocks_bands_cover_the_long_run_rate_once_settled():
+    fleet = _six(100.0)
+    law = stormsim.stats.stationary.stationary(fleet)
+    settled = restart_storms(fleet, (2,), seed=99).hours(2)       # full effort: ~2 h [lo, hi]
+    held = []
+    for seed in range(COVERAGE_SEEDS):
+        s = restart_storms(fleet, (2, 3), seed=seed, fleets=64)
+        assert settled.hi <= s.horizon_hours / 4      # the late half, long settled: the law is truth
+        late = slice(BLOCKS // 2, BLOCKS)
+        for i, k in enumerate(s.levels):
+            truth = law.storms_per_s[k] * 86400
+            held += ((s.storms_per_day_lo[late, i] <= truth)
+                     & (truth <= s.storms_per_day_hi[late, i])).tolist()
+    share = float(np.mean(held))
+    assert COVERAGE_RANGE[0] <= share <= COVERAGE_RANGE[1], share
