@@ -872,7 +872,9 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         writer cap keeps the level out of reach), checkpoint durations and
         waits with the share over ``watchdog``, the GPU time spent writing
         and how long a stagger holds; ``settle_hours`` after a synchronized
-        restart; ``notes`` on levels left unresolved, and on the load and
+        restart, with ``settle_hours_lo`` and ``_hi``, and ``settling``, its
+        storms per block at each level (``stormsim.settling.Settling``;
+        ``settling.table()``); ``notes`` on levels left unresolved, and on the load and
         the saturated levels where a scenario's load exceeds N/(N-1) or a
         level is saturated. Each row's ``regime`` says per level whether
         storms are episodes or the level is saturated (almost never left:
