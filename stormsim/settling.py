@@ -102,6 +102,11 @@ PILOT = 8
 #: The random-launch run that gives the long-run rate where no law does:
 #: fleets x cycles after a burn-in, fewer fleets (down to LEAST_FLEETS) in a budget.
 LONG_RUN_FLEETS, LONG_RUN_CYCLES, LONG_RUN_BURN_IN = 256, 400, 40
+#: A synchronized run's cost over ``engine.cost.run_seconds`` before one is timed:
+#: recording the firings and replaying them (``blocks_of_firings``) costs some
+#: four times the kernel (the README's fleet: 0.5 s of replay for 0.12 s of kernel);
+#: each batch's measured cost replaces it.
+FIRST_SCALE = 5.0
 #: The kernel's tie rule (MODEL.md): a remaining volume within this share of d_i is 0.
 TIE = 1e-12
 #: The firings held at once (fleets x N x cycles), 8 B each: 64 MB.
@@ -412,7 +417,7 @@ class _Clock:
     def __init__(self, max_seconds):
         self.budget = math.inf if max_seconds is None else float(max_seconds)
         self.t0 = time.perf_counter()
-        self.scale = 1.0
+        self.scale = FIRST_SCALE
 
     def left(self) -> float:
         return self.budget - (time.perf_counter() - self.t0)
@@ -563,14 +568,16 @@ def _method(how: str, got: Settling, last: tuple, why: str) -> str:
             f"to {fmt_value(got.horizon_hours, digits=3)} h")
     if got.fleets < want:
         text += f" (fewer fleets than the {want} that {BLOCK_STORMS} storms a block need)"
-    settled = not math.isnan(got.hours(2).value)
+    s = got.hours(2)
     if why == "settled":
         return text
     if why == "bands":
-        return f"{text}; the bands allow settling in the first half, the rates do not show it"
-    if why == "budget" and not settled:
-        return f"{NOT_IN_BUDGET}: not settled in the first {fmt_value(got.horizon_hours, 3)} h " \
-               f"it bought ({text})"
+        return f"{text}; n_w >= 2: " + (s.method if math.isnan(s.value) else
+                                        "the bands allow settling in the first half, the rates "
+                                        "do not show it")
+    if why == "budget" and math.isnan(s.value):
+        return f"{NOT_IN_BUDGET}: n_w >= 2 {s.method}, in the first " \
+               f"{fmt_value(got.horizon_hours, 3)} h it bought ({text})"
     if why == "budget":
         return f"{text}; checked to the horizon only, as far as the budget reached"
     return f"not settled by {h} cycles ({text})"
@@ -635,7 +642,7 @@ def restart_storms(fleet: Fleet, levels=(2,), *, seed: int = 0, max_seconds=None
             more, _, extra = _sync_counts(fleet, ks, (pilot, n), tau, seed, clock)
             up, done = np.concatenate([up, more]), done + extra
             result = _result(ks, up, tau, long_run, "")
-        why = _stop(result, up, tau, long_run)
+        why = _stop(result, up, tau, long_run, n < want)
         if why != "next":
             break
     if result is None:
@@ -646,14 +653,17 @@ def restart_storms(fleet: Fleet, levels=(2,), *, seed: int = 0, max_seconds=None
     return _replace_method(result, _method(how, result, last, why))
 
 
-def _stop(result: Settling, up: np.ndarray, tau: float, long_run: tuple) -> str:
-    """Why a horizon ends the search: "settled" (by half of it), "bands" (the
-    bands allow settling by half of it but the rates do not show it: a longer
-    horizon would only make the blocks coarser, more fleets would say), or
-    "next" (a longer horizon is needed)."""
+def _stop(result: Settling, up: np.ndarray, tau: float, long_run: tuple, short: bool) -> str:
+    """Why a horizon ends the search: "settled" (by half of it), "budget" (n_w >= 2
+    not resolved in fleets the budget cut: ``short``), "bands" (the bands allow
+    settling by half of it but the rates do not show it: a longer horizon would
+    only make the blocks coarser, more fleets would say), or "next" (a longer
+    horizon is needed)."""
     s = result.hours(2)
     if not math.isnan(s.value) and s.value <= result.horizon_hours / CONFIRM:
         return "settled"
+    if short and s.method.startswith("not resolved"):
+        return "budget"
     return "bands" if _plausibly_settled(up, tau, long_run) else "next"
 
 
