@@ -7,8 +7,10 @@ storms that begin (up-crossings of n_w into k or more, MODEL.md E3) are
 counted per fleet, and the time spent at n_w >= k. The storm rate of a block
 is its storms over F tau, with a 95 % interval over the fleets (independent
 units: the "ratio-log" interval of ``stats.storms``, a t quantile on the log
-scale; a block with no storm at k in any fleet: the zero-count Poisson bound
-``[0, -ln 0.05 / (F tau)]``).
+scale); where fewer than FEW_FLEETS fleets saw a storm in the block,
+Garwood's Poisson interval on its count (the zero-count bound
+``[0, -ln 0.05 / (F tau)]`` where none did). Their coverage of the law's
+rate, once settled, is checked by a test.
 
 How the blocks are counted: ``simulate(launch="sync", record_firings=True)``
 gives every write start (firing) exactly; n_w between them follows from the
@@ -38,12 +40,17 @@ exact), tolerance TOLERANCE:
 
 lo <= value <= hi always. The bands are pointwise 95 % intervals, so
 [lo, hi] is the range the blocks' bands allow, not a joint 95 % interval; a
-test checks it holds the settling time that direct engine runs with three times
-the fleets find.
+test checks it holds the settling time that direct engine runs (three times
+the fleets, no replay) find. A level whose blocks expect fewer than
+LEAST_BLOCK_STORMS storms at the long-run rate is "not resolved" (its rates
+and bands are still given).
+
 The blocks are a fixed share of a horizon (BLOCKS of them) that doubles from
-FIRST_HORIZON cycles until the settling time is at most half the horizon (so
-the rates were checked for at least as long again), or MAX_HORIZON cycles,
-or the time budget ends.
+FIRST_HORIZON cycles until the settling time at n_w >= 2 is at most half the
+horizon (so the rates were checked for at least as long again), or the bands
+allow that but the rates do not show it (a longer horizon would only coarsen
+the blocks), or MAX_HORIZON cycles, or the time budget ends (each horizon's
+first 1/PILOT of fleets decides whether the rest is worth running).
 """
 from __future__ import annotations
 
