@@ -300,11 +300,13 @@ def glossary_page() -> str:
 #: How each kind of plan output travels (the kind of a ``stormsim.fleetplan.Output``).
 PLAN_KINDS = {"plan": "once per plan", "scenario": "one per scenario",
               "level": "one per scenario and level k",
-              "interval": "one per scenario, an interval (`value`, `lo`, `hi`, `method`)"}
+              "interval": "one per scenario, an interval (`value`, `lo`, `hi`, `method`)",
+              "class": "one per job class"}
 
 
 def plan_page() -> str:
-    from stormsim.fleetplan import PLAN_OUTPUTS, ROW_OUTPUTS, WIDTH, csv_columns
+    from stormsim.fleetplan import (CLASS_OUTPUTS, PLAN_OUTPUTS, ROW_OUTPUTS, WIDTH,
+                                    class_columns, csv_columns)
     from stormsim.stats.interval import CONFIDENCE
 
     out = [BANNER.format(src="stormsim/fleetplan.py (PLAN_OUTPUTS, ROW_OUTPUTS)"),
@@ -322,7 +324,8 @@ def plan_page() -> str:
            "list, one value per entry of `levels`; an interval is an object with `value`, `lo`, "
            f"`hi` (its ends at {CONFIDENCE:.0%} confidence; a one-sided bound where nothing was "
            "seen), `method` (how it was made), `confidence` and `unit`. A number not estimated "
-           "(NaN) is `null`.\n",
+           "(NaN) is `null`, and the row's `reasons` say why (an interval's `method` too); the "
+           "text table prints it `-(a)`, with reason (a) in a note under the table.\n",
            "## CSV\n",
            "One row per scenario and level k, in this order of columns: "
            + ", ".join(_code(c) for c in csv_columns()) + ". A per-level field holds the "
@@ -338,7 +341,25 @@ def plan_page() -> str:
         out.append(f"| `{o.name}` | {_cell(o.unit)} | {_cell(PLAN_KINDS[o.kind])} | {where} | "
                    f"{_cell(o.meaning)} |")
     out.append("\nThe CSV's `k` is the row's level, one of the JSON's `levels`. Units: s seconds, "
-               "h hours, 1/day per day, 1 a share or probability, text a word.")
+               "h hours, 1/day per day, 1 a share or probability, text a word, list a list of "
+               "objects.")
+    out += ["\n## Per job class\n",
+            "A fleet's job classes (jobs alike in every parameter: T, d, jitter, weight, "
+            "checkpoint mode and its options), in the order of each class's first job: the "
+            "JSON's `by_class`, one object per class; `stormsim plan --by-class` adds them to "
+            "the text table and, with `--format csv`, writes them as the CSV instead, in this "
+            "order of columns: " + ", ".join(_code(c) for c in class_columns()) + " (`class` "
+            "numbers them from 1). Every mean is per write; the GPU share is per job of the "
+            "class. In Python: `FleetPlan.by_class` (`ClassRow`s), `class_records()`, "
+            "`class_csv()`.\n",
+            "| field | unit | how many | in the CSV | meaning |\n|---|---|---|---|---|"]
+    for o in CLASS_OUTPUTS:
+        where, many = "yes", PLAN_KINDS["class"]
+        if o.kind == "interval":
+            where = ", ".join(_code(f"{o.name}{x}") for x in ("", "_lo", "_hi", "_method"))
+            many += ", an interval (`value`, `lo`, `hi`, `method`)"
+        out.append(f"| `{o.name}` | {_cell(o.unit)} | {_cell(many)} | {where} | "
+                   f"{_cell(o.meaning)} |")
     return "\n".join(out) + "\n"
 
 

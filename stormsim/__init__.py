@@ -6,6 +6,9 @@ cap); see MODEL.md for the normative model.
 """
 import os as _os
 
+# The program: Ctrl-C while the package loads is one line and exit 130 (not a traceback).
+from . import _interrupt
+
 # numba's OpenMP layer busy-waits at the end of each parallel kernel call by
 # default; on a shared or oversubscribed machine a 2-thread call then ran 4-5x
 # slower than 1 thread (benchmarks, workload f). Sleeping costs ~50 us per
@@ -25,12 +28,18 @@ from .risk.splitting import SplitEstimate, SplitSettings, storm_split
 from .sweep.spec import Sweep, load_sweep, parse_sweep
 from .stats.stationary import DeterministicFleetWarning, StationaryLaw, stationary
 from .stats.interval import Interval
+from .stats.power import PowerLaw, power_law
 from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
 from .driver import SweepOutcome, run_sweep
 from .fleetplan import FleetPlan, plan
+from .goodput import BestInterval, ClassInterval, best_interval
+
+_interrupt.loaded()
 
 __all__ = [
+    "BestInterval",
+    "ClassInterval",
     "DaskExecutor",
     "DeterministicFleetWarning",
     "Fleet",
@@ -39,6 +48,7 @@ __all__ = [
     "Interval",
     "LocalExecutor",
     "MemoryStore",
+    "PowerLaw",
     "ResourceError",
     "Results",
     "Run",
@@ -50,12 +60,14 @@ __all__ = [
     "Sweep",
     "SweepError",
     "SweepOutcome",
+    "best_interval",
     "kaplan_meier",
     "load_sweep",
     "median_survival",
     "open_results",
     "parse_sweep",
     "plan",
+    "power_law",
     "run_sweep",
     "simulate",
     "stagger_margin",

@@ -15,6 +15,7 @@ from typing import Callable, TypeVar, cast
 
 import numpy as np
 
+from ._format import fmt_array
 from .errors import SpecError
 
 _F = TypeVar("_F", bound=Callable)
@@ -227,3 +228,35 @@ def check_path(name: str, value, what: str, error=SpecError):
     if not is_path(value):
         raise error(f"{name} = {value!r}: must be the path of {what} (a str or Path)")
     return value
+
+
+def job_array(name: str, value, n: int | None) -> np.ndarray:
+    """A per-job float array from a number (``n`` copies; refused when ``n`` is None)
+    or a sequence of ``n`` numbers; strings, booleans and None are never coerced."""
+    try:
+        kind = np.asarray(value).dtype.kind      # "3", True, None: not numbers (never coerced)
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        kind = "O"
+    if kind not in "iuf":
+        raise SpecError(f"{name} = {fmt_array(value)}: must be a number or a sequence of numbers")
+    if arr.ndim == 0:
+        if n is None:
+            raise SpecError(f"{name} = {fmt_array(value)}: give one value per job (a sequence), "
+                            "or use Fleet.identical(n_jobs, ...) for identical jobs")
+        arr = np.full(n, float(arr))
+    if arr.ndim != 1:
+        raise SpecError(f"{name} has shape {arr.shape}: must be one value per job, shape (N,)")
+    if arr.size == 0:
+        raise SpecError(f"{name} = []: a fleet needs at least one job")
+    if n is not None and arr.size != n:
+        raise SpecError(f"{name} has {arr.size} values but the fleet has {n} jobs: lengths must match")
+    return arr
+
+
+def check_jobs(name: str, arr: np.ndarray, ok: np.ndarray, rule: str) -> None:
+    """A SpecError naming the first job whose value is not ``ok``."""
+    bad = np.nonzero(~ok)[0]
+    if bad.size:
+        i = int(bad[0])
+        raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be {rule}")

@@ -72,7 +72,8 @@ def fmt_duration(seconds: float) -> str:
     """A duration in words, two digits: '36 s', '12 min', '3.5 h', '2.1 days', '4.2 years'."""
     for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
-            return f"{seconds / size:.2g} {unit}"
+            number = f"{seconds / size:.2g}"
+            return f"{number} {unit[:-1] if number == '1' and unit.endswith('s') else unit}"
     return f"{seconds:.2g} s"
 
 

@@ -354,7 +354,20 @@ def _flag(name: str) -> str:
 
 
 def _plan_fleet(args: argparse.Namespace):
-    """``stormsim plan``'s fleet: the job table, or identical jobs from the options."""
+    """``stormsim plan``'s fleet: the job table, or identical jobs from the options
+    (a wrong --fleet-max-writers named as the flag, not as Fleet's max_writers)."""
+    try:
+        return _plan_fleet_of(args)
+    except SpecError as exc:
+        head = f"max_writers = {args.fleet_max_writers!r}: "
+        if args.fleet_max_writers is None or not str(exc).startswith(head):
+            raise
+        raise SpecError(f"plan: --fleet-max-writers {args.fleet_max_writers}: "
+                        f"{str(exc)[len(head):]}") from None
+
+
+def _plan_fleet_of(args: argparse.Namespace):
+    """_plan_fleet's fleet, as Fleet builds it."""
     from .engine.model import Fleet
 
     given = [k for k in PLAN_JOB_OPTIONS if getattr(args, k) not in (None, False)]
@@ -362,7 +375,8 @@ def _plan_fleet(args: argparse.Namespace):
         raise SpecError(f"plan: give a job table or {', '.join(map(_flag, given))}, not both (a "
                         "table gives every job's own values)")
     if args.table is not None:
-        return Fleet.from_csv(args.table, bandwidth=args.bandwidth)
+        return Fleet.from_csv(args.table, bandwidth=args.bandwidth,
+                              max_writers=args.fleet_max_writers)
     if args.interval is not None and args.period is not None:
         raise SpecError(f"plan: --interval {args.interval} and --period {args.period}: give one "
                         "(--interval: compute time between checkpoints; --period: wall-clock "
@@ -378,7 +392,7 @@ def _plan_fleet(args: argparse.Namespace):
         extra = dict(checkpoint="async", snapshot=args.snapshot, slowdown=args.slowdown)
     return Fleet.from_jobs(n_jobs=args.jobs, size=args.size, compute_interval=args.interval,
                            checkpoint_period=args.period, bandwidth=args.bandwidth,
-                           jitter=args.jitter, **extra)
+                           jitter=args.jitter, max_writers=args.fleet_max_writers, **extra)
 
 
 def _plan_what_ifs(args: argparse.Namespace) -> dict:
@@ -438,6 +452,19 @@ class _PlanProgress:
             self.timer.cancel()
 
 
+def _plan_signals(state: dict) -> dict:
+    """SIGINT and SIGTERM stop the plan (KeyboardInterrupt, the signal in
+    ``state``), even where the plan started with SIGINT ignored (started in
+    the background), as the sweep's handlers do; returns the previous
+    handlers (none off the main thread, where signals cannot be set)."""
+    def handler(signum, frame):
+        state["signal"] = signum
+        raise KeyboardInterrupt
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
 def _plan(args: argparse.Namespace) -> int:
     from .fleetplan import DEFAULT_LEVELS, plan
 
@@ -445,6 +472,8 @@ def _plan(args: argparse.Namespace) -> int:
         raise SpecError(f"plan: --wide lays out the text table; --format {args.format} has none")
     fleet = _plan_fleet(args)
     progress = None if args.quiet else _PlanProgress().start()
+    state: dict = {}
+    previous = _plan_signals(state)
     try:
         result = plan(fleet, DEFAULT_LEVELS if args.levels is None else args.levels,
                       what_if=not args.no_what_if, watchdog=args.watchdog,
@@ -452,19 +481,22 @@ def _plan(args: argparse.Namespace) -> int:
                       **_plan_what_ifs(args))
     except KeyboardInterrupt:
         # one line, no traceback: nothing is written before the table, so nothing is left
-        print("stormsim plan: interrupted (Ctrl-C): no table printed", file=sys.stderr,
+        name = "Ctrl-C" if state.get("signal", signal.SIGINT) == signal.SIGINT else "SIGTERM"
+        print(f"stormsim plan: interrupted ({name}): no table printed", file=sys.stderr,
               flush=True)
         args.interrupted = True
-        return 128 + signal.SIGINT
+        return 128 + state.get("signal", signal.SIGINT)
     finally:
+        _restore(previous)
         if progress is not None:
             progress.stop()
     if args.format == "json":
         print(result.to_json())
     elif args.format == "csv":
-        print(result.to_csv(), end="")
+        print(result.class_csv() if args.by_class else result.to_csv(), end="")
     else:
-        print(result.table(wide=True) if args.wide else result)
+        print(result.table(wide=args.wide, by_class=args.by_class)
+              if args.wide or args.by_class else result)
     if args.plot:
         result.figure().savefig(args.plot, dpi=120)
         print(f"stormsim plan: wrote {args.plot}", file=sys.stderr)
@@ -558,10 +590,13 @@ COMMANDS = {"sweep": _sweep, "inspect": _inspect, "risk": _risk, "report": _repo
 
 def main(argv: list[str] | None = None) -> int:
 
-    args = parser().parse_args(argv)
-    args.func = COMMANDS[args.command]
     try:
+        args = parser().parse_args(argv)
+        args.func = COMMANDS[args.command]
         rc = args.func(args)
+    except KeyboardInterrupt:           # Ctrl-C where no command's own handler heard it
+        print("stormsim: interrupted (Ctrl-C)", file=sys.stderr, flush=True)
+        return 128 + signal.SIGINT
     except ValueError as exc:           # SpecError, SweepError: bad input, named
         print(f"stormsim: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -40,7 +40,7 @@ LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
 #: that share a name (--levels, --seed, --max-seconds) read it as before.
 PLAN_VALUE_OPTIONS = ("--bandwidth", "--size", "--interval", "--period", "--jitter",
                       "--snapshot", "--slowdown", "--watchdog", "--max-seconds", "--jobs",
-                      "--seed", "--max-writers", "--levels")
+                      "--seed", "--max-writers", "--levels", "--fleet-max-writers")
 
 
 def attach_values(argv: list[str]) -> list[str]:
@@ -242,6 +242,10 @@ def _add_plan(sub) -> None:
                     help="the writer-cap what-ifs: one row per K, at most K checkpoints writing "
                     "at once (the others queue); integers, 'N' or 'N/q' (default: one row at "
                     "K = N/4, rounded down)")
+    pl.add_argument("--fleet-max-writers", metavar="K", type=int,
+                    help="the fleet's own writer cap: at most K of its checkpoints write at once, "
+                    "the others queue (default: none; with a job table too, which has no "
+                    "column for it); the what-if rows keep it")
     pl.add_argument("--levels", default=None, help="levels k: integers, 'N' or 'N/q' (default: "
                     f"{','.join(DEFAULT_LEVELS)}, the distinct ones >= 2)")
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "
@@ -259,6 +263,10 @@ def _add_plan(sub) -> None:
     pl.add_argument("--wide", action="store_true", help="the text table one line per scenario, "
                     "every number on it (some 200 columns; default: at most 100 columns)")
     pl.add_argument("--plot", help="also write a figure (PNG): storms per day against k")
+    pl.add_argument("--by-class", action="store_true", help="also the fleet's numbers per job "
+                    "class (jobs alike in every parameter): count, write time alone and under "
+                    "contention (per write), stretch, p99 and GPU lost per job; with --format "
+                    "csv, the CSV of the classes instead (the JSON always has them: by_class)")
 
 
 def _add_demo(sub) -> None:

@@ -7,13 +7,16 @@ snapshot and slowdown assumed, a writer cap of N/4 or each cap asked), one
 row: storms per day and mean storm duration at the levels asked, the
 share of time with k or more writers, the mean and 99th percentile
 checkpoint duration and the share of writes longer than a
-watchdog, the waits, the share of GPU time spent writing and how much of it
-contention adds, and how long a launch stagger holds; then how long storms
+watchdog, the waits, the GPU time the checkpoints cost (blocked, slowed,
+queued) and how much contention adds, and how long a launch stagger holds; then how long storms
 take to settle after a synchronized restart. Each number says how it was made: "exact" (the
 product-form law, ``stormsim.stationary``: blocking jobs with jitter, no
 sampling error), "plain" (simulation, a 95 % interval over independent
 fleets) or "splitting". The long-run numbers of a blocking fleet are exact
-and instant; the rest is simulated within the time budget.
+and instant; the rest is simulated within the time budget. A number that
+cannot be had says why (``PlanRow.reasons``; '-(a)' and note (a) in the
+text table), and a fleet of several kinds of jobs is also given per job
+class (``FleetPlan.by_class``, ``plan_costs``).
 
 Times are in seconds, rates per day: the model's time unit is the second
 when the fleet comes from physical units (``Fleet.from_jobs``, a job table).
@@ -41,10 +44,11 @@ from .engine.model import Fleet
 from .engine.run import simulate
 from .engine.units import SECONDS_PER_DAY, quantity, seconds
 from .errors import SpecError
+from .plan_costs import SHARES, ClassRow, class_rows, gpu_shares, law_reason
 from .plots import series
 from .risk.exact import exact_applies
 from .risk.stormrisk import storm_risk
-from .settling import TOLERANCE, restart_storms, settle_hours  # noqa: F401 (its old home)
+from .settling import TOLERANCE, Settling, restart_storms, settle_hours  # noqa: F401 (its old home)
 from .stats import durations
 from .stats.interval import CONFIDENCE, Interval
 from .stats.physical import time_to_passage
@@ -132,6 +136,10 @@ PLAN_OUTPUTS: tuple[Output, ...] = (
            "plan"),
     Output("notes", "text", "the notes under the table (levels not resolved, the async row's "
            "assumptions, the load, saturated levels)", "plan", csv=False),
+    Output("durations_effort", "text", "the checkpoint-durations runs' effort per scenario "
+           "(fleets x cycles), as the budget allowed", "plan", csv=False),
+    Output("by_class", "list", "the fleet's job classes (jobs alike in every parameter), one object "
+           "each with the fields of CLASS_OUTPUTS (the CSV: plan --by-class)", "plan", csv=False),
 )
 
 #: A PlanRow's fields, in the JSON's rows and the CSV's columns (after k).
@@ -155,24 +163,70 @@ ROW_OUTPUTS: tuple[Output, ...] = (
            "out)", "level"),
     Output("regime", "text", f"{EPISODES} (storms come and go), or {SATURATED} (the level is "
            "almost never left: storms_per_day counts the rare ends of calms)", "level"),
-    Output("checkpoint_seconds", "s", "the mean write duration, firing to write end", "scenario"),
+    Output("checkpoint_seconds", "s", "the mean write duration per write, firing to write end",
+           "scenario"),
+    Output("checkpoint_seconds_lo", "s", "its interval's lower end (the value where exact)",
+           "scenario"),
+    Output("checkpoint_seconds_hi", "s", "its interval's upper end (the value where exact)",
+           "scenario"),
     Output("lone_checkpoint_seconds", "s", "the mean write duration of a job writing alone",
            "scenario"),
     Output("checkpoint_p99", "s", f"the {QUANTILE:.0%} quantile of write durations", "interval"),
     Output("over_watchdog", "1", "the share of writes longer than the watchdog", "interval"),
     Output("wait_mean", "s", "the mean time from a checkpoint falling due to its write starting "
            "(a writer cap's queue, an async WAIT)", "scenario"),
+    Output("wait_mean_lo", "s", "its interval's lower end", "scenario"),
+    Output("wait_mean_hi", "s", "its interval's upper end", "scenario"),
     Output("wait_p99", "s", f"the {QUANTILE:.0%} quantile of those waits", "interval"),
-    Output("writing_share", "1", "the share of GPU time spent writing (null: not exact)",
+    Output("writing_share", "1", "the share of GPU time spent writing (exact only: null where "
+           "the law does not apply, gpu_lost_share then simulated)",
            "scenario"),
-    Output("contention_share", "1", "the part of writing_share contention adds (null: not exact)",
+    Output("contention_share", "1", "the part of writing_share contention adds (exact only)",
            "scenario"),
     Output("stagger_hours", "h", "the median time to the first collision from a stagger launch "
-           "(null: no collision-free stagger)", "interval"),
+           "(null: the jobs differ, or no stagger is collision-free; its method says which)",
+           "interval"),
     Output("cost_method", "text", "how checkpoint_seconds and the GPU shares were made (exact, "
            "else the storm risk's method)", "scenario"),
     Output("load", "1", "sum_i d_i / T_i: write time asked per second of compute", "scenario"),
+    *(Output(name, "1", meaning, "interval") for name, meaning in SHARES.items()),
+    Output("reasons", "text", "why each null above is null, one 'field: why' each (the CSV: "
+           "joined by ' | ')", "scenario"),
 )
+
+#: A ClassRow's fields (plan's per-class view: the JSON's by_class, the CSV of --by-class).
+CLASS_OUTPUTS: tuple[Output, ...] = (
+    Output("jobs", "1", "how many jobs of the fleet are of this class", "class"),
+    Output("compute_interval", "s", "T_i: the compute work between two checkpoints", "class"),
+    Output("lone_checkpoint_seconds", "s", "d_i: the write's duration alone", "class"),
+    Output("checkpoint_seconds", "s", "the mean write duration under contention, per write",
+           "interval"),
+    Output("write_stretch", "1", "checkpoint_seconds / lone_checkpoint_seconds", "interval"),
+    Output("checkpoint_p99", "s", f"the {QUANTILE:.0%} quantile of the class's write durations",
+           "interval"),
+    Output("gpu_lost_share", "1", "the share of a job's time its checkpoints cost (per job)",
+           "interval"),
+    Output("method", "text", "how checkpoint_seconds was made", "class"),
+)
+
+
+def class_columns() -> list[str]:
+    """The per-class CSV's columns: class (1, 2, ...), then CLASS_OUTPUTS (an
+    interval as four)."""
+    out = ["class"]
+    for o in CLASS_OUTPUTS:
+        out += ([o.name, f"{o.name}_lo", f"{o.name}_hi", f"{o.name}_method"]
+                if o.kind == "interval" else [o.name])
+    return out
+
+
+def _flat(rec: dict, name: str, v) -> None:
+    """rec[name] = v, an Interval as four columns (value, lo, hi, method)."""
+    if isinstance(v, Interval):
+        rec.update({name: v.value, f"{name}_lo": v.lo, f"{name}_hi": v.hi,
+                    f"{name}_method": v.method})
+    else:
+        rec[name] = " | ".join(v) if isinstance(v, tuple) else v
 
 
 def csv_columns() -> list[str]:
@@ -189,8 +243,12 @@ def _plain(v):
     """A value as JSON holds it: an Interval as its fields, arrays as lists, NaN as null."""
     if isinstance(v, Interval):
         return {k: _plain(x) for k, x in v.__dict__.items()}
-    if hasattr(v, "to_dict"):                     # the Settling
+    if isinstance(v, Settling):
         return v.to_dict()
+    if isinstance(v, ClassRow):
+        return {o.name: _plain(getattr(v, o.name)) for o in CLASS_OUTPUTS}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
     if isinstance(v, (np.ndarray, tuple, list)):
         return [None if (isinstance(x, float) and math.isnan(x)) else x
                 for x in np.asarray(v).tolist()]
@@ -235,6 +293,15 @@ class PlanRow:
     p_ge_hi: np.ndarray = None
     storm_duration_lo: np.ndarray = None
     storm_duration_hi: np.ndarray = None
+    blocked_share: Interval = None  # the GPU time lost (plan_costs.SHARES), per job
+    slowed_share: Interval = None
+    queued_share: Interval = None
+    gpu_lost_share: Interval = None
+    reasons: tuple = ()             # "field: why" for each NaN field
+    checkpoint_seconds_lo: float = math.nan   # the interval ends of the two means
+    checkpoint_seconds_hi: float = math.nan
+    wait_mean_lo: float = math.nan
+    wait_mean_hi: float = math.nan
 
     __getattr__ = renamed("PlanRow", {"storm_seconds": "storm_duration", "time_share": "p_ge",
                                       "stagger_hours_lo": "stagger_hours.lo",
@@ -262,6 +329,8 @@ class FleetPlan:
     settling: object = None     # the stormsim.settling.Settling: storms per block after a restart
     watchdog: float = math.nan
     notes: list = field(default_factory=list)
+    durations_effort: str = ""
+    by_class: list = field(default_factory=list)   # the fleet's ClassRows (plan_costs)
 
     def to_dict(self) -> dict:
         """The JSON's document: each field of PLAN_OUTPUTS, then ``rows``, one
@@ -284,13 +353,27 @@ class FleetPlan:
                 rec = {"scenario": r.scenario, "change": r.change, "k": int(k)}
                 for o in ROW_OUTPUTS[2:]:
                     v = getattr(r, o.name)
-                    if o.kind == "interval":
-                        rec.update({o.name: v.value, f"{o.name}_lo": v.lo, f"{o.name}_hi": v.hi,
-                                    f"{o.name}_method": v.method})
-                    else:
-                        rec[o.name] = v[j] if o.kind == "level" else v
+                    _flat(rec, o.name, v[j] if o.kind == "level" else v)
                 out.append(rec | plan)
         return out
+
+    def class_records(self) -> list[dict]:
+        """One flat record per job class of the fleet (``class_columns()``)."""
+        out = []
+        for i, c in enumerate(self.by_class):
+            rec = {"class": i + 1}
+            for o in CLASS_OUTPUTS:
+                _flat(rec, o.name, getattr(c, o.name))
+            out.append(rec)
+        return out
+
+    def class_csv(self) -> str:
+        """The per-class view as CSV (``stormsim plan --by-class --format csv``)."""
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=class_columns(), lineterminator="\n")
+        w.writeheader()
+        w.writerows(self.class_records())
+        return buf.getvalue()
 
     def to_csv(self) -> str:
         buf = io.StringIO()
@@ -318,16 +401,28 @@ class FleetPlan:
 
         return pd.DataFrame.from_records(self.records(), columns=csv_columns())
 
-    def table(self, wide: bool = False) -> str:
+    def table(self, wide: bool = False, by_class: bool = False) -> str:
         """The text table: by default at most WIDTH (100) columns wide, storms
         with one line per scenario and level, then the costs, one line per
         scenario (in as many blocks as the width needs); ``wide``: one line
-        per scenario with every number (``stormsim plan --wide``)."""
-        lines = _wide_lines(self) if wide else _narrow_lines(self)
-        notes = [_WIDE_NOTE.format(k=self.levels[-1]) if wide else _NARROW_NOTE,
+        per scenario with every number (``stormsim plan --wide``); ``by_class``:
+        then the fleet's numbers per job class (``--by-class``). A number
+        that could not be had prints as '-(a)', its reason in note (a)."""
+        why = _Why()
+        lines = _wide_lines(self, why) if wide else _narrow_lines(self, why)
+        if by_class:
+            lines += _class_lines(self, why)
+        notes = [_WIDE_NOTE.format(k=self.levels[-1], effort=self.durations_effort) if wide
+                 else _NARROW_NOTE.format(effort=self.durations_effort),
                  _settle_note(self.settle_hours, self.settle_method, self.settle_hours_lo,
                               self.settle_hours_hi), *self.notes]
-        return "\n".join(lines + [textwrap.fill(n, WIDTH) for n in notes])
+        if len(self.by_class) > 1 and not by_class:
+            notes.append(f"The fleet has {len(self.by_class)} job classes: stormsim plan --by-class "
+                         "(FleetPlan.table(by_class=True)) shows each one's numbers.")
+        notes += why.lines()
+        return "\n".join(lines + [textwrap.fill(n, WIDTH, subsequent_indent="    "
+                                                 if n.startswith("-(") else "")
+                                   for n in notes])
 
     def __str__(self) -> str:
         return self.table()
@@ -336,54 +431,126 @@ class FleetPlan:
 #: The text table's width (columns), the wide layout aside.
 WIDTH = 100
 
-_WIDE_NOTE = (
-    "storm s: mean storm duration at n_w >= {k}; checkpoint s: "
-    "mean write duration (firing to write end; exact where the law is, else "
-    "simulated), alone in brackets, and its 99th percentile (simulated: "
-    f"{DURATION_FLEETS} fleets x {DURATION_CYCLES} cycles); P(> watchdog): the "
-    "share of writes longer than the watchdog; wait s: from a checkpoint falling "
-    "due to its write starting (a writer cap's queue, an async WAIT); GPU writing: "
-    "share of GPU time spent writing, what contention adds in brackets; stagger "
-    "holds: median time to the first collision from a stagger launch. (exact): "
-    "the product-form law, no sampling error; [lo, hi]: 95 % interval over "
-    "independent fleets.")
+_COMMON_NOTE = (
+    "checkpoint s: mean write duration, per write (firing to write end; exact where the law is, "
+    "else simulated), alone in brackets; p99 s: its 99th percentile (simulated: {effort}); "
+    "P(> watchdog): the share of writes longer than the watchdog; wait s: from a checkpoint "
+    "falling due to its write starting (a writer cap's queue, an async WAIT), mean and 99th "
+    "percentile; GPU lost: the share of each job's time its checkpoints cost, what contention "
+    "adds in round brackets (exact rows) or its 95 % interval in square ones (simulated rows); "
+    "blocked, slowed, queued: that time stopped for a blocking write or an async snapshot, lost "
+    "to compute slowed by an async persist, stopped in a writer cap's queue or an async WAIT; "
+    "stagger holds: median time to the first collision from a stagger launch. (exact): the "
+    "product-form law, no sampling error; [lo, hi]: 95 % interval over independent fleets.")
+_WIDE_NOTE = "storm s: mean storm duration at n_w >= {k}; " + _COMMON_NOTE
 _NARROW_NOTE = (
     "k: k or more jobs writing at once (n_w >= k); storm s: mean storm duration; share of time: "
-    "P(n_w >= k), the share of the time with k or more writing. checkpoint s: mean write "
-    "duration (firing to write end; exact "
-    "where the law is, else simulated), alone in brackets; p99 s: its 99th percentile "
-    f"(simulated: {DURATION_FLEETS} fleets x {DURATION_CYCLES} cycles); P(> watchdog): the "
-    "share of writes longer than the watchdog; wait s: from a checkpoint falling due to its "
-    "write starting (a writer cap's queue, an async WAIT), mean and 99th percentile; GPU "
-    "writing: share of GPU time spent writing, what contention adds in brackets; stagger "
-    "holds: median time to the first collision from a stagger launch. (exact): the "
-    "product-form law, no sampling error; [lo, hi]: 95 % interval over independent fleets.")
+    "P(n_w >= k), the share of the time with k or more writing. " + _COMMON_NOTE)
 
 
-def _num(x: float) -> str:
-    return fmt_value(x, digits=3)
+class _Why:
+    """The text table's reasons: each cell that has no number prints '-(a)',
+    and (a) is one note line under the table, once per distinct reason."""
+
+    def __init__(self):
+        self.reasons: list[str] = []
+
+    def __call__(self, reason: str) -> str:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+        return f"-({_letter(self.reasons.index(reason))})"
+
+    def lines(self) -> list[str]:
+        return [f"-({_letter(i)}): {r}" for i, r in enumerate(self.reasons)]
 
 
-def _interval(x: Interval) -> str:
-    return fmt_interval(x.value, x.lo, x.hi)
+def _letter(i: int) -> str:
+    return chr(ord("a") + i) if i < 26 else f"z{i - 25}"
 
 
-def _storms_cell(r: PlanRow, j: int) -> str:
+def _num(x: float, why: _Why | None = None, reason: str = "") -> str:
+    return why(reason) if why is not None and math.isnan(x) else fmt_value(x, digits=3)
+
+
+def _interval(x: Interval, why: _Why | None = None) -> str:
+    return why(x.method) if why is not None and math.isnan(x.value) else \
+        fmt_interval(x.value, x.lo, x.hi)
+
+
+def _storms_cell(r: PlanRow, j: int, why: _Why, k: int) -> str:
     if r.regime[j] == SATURATED:
         return f"{SATURATED} ({fmt_share(r.p_ge[j])} of the time)"
+    if math.isnan(r.storms_per_day[j]) and r.method[j] != "budget":   # budget: in words
+        return why(_reason(r, "storms_per_day", k))
     return fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j], r.storms_per_day_hi[j],
                         r.method[j])
 
 
-def _share_cell(r: PlanRow, j: int) -> str:
+def _reason(r: PlanRow, name: str, k: int | None = None) -> str:
+    """Row ``r``'s reason for its NaN ``name`` (at level k), from ``r.reasons``."""
+    head = f"{name}: " if k is None else f"{name} at k = {k}: "
+    return next((x[len(head):] for x in r.reasons if x.startswith(head)), "not estimated")
+
+
+def _duration_cell(r: PlanRow, j: int, why: _Why, k: int) -> str:
+    if r.regime[j] == SATURATED:
+        return SATURATED
+    return _num(r.storm_duration[j], why, _reason(r, "storm_duration", k))
+
+
+def _share_cell(r: PlanRow, j: int, why: _Why | None = None, k: int = 0) -> str:
     """P(n_w >= k) as a percentage; '< hi' where a simulation saw none."""
     if r.p_ge[j] == 0.0 and r.p_ge_hi is not None and r.p_ge_hi[j] > 0:
         return f"< {fmt_percent(r.p_ge_hi[j])}"
+    if why is not None and math.isnan(r.p_ge[j]):
+        return why(_reason(r, "p_ge", k))
     return fmt_percent(r.p_ge[j])
 
 
-def _stagger_cell(h: Interval) -> str:
-    return "-" if math.isnan(h.value) else f"{_num(h.value)} h [{_num(h.lo)}, {_num(h.hi)}]"
+def _stagger_cell(h: Interval, why: _Why | None = None) -> str:
+    if math.isnan(h.value):
+        return "-" if why is None else why(h.method)
+    return f"{_num(h.value)} h [{_num(h.lo)}, {_num(h.hi)}]"
+
+
+def _pct3(x: float) -> str:
+    """A share as a percentage, 3 significant digits ('1.31%'; '> 99.99%' as fmt_share)."""
+    return fmt_share(x) if x >= 0.995 else f"{100 * x:.3g}%"
+
+
+def _pct(x: Interval, why: _Why) -> str:
+    return why(x.method) if math.isnan(x.value) else _pct3(x.value)
+
+
+def _lost_cell(r: PlanRow, why: _Why) -> str:
+    """GPU lost: 'v (contention)' where exact, else 'v [lo, hi]' (v alone where lo = hi)."""
+    g = r.gpu_lost_share
+    if math.isnan(g.value):
+        return why(g.method)
+    if g.method == "exact":
+        return f"{_pct3(g.value)} ({_pct3(r.contention_share)})"
+    return _pct3(g.value) if g.lo == g.hi else f"{_pct3(g.value)} [{_pct3(g.lo)}, {_pct3(g.hi)}]"
+
+
+def _parts_cell(r: PlanRow, why: _Why) -> str:
+    return ", ".join(_pct(getattr(r, name), why) for name in
+                     ("blocked_share", "slowed_share", "queued_share"))
+
+
+def _mean_cell(r: PlanRow, name: str, why: _Why) -> str:
+    """A mean: 'v' where exact (or its interval empty), else 'v [lo, hi]'."""
+    v, lo, hi = (getattr(r, name + x) for x in ("", "_lo", "_hi"))
+    if math.isnan(v):
+        return why(_reason(r, name))
+    return _num(v) if not lo < hi else f"{_num(v)} [{_num(lo)}, {_num(hi)}]"
+
+
+def _checkpoint_cell(r: PlanRow, why: _Why) -> str:
+    return f"{_mean_cell(r, 'checkpoint_seconds', why)} ({_num(r.lone_checkpoint_seconds)})"
+
+
+def _wait_cell(r: PlanRow, why: _Why) -> str:
+    return f"{_mean_cell(r, 'wait_mean', why)}, {_interval(r.wait_p99, why)}"
 
 
 def _grid(head: list, rows: list) -> list[str]:
@@ -411,42 +578,64 @@ def _packed(key: tuple, columns: list) -> list[str]:
     return out
 
 
-def _narrow_lines(p: FleetPlan) -> list[str]:
-    """Storms, one line per scenario and level; then the costs, one line per scenario."""
-    storms = [[r.scenario if j == 0 else "", str(k), _storms_cell(r, j),
-               SATURATED if r.regime[j] == SATURATED else _num(r.storm_duration[j]),
-               _share_cell(r, j)]
-              for r in p.rows for j, k in enumerate(p.levels)]
+def _cost_columns(p: FleetPlan, why: _Why) -> list[tuple[str, list[str]]]:
+    """The costs' columns (head, a cell per scenario)."""
     rs = p.rows
-    costs = [("checkpoint s", [f"{_num(r.checkpoint_seconds)} ({_num(r.lone_checkpoint_seconds)})"
-                               for r in rs]),
-             (f"p{QUANTILE * 100:.0f} s", [_interval(r.checkpoint_p99) for r in rs]),
-             (f"P(> {_num(p.watchdog)} s)", [_interval(r.over_watchdog) for r in rs]),
-             ("wait s: mean, p99", [f"{_num(r.wait_mean)}, {_interval(r.wait_p99)}" for r in rs]),
-             ("GPU writing (contention)", [f"{fmt_percent(r.writing_share)} "
-                                           f"({fmt_percent(r.contention_share)})" for r in rs]),
-             ("stagger holds", [_stagger_cell(r.stagger_hours) for r in rs])]
+    return [("checkpoint s", [_checkpoint_cell(r, why) for r in rs]),
+            (f"p{QUANTILE * 100:.0f} s", [_interval(r.checkpoint_p99, why) for r in rs]),
+            (f"P(> {_num(p.watchdog)} s)", [_interval(r.over_watchdog, why) for r in rs]),
+            ("GPU lost", [_lost_cell(r, why) for r in rs]),
+            ("blocked, slowed, queued", [_parts_cell(r, why) for r in rs]),
+            ("wait s: mean, p99", [_wait_cell(r, why) for r in rs]),
+            ("stagger holds", [_stagger_cell(r.stagger_hours, why) for r in rs])]
+
+
+def _narrow_lines(p: FleetPlan, why: _Why) -> list[str]:
+    """Storms, one line per scenario and level; then the costs, one line per scenario."""
+    storms = [[r.scenario if j == 0 else "", str(k), _storms_cell(r, j, why, k),
+               _duration_cell(r, j, why, k), _share_cell(r, j, why, k)]
+              for r in p.rows for j, k in enumerate(p.levels)]
     head = ["scenario", "k", "storms/day [95% CI]", "storm s", "share of time"]
-    return [*_grid(head, storms), "", *_packed(("scenario", [r.scenario for r in rs]), costs)]
+    return [*_grid(head, storms), "",
+            *_packed(("scenario", [r.scenario for r in p.rows]), _cost_columns(p, why))]
 
 
-def _wide_lines(p: FleetPlan) -> list[str]:
+def _wide_lines(p: FleetPlan, why: _Why) -> list[str]:
     """The wide table: one line per scenario, every number on it."""
-    head = ["scenario"] + [f"storms/day n_w>={k} [95% CI]" for k in p.levels] + [
-        "storm s", f"checkpoint s: mean (alone), p{QUANTILE * 100:.0f}",
-        f"P(> {_num(p.watchdog)} s)", "wait s: mean, p99", "GPU writing (contention)",
-        "stagger holds"]
-    rows = []
-    for r in p.rows:
-        rows.append([r.scenario, *(_storms_cell(r, j) for j in range(p.levels.size)),
-                     SATURATED if r.regime[-1] == SATURATED else _num(r.storm_duration[-1]),
-                     f"{_num(r.checkpoint_seconds)} ({_num(r.lone_checkpoint_seconds)}), "
-                     f"{_interval(r.checkpoint_p99)}",
-                     _interval(r.over_watchdog), f"{_num(r.wait_mean)}, {_interval(r.wait_p99)}",
-                     f"{fmt_percent(r.writing_share)} ({fmt_percent(r.contention_share)})",
-                     _stagger_cell(r.stagger_hours)])
+    head = ["scenario"] + [f"storms/day n_w>={k} [95% CI]" for k in p.levels] + ["storm s"]
+    k = int(p.levels[-1])
+    rows = [[r.scenario, *(_storms_cell(r, j, why, int(kj)) for j, kj in enumerate(p.levels)),
+             _duration_cell(r, p.levels.size - 1, why, k)] for r in p.rows]
+    for h, cells in _cost_columns(p, why):
+        head.append(h)
+        for row, c in zip(rows, cells):
+            row.append(c)
     widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
     return ["  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in [head, *rows]]
+
+
+def _class_lines(p: FleetPlan, why: _Why) -> list[str]:
+    """The fleet's numbers per job class (``table(by_class=True)``)."""
+    def share(x: Interval) -> str:
+        if math.isnan(x.value):
+            return why(x.method)
+        return _pct3(x.value) + ("" if x.method == "exact" else
+                                 f" [{_pct3(x.lo)}, {_pct3(x.hi)}]")
+
+    def value(x: Interval) -> str:
+        if math.isnan(x.value):
+            return why(x.method)
+        return f"{_num(x.value)} (exact)" if x.method == "exact" else _interval(x)
+
+    head = ["class", "jobs", "T s", "alone s", "checkpoint s", "stretch",
+            f"p{QUANTILE * 100:.0f} s", "GPU lost"]
+    rows = [[str(i + 1), str(c.jobs), f"{c.compute_interval:.6g}",
+             f"{c.lone_checkpoint_seconds:.6g}",
+             value(c.checkpoint_seconds), value(c.write_stretch), _interval(c.checkpoint_p99, why),
+             share(c.gpu_lost_share)] for i, c in enumerate(p.by_class)]
+    return ["The fleet by job class (jobs alike in every parameter): per write, checkpoint s is "
+            "the mean write", "duration under contention, stretch that over its time alone; GPU "
+            "lost per job of the class.", *_grid(head, rows), ""]
 
 
 def _settle_note(hours: float, method: str, lo: float = math.nan, hi: float = math.nan) -> str:
@@ -556,7 +745,9 @@ def what_ifs(fleet: Fleet, *, max_writers=None, snapshot=ASYNC_SNAPSHOT,
            ("interval x0.5", "checkpoint twice as often", _scaled(fleet, T=0.5)),
            ("interval x2", "checkpoint half as often", _scaled(fleet, T=2.0))]
     if not np.all(fleet.is_async):
-        out.append(("async", "asynchronous checkpoints (the persist in the background)",
+        out.append(("async", "asynchronous checkpoints (the persist in the background), "
+                    f"assuming a snapshot of {fmt_value(snapshot, digits=3)} s and a compute "
+                    f"slowdown of {fmt_value(slowdown, digits=3)} while it is in flight",
                     _async_what_if(fleet, snapshot, slowdown)))
     for k in caps:
         change = (f"at most {k} checkpoints write at once (a queue)" if k < fleet.n_jobs
@@ -575,7 +766,7 @@ def _async_note(fleet: Fleet, snapshot: float, slowdown: float) -> str:
                              else ")"))
 
 
-def _costs(fleet: Fleet, risk_method: str) -> tuple[float, float, float, float, str]:
+def _costs(fleet: Fleet, risk_method: str, law=None) -> tuple[float, float, float, float, str]:
     """(mean checkpoint s, alone, GPU writing share, contention's part, method).
 
     Both checkpoint means are per write: each job's weighted by its checkpoint
@@ -583,7 +774,7 @@ def _costs(fleet: Fleet, risk_method: str) -> tuple[float, float, float, float, 
     so that a mixed fleet's "alone" is the same average as its mean. The GPU
     shares are per job."""
     if exact_applies(fleet, "random"):
-        law = stationary(fleet)
+        law = stationary(fleet) if law is None else law
         lam = np.asarray(law.checkpoint_rate)
         lone = float(np.sum(lam * fleet.d) / np.sum(lam))
         mean = float(np.sum(lam * law.mean_write_duration) / np.sum(lam))
@@ -680,14 +871,18 @@ def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.i
     effort = _effort(fleet.n_jobs, seconds, DURATION_FLEETS, DURATION_CYCLES, DURATION_LEAST)
     if effort is None:
         none = Interval(math.nan, math.nan, math.nan, NOT_IN_BUDGET)
-        return {"mean": math.nan, "p99": none, "over": none, "wait_mean": math.nan,
-                "wait_p99": none, "effort": None}
+        return {"mean": none, "p99": none, "over": none, "wait_mean": none,
+                "wait_p99": none, "effort": None, "run": None}
     fleets, cycles = effort
     run = simulate(fleet, fleets=fleets, cycles=cycles, burn_in=min(DURATION_BURN_IN, cycles // 10),
                    seed=seed, batch_size=_batch(fleet.n_jobs, cycles))
-    none = Interval(math.nan, math.nan, math.nan, "not estimated: the jobs differ")
-    out = {"mean": durations.mean(run).value, "p99": none, "over": none,
-           "wait_mean": durations.mean(run, "wait").value, "wait_p99": none, "effort": effort}
+    none = Interval(math.nan, math.nan, math.nan, f"{MIXED} write durations in multiples of "
+                    "its own lone time d_i, and the d_i differ (plan --by-class: the means per "
+                    "class)")
+    out = {"mean": durations.mean(run), "p99": none, "over": none,
+           "wait_mean": durations.mean(run, "wait"), "effort": effort, "run": run,
+           "wait_p99": Interval(math.nan, math.nan, math.nan, f"{MIXED} waits in multiples "
+                                "of its own interval T_i, and the T_i differ")}
     if np.all(fleet.d == fleet.d[0]):
         out["p99"] = durations.quantile(run, QUANTILE)
         edges = durations.checkpoints(run).edges
@@ -707,6 +902,55 @@ def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.i
         # in the histogram's first bin, which holds the waits of 0: at most its edge
         out["wait_p99"] = w if w.lo > 0 else Interval(0.0, 0.0, w.hi, w.method, unit=w.unit)
     return out
+
+
+def _means(exact: float | None, dur: dict) -> dict:
+    """PlanRow's checkpoint_seconds and wait_mean with their interval ends: the
+    law's mean where ``exact`` (ends equal to it), else the durations run's
+    (a ratio over fleets; a wait of 0 seen everywhere is exactly 0)."""
+    m, w = dur["mean"], dur["wait_mean"]
+    if exact is not None:
+        m = Interval(exact, exact, exact, "exact")
+    out = {"checkpoint_seconds": m.value, "checkpoint_seconds_lo": m.lo,
+           "checkpoint_seconds_hi": m.hi, "wait_mean": w.value}
+    out["wait_mean_lo"], out["wait_mean_hi"] = (w.lo, w.hi) if w.value != 0 else (0.0, 0.0)
+    return out
+
+
+#: Why a mixed fleet has no quantile of its durations or waits.
+MIXED = "not estimated for a mixed fleet: the simulation pools every job's"
+
+
+def _reasons(row: PlanRow, f: Fleet, ks: np.ndarray, lost: str) -> tuple[str, ...]:
+    """'field: why' for each NaN field of ``row`` (``lost``: the durations run's
+    reason, where it did not run)."""
+    out = []
+    for name in ("storms_per_day", "storm_duration", "p_ge"):
+        for j in np.flatnonzero(np.isnan(getattr(row, name))):
+            out.append(f"{name} at k = {ks[j]}: {_level_reason(row, f, ks, j)}")
+    for name in ("checkpoint_seconds", "wait_mean"):
+        if math.isnan(getattr(row, name)):
+            out.append(f"{name}: {lost}")
+    why = law_reason(f)
+    for name in ("writing_share", "contention_share"):
+        if math.isnan(getattr(row, name)):
+            out.append(f"{name}: exact only, and {why} (gpu_lost_share is simulated)")
+    for o in ROW_OUTPUTS:
+        v = getattr(row, o.name)
+        if o.kind == "interval" and math.isnan(v.value):
+            out.append(f"{o.name}: {v.method}")
+    return tuple(out)
+
+
+def _level_reason(row: PlanRow, f: Fleet, ks: np.ndarray, j: int) -> str:
+    """Why level ``ks[j]``'s storm numbers are NaN."""
+    if row.method[j] == "cap":
+        return f"no storm: the writer cap lets at most {f.max_writers} write at once"
+    if row.method[j] == "budget":
+        return f"{NOT_IN_BUDGET} (the storm risk)"
+    if row.storms_per_day[j] == 0.0:
+        return "no storm seen in the simulation (storms_per_day_hi bounds their rate)"
+    return "not estimated"
 
 
 def _bounds(risk, capped: np.ndarray, n_levels: int) -> dict:
@@ -765,10 +1009,14 @@ def _stagger(fleet: Fleet, seed: int, seconds: float = math.inf) -> Interval:
     (then the fleets) to what ``seconds`` buys at the full cap's cost (fleets
     that outlast the cap are censored: the interval says so, hi = inf where
     it cannot bound the median); NOT_IN_BUDGET where it buys less than STAGGER_LEAST."""
+    if not fleet.is_identical:
+        return Interval(math.nan, math.nan, math.nan, "no stagger: the jobs differ (a stagger "
+                        "launch spaces identical jobs)")
     try:
         stagger_theta(fleet)
-    except SpecError:                   # no collision-free stagger (unlike jobs, a high load)
-        return Interval(math.nan, math.nan, math.nan, "no collision-free stagger")
+    except SpecError:                   # no collision-free stagger (a high load)
+        return Interval(math.nan, math.nan, math.nan, "no collision-free stagger: at this load "
+                        "the writes cannot all fit apart in a cycle")
     effort = _effort(fleet.n_jobs, seconds, STAGGER_FLEETS, STAGGER_CYCLES, STAGGER_LEAST,
                      cut_cycles_first=True)
     if effort is None:
@@ -870,16 +1118,21 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         intervals, mean storm durations and time shares per level, each
         level's ``method`` ("exact", "plain", "splitting", or "cap" where a
         writer cap keeps the level out of reach), checkpoint durations and
-        waits with the share over ``watchdog``, the GPU time spent writing
-        and how long a stagger holds; ``settle_hours`` after a synchronized
-        restart, with ``settle_hours_lo`` and ``_hi``, and ``settling``, its
-        storms per block at each level (``stormsim.settling.Settling``;
-        ``settling.table()``); ``notes`` on levels left unresolved, and on the load and
-        the saturated levels where a scenario's load exceeds N/(N-1) or a
-        level is saturated. Each row's ``regime`` says per level whether
-        storms are episodes or the level is saturated (almost never left:
-        its storm rate counts the rare ends of calms), and ``load`` is
-        sum_i d_i / T_i. Times in seconds and hours, rates per day.
+        waits with the share over ``watchdog`` (means per write, with their
+        intervals where simulated), the GPU time the checkpoints cost per
+        job (``gpu_lost_share``: blocked, slowed, queued) and how long a
+        stagger holds; ``reasons``, why each number a row lacks (NaN) is
+        missing; ``by_class``, the fleet per job class (``ClassRow``: count,
+        lone and contended write time per write, stretch, p99, GPU lost);
+        ``settle_hours`` after a synchronized restart, with
+        ``settle_hours_lo`` and ``_hi``, and ``settling``, its storms per block
+        at each level (``stormsim.settling.Settling``; ``settling.table()``);
+        ``notes`` on levels left unresolved, and on the load and the saturated levels where a
+        scenario's load exceeds N/(N-1) or a level is saturated. Each row's
+        ``regime`` says per level whether storms are episodes or the level
+        is saturated (almost never left: its storm rate counts the rare ends
+        of calms), and ``load`` is sum_i d_i / T_i. Times in seconds and
+        hours, rates per day.
 
     Raises
     ------
@@ -921,7 +1174,22 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     notes += _budget_note(max_seconds, clock.elapsed(), bought, how)
     return FleetPlan(levels=ks, rows=rows, seconds=clock.elapsed(), settle_hours=settle.value,
                      settle_method=how, settle_hours_lo=settle.lo, settle_hours_hi=settle.hi,
-                     settling=settling, watchdog=watchdog, notes=notes)
+                     settling=settling, watchdog=watchdog, notes=notes,
+                     durations_effort=_effort_text(bought["durations"]),
+                     by_class=bought.get("by_class", []))
+
+
+def _effort_text(efforts: list) -> str:
+    """The durations runs' effort, as they ran: 'F fleets x C cycles' (ranges
+    where the budget cut some scenarios' runs), or what it could not buy."""
+    got = [e for e in efforts if e is not None]
+    span = lambda xs: f"{min(xs)}" if min(xs) == max(xs) else f"{min(xs)} to {max(xs)}"  # noqa: E731
+    text = (f"{span([e[0] for e in got])} fleets x {span([e[1] for e in got])} cycles"
+            if got else "")
+    if len(got) < len(efforts):
+        text += ("; " if text else "") + f"{NOT_IN_BUDGET} for {len(efforts) - len(got)} of " \
+            f"{len(efforts)} scenarios"
+    return text
 
 
 def stderr_line_of(step) -> None:
@@ -979,10 +1247,13 @@ def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bo
             bought["risk"].append(f"{name}: {risk.fleets} fleets x {cycles} cycles in "
                                   f"{risk.wall_seconds:.2g} s")
     rate[capped], lo[capped], hi[capped], method[capped] = 0.0, 0.0, 0.0, "cap"
-    mean, lone, share, contention, how = _costs(f, str(method[0]))
+    law = stationary(f) if exact_applies(f, "random") else None
+    mean, lone, share, contention, how = _costs(f, str(method[0]), law)
     clock.step(where, "checkpoint durations")
     dur = _durations(f, seed, watchdog, clock.share("durations", among) / slow)
     bought["durations"].append(dur["effort"])
+    lost = f"{NOT_IN_BUDGET} (the checkpoint durations' run)"
+    shares = gpu_shares(f, law, dur["run"], lost)
     clock.step(where, "stagger")
     stagger = _stagger(f, seed, clock.share("stagger", among) / slow)
     bought["stagger"].append(stagger.method)
@@ -990,11 +1261,15 @@ def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bo
         scenario=name, change=change, storms_per_day=rate * day,
         storms_per_day_lo=lo * day, storms_per_day_hi=hi * day, storm_duration=duration,
         p_ge=np.where(capped, 0.0, p_ge), method=method,
-        checkpoint_seconds=mean if how == "exact" else dur["mean"],
+        **_means(mean if how == "exact" else None, dur),
         lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
-        wait_mean=dur["wait_mean"], wait_p99=dur["wait_p99"], writing_share=share,
+        wait_p99=dur["wait_p99"], writing_share=share,
         contention_share=contention, stagger_hours=stagger, cost_method=how,
-        regime=regime, load=float(np.sum(f.d / f.T)), **_bounds(risk, capped, ks.size))
+        regime=regime, load=float(np.sum(f.d / f.T)), **_bounds(risk, capped, ks.size), **shares)
+    row = replace(row, reasons=_reasons(row, f, ks, NOT_IN_BUDGET if dur["effort"] is None
+                                        else ""))
+    if name == "fleet":
+        bought["by_class"] = class_rows(f, law, dur["run"], row.checkpoint_p99, lost)
     if risk is None:
         return row, f"{name}: storms per day {NOT_IN_BUDGET} (a storm risk of N = {f.n_jobs} " \
                     f"costs more than the {risk_each:.2g} s it had)"

@@ -90,6 +90,17 @@ QUANTITIES: tuple[Quantity, ...] = (
              "StormRisk.storms_per_s_rel_error"),
         files=("key:risk_rel_error", "risk:risk_p_ge_rel_error")),
     Quantity(
+        "write_stretch", "mean write duration_i / d_i", "1",
+        "how much contention stretches a write: its mean duration (firing to write end, per "
+        "write) over its duration alone",
+        api=("StationaryLaw.write_stretch", "ClassRow.write_stretch")),
+    Quantity(
+        "gpu_lost_share", "blocked + slowed + queued", "1",
+        "the share of each job's time its checkpoints cost: stopped for a blocking write or a "
+        "snapshot, slowed by an async persist, or queued (plan's blocked_share, slowed_share, "
+        "queued_share)",
+        api=("PlanRow.gpu_lost_share", "ClassRow.gpu_lost_share")),
+    Quantity(
         "jitter", "sigma_i", "s",
         "the standard deviation of a job's compute interval per cycle",
         api=("Fleet(jitter)", "Fleet.identical(jitter)", "Fleet.from_jobs(jitter)", "Fleet.jitter",

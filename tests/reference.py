@@ -6,8 +6,9 @@ every job, and applies the phase changes of the instant. It is slow and
 meant for small fleets and short horizons.
 
 Its random numbers re-implement the engine's documented streams (SplitMix64
-on Python integers, a ziggurat for normals) so that jittered runs can be
-compared draw for draw.
+on Python integers, a ziggurat for normals, and the failure and outage
+streams of stormsim/failures.py, MODEL.md E8) so that jittered runs, and runs
+with failures, can be compared draw for draw.
 """
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ ZIG_X, ZIG_R = [float(x) for x in _FROZEN], float(_FROZEN[1])
 # The histogram edges of MODEL.md E7 are data of the engine's, as the tables are.
 from stormsim.engine.run import DURATION_EDGES, WAIT_EDGES  # noqa: E402
 
+# The failure streams of MODEL.md E8 are defined in stormsim/failures.py (the
+# salts and the exponential draw: constants the kernels use too).
+from stormsim.failures import FAILURE_SALT, OUTAGE_SALT, exponential  # noqa: E402
+
 
 def histogram_bin(edges, x: float) -> int:
     """0 below edges[0], j for edges[j-1] <= x < edges[j], len(edges) at or above the last."""
@@ -97,7 +102,7 @@ def normal(base: int, k: int) -> float:
 def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                        stop_at_passage=True, key=(0, 0), fleet=0, checkpoint=None,
                        snapshot=None, slowdown=None, on_busy=None, weights=None,
-                       max_writers=None):
+                       max_writers=None, mtbf=None, restart=None, outage_mtbf=math.inf):
     """One fleet. f: f(n) for n = 0..N (f[0] unused). Returns a dict like a Run row.
 
     checkpoint, snapshot, slowdown, on_busy, weights: per job (MODEL.md E1,
@@ -112,6 +117,29 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     while fewer than K write. A blocking job waits there in phase "queue"
     (neither computing nor writing); an async job computes with its persist
     "queued", in flight for the rule on a busy persist and the slowdown.
+
+    Failures (MODEL.md E8): mtbf M_i per job (None: all inf, never), restart
+    R_i per job (None: all 0), outage_mtbf M_0. Failure instants are drawn
+    from the streams of ``stormsim.failures`` (a job with M_i = inf, or
+    M_0 = inf, takes no draw: F1). An instant's failures (outages first, then
+    each job's, by index) come before its other changes: a failed job
+    abandons a write or persist in flight (it leaves the writers), leaves the
+    writer queue, abandons a snapshot or wait, loses the work since its last
+    durable checkpoint and is DOWN for R_i (remaining time ``down``); then
+    the instant's DOWN ends (a fresh compute interval, the next normal of
+    its jitter stream), then the rest as before. A failure counts one event
+    for each job it fails, a DOWN end one event.
+
+    Work is accounted in the measured window only: ``pending`` (done since
+    the last capture) and ``captured`` (made durable when the write or persist
+    in flight or queued completes; a capture is the instant the checkpoint
+    joins the writer queue: a blocking job's work done, an async job's
+    snapshot end). Per job over the window: checkpoint time (write, queue,
+    snapshot, wait, and the slowdown's share r_c eps_i of a computing async
+    job with its persist in flight), down time, the cap's share (1 - r_c) of
+    computing time, and work done = committed + lost + uncommitted (at the
+    window's end). These add up to the window; divided by N x window they are
+    the goodput and its parts.
     """
     N = len(T)
     asy = [False] * N if checkpoint is None else [c == "async" for c in checkpoint]
@@ -136,6 +164,26 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     up = [0] * (N + 1)
     writing_time = [0.0] * N
     bases = [stream_base(key[0], key[1], fleet, i) for i in range(N)]
+    # E8: failures, outages, DOWN and the work's accounting
+    M = [math.inf] * N if mtbf is None else [float(x) for x in mtbf]
+    R = [0.0] * N if restart is None else [float(x) for x in restart]
+    fbase = [stream_base(key[0], key[1] ^ FAILURE_SALT, fleet, i) for i in range(N)]
+    obase = stream_base(key[0], key[1] ^ OUTAGE_SALT, fleet, 0)
+    fdrawn = [0] * (N + 1)  # draws taken: job i's failures, and (index N) outages
+
+    def next_gap(i):  # the next gap of job i's failures (i = N: the outages)
+        base, mean = (obase, float(outage_mtbf)) if i == N else (fbase[i], M[i])
+        fdrawn[i] += 1
+        return mean * exponential(uniform(base, fdrawn[i] - 1))
+
+    fail_at = [next_gap(i) if M[i] < math.inf else math.inf for i in range(N)]
+    outage_at = next_gap(N) if outage_mtbf < math.inf else math.inf
+    down = [0.0] * N  # remaining DOWN time
+    pending = [0.0] * N  # window work since the last capture
+    captured = [0.0] * N  # window work a write or persist in flight or queued holds
+    failures, abandoned = [0] * N, [0] * N
+    lost, committed, down_time, ckpt_time, cap_time = ([0.0] * N for _ in range(5))
+    window = 0.0
     t = 0.0
     fired_total = 0
     passage_time, passage_cycle = math.inf, -1
@@ -158,6 +206,32 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     def busy(i):  # a persist writing or queued (E1 rule and slowdown)
         return persist[i] or queued[i]
 
+    def fail(i):
+        nonlocal events
+        events += 1
+        if measuring:
+            failures[i] += 1
+            abandoned[i] += writes(i)
+            lost[i] += pending[i] + captured[i]
+        pending[i] = captured[i] = 0.0
+        if i in line:
+            line.remove(i)
+        persist[i] = queued[i] = False
+        vol[i] = snap[i] = wait_next[i] = 0.0
+        phase[i], down[i] = "down", R[i]
+
+    def account(i, dt, computes, r_c):
+        """Split one job's dt of the window (E8): checkpointing, down, cap, work."""
+        if phase[i] == "down":
+            down_time[i] += dt
+        elif computes:
+            slowed = eps[i] if busy(i) else 0.0
+            pending[i] += r_c * (1.0 - slowed) * dt
+            cap_time[i] += (1.0 - r_c) * dt
+            ckpt_time[i] += r_c * slowed * dt
+        else:  # write, queue, snapshot, wait, or a compute stopped by its persist (eps = 1)
+            ckpt_time[i] += dt
+
     def interval(i):
         w = T[i]
         if sigma[i] > 0:
@@ -169,6 +243,19 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
         nw_before = sum(writes(i) for i in range(N))
         fired = False
         entered = skipped = 0
+        # E8: the instant's failures, then its DOWN ends.
+        while outage_at <= t:
+            for i in range(N):
+                fail(i)
+            outage_at += next_gap(N)
+        for i in range(N):
+            while fail_at[i] <= t:
+                fail(i)
+                fail_at[i] += next_gap(i)
+        for i in range(N):
+            if phase[i] == "down" and down[i] <= TIE_RTOL * R[i]:
+                events += 1
+                phase[i], work[i] = "compute", interval(i)
         # Writes and persists that end now come first (a checkpoint due at
         # that instant then proceeds).
         for i in range(N):
@@ -180,6 +267,8 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                     # binned as the engine scales: x * (1 / d_i), x * (1 / T_i)
                     dur_hist[histogram_bin(DURATION_EDGES, (t - started[i]) * (1.0 / d[i]))] += 1
                     wait_hist[histogram_bin(WAIT_EDGES, wait_now[i] * (1.0 / T[i]))] += 1
+                committed[i] += captured[i]
+                captured[i] = 0.0
                 if phase[i] == "write":
                     phase[i], work[i] = "compute", interval(i)
                 else:
@@ -212,6 +301,7 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 else:
                     break
                 # ready to write: into the writer queue (admitted below)
+                captured[i], pending[i] = pending[i], 0.0
                 line.append(i)
                 line_since[i] = t
                 if asy[i]:
@@ -265,6 +355,12 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 cands.append((work[i] / rate, i, "work"))
             if phase[i] == "snapshot":
                 cands.append((snap[i], i, "snap"))
+            if phase[i] == "down":
+                cands.append((down[i], i, "down"))
+            if fail_at[i] < math.inf:
+                cands.append((fail_at[i] - t, i, "fail"))
+        if outage_at < math.inf:
+            cands.append((outage_at - t, N, "fail"))
         dt, j, what = min(cands)
         for i in range(N):
             if writes(i):
@@ -275,11 +371,18 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                 work[i] -= r_c * ((1.0 - eps[i]) if busy(i) else 1.0) * dt
             if phase[i] == "snapshot":
                 snap[i] -= dt
-        {"vol": vol, "work": work, "snap": snap}[what][j] = 0.0
+            if phase[i] == "down":
+                down[i] -= dt
+            if measuring:
+                account(i, dt, computing[i], r_c)
+        if what != "fail":
+            {"vol": vol, "work": work, "snap": snap, "down": down}[what][j] = 0.0
         if measuring:
             occ[nw] += dt
             wait_time += dt * sum(phase[i] == "wait" for i in range(N))
-        t += dt
+            window += dt
+        # a failure's instant is its own, exactly (not t plus a difference)
+        t = (outage_at if j == N else fail_at[j]) if what == "fail" else t + dt
     return {"firings": np.array(firings), "occupancy": np.array(occ),
             "passage_time": passage_time, "passage_cycle": passage_cycle, "end_time": t,
             "upcrossings": np.array(up), "writing_time": np.array(writing_time),
@@ -287,4 +390,25 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
             "durations_count": len(durations), "durations_sum": math.fsum(durations),
             "durations_max": max(durations, default=0.0), "durations_hist": np.array(dur_hist),
             "wait_sum": math.fsum(waited), "wait_max": max(waited, default=0.0),
-            "wait_hist": np.array(wait_hist)}
+            "wait_hist": np.array(wait_hist),
+            **failure_outputs(N, window, failures, abandoned, lost, down_time, committed,
+                              [p + c for p, c in zip(pending, captured)], ckpt_time, cap_time)}
+
+
+#: The parts of goodput's complement (MODEL.md E8), in the order of the model.
+GOODPUT_PARTS = ("writing", "lost", "down", "cap", "uncommitted")
+
+
+def failure_outputs(N, window, failures, abandoned, lost, down_time, committed, uncommitted,
+                    ckpt_time, cap_time):
+    """E8's per-job observables over the window, goodput, and its parts (each
+    a fraction of N x window; with goodput they add up to 1 to rounding)."""
+    per_job = {"failures": np.array(failures), "abandoned_writes": np.array(abandoned),
+               "lost_work": np.array(lost), "down_time": np.array(down_time),
+               "committed_work": np.array(committed), "uncommitted_work": np.array(uncommitted),
+               "checkpoint_time": np.array(ckpt_time), "cap_time": np.array(cap_time)}
+    scale = N * window
+    share = (lambda x: math.fsum(x) / scale) if scale > 0 else (lambda x: math.nan)
+    parts = {"writing": share(ckpt_time), "lost": share(lost), "down": share(down_time),
+             "cap": share(cap_time), "uncommitted": share(uncommitted)}
+    return {**per_job, "window": window, "goodput": share(committed), "goodput_parts": parts}

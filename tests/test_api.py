@@ -12,10 +12,14 @@ PUBLIC = {
     "StormRisk", "storm_risk", "SplitEstimate", "SplitSettings", "storm_split",
     # the exact stationary law of the base model (MODEL.md)
     "StationaryLaw", "stationary", "DeterministicFleetWarning",
+    # a fleet's long-run power from that law (MODEL.md E6)
+    "PowerLaw", "power_law",
     # every estimate shown to a user: a number with its interval
     "Interval",
     # the operator's table: a fleet and its what-ifs
     "FleetPlan", "plan",
+    # the best checkpoint interval when jobs fail (MODEL.md E8)
+    "BestInterval", "ClassInterval", "best_interval",
 }
 
 

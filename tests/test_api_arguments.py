@@ -111,6 +111,12 @@ CASES = [
     ("median_survival", stormsim.median_survival, dict(time=[1.0, 2.0]), dict(
         time=["abc", [math.nan, 1.0]], observed=["yes", [0.5, 1.0]], confidence=NUMBER + [1.5])),
     ("stationary", stormsim.stationary, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
+    ("power_law", stormsim.power_law, dict(fleet=FLEET, busy_power=700.0, idle_power=100.0), dict(
+        fleet=NOT_A_FLEET, busy_power=PER_JOB + [-1.0, [1.0] * 3],
+        idle_power=PER_JOB + [800.0, [800.0] * 4],
+        law=["law", 3, stormsim.stationary(Fleet.identical(3, load=0.5, jitter=0.01))])),
+    ("best_interval", stormsim.best_interval, dict(fleet=FLEET, mtbf="24 h"), dict(
+        fleet=NOT_A_FLEET, mtbf=NUMBER + ["24 GB", "-1 h", 0.0], restart=NUMBER + ["1 GB", -1.0])),
     ("stagger_spacing", stormsim.stagger_spacing, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_margin", stormsim.stagger_margin, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
     ("stagger_theta", stormsim.stagger_theta, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
@@ -163,10 +169,11 @@ def test_a_wrong_argument_is_a_spec_error_naming_it(fn, good, arg, value, tmp_pa
 
 
 def test_the_cases_cover_every_public_function_with_arguments():
-    # Results, Run, StormRisk, SplitEstimate, StationaryLaw, FleetPlan, Sweep and
+    # Results, Run, StormRisk, SplitEstimate, StationaryLaw, PowerLaw, FleetPlan, Sweep and
     # SweepOutcome are what the functions return (never built by a caller); MemoryStore
     # takes no argument; the errors and the warning are raised, never called.
-    returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "FleetPlan",
+    returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "PowerLaw",
+                "FleetPlan", "BestInterval", "ClassInterval",
                 "Sweep", "SweepOutcome", "MemoryStore",
                 "SpecError", "SweepError", "ResourceError", "DeterministicFleetWarning",
                 "__version__"}

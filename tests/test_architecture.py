@@ -15,17 +15,19 @@ PACKAGE = ROOT / "stormsim"
 #: A new module gets a place here (that is the decision of where it lives).
 #: The wings come in this order; a wing's ``__init__`` says what lives in it.
 WINGS = [
-    ("", ["_version", "errors", "_deprecated", "_format", "_args", "glossary"]),  # facts, no dependencies
+    ("", ["_version", "errors", "_deprecated", "_format", "_args", "_interrupt",  # facts, no dependencies
+          "glossary", "failures"]),
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "interval", "exact_sums", "survival", "analysis", "tails", "storms",
-               "product_form", "stationary", "durations", "summary", "physical"]),
+               "product_form", "stationary", "power", "durations", "summary", "physical", "daly"]),
     ("risk", ["__init__", "settings", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
     ("store", ["__init__", "files", "parts", "identity", "cellresult", "layout", "tables", "export",
                "results", "stores"]),                                     # files, the layout, the reader
-    ("", ["driver", "plots", "settling", "fleetplan", "report", "cli_parser", "cli", "__main__", "__init__"]),
+    ("", ["driver", "plots", "goodput", "plan_costs", "settling", "fleetplan", "report", "cli_parser", "cli",
+          "__main__", "__init__"]),
 ]
 
 

@@ -24,7 +24,8 @@ GUIDES = sorted(DOCS.glob("guide-*.md"))
 #: Pages whose Python blocks a test runs: the guides and the site's home page.
 RUN = [DOCS / "index.md", *GUIDES]
 #: Modules of stormsim/ the README's layout need not list (plumbing, not places to look).
-UNLISTED = {"__init__", "__main__", "_version", "_format", "_args", "errors", "_deprecated"}
+UNLISTED = {"__init__", "__main__", "_version", "_format", "_args", "errors", "_deprecated",
+            "_interrupt"}
 
 
 def _generator():

@@ -607,6 +607,29 @@ def _fast_forward(T, d, sigma, base, count, ckey, cidx, ch, nch, mask, ring_c, p
     return ch, nch, pc, t, n_done, n_burn, measuring, fired_total, events
 
 
+def _variant(name):
+    """Name a kernel variant made by a factory (``__name__`` and ``__qualname__``).
+
+    numba's symbol for a compiled function is its module, qualname, argument
+    types, flags and a per-process counter (``[abi:vN]``); the counter alone
+    tells two closures of one factory apart, and only within a process. Two
+    variants compiled in different processes can share a counter value and so
+    a symbol; a later process that loads both from the cache links every call
+    to the one loaded first (their callee copies are weak definitions), and a
+    run gets the other variant's code: bits that depended on the cache's
+    history (docs/performance.md, "Bits independent of the cache's
+    history"). A distinct qualname per variant makes every symbol name one
+    code, and gives each variant its own cache index file.
+    tests/engine/test_cache_history.py checks the names are distinct.
+    """
+
+    def rename(fn):
+        fn.__name__ = fn.__qualname__ = name
+        return fn
+
+    return rename
+
+
 def _make_run_fleet(FAST, LONE=True):
     """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
 
@@ -615,8 +638,8 @@ def _make_run_fleet(FAST, LONE=True):
     before typing, so ``run_fleet`` (FAST = False) is the event loop alone,
     neither typed nor compiled with ``_fast_forward`` (the
     fast-forward must cost the plain event loop nothing), and
-    ``run_fleet_ff`` has it. numba's cache keys a closure by its constants,
-    so both are cached.
+    ``run_fleet_ff`` has it. Each variant has its own name (``_variant``), so
+    its own symbols and cache entries.
 
     LONE (the default) takes an instant at which one job alone changes phase
     (almost every instant where sigma > 0 or launches differ) by a short
@@ -628,6 +651,7 @@ def _make_run_fleet(FAST, LONE=True):
     # is a validated rate (f(n)/n > 0, min(1, C/n) > 0) or N >= 1, so the
     # results are the same bits; only impossible inputs would differ.
     @njit(cache=CACHE, nogil=True, error_model="numpy")
+    @_variant("run_fleet" + ("_ff" if FAST else "") + ("" if LONE else "_no_lone"))
     def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                   level, stop_at_passage, record, ring_w, ring_c, firings,
                   occupancy, upcross, writing, table, dur_out):
@@ -1005,6 +1029,7 @@ def _make_run_fleets(FAST):
     compiled only when first asked for."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
+    @_variant("run_fleets_ff" if FAST else "run_fleets")
     def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
                    level, stop_at_passage, record, ring_w, ring_c, firings,
                    occupancy, upcross, writing, passage_time, passage_cycle, end_time, events,

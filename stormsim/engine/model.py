@@ -6,6 +6,7 @@ both in seconds at full rate.
 """
 from __future__ import annotations
 
+import inspect
 import math
 from numbers import Real
 from typing import Sequence, Union
@@ -14,6 +15,8 @@ import numpy as np
 
 from .._format import fmt_array
 from .._args import check_int, keywords_of
+from .._args import check_jobs as _check_jobs
+from .._args import job_array as _job_array
 from ..errors import SpecError
 from .cost import FLEET_BYTES_PER_JOB, check_memory
 from .jobcsv import read_jobs
@@ -22,28 +25,6 @@ from .units import fleet_arguments
 __all__ = ["Fleet", "SpecError", "canonical_throughput", "throughput_label", "throughput_table"]
 
 ThroughputSpec = Union[str, tuple, Sequence[float]]
-
-
-def _job_array(name: str, value, n: int | None) -> np.ndarray:
-    try:
-        kind = np.asarray(value).dtype.kind      # "3", True, None: not numbers (never coerced)
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        kind = "O"
-    if kind not in "iuf":
-        raise SpecError(f"{name} = {fmt_array(value)}: must be a number or a sequence of numbers")
-    if arr.ndim == 0:
-        if n is None:
-            raise SpecError(f"{name} = {fmt_array(value)}: give one value per job (a sequence), "
-                            "or use Fleet.identical(n_jobs, ...) for identical jobs")
-        arr = np.full(n, float(arr))
-    if arr.ndim != 1:
-        raise SpecError(f"{name} has shape {arr.shape}: must be one value per job, shape (N,)")
-    if arr.size == 0:
-        raise SpecError(f"{name} = []: a fleet needs at least one job")
-    if n is not None and arr.size != n:
-        raise SpecError(f"{name} has {arr.size} values but the fleet has {n} jobs: lengths must match")
-    return arr
 
 
 #: What a throughput rule may be, in every error about one.
@@ -181,14 +162,6 @@ def _job_choice(name: str, value, n: int, allowed: tuple[str, ...]) -> np.ndarra
             where = name if isinstance(value, str) else f"{name}[{i}]"
             raise SpecError(f"{where} = {v!r}: must be one of {', '.join(repr(a) for a in allowed)}")
     return np.array(values, dtype=f"<U{max(len(a) for a in allowed)}")
-
-
-def _check_jobs(name: str, arr: np.ndarray, ok: np.ndarray, rule: str) -> None:
-    """A SpecError naming the first job whose value is not ``ok``."""
-    bad = np.nonzero(~ok)[0]
-    if bad.size:
-        i = int(bad[0])
-        raise SpecError(f"{name}[{i}] = {float(arr[i])!r}: must be {rule}")
 
 
 def _check_cap(cap) -> float:
@@ -455,6 +428,16 @@ class Fleet:
         writer cap (E5)."""
         return bool(not self.is_async.any() and np.all(self.weights == self.weights[0])
                     and self.max_writers == self.n_jobs)
+
+    def replace(self, **changes) -> "Fleet":
+        """This fleet with some of Fleet's parameters changed (``T=``, ``jitter=``,
+        ...), every other one as it is; an unknown name is a SpecError."""
+        names = list(inspect.signature(Fleet).parameters)
+        unknown = sorted(set(changes) - set(names))
+        if unknown:
+            raise SpecError(f"{unknown[0]} = {changes[unknown[0]]!r}: not a parameter of Fleet "
+                            f"(its parameters: {', '.join(names)})")
+        return Fleet(**{name: changes.get(name, getattr(self, name)) for name in names})
 
     @property
     def writer_rate(self) -> np.ndarray:

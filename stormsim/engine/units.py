@@ -61,7 +61,7 @@ from numbers import Real
 import numpy as np
 
 from .._format import fmt_array as _fmt
-from .._args import check_int
+from .._args import check_int, check_real
 from ..errors import SpecError
 
 __all__ = ["CHOICES", "JOB_COLUMNS", "KINDS", "SECONDS_PER_DAY", "UNITS", "fleet_arguments",
@@ -492,3 +492,12 @@ def seconds(unit, name: str = "unit") -> float:
     """Seconds in one ``unit`` of time: a unit ("s", "min", "h") or a pint Quantity."""
     return float(quantity(name, "1 " + unit if isinstance(unit, str) else unit,
                           "time").to("second").magnitude)
+
+
+def time_seconds(name: str, value, positive: bool = False) -> float:
+    """A time in seconds, >= 0 (> 0 if ``positive``) and finite: a number of
+    seconds, or a time with its unit ("10 min", a pint Quantity)."""
+    if isinstance(value, str) or _is_quantity(value):
+        value = float(quantity(name, value, "time").to("second").magnitude)
+    return check_real(name, value, 0.0, open_lo=positive,
+                      what="seconds, or a time with its unit such as '10 min'")

@@ -114,9 +114,16 @@ def mean(data, what: str = "duration", confidence: float = CONFIDENCE) -> Interv
     """Mean write duration (or wait) per checkpoint, s, with its interval
     (ratio estimator over fleets, delta method, normal quantile)."""
     c = _arrays(data, what)
+    return ratio(c.total, c.count.astype(float), confidence, "s")
+
+
+def ratio(num, den, confidence: float = CONFIDENCE, unit: str = "") -> Interval:
+    """sum num / sum den over fleets (per-fleet sums, fleets as the
+    independent units) with its delta-method interval at ``confidence``
+    (normal quantile): ``mean``'s estimator, for any per-fleet sums."""
     z = _z(confidence)
-    m, se = _ratio(c.total, c.count.astype(float))
-    return Interval(m, m - z * se, m + z * se, "ratio over fleets, delta method", confidence, "s")
+    m, se = _ratio(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
+    return Interval(m, m - z * se, m + z * se, "ratio over fleets, delta method", confidence, unit)
 
 
 def _wilson(p: float, n: float, z: float) -> tuple[float, float]:

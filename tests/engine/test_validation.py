@@ -239,3 +239,15 @@ def test_async_stagger_refusals(kw, match):
     fleet = Fleet.identical(4, **args)
     with pytest.raises(SpecError, match=match):
         simulate(fleet, launch="stagger", fleets=1, cycles=2)
+
+
+def test_replace_changes_what_is_named_and_keeps_the_rest():
+    fleet = stormsim.Fleet(T=[1.0, 2.0], d=[0.1, 0.3], jitter=0.02, checkpoint=["async", "blocking"],
+                           snapshot=[0.01, 0.0], weights=[1.0, 4.0], max_writers=1, cap=1.5)
+    moved = fleet.replace(T=[3.0, 4.0])
+    assert np.array_equal(moved.T, [3.0, 4.0])
+    assert moved.replace(T=fleet.T) == fleet
+    with pytest.raises(SpecError, match=r"^mtbff = 3: not a parameter of Fleet"):
+        fleet.replace(mtbff=3)
+    with pytest.raises(SpecError, match=r"^T\b"):
+        fleet.replace(T=[1.0, -1.0])

@@ -90,32 +90,38 @@ def test_5000_jobs_through_40_gb_per_s_are_saturated_at_every_default_level():
 # -- the plan's outputs (each runs plan: a few seconds per fleet) -------------------------------
 
 #: plan(fleet, what_if=False, max_seconds=4, seed=1).table(wide=True) of two
-#: fleets whose storms are episodes, as printed before the regimes were named
-#: (the wide layout, once the default): exact and fixed-effort numbers only,
-#: so it is a function of the fleet and the seed; then the settling sentence,
-#: whose blocks' fleets the budget may cut (SETTLE_NOTE).
+#: fleets whose storms are episodes (the wide layout, once the default; the
+#: costs' columns since the GPU time lost replaced the writing share): exact
+#: and fixed-effort numbers only, so it is a function of the fleet and the seed;
+#: then the settling sentence, whose blocks' fleets the budget may cut (SETTLE_NOTE).
 README_TABLE = """\
-scenario  storms/day n_w>=2 [95% CI]  storms/day n_w>=3 [95% CI]  storms/day n_w>=6 [95% CI]  storm s  checkpoint s: mean (alone), p99  P(> 600 s)  wait s: mean, p99  GPU writing (contention)       stagger holds
-   fleet                63.7 (exact)                7.43 (exact)             0.00595 (exact)     22.6       24 (21), 51.9 [46.3, 53.5]   < 6.9e-06        0, < 0.0016              1.3% (0.16%)  4.7 h [4.19, 5.21]
-storm s: mean storm duration at n_w >= 6; checkpoint s: mean write duration (firing to write end;
-exact where the law is, else simulated), alone in brackets, and its 99th percentile (simulated: 128
-fleets x 400 cycles); P(> watchdog): the share of writes longer than the watchdog; wait s: from a
-checkpoint falling due to its write starting (a writer cap's queue, an async WAIT); GPU writing:
-share of GPU time spent writing, what contention adds in brackets; stagger holds: median time to the
-first collision from a stagger launch. (exact): the product-form law, no sampling error; [lo, hi]:
-95 % interval over independent fleets.
+scenario  storms/day n_w>=2 [95% CI]  storms/day n_w>=3 [95% CI]  storms/day n_w>=6 [95% CI]  storm s  checkpoint s              p99 s  P(> 600 s)        GPU lost  blocked, slowed, queued  wait s: mean, p99       stagger holds
+   fleet                63.7 (exact)                7.43 (exact)             0.00595 (exact)     22.6       24 (21)  51.9 [46.3, 53.5]   < 6.9e-06  1.32% (0.163%)            1.32%, 0%, 0%        0, < 0.0016  4.7 h [4.19, 5.21]
+storm s: mean storm duration at n_w >= 6; checkpoint s: mean write duration, per write (firing to
+write end; exact where the law is, else simulated), alone in brackets; p99 s: its 99th percentile
+(simulated: 128 fleets x 400 cycles); P(> watchdog): the share of writes longer than the watchdog;
+wait s: from a checkpoint falling due to its write starting (a writer cap's queue, an async WAIT),
+mean and 99th percentile; GPU lost: the share of each job's time its checkpoints cost, what
+contention adds in round brackets (exact rows) or its 95 % interval in square ones (simulated rows);
+blocked, slowed, queued: that time stopped for a blocking write or an async snapshot, lost to
+compute slowed by an async persist, stopped in a writer cap's queue or an async WAIT; stagger holds:
+median time to the first collision from a stagger launch. (exact): the product-form law, no sampling
+error; [lo, hi]: 95 % interval over independent fleets.
 """  # noqa: E501 (a table row as printed)
 
 FIVE_TB_TABLE = """\
-scenario  storms/day n_w>=2 [95% CI]  storms/day n_w>=3 [95% CI]  storms/day n_w>=6 [95% CI]  storm s     checkpoint s: mean (alone), p99  P(> 600 s)  wait s: mean, p99  GPU writing (contention)      stagger holds
-   fleet               0.591 (exact)            0.000551 (exact)            2.26e-13 (exact)    0.168  0.168 (0.168), 0.18 [0.156, 0.181]   < 6.9e-06        0, < 0.0016        0.0093% (9.6e-06%)  54 h [46.6, 58.4]
-storm s: mean storm duration at n_w >= 6; checkpoint s: mean write duration (firing to write end;
-exact where the law is, else simulated), alone in brackets, and its 99th percentile (simulated: 128
-fleets x 400 cycles); P(> watchdog): the share of writes longer than the watchdog; wait s: from a
-checkpoint falling due to its write starting (a writer cap's queue, an async WAIT); GPU writing:
-share of GPU time spent writing, what contention adds in brackets; stagger holds: median time to the
-first collision from a stagger launch. (exact): the product-form law, no sampling error; [lo, hi]:
-95 % interval over independent fleets.
+scenario  storms/day n_w>=2 [95% CI]  storms/day n_w>=3 [95% CI]  storms/day n_w>=6 [95% CI]  storm s   checkpoint s                p99 s  P(> 600 s)              GPU lost  blocked, slowed, queued  wait s: mean, p99      stagger holds
+   fleet               0.591 (exact)            0.000551 (exact)            2.26e-13 (exact)    0.168  0.168 (0.168)  0.18 [0.156, 0.181]   < 6.9e-06  0.00934% (9.59e-06%)         0.00934%, 0%, 0%        0, < 0.0016  54 h [46.6, 58.4]
+storm s: mean storm duration at n_w >= 6; checkpoint s: mean write duration, per write (firing to
+write end; exact where the law is, else simulated), alone in brackets; p99 s: its 99th percentile
+(simulated: 128 fleets x 400 cycles); P(> watchdog): the share of writes longer than the watchdog;
+wait s: from a checkpoint falling due to its write starting (a writer cap's queue, an async WAIT),
+mean and 99th percentile; GPU lost: the share of each job's time its checkpoints cost, what
+contention adds in round brackets (exact rows) or its 95 % interval in square ones (simulated rows);
+blocked, slowed, queued: that time stopped for a blocking write or an async snapshot, lost to
+compute slowed by an async persist, stopped in a writer cap's queue or an async WAIT; stagger holds:
+median time to the first collision from a stagger launch. (exact): the product-form law, no sampling
+error; [lo, hi]: 95 % interval over independent fleets.
 """  # noqa: E501 (a table row as printed)
 
 
@@ -136,11 +142,12 @@ scenario  k  storms/day [95% CI]  storm s  share of time
           3         7.43 (exact)     23.4           0.2%
           6      0.00595 (exact)     22.6       0.00016%
 
-scenario  checkpoint s              p99 s  P(> 600 s)  wait s: mean, p99  GPU writing (contention)
-   fleet       24 (21)  51.9 [46.3, 53.5]   < 6.9e-06        0, < 0.0016              1.3% (0.16%)
+scenario  checkpoint s              p99 s  P(> 600 s)        GPU lost  blocked, slowed, queued
+   fleet       24 (21)  51.9 [46.3, 53.5]   < 6.9e-06  1.32% (0.163%)            1.32%, 0%, 0%
 
-scenario       stagger holds
-   fleet  4.7 h [4.19, 5.21]
+scenario  wait s: mean, p99       stagger holds
+   fleet        0, < 0.0016  4.7 h [4.19, 5.21]
+
 """
 
 
