@@ -48,6 +48,7 @@ from .plan_costs import SHARES, ClassRow, class_rows, gpu_shares, law_reason
 from .plots import series
 from .risk.exact import exact_applies
 from .risk.stormrisk import storm_risk
+from .settling import TOLERANCE, Settling, restart_storms, settle_hours  # noqa: F401 (its old home)
 from .stats import durations
 from .stats.interval import CONFIDENCE, Interval
 from .stats.physical import time_to_passage
@@ -84,16 +85,9 @@ STAGGER_LEAST = (20, 4)
 RISK_CYCLES, RISK_BURN_IN, RISK_LEAST = 800, 80, (2, 160)
 #: The upper quantile of checkpoint durations and waits reported.
 QUANTILE = 0.99
-#: After a synchronized restart: the windows' edges in cycles (doubling, so a
-#: slow mix costs ~twice its own length), "settled" (the pair-storm rate of
-#: every window from there on within this share of its long-run value), and
-#: the storms each window expects at the long-run rate: 400 make the
-#: window's own relative error 5 %, half the tolerance (fleets per window
-#: follow, within the bounds; fewer, down to SETTLE_LEAST_FLEETS, where the
-#: budget's share cannot buy them).
-SETTLE_MAX_CYCLES, SETTLE_TOLERANCE, SETTLE_STORMS = 8192, 0.10, 400
-SETTLE_FLEETS = (64, 8192)
-SETTLE_LEAST_FLEETS = 4
+#: After a synchronized restart: "settled" is the storm rate of every block from
+#: there on within this share of its long-run value (``stormsim.settling``).
+SETTLE_TOLERANCE = TOLERANCE
 #: How a level reads (``PlanRow.regime``): storms are episodes with a rate and a
 #: duration, or the level is saturated (``stats.stationary.saturated``: k or
 #: more write most of the time, in storms that outlast a job's cycle).
@@ -124,12 +118,20 @@ PLAN_OUTPUTS: tuple[Output, ...] = (
     Output("levels", "1", "the levels k asked, sorted: k or more jobs writing at once "
            "(the CSV: the column k, a row per level)", "plan", csv=False),
     Output("seconds", "s", "the wall time plan took", "plan", csv=False),
-    Output("settle_hours", "h", "after a synchronized restart, the hours until the rate of storms "
-           f"of n_w >= 2 stays within {SETTLE_TOLERANCE:.0%} of its long-run value (null: not "
-           "settled, or saturated)", "plan"),
-    Output("settle_method", "text", "how the long-run value of settle_hours was known (the law, "
-           "or a run from a random launch); starts with 'saturated' where storms of n_w >= 2 "
-           "never end", "plan"),
+    Output("settle_hours", "h", "after a synchronized restart, the start of the first block "
+           f"(contiguous, of equal length) after which the rate of storms of n_w >= 2 stays within "
+           f"{SETTLE_TOLERANCE:.0%} of its long-run value (null: not settled, or saturated)",
+           "plan"),
+    Output("settle_hours_lo", "h", "the earliest such start the blocks' 95 % bands allow", "plan"),
+    Output("settle_hours_hi", "h", "the latest such start the blocks' 95 % bands allow (inf: a "
+           "band reaches out of the tolerance up to the horizon)", "plan"),
+    Output("settle_method", "text", "how the long-run value was known (the law, or a run from a "
+           "random launch), the fleets and blocks run, and what the budget cut; starts with "
+           "'saturated' where storms of n_w >= 2 never end", "plan"),
+    Output("settling", "text", "storms per block after a synchronized restart at n_w >= 2 and "
+           "each level asked (``stormsim.settling.Settling``: block_hours, storms_per_day with "
+           "_lo and _hi per block and level, the long-run rates, the settling time per level)",
+           "plan", csv=False),
     Output("watchdog", "s", "the watchdog: over_watchdog is the share of writes longer than this",
            "plan"),
     Output("notes", "text", "the notes under the table (levels not resolved, the async row's "
@@ -241,6 +243,8 @@ def _plain(v):
     """A value as JSON holds it: an Interval as its fields, arrays as lists, NaN as null."""
     if isinstance(v, Interval):
         return {k: _plain(x) for k, x in v.__dict__.items()}
+    if isinstance(v, Settling):
+        return v.to_dict()
     if isinstance(v, ClassRow):
         return {o.name: _plain(getattr(v, o.name)) for o in CLASS_OUTPUTS}
     if isinstance(v, list):
@@ -320,6 +324,9 @@ class FleetPlan:
     seconds: float
     settle_hours: float = math.nan
     settle_method: str = ""
+    settle_hours_lo: float = math.nan
+    settle_hours_hi: float = math.nan
+    settling: object = None     # the stormsim.settling.Settling: storms per block after a restart
     watchdog: float = math.nan
     notes: list = field(default_factory=list)
     durations_effort: str = ""
@@ -407,7 +414,8 @@ class FleetPlan:
             lines += _class_lines(self, why)
         notes = [_WIDE_NOTE.format(k=self.levels[-1], effort=self.durations_effort) if wide
                  else _NARROW_NOTE.format(effort=self.durations_effort),
-                 _settle_note(self.settle_hours, self.settle_method), *self.notes]
+                 _settle_note(self.settle_hours, self.settle_method, self.settle_hours_lo,
+                              self.settle_hours_hi), *self.notes]
         if len(self.by_class) > 1 and not by_class:
             notes.append(f"The fleet has {len(self.by_class)} job classes: stormsim plan --by-class "
                          "(FleetPlan.table(by_class=True)) shows each one's numbers.")
@@ -630,16 +638,20 @@ def _class_lines(p: FleetPlan, why: _Why) -> list[str]:
             "lost per job of the class.", *_grid(head, rows), ""]
 
 
-def _settle_note(hours: float, method: str) -> str:
-    """The table's sentence on a synchronized restart (``settle_hours``)."""
+def _settle_note(hours: float, method: str, lo: float = math.nan, hi: float = math.nan) -> str:
+    """The table's sentence on a synchronized restart (``settle_hours`` and its ends)."""
     if method.startswith(SATURATED):
         return ("After a synchronized restart, storms of n_w >= 2 do not settle into episodes: "
                 f"the fleet is {method}, one storm from the restart on.")
     if math.isnan(hours):
         return (f"After a synchronized restart, the time for storms to settle within "
                 f"{SETTLE_TOLERANCE:.0%} of their long-run rate (n_w >= 2): {method}.")
+    top = "beyond the horizon" if math.isinf(hi) else fmt_value(hi, digits=3)
+    ends = "" if math.isnan(lo) else f" [{fmt_value(lo, digits=3)}, {top}]"
     return (f"After a synchronized restart, storms settle within {SETTLE_TOLERANCE:.0%} of their "
-            f"long-run rate (n_w >= 2; {method}) after about {fmt_value(hours, digits=3)} h.")
+            f"long-run rate (n_w >= 2) after about {fmt_value(hours, digits=3)} h{ends} "
+            f"(the first block from which every block's rate stays within it; [the earliest, "
+            f"the latest] the blocks' 95 % bands allow; {method}).")
 
 
 def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
@@ -1018,94 +1030,6 @@ def _stagger(fleet: Fleet, seed: int, seconds: float = math.inf) -> Interval:
     return out
 
 
-def settle_hours(fleet: Fleet, seed: int = 0, max_seconds: float | None = None,
-                 progress=None) -> tuple[float, str]:
-    """Hours after a synchronized restart (every job fires at t = 0) until the
-    rate of storms of two or more writers stays within SETTLE_TOLERANCE of its
-    long-run value (the exact law's where it applies, else a run from a random
-    launch), and how that value was known. Windows [b, 2b) cycles, b = 1, 2,
-    4, ..., each over enough fleets to expect SETTLE_STORMS storms; NaN if it
-    has not settled by SETTLE_MAX_CYCLES. Where n_w >= 2 is saturated
-    (``stats.stationary.saturated``) storms never settle into episodes: NaN,
-    and a method that starts with SATURATED and says how it was known.
-
-    ``max_seconds`` (None: no budget) bounds it: each run is sized from what
-    is left (``engine.cost.run_seconds``, scaled by the windows' measured
-    cost): fewer fleets, down to SETTLE_LEAST_FLEETS, then no later window.
-    Where the windows the budget bought end before it settles, NaN and a
-    method that says "not estimated in the budget" and how far it looked; a
-    settled answer says the horizon it was checked to. ``progress``: a
-    callable, told a line of text before each window."""
-    budget = math.inf if max_seconds is None else check_real("max_seconds", max_seconds, 0.0,
-                                                             open_lo=True)
-    t0 = time.perf_counter()
-    left = lambda: budget - (time.perf_counter() - t0)          # noqa: E731
-    if exact_applies(fleet, "random"):
-        law = stationary(fleet)
-        target, how = float(law.storms_per_s[2]), "exact (the law)"
-        p2, duration = float(law.p_ge[2]), float(law.storm_duration[2])
-    else:
-        effort = _effort(fleet.n_jobs, left() / 3, 256, 400, (SETTLE_LEAST_FLEETS, 120))
-        if effort is None:
-            return math.nan, f"{NOT_IN_BUDGET} (the long-run rate to settle to)"
-        run = simulate(fleet, fleets=effort[0], cycles=effort[1], burn_in=min(40, effort[1] // 10),
-                       seed=seed, batch_size=_batch(fleet.n_jobs, effort[1]))
-        target, how = run.upcrossings[:, 2].sum() / run.occupancy.sum(), "from a random launch"
-        p2 = float(run.occupancy[:, 2:].sum() / run.occupancy.sum())
-        duration = p2 / target if target > 0 else math.inf
-    if saturated(p2, duration, _lone_cycle(fleet)):
-        return math.nan, f"{SATURATED} at n_w >= 2 ({fmt_share(p2)} of the time; {how})"
-    if not target > 0:
-        return math.nan, how
-    return _settle_windows(fleet, seed, target, how, left, progress)
-
-
-def _settle_windows(fleet: Fleet, seed: int, target: float, how: str, left, progress):
-    """settle_hours' windows after a synchronized restart, within ``left()`` s."""
-    cycle = float(np.mean(fleet.T + fleet.d))
-    starts, ok, scale, b, short = [], [], 1.0, 1, False
-    while b < SETTLE_MAX_CYCLES:
-        fleets = int(np.clip(math.ceil(SETTLE_STORMS / (target * b * cycle)), *SETTLE_FLEETS))
-        afford = 0.9 * left() / (scale * run_seconds(fleet.n_jobs, 1, 2 * b))
-        if afford < SETTLE_LEAST_FLEETS:
-            break
-        short |= afford < fleets
-        fleets = int(min(fleets, afford))
-        if progress is not None:
-            progress(f"window {b}-{2 * b} cycles, {fleets} fleets")
-        t = time.perf_counter()
-        run = simulate(fleet, launch="sync", fleets=fleets, cycles=2 * b, burn_in=b, seed=seed,
-                       batch_size=_batch(fleet.n_jobs, 2 * b))
-        # the last window's measured cost per estimated second sizes the next (the larger
-        # windows cost the most, and the first ones are mostly call overhead)
-        scale = max(1.0, (time.perf_counter() - t) / run_seconds(fleet.n_jobs, fleets, 2 * b))
-        rate = run.upcrossings[:, 2].sum() / run.occupancy.sum()
-        starts.append(float(np.mean(run.end_time)) / 2.0)     # the window's start, ~b cycles
-        ok.append(abs(rate / target - 1.0) <= SETTLE_TOLERANCE)
-        b *= 2
-    cut = b < SETTLE_MAX_CYCLES
-    horizon = 2.0 * starts[-1] / 3600.0 if starts else 0.0
-    for i, start in enumerate(starts):
-        if all(ok[i:]):
-            if not (cut or short):
-                return start / 3600.0, how
-            if i == len(starts) - 1:         # one window alone: not confirmed by a later one
-                return math.nan, (f"{NOT_IN_BUDGET}: not settled before "
-                                  f"{fmt_value(start / 3600.0, digits=3)} h; the last window it "
-                                  f"bought (to {fmt_value(horizon, digits=3)} h) was within "
-                                  f"{SETTLE_TOLERANCE:.0%}, no later one confirms it ({how})")
-            return start / 3600.0, (f"{how}; checked to {fmt_value(horizon, digits=3)} h, as far "
-                                    "as the budget reached" + (", with fewer fleets than "
-                                                               f"{SETTLE_STORMS} storms need"
-                                                               if short else ""))
-    if cut and not starts:
-        return math.nan, f"{NOT_IN_BUDGET} (no window after the restart fit in what was left)"
-    if cut:
-        return math.nan, (f"{NOT_IN_BUDGET}: not settled in the first "
-                          f"{fmt_value(horizon, digits=3)} h it bought ({how})")
-    return math.nan, f"not settled by {SETTLE_MAX_CYCLES} cycles ({how})"
-
-
 def _plan_levels(levels, n: int) -> np.ndarray:
     """The levels k of the table: those asked, or by default 2, N/4 and N/2
     resolved for this N to the distinct ones >= 2 (a level 1 is no storm)."""
@@ -1200,8 +1124,10 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         stagger holds; ``reasons``, why each number a row lacks (NaN) is
         missing; ``by_class``, the fleet per job class (``ClassRow``: count,
         lone and contended write time per write, stretch, p99, GPU lost);
-        ``settle_hours`` after a synchronized restart; ``notes`` on levels
-        left unresolved, and on the load and the saturated levels where a
+        ``settle_hours`` after a synchronized restart, with
+        ``settle_hours_lo`` and ``_hi``, and ``settling``, its storms per block
+        at each level (``stormsim.settling.Settling``; ``settling.table()``);
+        ``notes`` on levels left unresolved, and on the load and the saturated levels where a
         scenario's load exceeds N/(N-1) or a level is saturated. Each row's
         ``regime`` says per level whether storms are episodes or the level
         is saturated (almost never left: its storm rate counts the rare ends
@@ -1241,13 +1167,14 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
             notes.append(unresolved)
     notes += _regime_notes(rows, ks, fleet.n_jobs)
     clock.step("settling", "after a synchronized restart")
-    settle, how = settle_hours(fleet, seed, max(clock.share("settle"),
-                                                max_seconds - clock.elapsed()),
-                               progress=None if progress is None else
-                               (lambda text: clock.step("settling", text)))
+    settling = restart_storms(fleet, ks, seed=seed, max_seconds=max(
+        clock.share("settle"), max_seconds - clock.elapsed()), progress=None if progress is None
+        else (lambda text: clock.step("settling", text)))
+    settle, how = settling.hours(2), settling.method
     notes += _budget_note(max_seconds, clock.elapsed(), bought, how)
-    return FleetPlan(levels=ks, rows=rows, seconds=clock.elapsed(), settle_hours=settle,
-                     settle_method=how, watchdog=watchdog, notes=notes,
+    return FleetPlan(levels=ks, rows=rows, seconds=clock.elapsed(), settle_hours=settle.value,
+                     settle_method=how, settle_hours_lo=settle.lo, settle_hours_hi=settle.hi,
+                     settling=settling, watchdog=watchdog, notes=notes,
                      durations_effort=_effort_text(bought["durations"]),
                      by_class=bought.get("by_class", []))
 

@@ -2,6 +2,7 @@
 import csv
 import io
 import json
+import math
 
 import numpy as np
 import pytest
@@ -101,7 +102,11 @@ def test_json_and_csv_use_the_api_s_names_and_keep_every_bound(result):
     doc = json.loads(result.to_json())
     assert list(doc) == [o.name for o in PLAN_OUTPUTS] + ["rows"]
     assert all(list(r) == [o.name for o in ROW_OUTPUTS] for r in doc["rows"])
-    assert doc["watchdog"] == 600.0 and doc["settle_hours"] == pytest.approx(result.settle_hours)
+    assert doc["watchdog"] == 600.0
+    for name in ("settle_hours", "settle_hours_lo", "settle_hours_hi"):    # NaN: null
+        x = getattr(result, name)
+        assert doc[name] is None if math.isnan(x) else doc[name] == pytest.approx(x), name
+    assert doc["settling"]["levels"] == [2, 3, 6] and doc["settling"]["method"] == doc["settle_method"]
     rows = list(csv.DictReader(io.StringIO(result.to_csv())))
     assert list(rows[0]) == csv_columns()
     for name in ("storms_per_day", "storm_duration", "p_ge", "checkpoint_p99", "over_watchdog",
@@ -111,7 +116,9 @@ def test_json_and_csv_use_the_api_s_names_and_keep_every_bound(result):
     assert float(s["stagger_hours_lo"]) == fleet.stagger_hours.lo
     assert float(s["checkpoint_p99_hi"]) == fleet.checkpoint_p99.hi
     assert float(s["p_ge_lo"]) == fleet.p_ge_lo[0] <= fleet.p_ge[0] <= fleet.p_ge_hi[0]
-    assert float(s["settle_hours"]) == result.settle_hours and s["settle_method"]
+    for name in ("settle_hours", "settle_hours_lo", "settle_hours_hi"):
+        assert float(s[name]) == getattr(result, name) or math.isnan(getattr(result, name)), name
+    assert s["settle_method"]
     capped = next(r for r in rows if r["scenario"] == "writers <= 3" and r["k"] == "6")
     assert capped["method"] == "cap" and float(capped["p_ge_hi"]) == 0.0
 

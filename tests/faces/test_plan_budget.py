@@ -121,6 +121,7 @@ def test_each_simulation_is_sized_within_its_share_by_its_counted_cost(monkeypat
     the durations' and stagger runs' shares split over the scenarios (fewer
     fleets or cycles than the full efforts), settling within the budget."""
     import stormsim.fleetplan as fp
+    import stormsim.settling
 
     calls, real = [], fp.simulate
 
@@ -129,6 +130,7 @@ def test_each_simulation_is_sized_within_its_share_by_its_counted_cost(monkeypat
         return real(fleet, launch=launch, fleets=fleets, cycles=cycles, **kw)
 
     monkeypatch.setattr(fp, "simulate", counted)
+    monkeypatch.setattr(stormsim.settling, "simulate", counted)       # the restart's blocks
     budget = 0.05
     p = plan(_fleet(), levels=[2], max_seconds=budget, seed=1, max_writers=[12])
     among = len(p.rows)
