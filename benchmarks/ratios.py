@@ -21,7 +21,8 @@ work (from /proc, so the machine's load does not blur it).
 Every round runs the same jobs (same seeds: the same work), in one order on
 even rounds and reversed on odd ones, so each ratio's two runs are adjacent
 and their order alternates; a ratio is formed per round and reported as the
-median (min-max) of the rounds. Runs seconds apart see the same machine load.
+median (min-max, and quartiles) of the rounds. Runs seconds apart see the
+same machine load.
 """
 from __future__ import annotations
 
@@ -158,8 +159,9 @@ def rounds(jobs: dict, pairs: int) -> dict[str, list[dict]]:
 
 def spread(values) -> dict:
     values = [float(v) for v in values]
+    q = statistics.quantiles(values, n=4) if len(values) > 1 else values * 3
     return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "values": values}
+            "quartiles": [q[0], q[2]], "values": values}
 
 
 def summarize(raw: dict) -> dict:
@@ -198,10 +200,10 @@ def report(res: dict) -> str:
         worked = statistics.median([w for w in r["threads"] if w is not None] or [0])
         lines.append(f"| {names[key]} | {t} / {worked:g} | {fmt(fc, 1e6)} | {fmt(ev, 1e6)} "
                      f"| {by} | {r['cores']['median']:.2f} | {fmt(r['load'])} |")
-    lines += ["", "| ratio | by | median (min–max) |", "|---|---|---|"]
+    lines += ["", "| ratio | by | median (min–max) | quartiles |", "|---|---|---|---|"]
     for label, s in res["ratios"].items():
         lines.append(f"| {label} | {s['clock']} time, {s['unit'].replace('_', '-')} "
-                     f"| {fmt(s)}× |")
+                     f"| {fmt(s)}× | {s['quartiles'][0]:.3g}–{s['quartiles'][1]:.3g} |")
     return "\n".join(lines)
 
 
