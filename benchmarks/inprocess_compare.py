@@ -6,7 +6,9 @@ The old tree's package is imported under the name ``stormsim_old`` next to
 this tree's ``stormsim``; each pair times one simulate() call of each (order
 flipped every pair) on the same workload and seed, by CPU time, and forms
 the ratio new/old. Pairs seconds apart see the same machine load, so the
-median ratio is robust to other tenants; its spread is printed.
+median ratio is robust to other tenants; its spread is printed. Beside it,
+``python -m benchmarks.ratios`` times this tree against the independent
+reference kernel (1 and 2 threads) and (g) against (a), the same way.
 """
 from __future__ import annotations
 
