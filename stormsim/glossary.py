@@ -125,7 +125,7 @@ QUANTITIES: tuple[Quantity, ...] = (
         "committed work over N x the measured window: the share of the fleet's time that "
         "became durable progress (MODEL.md E8); over fleets with its interval: "
         "stormsim.stats.goodput.goodput(run)",
-        api=("Run.goodput",)),
+        api=("Run.goodput", "PlanRow.goodput")),
     Quantity(
         "goodput_parts", "1 - G", "1",
         "G's complement split exactly into writing, lost, down, cap and uncommitted shares "
