@@ -35,8 +35,8 @@ from .stats.goodput import goodput
 from .stats.interval import CONFIDENCE, Interval
 from .stats.stationary import stationary
 
-__all__ = ["BestInterval", "ClassInterval", "Recommendation", "best_interval", "recommend",
-           "simulated_goodput"]
+__all__ = ["BestInterval", "ClassInterval", "Recommendation", "best_interval", "paired_gain",
+           "recommend", "simulated_goodput"]
 
 #: The fixed point's intervals are settled when no class moves by more than
 #: this relative amount in a round (the law's write times are exact to
@@ -275,8 +275,9 @@ def simulated_goodput(fleet: Fleet, seed: int, fleets: int, cycles: int):
     return goodput(run)["goodput"], np.asarray(run.goodput)
 
 
-def _paired(now: np.ndarray, then: np.ndarray, confidence: float = CONFIDENCE) -> Interval:
-    """The mean per-fleet gain then - now with its normal interval over fleets."""
+def paired_gain(now: np.ndarray, then: np.ndarray, confidence: float = CONFIDENCE) -> Interval:
+    """The mean per-fleet gain ``then - now`` (per-fleet goodputs of two runs on
+    one seed) with its normal interval over fleets (PAIRED)."""
     diff = then - now
     half = float(norm.ppf(0.5 + confidence / 2.0) * diff.std(ddof=1) / math.sqrt(diff.size))
     mean = float(diff.mean())
@@ -333,4 +334,4 @@ def recommend(fleet: Fleet, seed: int, fleets: int, cycles: int) -> Recommendati
     then_fleet = fleet.replace(T=fleet.T * scale, jitter=fleet.jitter * scale)
     now, now_f = simulated_goodput(fleet, seed, fleets, cycles)
     then, then_f = simulated_goodput(then_fleet, seed, fleets, cycles)
-    return Recommendation(best, intervals, now, then, _paired(now_f, then_f))
+    return Recommendation(best, intervals, now, then, paired_gain(now_f, then_f))
