@@ -496,11 +496,18 @@ def _interval(x: Interval, why: _Why | None = None) -> str:
         fmt_interval(x.value, x.lo, x.hi)
 
 
+#: An exact number below float64's range (the law's log is finite: it is not
+#: 0, and no storm is impossible; the JSON holds 0.0, its float).
+UNDERFLOW = "< 1e-300"
+
+
 def _storms_cell(r: PlanRow, j: int, why: _Why, k: int) -> str:
     if r.regime[j] == SATURATED:
         return f"{SATURATED} ({fmt_share(r.p_ge[j])} of the time)"
     if math.isnan(r.storms_per_day[j]) and r.method[j] != "budget":   # budget: in words
         return why(_reason(r, "storms_per_day", k))
+    if r.method[j] == "exact" and r.storms_per_day[j] == 0.0:
+        return f"{UNDERFLOW} (exact)"
     return fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j], r.storms_per_day_hi[j],
                         r.method[j])
 
@@ -523,6 +530,8 @@ def _share_cell(r: PlanRow, j: int, why: _Why | None = None, k: int = 0) -> str:
         return f"< {fmt_percent(r.p_ge_hi[j])}"
     if why is not None and math.isnan(r.p_ge[j]):
         return why(_reason(r, "p_ge", k))
+    if r.p_ge[j] == 0.0 and r.method[j] == "exact":
+        return UNDERFLOW
     return fmt_percent(r.p_ge[j])
 
 
@@ -1055,12 +1064,12 @@ def _stagger(fleet: Fleet, seed: int, seconds: float = math.inf) -> Interval:
 def _plan_levels(levels, n: int) -> np.ndarray:
     """The levels k of the table: those asked, or by default 2, N/4 and N/2
     resolved for this N to the distinct ones >= 2 (a level 1 is no storm)."""
-    if not (isinstance(levels, tuple) and levels == DEFAULT_LEVELS):
-        return check_levels("levels", levels, n, text=True)
     if n < 2:
         raise SpecError("fleet has 1 job: no storm of 2 writers is possible with one job "
                         "(a storm is 2 or more jobs writing at once); plan a fleet of 2 or "
                         "more jobs")
+    if not (isinstance(levels, tuple) and levels == DEFAULT_LEVELS):
+        return check_levels("levels", levels, n, text=True)
     return np.array(sorted({tail_level(k, n) for k in DEFAULT_LEVELS} - {1}), dtype=np.int64)
 
 

@@ -140,6 +140,19 @@ def test_a_one_job_fleet_has_no_storm_to_plan(monkeypatch):
     with pytest.raises(SpecError, match=r"^fleet has 1 job: no storm of 2 writers is possible "
                                         r"with one job"):
         plan(_fleet(1))
+    for levels in ([1], "1", ["N"]):                 # whatever levels are asked
+        with pytest.raises(SpecError, match=r"^fleet has 1 job"):
+            plan(_fleet(1), levels)
+
+
+def test_an_exact_rate_below_floats_range_is_no_zero():
+    """5000 jobs at load 0.14: n_w >= 1250 has a rate far below 1e-308; its
+    cells say so instead of '0 (exact)', which reads as "never"."""
+    p = plan(stormsim.Fleet.identical(5000, T=1800.0, d=0.042, jitter=18.0), [2, 1250],
+             what_if=False, max_seconds=2)
+    assert p.rows[0].storms_per_day[1] == 0.0 and p.rows[0].method[1] == "exact"
+    line = [x for x in p.table().splitlines() if x.split()[:1] == ["1250"]][0]
+    assert "< 1e-300 (exact)" in line and line.rstrip().endswith("< 1e-300")
 
 
 # -- the command line: each flag reaches plan --------------------------------------
