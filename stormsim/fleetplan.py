@@ -508,6 +508,11 @@ def _storms_cell(r: PlanRow, j: int, why: _Why, k: int) -> str:
         return why(_reason(r, "storms_per_day", k))
     if r.method[j] == "exact" and r.storms_per_day[j] == 0.0:
         return f"{UNDERFLOW} (exact)"
+    if r.method[j] not in ("exact", "cap") and r.storms_per_day[j] == 0.0 \
+            and r.p_ge[j] >= SATURATED_SHARE:
+        # no storm began or ended in the run: the level was never left (too few
+        # fleets for the verdict "saturated" at 95 %, which rests on lower bounds)
+        return f"never left in the run ({fmt_share(r.p_ge[j])} of the time)"
     return fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j], r.storms_per_day_hi[j],
                         r.method[j])
 

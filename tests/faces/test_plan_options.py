@@ -3,6 +3,7 @@ rows each option asks for, the fleets behind them, and every wrong input
 refused before anything is simulated (one line, exit 2 on the command line)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -252,3 +253,16 @@ def test_the_help_states_the_async_what_if_s_defaults(capsys):
     assert "(default 0 s: a free snapshot)" in text and "(default 0: none)" in text
     assert "--period PERIOD" in text and "--max-writers K[,K...]" in text
     assert "(default: 2,N/4,N/2, the distinct ones >= 2)" in text
+
+
+def test_a_simulated_level_never_left_says_so():
+    """A simulation that saw no storm begin while k or more wrote all the time
+    (5000 jobs at load 58, async, 4 fleets: too few for the 95 % verdict
+    "saturated"): the cell says the level was never left, not "< x (none seen)"."""
+    p = plan(stormsim.Fleet.identical(4, T=1800.0, d=21.0, jitter=18.0), [2], what_if=False,
+             max_seconds=2)
+    row = dataclasses.replace(p.rows[0], method=np.array(["plain"]),
+                              storms_per_day=np.array([0.0]), p_ge=np.array([0.9999]),
+                              storms_per_day_hi=np.array([0.002]))
+    text = dataclasses.replace(p, rows=[row]).table()
+    assert "never left in the run (99.99% of the time)" in text
