@@ -34,6 +34,10 @@ decrease-key) when the persist ends, or parked outside the queue for
 eps_i = 1; snapshots sit on a wall-time clock. Still O(log N) per event (O(1)
 expected with rings), no allocation in the loop. Up-crossings of each level
 (E3) are counted at the firings that cause them.
+``run_fleet_general_fail`` adds failures, restarts and outages (MODEL.md E8)
+as the anonymous kernel's FAIL variant does: a fourth, wall-time queue of
+each job's next failure or end of DOWN; a failing job leaves whatever queue
+it is in (writers, the E5 queue, snapshots, computers) at that instant.
 
 Random numbers
 --------------

@@ -1,4 +1,4 @@
-"""Failures, restarts, outages and goodput in the anonymous kernel (MODEL.md E8).
+"""Failures, restarts, outages and goodput in both kernels (MODEL.md E8).
 
 F1: with every M_i = inf and M_0 = inf the failure variant of the event loop
 gives today's bits (no draw taken), and such a fleet is the base model. F2:
@@ -6,7 +6,8 @@ Daly's law, E = M e^{R/M} (e^{(T+d)/M} - 1) per committed interval, on one
 job and on eight independent ones (ideal f, sigma = 0, uncapped). F3: an
 outage synchronizes identical jobs. And: the goodput's parts sum to 1;
 results depend neither on threads, batches nor the queues; bad values are a
-SpecError naming the field.
+SpecError naming the field. The general kernel (async jobs, weights, the
+writer cap): F1 bit for bit, and random fleets against the reference.
 """
 from __future__ import annotations
 
@@ -454,12 +455,15 @@ def test_general_fleets_with_failures_follow_the_reference_draw_for_draw(k):
     """The general kernel against tests/reference.py (E8) on async, weighted
     and writer-capped fleets: the same failures, abandoned writes, events and
     up-crossings, firings, work, down time and goodput's parts to rounding."""
+    name, fleet, theta, cycles, burn_in = random_general_failing_fleets()[k]
+    general_matches_reference(fleet, theta, cycles, burn_in, 200 + k, name)
+
+
+def general_matches_reference(fleet, theta, cycles, burn_in, seed, name):
     import reference
 
-    name, fleet, theta, cycles, burn_in = random_general_failing_fleets()[k]
-    seed = 200 + k
     run = stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
-                            record_firings=True, burn_in=burn_in)
+                            record_firings=True, burn_in=burn_in, kernel="general")
     key = tuple(int(x) for x in root_key(seed))
     ref = reference.simulate_reference(
         fleet.T, fleet.d, fleet.jitter, fleet.cap, fleet.f, theta, cycles, burn_in=burn_in,
@@ -485,7 +489,44 @@ def test_general_fleets_with_failures_follow_the_reference_draw_for_draw(k):
     assert parts["goodput"][0] == pytest.approx(ref["goodput"], abs=1e-9)
     for part, value in ref["goodput_parts"].items():
         assert parts[part][0] == pytest.approx(value, abs=1e-9), part
-    assert run.failures.sum() > 0
+    np.testing.assert_allclose(sum(parts.values()), 1.0, rtol=0, atol=1e-12)
+    return run
+
+
+def mixed_general_failing_fleets(count, seed=20261208):
+    """Fleets of one to three jobs mixing every option at once: async and
+    blocking jobs, snapshots of 0, slowdowns up to 1, both rules, weights, a
+    writer cap of any K, binding caps, ideal to fair f, failures often (an
+    MTBF down to 1.5 cycles), outages, restarts of 0, sync launches."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for rep in range(count):
+        n = int(rng.integers(1, 4))
+        T = rng.uniform(0.5, 1.5, n)
+        d = rng.uniform(0.05, 0.6, n)
+        mtbf = np.where(rng.random(n) < 0.8, rng.uniform(1.5, 20.0, n), math.inf)
+        mtbf[0] = min(mtbf[0], 6.0)
+        a = rng.random(n) < 0.7
+        opts = dict(T=T, d=d, jitter=rng.choice([0.0, 0.02, 0.8]) * T, mtbf=mtbf,
+                    restart=np.where(rng.random(n) < 0.4, 0.0, rng.uniform(0.0, 2.0, n)),
+                    outage_mtbf=rng.choice([math.inf, 15.0]),
+                    throughput=rng.choice(["fair", "power:0.5", "ideal"]),
+                    cap=rng.choice([math.inf, 0.7 * n]), checkpoint=np.where(a, "async", "blocking"),
+                    snapshot=np.where(a & (rng.random(n) > 0.3), rng.uniform(0.0, 0.2, n), 0.0),
+                    slowdown=np.where(a, rng.choice([0.0, 0.25, 0.9, 1.0], n), 0.0),
+                    on_busy=np.where(a, rng.choice(["block", "skip"], n), "block"),
+                    max_writers=int(rng.integers(1, n + 1)))
+        if rng.random() < 0.5:
+            opts["weights"] = rng.uniform(0.5, 3.0, n)
+        theta = rng.random(n) if rng.random() < 0.7 else np.zeros(n)
+        out.append((f"mixed {rep}", stormsim.Fleet(**opts), theta, 25, int(rng.integers(0, 4))))
+    return out
+
+
+def test_many_mixed_general_fleets_with_failures_follow_the_reference():
+    """200 small fleets with every option at once against the reference (~1 s)."""
+    for k, (name, fleet, theta, cycles, burn_in) in enumerate(mixed_general_failing_fleets(200)):
+        general_matches_reference(fleet, theta, cycles, burn_in, 5000 + k, name)
 
 
 def some_failing_general_fleets():
