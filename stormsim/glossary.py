@@ -159,4 +159,10 @@ QUANTITIES: tuple[Quantity, ...] = (
         "uncommitted_work", "", "s",
         "compute done in the window and not yet durable at its end",
         api=("Run.uncommitted_work",)),
+    Quantity(
+        "checkpoint_time", "", "s",
+        "time a job spent checkpointing in the window, goodput's writing part: blocking writes "
+        "(abandoned ones included), snapshots, waits, time queued for a writer slot, and an "
+        "async job's slowdown share while its persist is in flight or queued",
+        api=("Run.checkpoint_time",)),
 )

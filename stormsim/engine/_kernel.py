@@ -34,6 +34,10 @@ decrease-key) when the persist ends, or parked outside the queue for
 eps_i = 1; snapshots sit on a wall-time clock. Still O(log N) per event (O(1)
 expected with rings), no allocation in the loop. Up-crossings of each level
 (E3) are counted at the firings that cause them.
+``run_fleet_general_fail`` adds failures, restarts and outages (MODEL.md E8)
+as the anonymous kernel's FAIL variant does: a fourth, wall-time queue of
+each job's next failure or end of DOWN; a failing job leaves whatever queue
+it is in (writers, the E5 queue, snapshots, computers) at that instant.
 
 Random numbers
 --------------
@@ -644,8 +648,9 @@ _FO_LOST = 2
 _FO_DOWN = 3
 _FO_COMMIT = 4
 _FO_UNCOMMIT = 5
-#: (public: the door allocates fail_out)
-FAIL_COLUMNS = 6
+#: (public: the door allocates fail_out; the general kernel fills one column
+#: more, ``_FO_CKPT``, which the anonymous kernel leaves 0)
+FAIL_COLUMNS = 7
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def stream_exponential(base, m):
@@ -1505,453 +1510,771 @@ _WAIT = 2
 
 
 @njit(cache=CACHE, nogil=True)
-def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
-                      max_writers, key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
-                      ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
-                      table, wtable, dur_out, wait_out):
-    """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
+def _iq_remove(key, idx, pos, head, size, mask, ring, j):
+    """Remove job j from an indexed queue (``_iq_push``); return the new size
+    (a ring's head does not move). A failure (MODEL.md E8) is rare next to
+    the events: a ring closes the gap, O(size); a heap moves its last entry
+    into the hole and sifts it, O(log size)."""
+    p = pos[j]
+    if ring:
+        for q in range((p - head) & mask, size - 1):
+            s = (head + q) & mask
+            r = (head + q + 1) & mask
+            key[s] = key[r]
+            idx[s] = idx[r]
+            pos[idx[s]] = s
+        return size - 1
+    size -= 1
+    if p < size:
+        kl = key[size]
+        jl = idx[size]
+        if p > 0 and key[(p - 1) >> 1] > kl:
+            _ih_up(key, idx, pos, p, kl, jl)
+            return size
+        while True:
+            child = 2 * p + 1
+            if child >= size:
+                break
+            if child + 1 < size and key[child + 1] < key[child]:
+                child += 1
+            if key[child] >= kl:
+                break
+            key[p] = key[child]
+            idx[p] = idx[child]
+            pos[idx[p]] = p
+            p = child
+        key[p] = kl
+        idx[p] = jl
+        pos[jl] = p
+    return size
 
-    T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
-    (N,) float64; skip, is_async (N,) bool; f (N+1,) aggregate throughput
-    f(n); rc (N+1,) computer rate min(1, C/n). A blocking job is passed as an
-    async job with s = 0, eps = 1 and the rule ``block`` (E1 check A1 says
-    they are the same job) and is_async False, which keeps its zero-length
-    compute intervals out of the wait counts. ring_w, ring_c, ring_s choose
-    each queue's kind (``_q_push``); with unit weights results do not depend
-    on them (other weights: sums of W in another order, to rounding).
-    Outputs as ``run_fleet``; wtable, wait_out: the same for each
-    checkpoint's wait (due to firing: its time in WAIT, E1, and queued, E5) on
-    the scale T_i, recorded with its duration when its write (persist) ends
-    in the measured window. max_writers: K of MODEL.md E5 (N: no cap).
-    Returns (passage_time, passage_cycle, end_time, events, waits, skips,
-    wait_time).
 
-    Writer cap (K < N): a checkpoint ready to write (a blocking job's
-    compute done, an async job's snapshot done) joins a FIFO queue (ties at
-    one instant by job index) and counts as in flight for the rule on a
-    busy persist and for the slowdown: its next compute interval begins at
-    once (a blocking job's is parked, eps = 1, so it neither computes nor
-    writes). After every phase change of an instant the queue's head is
-    admitted while fewer than K write: the admission is the firing, and its
-    wait (E7) includes the time queued. Entering the queue and not being
-    admitted at that instant is an event. K = N takes none of this path.
+#: A column of the general kernel's ``fail_out`` beyond the anonymous
+#: kernel's: each job's checkpointing time in the window (s), MODEL.md E8's
+#: "writing" part: blocking writes, snapshots, waits, queues, and the share
+#: r_c eps_i of an async job's computing time while its persist is in
+#: flight or queued (the anonymous kernel leaves it 0: there it is the
+#: writing time).
+_FO_CKPT = 6
 
-    Three virtual clocks: P_w, advancing at f(n_w) / W (W the writers'
-    weight sum), on which writer i finishes d_i / w_i after its firing; P_c,
-    the work done by a computer at full rate r_c = min(1, C / n_c), on which
-    a job whose own persist is in flight sits at its remaining work stretched
-    by 1 / (1 - eps_i) (re-keyed in an indexed heap when the persist ends;
-    eps_i = 1 parks the job outside the heap, so it is not counted in n_c);
-    and P_s, wall time, for snapshots. At one instant, persists that end are
-    applied before snapshots that end and checkpoints that fall due, so a
-    checkpoint due at the instant its previous persist ends proceeds.
+
+def _make_run_fleet_general(FAIL=False):
+    """The general kernel's fleet integrator, without failures or with them (FAIL).
+
+    FAIL (MODEL.md E8): failures, restarts and outages, as ``run_fleet``'s
+    FAIL variant takes and gives them (fail_in, fail_keys, fail_out; fail_out
+    has the column ``_FO_CKPT`` more). Every use sits under a bare ``if
+    FAIL:``, pruned before typing, so ``run_fleet_general`` (FAIL = False) is
+    the code of before. Each job's next failure and end of DOWN, on wall
+    time, sit in an indexed heap (the outage's time beside it): the next
+    event is the earliest of the three clocks' heads and that one. An
+    instant with a failure applies its failures and DOWN ends first (the
+    reference's order), then the phase changes of the instant as any other:
+    a failing job leaves the writers (W and the writer clock's rate change
+    at that instant), the writer queue (E5), its snapshot or wait, or the
+    computers; a freed writer slot admits the queue's head at once. Its
+    next compute interval is the next normal of its stream (a blocking
+    job's interval, drawn at its firing, is given back when its write is
+    abandoned: the reference draws it at the write's end).
     """
-    N = T.shape[0]
-    cap = 1
-    while cap < N:
-        cap *= 2
-    mask = cap - 1
-    wkey = np.empty(cap)
-    widx = np.empty(cap, dtype=np.int64)
-    skey = np.empty(cap)
-    sidx = np.empty(cap, dtype=np.int64)
-    ckey = np.empty(cap)
-    cidx = np.empty(cap, dtype=np.int64)
-    cpos = np.empty(N, dtype=np.int64)
-    popped = np.empty(N, dtype=np.int64)
-    popkey = np.empty(N)
-    stack = np.empty(N, dtype=np.int64)  # 2 i + 1: job i fires now; 2 i: falls due now
-    count = np.zeros(N, dtype=np.int64)
-    drawn = np.zeros(N, dtype=np.int64)  # compute intervals started after the launch
-    base = np.empty(N, dtype=np.uint64)
-    since = np.zeros(N)
-    phase = np.zeros(N, dtype=np.int64)
-    inflight = np.zeros(N, dtype=np.bool_)
-    parked = np.zeros(N, dtype=np.bool_)
-    rem = np.zeros(N)  # a parked job's remaining work
-    dw = np.empty(N)  # d_i / w_i: a write's length on the writer clock
-    stretch = np.empty(N)  # 1 / (1 - eps_i): compute clock units per unit of work
-    tol_w = np.empty(N)  # tie tolerances on each clock, per job (MODEL.md)
-    tol_c = np.empty(N)
-    tol_cs = np.empty(N)  # ... for a job slowed by its own persist
-    tol_s = np.empty(N)
-    wstart = np.zeros(N)  # when the job's current wait began
-    wacc = np.zeros(N)  # the wait of the job's next firing so far (s)
-    cwait = np.zeros(N)  # the wait of the checkpoint now in flight (s)
-    capped = max_writers < N
-    inv_d = 1.0 / d  # the histograms' scales, as ``run_fleet`` applies them
-    inv_T = 1.0 / T
-    qidx = np.empty(cap, dtype=np.int64)  # the writer queue (E5): a FIFO ring
-    qtime = np.empty(cap)  # ... and when each entered it
-    qh = 0
-    qn = 0
 
-    # Equal weights are the anonymous model (E2): writers then drain at the
-    # tabled f(n)/n with targets d_i, as in ``run_fleet`` (no division per
-    # event; W is not used). Otherwise the writer clock runs at f(n)/W.
-    uniform = True
-    for i in range(N):
-        if weight[i] != weight[0]:
-            uniform = False
-    inv_f = np.empty(N + 1)  # 1 / f(n), n / f(n), f(n) / n and 1 / r_c(n)
-    per_tab = np.empty(N + 1)
-    rw_tab = np.empty(N + 1)
-    inv_rc = np.empty(N + 1)
-    inv_f[0] = 0.0
-    per_tab[0] = 0.0
-    rw_tab[0] = 0.0
-    for n in range(N + 1):
-        inv_rc[n] = 1.0 / rc[n]
-        if n > 0:
-            inv_f[n] = 1.0 / f[n]
-            rw_tab[n] = f[n] / n
-            per_tab[n] = 1.0 / rw_tab[n]
-    tw = 0.0
-    tc = 0.0
-    ts = 0.0
-    for i in range(N):
-        base[i] = stream_base(key0, key1, fleet, i)
-        dw[i] = d[i] if uniform else d[i] / weight[i]
-        stretch[i] = 1.0 / (1.0 - slow[i]) if slow[i] < 1.0 else 1.0
-        tol_w[i] = TIE_RTOL * dw[i]
-        tol_c[i] = TIE_RTOL * T[i]
-        tol_cs[i] = tol_c[i] * stretch[i]
-        tol_s[i] = TIE_RTOL * snap[i]
-        tw = max(tw, tol_w[i])
-        tc = max(tc, tol_cs[i])
-        ts = max(ts, tol_s[i])
-    for n in range(N + 1):
-        occupancy[n] = 0.0
-        upcross[n] = 0
-    for i in range(N):
-        writing[i] = 0.0
-    for b in range(dur_out.shape[0]):
-        dur_out[b] = 0.0
-    for b in range(wait_out.shape[0]):
-        wait_out[b] = 0.0
+    @njit(cache=CACHE, nogil=True)
+    @_variant("run_fleet_general" + ("_fail" if FAIL else ""))
+    def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
+                          max_writers, key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
+                          ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
+                          table, wtable, dur_out, wait_out, fail_in=None, fail_keys=None,
+                          fail_out=None):
+        """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
 
-    nwh = 0
-    nsh = 0
-    nch = 0
-    wh = 0  # queue heads (0 for a heap)
-    sh = 0
-    ch = 0
-    first = (1.0 - theta) * T
-    for i in np.argsort(first):
-        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, first[i], i)
+        T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
+        (N,) float64; skip, is_async (N,) bool; f (N+1,) aggregate throughput
+        f(n); rc (N+1,) computer rate min(1, C/n). A blocking job is passed as an
+        async job with s = 0, eps = 1 and the rule ``block`` (E1 check A1 says
+        they are the same job) and is_async False, which keeps its zero-length
+        compute intervals out of the wait counts. ring_w, ring_c, ring_s choose
+        each queue's kind (``_q_push``); with unit weights results do not depend
+        on them (other weights: sums of W in another order, to rounding).
+        Outputs as ``run_fleet``; wtable, wait_out: the same for each
+        checkpoint's wait (due to firing: its time in WAIT, E1, and queued, E5) on
+        the scale T_i, recorded with its duration when its write (persist) ends
+        in the measured window. max_writers: K of MODEL.md E5 (N: no cap).
+        Returns (passage_time, passage_cycle, end_time, events, waits, skips,
+        wait_time).
 
-    t = 0.0
-    t0 = 0.0
-    pw = 0.0
-    pc = 0.0
-    ps = 0.0
-    W = 0.0  # weight sum of the writers
-    r_w = 0.0  # writer clock rate f(n_w) / W, and its inverse
-    per_w = 0.0
-    nw_prev = 0
-    nwait = 0  # async jobs in WAIT
-    n_done = 0
-    n_burn = N if burn_in == 0 else 0
-    measuring = burn_in == 0
-    fired_total = 0
-    events = 0
-    waits = 0
-    skips = 0
-    wait_time = 0.0
-    p_time = np.inf
-    p_cycle = -1
-    instants = 0
-    while True:
-        nw_prev = nwh
-        wset = False  # the writer set changed at this instant
-        entered = 0
-        skipped = 0
-        n_fire = 0
-        top = 0
-        # 1. Persists (and blocking writes) that end now. The snapshot
-        # candidates are popped first, so that a snapshot begun now (however
-        # short) ends at a later instant.
-        n_pop = 0
-        while nwh > 0 and wkey[wh] - pw <= tw:
-            popped[n_pop] = widx[wh]
-            popkey[n_pop] = wkey[wh]
-            n_pop += 1
-            wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
-        n_wpop = n_pop
-        while nsh > 0 and skey[sh] - ps <= ts:
-            popped[n_pop] = sidx[sh]
-            popkey[n_pop] = skey[sh]
-            n_pop += 1
-            sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
-        for b in range(n_wpop):
-            i = popped[b]
-            if popkey[b] - pw > tol_w[i]:
-                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
-                continue
-            events += 1
-            wset = True
-            inflight[i] = False
-            W -= weight[i]
-            if measuring:
-                writing[i] += t - max(since[i], t0)
-                _record(dur_out, table, t - since[i], inv_d[i])
-                if cwait[i] > 0.0:  # most checkpoints do not wait: counted at the end
-                    _record(wait_out, wtable, cwait[i], inv_T[i])
-            if phase[i] == _WAIT:
-                if is_async[i]:
-                    nwait -= 1
-                    wacc[i] += t - wstart[i]
-                if snap[i] > 0.0:
-                    phase[i] = _SNAPSHOT
-                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
-                else:
-                    stack[top] = 2 * i + 1
-                    top += 1
-            elif parked[i]:
-                parked[i] = False
-                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[i], i)
-            elif slow[i] > 0.0 and phase[i] == _COMPUTE:
-                # Back to full rate: the remaining work w sat at w / (1 - eps)
-                # on the compute clock; the key can only decrease.
-                _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
-                             pc + (ckey[cpos[i]] - pc) * (1.0 - slow[i]))
-        # 2. Snapshots that end now: firings.
-        for b in range(n_wpop, n_pop):
-            i = popped[b]
-            if popkey[b] - ps > tol_s[i]:
-                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[b], i)
-                continue
-            stack[top] = 2 * i + 1
-            top += 1
-        # 3. Checkpoints that fall due now.
-        n_pop = 0
-        while nch > 0 and ckey[ch] - pc <= tc:
-            popped[n_pop] = cidx[ch]
-            popkey[n_pop] = ckey[ch]
-            n_pop += 1
-            ch, nch = _iq_pop(ckey, cidx, cpos, ch, nch, mask, ring_c)
-        for b in range(n_pop):
-            i = popped[b]
-            if popkey[b] - pc > (tol_cs[i] if inflight[i] else tol_c[i]):
-                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[b], i)
-                continue
-            if snap[i] > 0.0 and not inflight[i]:  # the common case, off the stack
-                events += 1
-                phase[i] = _SNAPSHOT
-                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
-                continue
-            stack[top] = 2 * i
-            top += 1
-        # 4. What they set off at this same instant (each job at most once
-        # on the stack: an item pushes at most its own follow-up).
-        while top > 0:
-            top -= 1
-            i = stack[top] >> 1
-            if capped and stack[top] & 1:
-                # Ready to write under a cap: queue (by index among this
-                # instant's arrivals); admitted below, its compute interval
-                # begins now, as after a firing.
-                p = qh + qn
-                while p > qh and qtime[(p - 1) & mask] == t and qidx[(p - 1) & mask] > i:
-                    qidx[p & mask] = qidx[(p - 1) & mask]
-                    qtime[p & mask] = qtime[(p - 1) & mask]
-                    p -= 1
-                qidx[p & mask] = i
-                qtime[p & mask] = t
-                qn += 1
-                inflight[i] = True
-                phase[i] = _COMPUTE
-            elif stack[top] & 1:  # a firing: the persist starts, a compute interval begins
-                events += 1
-                k = count[i]
-                if record and k < cycles:
-                    firings[i, k] = t
-                count[i] = k + 1
-                if k + 1 == cycles:
-                    n_done += 1
-                if k + 1 == burn_in:
-                    n_burn += 1
-                n_fire += 1
-                since[i] = t
-                cwait[i] = wacc[i]
-                wacc[i] = 0.0
-                inflight[i] = True
-                wset = True
-                W += weight[i]
-                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
-                # Persists that end now were applied first: level nwh is
-                # crossed now iff above the writers before this instant.
-                if measuring and nwh > nw_prev:
-                    upcross[nwh] += 1
-                phase[i] = _COMPUTE
-            elif inflight[i]:  # due with the previous persist in flight
-                if is_async[i]:  # (a blocking job's zero-length interval is no event)
-                    events += 1
-                if not skip[i]:
-                    phase[i] = _WAIT
-                    if is_async[i]:
-                        # (a blocking job with a zero compute interval waits
-                        # for its own write: it fires again at once, no wait)
-                        entered += 1
-                        nwait += 1
-                        wstart[i] = t
+        Writer cap (K < N): a checkpoint ready to write (a blocking job's
+        compute done, an async job's snapshot done) joins a FIFO queue (ties at
+        one instant by job index) and counts as in flight for the rule on a
+        busy persist and for the slowdown: its next compute interval begins at
+        once (a blocking job's is parked, eps = 1, so it neither computes nor
+        writes). After every phase change of an instant the queue's head is
+        admitted while fewer than K write: the admission is the firing, and its
+        wait (E7) includes the time queued. Entering the queue and not being
+        admitted at that instant is an event. K = N takes none of this path.
+
+        Three virtual clocks: P_w, advancing at f(n_w) / W (W the writers'
+        weight sum), on which writer i finishes d_i / w_i after its firing; P_c,
+        the work done by a computer at full rate r_c = min(1, C / n_c), on which
+        a job whose own persist is in flight sits at its remaining work stretched
+        by 1 / (1 - eps_i) (re-keyed in an indexed heap when the persist ends;
+        eps_i = 1 parks the job outside the heap, so it is not counted in n_c);
+        and P_s, wall time, for snapshots. At one instant, persists that end are
+        applied before snapshots that end and checkpoints that fall due, so a
+        checkpoint due at the instant its previous persist ends proceeds.
+        """
+        N = T.shape[0]
+        cap = 1
+        while cap < N:
+            cap *= 2
+        mask = cap - 1
+        wkey = np.empty(cap)
+        widx = np.empty(cap, dtype=np.int64)
+        skey = np.empty(cap)
+        sidx = np.empty(cap, dtype=np.int64)
+        ckey = np.empty(cap)
+        cidx = np.empty(cap, dtype=np.int64)
+        cpos = np.empty(N, dtype=np.int64)
+        popped = np.empty(N, dtype=np.int64)
+        popkey = np.empty(N)
+        stack = np.empty(N, dtype=np.int64)  # 2 i + 1: job i fires now; 2 i: falls due now
+        count = np.zeros(N, dtype=np.int64)
+        drawn = np.zeros(N, dtype=np.int64)  # compute intervals started after the launch
+        base = np.empty(N, dtype=np.uint64)
+        since = np.zeros(N)
+        phase = np.zeros(N, dtype=np.int64)
+        inflight = np.zeros(N, dtype=np.bool_)
+        parked = np.zeros(N, dtype=np.bool_)
+        rem = np.zeros(N)  # a parked job's remaining work
+        dw = np.empty(N)  # d_i / w_i: a write's length on the writer clock
+        stretch = np.empty(N)  # 1 / (1 - eps_i): compute clock units per unit of work
+        tol_w = np.empty(N)  # tie tolerances on each clock, per job (MODEL.md)
+        tol_c = np.empty(N)
+        tol_cs = np.empty(N)  # ... for a job slowed by its own persist
+        tol_s = np.empty(N)
+        wstart = np.zeros(N)  # when the job's current wait began
+        wacc = np.zeros(N)  # the wait of the job's next firing so far (s)
+        cwait = np.zeros(N)  # the wait of the checkpoint now in flight (s)
+        capped = max_writers < N
+        inv_d = 1.0 / d  # the histograms' scales, as ``run_fleet`` applies them
+        inv_T = 1.0 / T
+        qidx = np.empty(cap, dtype=np.int64)  # the writer queue (E5): a FIFO ring
+        qtime = np.empty(cap)  # ... and when each entered it
+        qh = 0
+        qn = 0
+
+        # Equal weights are the anonymous model (E2): writers then drain at the
+        # tabled f(n)/n with targets d_i, as in ``run_fleet`` (no division per
+        # event; W is not used). Otherwise the writer clock runs at f(n)/W.
+        uniform = True
+        for i in range(N):
+            if weight[i] != weight[0]:
+                uniform = False
+        inv_f = np.empty(N + 1)  # 1 / f(n), n / f(n), f(n) / n and 1 / r_c(n)
+        per_tab = np.empty(N + 1)
+        rw_tab = np.empty(N + 1)
+        inv_rc = np.empty(N + 1)
+        inv_f[0] = 0.0
+        per_tab[0] = 0.0
+        rw_tab[0] = 0.0
+        for n in range(N + 1):
+            inv_rc[n] = 1.0 / rc[n]
+            if n > 0:
+                inv_f[n] = 1.0 / f[n]
+                rw_tab[n] = f[n] / n
+                per_tab[n] = 1.0 / rw_tab[n]
+        tw = 0.0
+        tc = 0.0
+        ts = 0.0
+        for i in range(N):
+            base[i] = stream_base(key0, key1, fleet, i)
+            dw[i] = d[i] if uniform else d[i] / weight[i]
+            stretch[i] = 1.0 / (1.0 - slow[i]) if slow[i] < 1.0 else 1.0
+            tol_w[i] = TIE_RTOL * dw[i]
+            tol_c[i] = TIE_RTOL * T[i]
+            tol_cs[i] = tol_c[i] * stretch[i]
+            tol_s[i] = TIE_RTOL * snap[i]
+            tw = max(tw, tol_w[i])
+            tc = max(tc, tol_cs[i])
+            ts = max(ts, tol_s[i])
+        for n in range(N + 1):
+            occupancy[n] = 0.0
+            upcross[n] = 0
+        for i in range(N):
+            writing[i] = 0.0
+        for b in range(dur_out.shape[0]):
+            dur_out[b] = 0.0
+        for b in range(wait_out.shape[0]):
+            wait_out[b] = 0.0
+
+        nwh = 0
+        nsh = 0
+        nch = 0
+        wh = 0  # queue heads (0 for a heap)
+        sh = 0
+        ch = 0
+        first = (1.0 - theta) * T
+        for i in np.argsort(first):
+            nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, first[i], i)
+        if FAIL:
+            # Work (MODEL.md E8): wcur, the current compute interval's work
+            # (0 once done); acc, the work of the intervals done since the
+            # last capture (a checkpoint joining the writer queue); capw, the
+            # work the persist (write) in flight or queued holds; pre_p,
+            # pre_c, their parts done before the window opened.
+            wcur = first.copy()
+            acc = np.zeros(N)
+            capw = np.zeros(N)
+            pre_p = np.zeros(N)
+            pre_c = np.zeros(N)
+            committed = np.zeros(N)
+            # Checkpointing time: the window less DOWN less the time in the
+            # computers' queue (incomp, entered at cin), plus the slowdown's
+            # share slowed = eps_i x the compute clock's advance while the
+            # persist is in flight (from wst, the key's distance then).
+            cin = np.zeros(N)
+            incomp = np.zeros(N)
+            wst = np.zeros(N)
+            slowed = np.zeros(N)
+            dstart = np.zeros(N)
+            de = np.full(N, np.inf)  # end of DOWN
+            ft = np.empty(N)  # next failure
+            nfd = np.ones(N, dtype=np.int64)  # failure gaps drawn
+            fbase = np.empty(N, dtype=np.uint64)
+            restart = fail_in[:N, 1].copy()
+            xk = np.empty(N)  # indexed heap of min(ft, de) on wall time
+            xi = np.empty(N, dtype=np.int64)
+            xpos = np.empty(N, dtype=np.int64)
+            for i in range(N):
+                fbase[i] = stream_base(key0, fail_keys[0], fleet, i)
+                ft[i] = np.inf
+                if fail_in[i, 0] < np.inf:  # M_i = inf takes no draw
+                    ft[i] = fail_in[i, 0] * stream_exponential(fbase[i], 0)
+                _ih_up(xk, xi, xpos, i, ft[i], i)
+            obase = stream_base(key0, fail_keys[1], fleet, 0)
+            o_at = np.inf  # next outage
+            o_drawn = 1
+            if fail_in[N, 0] < np.inf:
+                o_at = fail_in[N, 0] * stream_exponential(obase, 0)
+            tnext = min(xk[0], o_at)  # the next failure, outage or DOWN's end
+            xev = False
+            for b in range(fail_out.shape[0]):
+                for c in range(fail_out.shape[1]):
+                    fail_out[b, c] = 0.0
+
+        t = 0.0
+        t0 = 0.0
+        pw = 0.0
+        pc = 0.0
+        ps = 0.0
+        W = 0.0  # weight sum of the writers
+        r_w = 0.0  # writer clock rate f(n_w) / W, and its inverse
+        per_w = 0.0
+        nw_prev = 0
+        nwait = 0  # async jobs in WAIT
+        n_done = 0
+        n_burn = N if burn_in == 0 else 0
+        measuring = burn_in == 0
+        fired_total = 0
+        events = 0
+        waits = 0
+        skips = 0
+        wait_time = 0.0
+        p_time = np.inf
+        p_cycle = -1
+        instants = 0
+        while True:
+            nw_prev = nwh
+            wset = False  # the writer set changed at this instant
+            entered = 0
+            skipped = 0
+            n_fire = 0
+            top = 0
+            if FAIL:
+                if xev:
+                    xev = False
+                    # 0. Every failure, outage and end of DOWN at this instant.
+                    while True:
+                        if o_at <= t:  # an outage: every job fails at once
+                            if measuring:
+                                fail_out[N, 0] += 1.0
+                            j0 = 0
+                            j1 = N
+                        elif xk[0] <= t:
+                            j0 = xi[0]
+                            j1 = j0 + 1
+                            if ft[j0] > t:  # DOWN ends: a fresh compute interval
+                                i = j0
+                                events += 1
+                                if measuring:
+                                    fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
+                                de[i] = np.inf
+                                w = _draw(T, sigma, base, i, drawn[i])
+                                drawn[i] += 1
+                                phase[i] = _COMPUTE
+                                if w <= tol_c[i]:
+                                    acc[i] += w
+                                    wcur[i] = 0.0
+                                    stack[top] = 2 * i  # due at once
+                                    top += 1
+                                else:
+                                    wcur[i] = w
+                                    cin[i] = t
+                                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w, i)
+                                _xh_set(xk, xi, xpos, N, i, ft[i])
+                                continue
+                        else:
+                            break
+                        for i in range(j0, j1):
+                            events += 1
+                            lost = acc[i] + capw[i]
+                            if de[i] < np.inf:  # DOWN again
+                                if measuring:
+                                    fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
+                            else:
+                                busy = inflight[i]
+                                if busy:  # its persist (write) leaves the writers or the queue
+                                    nw0 = nwh
+                                    kx, nwh = _q_remove(wkey, widx, wh, nwh, mask, ring_w, i)
+                                    if nwh < nw0:
+                                        W -= weight[i]
+                                        wset = True
+                                        if measuring:
+                                            fail_out[i, _FO_ABANDON] += 1.0
+                                            writing[i] += t - max(since[i], t0)
+                                    else:
+                                        p = 0
+                                        while p < qn and qidx[(qh + p) & mask] != i:
+                                            p += 1
+                                        for q in range(p, qn - 1):
+                                            qidx[(qh + q) & mask] = qidx[(qh + q + 1) & mask]
+                                            qtime[(qh + q) & mask] = qtime[(qh + q + 1) & mask]
+                                        qn -= 1
+                                    if not is_async[i]:  # its next interval: not begun
+                                        drawn[i] -= 1
+                                    inflight[i] = False
+                                if phase[i] == _SNAPSHOT:
+                                    kx, nsh = _q_remove(skey, sidx, sh, nsh, mask, ring_s, i)
+                                elif phase[i] == _WAIT:
+                                    if is_async[i]:
+                                        nwait -= 1
+                                elif parked[i]:
+                                    parked[i] = False
+                                else:  # computing
+                                    r = ckey[cpos[i]] - pc
+                                    nch = _iq_remove(ckey, cidx, cpos, ch, nch, mask, ring_c, i)
+                                    if busy and slow[i] > 0.0:
+                                        if measuring:
+                                            slowed[i] += slow[i] * (wst[i] - r)
+                                        r *= 1.0 - slow[i]
+                                    lost += wcur[i] - r
+                                    if measuring:
+                                        incomp[i] += t - max(cin[i], t0)
+                                phase[i] = _COMPUTE
+                                wacc[i] = 0.0
+                            if measuring:
+                                fail_out[i, _FO_FAIL] += 1.0
+                                fail_out[i, _FO_LOST] += lost - pre_p[i] - pre_c[i]
+                            acc[i] = 0.0
+                            capw[i] = 0.0
+                            wcur[i] = 0.0
+                            pre_p[i] = 0.0
+                            pre_c[i] = 0.0
+                            dstart[i] = t
+                            de[i] = t + restart[i]
+                        if j1 - j0 == N and o_at <= t:
+                            for i in range(N):
+                                _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
+                            o_at = t + fail_in[N, 0] * stream_exponential(obase, o_drawn)
+                            o_drawn += 1
+                        else:
+                            i = j0
+                            ft[i] = t + fail_in[i, 0] * stream_exponential(fbase[i], nfd[i])
+                            nfd[i] += 1
+                            _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
+                    tnext = min(xk[0], o_at)
+            # 1. Persists (and blocking writes) that end now. The snapshot
+            # candidates are popped first, so that a snapshot begun now (however
+            # short) ends at a later instant.
+            n_pop = 0
+            while nwh > 0 and wkey[wh] - pw <= tw:
+                popped[n_pop] = widx[wh]
+                popkey[n_pop] = wkey[wh]
+                n_pop += 1
+                wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+            n_wpop = n_pop
+            while nsh > 0 and skey[sh] - ps <= ts:
+                popped[n_pop] = sidx[sh]
+                popkey[n_pop] = skey[sh]
+                n_pop += 1
+                sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
+            for b in range(n_wpop):
+                i = popped[b]
+                if popkey[b] - pw > tol_w[i]:
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
                     continue
-                skipped += 1  # skipped: a new compute interval, as after a firing
-            elif snap[i] > 0.0:  # due, no persist in flight: snapshot
                 events += 1
-                phase[i] = _SNAPSHOT
-                nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
-                continue
-            else:  # s = 0: the firing is at this instant
+                wset = True
+                inflight[i] = False
+                W -= weight[i]
+                if FAIL:
+                    if measuring:
+                        committed[i] += capw[i] - pre_c[i]
+                    capw[i] = 0.0
+                    pre_c[i] = 0.0
+                if measuring:
+                    writing[i] += t - max(since[i], t0)
+                    _record(dur_out, table, t - since[i], inv_d[i])
+                    if cwait[i] > 0.0:  # most checkpoints do not wait: counted at the end
+                        _record(wait_out, wtable, cwait[i], inv_T[i])
+                if phase[i] == _WAIT:
+                    if is_async[i]:
+                        nwait -= 1
+                        wacc[i] += t - wstart[i]
+                    if snap[i] > 0.0:
+                        phase[i] = _SNAPSHOT
+                        nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                    else:
+                        stack[top] = 2 * i + 1
+                        top += 1
+                elif parked[i]:
+                    parked[i] = False
+                    if FAIL:
+                        cin[i] = t
+                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[i], i)
+                elif slow[i] > 0.0 and phase[i] == _COMPUTE:
+                    if FAIL:
+                        if measuring:
+                            slowed[i] += slow[i] * (wst[i] - (ckey[cpos[i]] - pc))
+                    # Back to full rate: the remaining work w sat at w / (1 - eps)
+                    # on the compute clock; the key can only decrease.
+                    _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
+                                 pc + (ckey[cpos[i]] - pc) * (1.0 - slow[i]))
+            # 2. Snapshots that end now: firings.
+            for b in range(n_wpop, n_pop):
+                i = popped[b]
+                if popkey[b] - ps > tol_s[i]:
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[b], i)
+                    continue
                 stack[top] = 2 * i + 1
                 top += 1
-                continue
-            # A new compute interval (after a firing or a skip), drawn at one
-            # place in the loop (two inlined copies of the ziggurat cost
-            # ~20 ns per draw more, measured).
-            w = _draw(T, sigma, base, i, drawn[i])
-            drawn[i] += 1
-            if w <= tol_c[i]:
-                stack[top] = 2 * i  # due again at once
+            # 3. Checkpoints that fall due now.
+            n_pop = 0
+            while nch > 0 and ckey[ch] - pc <= tc:
+                popped[n_pop] = cidx[ch]
+                popkey[n_pop] = ckey[ch]
+                n_pop += 1
+                ch, nch = _iq_pop(ckey, cidx, cpos, ch, nch, mask, ring_c)
+            for b in range(n_pop):
+                i = popped[b]
+                if popkey[b] - pc > (tol_cs[i] if inflight[i] else tol_c[i]):
+                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[b], i)
+                    continue
+                if FAIL:  # the interval is done
+                    if measuring:
+                        incomp[i] += t - max(cin[i], t0)
+                        if inflight[i] and slow[i] > 0.0:
+                            slowed[i] += slow[i] * (wst[i] - (popkey[b] - pc))
+                    acc[i] += wcur[i]
+                    wcur[i] = 0.0
+                if snap[i] > 0.0 and not inflight[i]:  # the common case, off the stack
+                    events += 1
+                    phase[i] = _SNAPSHOT
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                    continue
+                stack[top] = 2 * i
                 top += 1
-            elif slow[i] >= 1.0:
-                parked[i] = True
-                rem[i] = w
-            else:
-                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[i], i)
-        if capped:
-            # Admissions (E5), first come first served, while fewer than K write.
-            while qn > 0 and nwh < max_writers:
-                i = qidx[qh]
-                # Its time queued, from its own entry time: the job may have
-                # entered WAIT since (for its next checkpoint, wstart).
-                queued = t - qtime[qh]
-                qh = (qh + 1) & mask
-                qn -= 1
-                events += 1
-                k = count[i]
-                if record and k < cycles:
-                    firings[i, k] = t
-                count[i] = k + 1
-                if k + 1 == cycles:
-                    n_done += 1
-                if k + 1 == burn_in:
-                    n_burn += 1
-                n_fire += 1
-                since[i] = t
-                cwait[i] = wacc[i] + queued
-                wacc[i] = 0.0
-                wset = True
-                W += weight[i]
-                nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
-                if measuring and nwh > nw_prev:
-                    upcross[nwh] += 1
-            # Arrivals of this instant left waiting entered QUEUE: an event each.
-            for b in range(qn - 1, -1, -1):
-                if qtime[(qh + b) & mask] != t:
-                    break
-                events += 1
-        fired_total += n_fire
-        nw = nwh
-        if nw == 0:  # W must not drift: exact when one writer or none
-            W = 0.0
-        elif nw == 1:
-            W = weight[widx[wh]]
-        if not measuring and n_burn == N:
-            measuring = True
-            t0 = t
-            for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
-                upcross[b] += 1
-        if measuring:
-            waits += entered
-            skips += skipped
-        if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
-            p_time = t
-            p_cycle = fired_total // N
-            if stop_at_passage:
-                break
-        if n_done == N:
-            break
-
-        instants += 1
-        if instants >= _REBASE_EVERY * N:
-            instants = 0
-            W = 0.0
-            for b in range(nwh):
-                q = (wh + b) & mask
-                wkey[q] -= pw
-                W += weight[widx[q]]  # recomputed: no drift across rebases
-            if nwh == 1:
+            # 4. What they set off at this same instant (each job at most once
+            # on the stack: an item pushes at most its own follow-up).
+            while top > 0:
+                top -= 1
+                i = stack[top] >> 1
+                if capped and stack[top] & 1:
+                    # Ready to write under a cap: queue (by index among this
+                    # instant's arrivals); admitted below, its compute interval
+                    # begins now, as after a firing.
+                    p = qh + qn
+                    while p > qh and qtime[(p - 1) & mask] == t and qidx[(p - 1) & mask] > i:
+                        qidx[p & mask] = qidx[(p - 1) & mask]
+                        qtime[p & mask] = qtime[(p - 1) & mask]
+                        p -= 1
+                    qidx[p & mask] = i
+                    qtime[p & mask] = t
+                    qn += 1
+                    inflight[i] = True
+                    phase[i] = _COMPUTE
+                    if FAIL:  # captured: the work the checkpoint will make durable
+                        capw[i] = acc[i]
+                        pre_c[i] = pre_p[i]
+                        acc[i] = 0.0
+                        pre_p[i] = 0.0
+                elif stack[top] & 1:  # a firing: the persist starts, a compute interval begins
+                    events += 1
+                    k = count[i]
+                    if record and k < cycles:
+                        firings[i, k] = t
+                    count[i] = k + 1
+                    if k + 1 == cycles:
+                        n_done += 1
+                    if k + 1 == burn_in:
+                        n_burn += 1
+                    n_fire += 1
+                    since[i] = t
+                    cwait[i] = wacc[i]
+                    wacc[i] = 0.0
+                    inflight[i] = True
+                    if FAIL:
+                        capw[i] = acc[i]
+                        pre_c[i] = pre_p[i]
+                        acc[i] = 0.0
+                        pre_p[i] = 0.0
+                    wset = True
+                    W += weight[i]
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                    # Persists that end now were applied first: level nwh is
+                    # crossed now iff above the writers before this instant.
+                    if measuring and nwh > nw_prev:
+                        upcross[nwh] += 1
+                    phase[i] = _COMPUTE
+                elif inflight[i]:  # due with the previous persist in flight
+                    if is_async[i]:  # (a blocking job's zero-length interval is no event)
+                        events += 1
+                    if not skip[i]:
+                        phase[i] = _WAIT
+                        if is_async[i]:
+                            # (a blocking job with a zero compute interval waits
+                            # for its own write: it fires again at once, no wait)
+                            entered += 1
+                            nwait += 1
+                            wstart[i] = t
+                        continue
+                    skipped += 1  # skipped: a new compute interval, as after a firing
+                elif snap[i] > 0.0:  # due, no persist in flight: snapshot
+                    events += 1
+                    phase[i] = _SNAPSHOT
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                    continue
+                else:  # s = 0: the firing is at this instant
+                    stack[top] = 2 * i + 1
+                    top += 1
+                    continue
+                # A new compute interval (after a firing or a skip), drawn at one
+                # place in the loop (two inlined copies of the ziggurat cost
+                # ~20 ns per draw more, measured).
+                w = _draw(T, sigma, base, i, drawn[i])
+                drawn[i] += 1
+                if FAIL:
+                    wcur[i] = w
+                if w <= tol_c[i]:
+                    if FAIL:
+                        acc[i] += w
+                        wcur[i] = 0.0
+                    stack[top] = 2 * i  # due again at once
+                    top += 1
+                elif slow[i] >= 1.0:
+                    parked[i] = True
+                    rem[i] = w
+                else:
+                    if FAIL:
+                        cin[i] = t
+                        wst[i] = w * stretch[i]
+                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[i], i)
+            if capped:
+                # Admissions (E5), first come first served, while fewer than K write.
+                while qn > 0 and nwh < max_writers:
+                    i = qidx[qh]
+                    # Its time queued, from its own entry time: the job may have
+                    # entered WAIT since (for its next checkpoint, wstart).
+                    queued = t - qtime[qh]
+                    qh = (qh + 1) & mask
+                    qn -= 1
+                    events += 1
+                    k = count[i]
+                    if record and k < cycles:
+                        firings[i, k] = t
+                    count[i] = k + 1
+                    if k + 1 == cycles:
+                        n_done += 1
+                    if k + 1 == burn_in:
+                        n_burn += 1
+                    n_fire += 1
+                    since[i] = t
+                    cwait[i] = wacc[i] + queued
+                    wacc[i] = 0.0
+                    wset = True
+                    W += weight[i]
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                    if measuring and nwh > nw_prev:
+                        upcross[nwh] += 1
+                # Arrivals of this instant left waiting entered QUEUE: an event each.
+                for b in range(qn - 1, -1, -1):
+                    if qtime[(qh + b) & mask] != t:
+                        break
+                    events += 1
+            fired_total += n_fire
+            nw = nwh
+            if nw == 0:  # W must not drift: exact when one writer or none
+                W = 0.0
+            elif nw == 1:
                 W = weight[widx[wh]]
-            wset = True
-            for b in range(nch):
-                ckey[(ch + b) & mask] -= pc
-            for b in range(nsh):
-                skey[(sh + b) & mask] -= ps
-            pw = 0.0
-            pc = 0.0
-            ps = 0.0
+            if not measuring and n_burn == N:
+                measuring = True
+                t0 = t
+                for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                    upcross[b] += 1
+                if FAIL:  # the work each job has not made durable yet
+                    for i in range(N):
+                        pre_p[i] = acc[i]
+                        pre_c[i] = capw[i]
+                    for b in range(nch):
+                        q = (ch + b) & mask
+                        i = cidx[q]
+                        r = ckey[q] - pc
+                        if inflight[i] and slow[i] > 0.0:
+                            wst[i] = r  # the slowdown's share counts from here
+                            r *= 1.0 - slow[i]
+                        pre_p[i] += wcur[i] - r
+            if measuring:
+                waits += entered
+                skips += skipped
+            if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
+                p_time = t
+                p_cycle = fired_total // N
+                if stop_at_passage:
+                    break
+            if n_done == N:
+                break
 
-        # Next event: the earliest head of the three clocks. The writer
-        # clock's rate changes only with the writers (one division then).
-        if wset:
-            if nwh == 0:
-                r_w = 0.0
-            elif uniform:
-                r_w = rw_tab[nw]
-                per_w = per_tab[nw]
-            else:
-                r_w = f[nw] / W
-                per_w = W * inv_f[nw]
-        # Branch-free: which clock is next alternates unpredictably, and a
-        # mispredicted branch costs more than computing all three.
-        r_c = rc[nch]
-        dtw = (wkey[wh] - pw) * per_w if nwh > 0 else np.inf
-        dtc = (ckey[ch] - pc) * inv_rc[nch] if nch > 0 else np.inf
-        dts = skey[sh] - ps if nsh > 0 else np.inf
-        dt = min(dtw, min(dtc, dts))
-        pw = wkey[wh] if dt == dtw else pw + r_w * dt
-        pc = ckey[ch] if dt == dtc else pc + r_c * dt
-        ps = skey[sh] if dt == dts else ps + dt
+            instants += 1
+            if instants >= _REBASE_EVERY * N:
+                instants = 0
+                W = 0.0
+                for b in range(nwh):
+                    q = (wh + b) & mask
+                    wkey[q] -= pw
+                    W += weight[widx[q]]  # recomputed: no drift across rebases
+                if nwh == 1:
+                    W = weight[widx[wh]]
+                wset = True
+                for b in range(nch):
+                    ckey[(ch + b) & mask] -= pc
+                for b in range(nsh):
+                    skey[(sh + b) & mask] -= ps
+                pw = 0.0
+                pc = 0.0
+                ps = 0.0
+
+            # Next event: the earliest head of the three clocks. The writer
+            # clock's rate changes only with the writers (one division then).
+            if wset:
+                if nwh == 0:
+                    r_w = 0.0
+                elif uniform:
+                    r_w = rw_tab[nw]
+                    per_w = per_tab[nw]
+                else:
+                    r_w = f[nw] / W
+                    per_w = W * inv_f[nw]
+            # Branch-free: which clock is next alternates unpredictably, and a
+            # mispredicted branch costs more than computing all three.
+            r_c = rc[nch]
+            dtw = (wkey[wh] - pw) * per_w if nwh > 0 else np.inf
+            dtc = (ckey[ch] - pc) * inv_rc[nch] if nch > 0 else np.inf
+            dts = skey[sh] - ps if nsh > 0 else np.inf
+            dt = min(dtw, min(dtc, dts))
+            if FAIL:
+                # A failure, an outage or a DOWN's end first (on wall time;
+                # with every job DOWN the queues are empty: it is).
+                if tnext - t <= dt:
+                    xev = True
+                    dt = tnext - t
+            pw = wkey[wh] if dt == dtw else pw + r_w * dt
+            pc = ckey[ch] if dt == dtc else pc + r_c * dt
+            ps = skey[sh] if dt == dts else ps + dt
+            if measuring:
+                occupancy[nw] += dt
+                wait_time += nwait * dt
+            t += dt
+            if FAIL:
+                if xev:
+                    t = tnext
         if measuring:
-            occupancy[nw] += dt
-            wait_time += nwait * dt
-        t += dt
-    if measuring:
-        for b in range(nwh):
-            i = widx[(wh + b) & mask]
-            writing[i] += t - max(since[i], t0)
-    # The checkpoints that did not wait: a wait of 0, in bin 0.
-    unwaited = 0.0
-    for b in range(_OUT_HIST, dur_out.shape[0]):
-        unwaited += dur_out[b] - wait_out[b]
-    wait_out[_OUT_HIST] += unwaited
-    return p_time, p_cycle, t, events, waits, skips, wait_time
+            for b in range(nwh):
+                i = widx[(wh + b) & mask]
+                writing[i] += t - max(since[i], t0)
+            if FAIL:  # work not yet durable, DOWN still going, checkpointing time
+                for b in range(nch):
+                    q = (ch + b) & mask
+                    i = cidx[q]
+                    r = ckey[q] - pc
+                    if inflight[i] and slow[i] > 0.0:
+                        slowed[i] += slow[i] * (wst[i] - r)
+                        r *= 1.0 - slow[i]
+                    acc[i] += wcur[i] - r
+                    incomp[i] += t - max(cin[i], t0)
+                for i in range(N):
+                    if de[i] < np.inf:
+                        fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
+                    fail_out[i, _FO_COMMIT] = committed[i]
+                    fail_out[i, _FO_UNCOMMIT] = acc[i] + capw[i] - pre_p[i] - pre_c[i]
+                    fail_out[i, _FO_CKPT] = (t - t0) - fail_out[i, _FO_DOWN] - incomp[i] + slowed[i]
+        # The checkpoints that did not wait: a wait of 0, in bin 0.
+        unwaited = 0.0
+        for b in range(_OUT_HIST, dur_out.shape[0]):
+            unwaited += dur_out[b] - wait_out[b]
+        wait_out[_OUT_HIST] += unwaited
+        return p_time, p_cycle, t, events, waits, skips, wait_time
+
+    return run_fleet_general
 
 
-@njit(cache=CACHE, nogil=True, parallel=True)
-def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
-                       max_writers, key0, key1, fleet0, cycles, burn_in, level, stop_at_passage, record,
-                       ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
-                       passage_time, passage_cycle, end_time, events, waits, skips, wait_time,
-                       table, wtable, dur_out, wait_out):
-    """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,);
-    dur_out, wait_out (F, B + 4) (``_OUT_SUM``)."""
-    F = theta.shape[0]
-    for g in prange(F):
-        p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general(
-            T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
-            key0, key1,
-            fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
-            ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
-            dur_out[g], wait_out[g])
-        passage_time[g] = p_t
-        passage_cycle[g] = p_c
-        end_time[g] = t_end
-        events[g] = n_ev
-        waits[g] = n_wait
-        skips[g] = n_skip
-        wait_time[g] = t_wait
+run_fleet_general = _make_run_fleet_general()
+#: The general kernel with failures, restarts and outages (MODEL.md E8).
+run_fleet_general_fail = _make_run_fleet_general(True)
+
+
+def _make_run_fleets_general(FAIL=False):
+    """``run_fleets`` for ``run_fleet_general`` (FAIL: ``run_fleet_general_fail``)."""
+
+    @njit(cache=CACHE, nogil=True, parallel=True)
+    @_variant("run_fleets_general" + ("_fail" if FAIL else ""))
+    def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
+                           max_writers, key0, key1, fleet0, cycles, burn_in, level, stop_at_passage,
+                           record, ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
+                           passage_time, passage_cycle, end_time, events, waits, skips, wait_time,
+                           table, wtable, dur_out, wait_out, fail_in=None, fail_keys=None,
+                           fail_out=None):
+        """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,);
+        dur_out, wait_out (F, B + 4) (``_OUT_SUM``); FAIL: fail_in, fail_keys as
+        ``run_fleet`` takes them, fail_out (F, N + 1, ``FAIL_COLUMNS``)."""
+        F = theta.shape[0]
+        for g in prange(F):
+            if FAIL:
+                p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_fail(
+                    T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
+                    key0, key1,
+                    fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+                    ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
+                    dur_out[g], wait_out[g], fail_in, fail_keys, fail_out[g])
+            else:
+                p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general(
+                    T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
+                    key0, key1,
+                    fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+                    ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
+                    dur_out[g], wait_out[g])
+            passage_time[g] = p_t
+            passage_cycle[g] = p_c
+            end_time[g] = t_end
+            events[g] = n_ev
+            waits[g] = n_wait
+            skips[g] = n_skip
+            wait_time[g] = t_wait
+
+    return run_fleets_general
+
+
+run_fleets_general = _make_run_fleets_general()
+run_fleets_general_fail = _make_run_fleets_general(True)
 
 
 # -- forward flux sampling on the base model (stormsim.risk.splitting) --

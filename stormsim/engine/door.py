@@ -26,6 +26,7 @@ run_fleets_ff = _kernel.run_fleets_ff
 run_fleets_fail = _kernel.run_fleets_fail
 FAIL_COLUMNS = _kernel.FAIL_COLUMNS
 run_fleets_general = _kernel.run_fleets_general
+run_fleets_general_fail = _kernel.run_fleets_general_fail
 ffs_flux = _kernel.ffs_flux
 ffs_stage = _kernel.ffs_stage
 FFS_MAX_EVENTS = _kernel.FFS_MAX_EVENTS

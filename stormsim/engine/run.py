@@ -123,6 +123,13 @@ class Run:
         Compute done in the window, not yet durable at its end.
     outages : float64 (fleets,) or None
         Outages (every job failing at once) in the window.
+    checkpoint_time : float64 (fleets, N) or None
+        Time (s) each job spent checkpointing in the window (goodput's
+        ``writing`` part): blocking writes (abandoned ones included),
+        snapshots, waits (E1), time queued for a writer slot (E5), and for an
+        async job computing with its persist in flight or queued the share
+        r_c eps_i of that time its slowdown costs. For blocking fleets
+        without a writer cap it is ``writing_time``.
 
     The goodput G = committed work / (N x window) and its decomposition
     (``goodput_parts``: writing, lost, down, cap, uncommitted; with G they
@@ -162,6 +169,7 @@ class Run:
     committed_work: np.ndarray | None = field(default=None, repr=False)
     uncommitted_work: np.ndarray | None = field(default=None, repr=False)
     outages: np.ndarray | None = field(default=None, repr=False)
+    checkpoint_time: np.ndarray | None = field(default=None, repr=False)
 
     #: The histograms' edges (``DURATION_EDGES`` on d_i, ``WAIT_EDGES`` on T_i).
     duration_edges = DURATION_EDGES
@@ -211,15 +219,16 @@ class Run:
     @property
     def goodput_parts(self) -> dict | None:
         """G's complement, split exactly (MODEL.md E8), per fleet: shares of
-        the N x window job-seconds spent ``writing`` (blocking writes,
-        abandoned ones included), computing work then ``lost``, ``down``,
+        the N x window job-seconds spent ``writing`` (``checkpoint_time``:
+        blocking writes, abandoned ones included, snapshots, waits, queues
+        and an async persist's slowdown), computing work then ``lost``, ``down``,
         computing below full rate under the cap (``cap``), and computing
         work still ``uncommitted`` at the window's end; with ``goodput`` they
         sum to 1 (``cap`` is the rest, 0 to rounding when uncapped). None for
         a fleet without failures."""
         if self.committed_work is None:
             return None
-        parts = {"goodput": self.goodput, "writing": self._job_share(self.writing_time),
+        parts = {"goodput": self.goodput, "writing": self._job_share(self.checkpoint_time),
                  "lost": self._job_share(self.lost_work), "down": self._job_share(self.down_time),
                  "uncommitted": self._job_share(self.uncommitted_work)}
         parts["cap"] = 1.0 - sum(parts.values())
@@ -242,10 +251,6 @@ def choose_kernel(fleet: Fleet, kernel: str = "auto") -> bool:
     """
     if kernel not in KERNELS:
         raise SpecError(f"kernel = {kernel!r}: must be one of {', '.join(KERNELS)}")
-    if fleet.has_failures and (kernel == "general" or not fleet.runs_anonymous):
-        raise SpecError("failures (mtbf, outage_mtbf: MODEL.md E8) run in the anonymous kernel "
-                        "only, for now: blocking jobs with equal weights and no writer cap "
-                        f"({fleet!r})")
     if kernel == "anonymous" and not fleet.runs_anonymous:
         raise SpecError("kernel = 'anonymous' integrates blocking jobs with equal weights and no "
                         "writer cap only; this fleet has async jobs, unequal weights or "
@@ -617,15 +622,17 @@ class _Outputs:
                    durations_count=count, durations_sum=self.dur_out[:, 0].copy(),
                    durations_max=self.dur_out[:, 1].copy(), durations_hist=dur_hist,
                    wait_sum=self.wait_out[:, 0].copy(), wait_max=self.wait_out[:, 1].copy(),
-                   wait_hist=wait_hist, **self._failure_fields())
+                   wait_hist=wait_hist, **self._failure_fields(plan.general))
 
-    def _failure_fields(self) -> dict:
+    def _failure_fields(self, general: bool) -> dict:
         if self.fail_out is None:
             return {}
         fo = self.fail_out[:, :-1]
         names = ("failures", "abandoned_writes", "lost_work", "down_time", "committed_work",
-                 "uncommitted_work")
+                 "uncommitted_work", "checkpoint_time")
         out = {name: fo[:, :, c].copy() for c, name in enumerate(names)}
+        if not general:  # blocking jobs, no queue: checkpointing is writing
+            out["checkpoint_time"] = self.writing.copy()
         out["outages"] = self.fail_out[:, -1, 0].copy()
         return out
 
@@ -655,11 +662,14 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
                out.events[lo:hi])
     if plan.general:
         extra = inputs.general
-        door.run_fleets_general(
-            inputs.T, inputs.d, inputs.sigma, extra[0], inputs.rc, theta, *extra[1:],
-            *common, *plan.rings, fire_buf, *outputs,
-            out.waits[lo:hi], out.skips[lo:hi], out.wait_time[lo:hi], _DURATION_CELLS, _WAIT_CELLS,
-            out.dur_out[lo:hi], out.wait_out[lo:hi])
+        args = (inputs.T, inputs.d, inputs.sigma, extra[0], inputs.rc, theta, *extra[1:],
+                *common, *plan.rings, fire_buf, *outputs,
+                out.waits[lo:hi], out.skips[lo:hi], out.wait_time[lo:hi], _DURATION_CELLS,
+                _WAIT_CELLS, out.dur_out[lo:hi], out.wait_out[lo:hi])
+        if out.fail_out is None:
+            door.run_fleets_general(*args)
+        else:
+            door.run_fleets_general_fail(*args, *inputs.failures, out.fail_out[lo:hi])
     elif out.fail_out is not None:
         door.run_fleets_fail(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
                              _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,

@@ -23,7 +23,7 @@ def goodput(run, confidence: float = CONFIDENCE) -> dict[str, Interval] | None:
     if run.committed_work is None:
         return None
     den = run.fleet.n_jobs * run.window
-    nums = {"goodput": run.committed_work.sum(axis=1), "writing": run.writing_time.sum(axis=1),
+    nums = {"goodput": run.committed_work.sum(axis=1), "writing": run.checkpoint_time.sum(axis=1),
             "lost": run.lost_work.sum(axis=1), "down": run.down_time.sum(axis=1),
             "uncommitted": run.uncommitted_work.sum(axis=1)}
     nums["cap"] = den - sum(nums.values())
