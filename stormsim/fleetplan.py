@@ -1316,7 +1316,7 @@ def _row_goodput(f: Fleet, failing: Fleet | None, seed: int, seconds: float) -> 
     g = f.replace(mtbf=failing.mtbf, restart=failing.restart, outage_mtbf=failing.outage_mtbf)
     try:
         return simulated_goodput(g, seed, *effort)[0]
-    except SpecError as exc:   # a fleet whose failures the engine refuses says why
+    except SpecError as exc:   # e.g. failures too frequent to commit: the engine says why
         return Interval(math.nan, math.nan, math.nan, f"not simulated: {exc}")
 
 

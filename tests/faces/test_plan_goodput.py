@@ -30,12 +30,9 @@ def test_every_blocking_row_has_its_simulated_goodput(failing_plan):
     failing = FLEET.replace(mtbf=3 * 3600.0, restart=600.0)
     g, _ = simulated_goodput(failing, 0, 64, 1000)
     assert fleet_row.goodput == g          # the plan's run is this run (seed 0, full effort)
-    for row in failing_plan.rows:
-        if row.scenario in ("async", "writers <= 3"):   # the general kernel: said why
-            assert math.isnan(row.goodput.value) and "not simulated" in row.goodput.method
-            assert any(r.startswith("goodput: not simulated") for r in row.reasons)
-        else:
-            assert row.goodput.lo <= row.goodput.value <= row.goodput.hi
+    for row in failing_plan.rows:          # async and writer-capped rows too (the general kernel)
+        assert row.goodput.lo <= row.goodput.value <= row.goodput.hi, row.scenario
+        assert not any(r.startswith("goodput") for r in row.reasons)
 
 
 def test_the_storms_are_the_long_runs_without_failures(failing_plan):
