@@ -200,8 +200,10 @@ def job_write_fractions(c):
     else None. The measured time is the occupancy's total."""
     total = float(np.sum(c.occupancy_sum))
     wt = getattr(c, "writing_time_sum", None)
-    if wt is None and getattr(c, "writing_time", None) is not None:
-        wt = np.asarray(c.writing_time, dtype=np.float64).sum(axis=0)
+    per_job = getattr(c, "writing_time", None)
+    if wt is None and per_job is not None and np.ndim(per_job) == 2:
+        # (a sweep's cell with failures stores writing_time per fleet, summed over jobs)
+        wt = np.asarray(per_job, dtype=np.float64).sum(axis=0)
     if wt is None or not total > 0:
         return None
     return np.clip(np.asarray(wt, dtype=np.float64) / total, 0.0, 1.0)
@@ -352,7 +354,10 @@ def _law(c, n: int) -> tuple[np.ndarray, np.ndarray]:
     p = c.params
     weights = getattr(c, "weights", None)
     sigma = np.asarray(c.jitter, dtype=np.float64)
-    if (p.get("checkpoint", "blocking") != "blocking" or n == 0 or not np.all(sigma > 0)
+    mtbf = getattr(c, "mtbf", None)
+    fails = (mtbf is not None and bool(np.any(np.isfinite(mtbf)))) or math.isfinite(
+        float(p.get("outage_mtbf", math.inf)))   # MODEL.md E8: no stationary law with failures
+    if (fails or p.get("checkpoint", "blocking") != "blocking" or n == 0 or not np.all(sigma > 0)
             or (weights is not None and np.any(np.asarray(weights) != np.asarray(weights)[0]))
             or (p.get("max_writers") or n) < n):
         return nan, nan.copy()
