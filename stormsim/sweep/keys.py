@@ -165,7 +165,6 @@ KEYS: tuple[Key, ...] = (
     Key("outage_mtbf", "the mean time between outages M_0, each failing every job at once "
         "(MODEL.md E8): seconds or a time such as '30 d', 'inf' or 'none' (the default: no "
         "outages)", ck.time_or_inf(True, True, per_job=False), math.inf, _f8,
-        aliases=("outages",),
         units="s", long_name="mean time between outages M_0, MODEL.md E8 (inf: none)"),
     Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
         "random", str, aliases=("theta",), seed="always", kwarg=True,
