@@ -23,6 +23,12 @@ bit, and adds:
 
 Version 1 files read as before (their table is computed when asked for).
 
+A cell whose jobs fail (MODEL.md E8) also holds the arrays of
+:data:`stormsim.sweep.work.RESULT_ARRAYS` marked ``failures`` (per fleet, sums
+over its jobs) and its jobs' ``mtbf`` and ``restart``; other cells have none
+of them (still version 2: datasets are only added), and a file without them
+reads as cells without failures.
+
 A sweep with storm risk (``risk_levels``; still version 2: the datasets are
 added, none changes) also has, per cell that asks for it, a dimension
 ``risk_k`` (the levels asked) and the datasets of

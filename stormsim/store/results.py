@@ -157,6 +157,9 @@ class Results:
         "not-recorded": a file written before storms were counted).
         Checkpoint durations and waits: the
         stormsim.stats.summary.CHECKPOINT_KEYS (``duration_mean``, ...).
+        Failures and goodput (MODEL.md E8): the GOODPUT_KEYS (``goodput``,
+        ``goodput_lo``, ``goodput_lost``, ..., ``failures_per_day``; NaN, -1
+        and 'none' for a cell without failures).
         The keys of 0.2.0 (``P(n_w>=L):lo``, ``k:L``, ...) still read, with a
         DeprecationWarning, for one release; so do ``tail=`` and ``level=``.
         """
