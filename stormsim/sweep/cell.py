@@ -18,7 +18,7 @@ import numpy as np
 from .._format import fmt_toml
 from ..engine.launch import stagger_margin, stagger_theta
 from ..engine.model import Fleet, throughput_label
-from ..engine.run import fast_forward_applies
+from ..engine.run import choose_kernel, fast_forward_applies
 from ..errors import SpecError
 from ..risk.splitting import check_splittable
 from .._args import tail_level
@@ -321,6 +321,8 @@ def _fleet_and_margin(v: dict, spec: dict, jobs: Fleet | None, n: int) -> tuple[
     else:
         sigma = _sigma(v["jitter"], spec["T"], n) if "jitter" in v else 0.0
     fleet = jobs or Fleet(jitter=sigma, **spec)
+    if fleet.has_failures:      # a kernel must run its failures (MODEL.md E8): say so now
+        choose_kernel(fleet)
     if v["launch"] == "stagger":
         _check_stagger(fleet)
     return fleet, margin

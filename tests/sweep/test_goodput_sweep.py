@@ -92,6 +92,26 @@ def test_a_bad_failure_key_is_an_error_naming_it(line, words):
     assert words in str(exc.value)
 
 
+def test_a_cell_whose_failures_no_kernel_runs_is_refused_when_the_file_is_read():
+    """Failures where the engine cannot run them yet (the general kernel's
+    fleets, while it lacks MODEL.md E8) are an error of the sweep file, naming
+    the cell, not of a unit halfway through the run; where it can, they load."""
+    from stormsim.engine.run import choose_kernel
+    from stormsim.errors import SpecError
+
+    text = FIXED + 'checkpoint = "async"\nmtbf = "3 h"\n'
+    fleet = parse_sweep(FIXED + 'checkpoint = "async"\n').cells[0].fleet
+    try:
+        choose_kernel(stormsim.Fleet(T=fleet.T, d=fleet.d, jitter=fleet.jitter,
+                                     checkpoint="async", mtbf=10800.0))
+    except SpecError as exc:
+        with pytest.raises(SweepError, match="cell 0: failures") as got:
+            parse_sweep(text)
+        assert str(exc) in str(got.value)
+    else:
+        assert parse_sweep(text).cells[0].fleet.has_failures
+
+
 def test_job_tables_give_mtbf_and_restart_as_columns_or_take_the_keys(tmp_path):
     (tmp_path / "with.csv").write_text("compute_interval [min],size [GB],jitter [s],mtbf [h]\n"
                                        "30,840,18,3\n30,840,18,6\n")
@@ -101,10 +121,9 @@ def test_job_tables_give_mtbf_and_restart_as_columns_or_take_the_keys(tmp_path):
     src = str(tmp_path / "s.toml")
     f = parse_sweep(base + 'jobs = "with.csv"\nrestart = 60\n', src).cells[0].fleet
     assert f.mtbf.tolist() == [10800.0, 21600.0] and f.restart.tolist() == [60.0, 60.0]
-    f = parse_sweep(base + 'jobs = "without.csv"\nmtbf = "3 h"\noutage_mtbf = "30 d"\n'
-                    'max_writers = 1\n', src).cells[0].fleet
+    f = parse_sweep(base + 'jobs = "without.csv"\nmtbf = "3 h"\noutage_mtbf = "30 d"\n',
+                    src).cells[0].fleet
     assert f.mtbf.tolist() == [10800.0] * 2 and f.outage_mtbf == 30 * 86400.0
-    assert f.max_writers == 1
     with pytest.raises(SweepError, match="has the column mtbf: leave the key 'mtbf' out"):
         parse_sweep(base + 'jobs = "with.csv"\nmtbf = "3 h"\n', src)
 
