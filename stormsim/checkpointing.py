@@ -23,15 +23,20 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
+from scipy.stats import norm
 
 from ._format import fmt_duration
 from .engine.model import Fleet
+from .engine.run import simulate
 from .engine.units import time_seconds
 from .errors import SpecError
 from .stats.daly import daly_goodput, daly_optimum, young_interval
+from .stats.goodput import goodput
+from .stats.interval import CONFIDENCE, Interval
 from .stats.stationary import stationary
 
-__all__ = ["BestInterval", "ClassInterval", "best_interval"]
+__all__ = ["BestInterval", "ClassInterval", "Recommendation", "best_interval", "paired_gain",
+           "recommend", "simulated_goodput"]
 
 #: The fixed point's intervals are settled when no class moves by more than
 #: this relative amount in a round (the law's write times are exact to
@@ -250,3 +255,83 @@ def best_interval(fleet: Fleet, mtbf=None, restart=None) -> BestInterval:
     if starts.size == 1:
         return BestInterval(classes, *_fleet_optimum(contention, float(picks["daly"][0]), fail))
     return BestInterval(classes)
+
+
+# -- the engine's goodput, and the plan's recommendation --------------------------------------
+
+#: The goodput runs of ``plan``: fleets x cycles after a burn-in, a random
+#: launch (cut where the budget's share cannot buy them, down to GOODPUT_LEAST).
+GOODPUT_FLEETS, GOODPUT_CYCLES, GOODPUT_BURN_IN = 64, 1000, 20
+GOODPUT_LEAST = (8, 100)
+#: How the gain of a recommended interval is made.
+PAIRED = "paired over fleets (the same seed at both intervals), normal"
+
+
+def simulated_goodput(fleet: Fleet, seed: int, fleets: int, cycles: int):
+    """(G over fleets as an Interval, G per fleet): the engine's goodput of a
+    fleet with failures, ``fleets`` x ``cycles`` from a random launch."""
+    run = simulate(fleet, launch="random", fleets=fleets, cycles=cycles,
+                   burn_in=min(GOODPUT_BURN_IN, cycles // 10), seed=seed)
+    return goodput(run)["goodput"], np.asarray(run.goodput)
+
+
+def paired_gain(now: np.ndarray, then: np.ndarray, confidence: float = CONFIDENCE) -> Interval:
+    """The mean per-fleet gain ``then - now`` (per-fleet goodputs of two runs on
+    one seed) with its normal interval over fleets (PAIRED)."""
+    diff = then - now
+    half = float(norm.ppf(0.5 + confidence / 2.0) * diff.std(ddof=1) / math.sqrt(diff.size))
+    mean = float(diff.mean())
+    return Interval(mean, mean - half, mean + half, PAIRED, confidence)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """plan's checkpoint interval: :func:`best_interval` and the engine's goodput.
+
+    intervals : each job's recommended T_i (s): for identical jobs the fleet
+        optimum, else each class at its contention-aware interval
+    goodput_now, goodput_then : the engine's goodput at the current and at the
+        recommended intervals; gain : then - now, paired over fleets
+    """
+
+    best: BestInterval
+    intervals: np.ndarray
+    goodput_now: Interval
+    goodput_then: Interval
+    gain: Interval
+
+    def lines(self) -> list[str]:
+        """The plan's sentences on it."""
+        b = self.best
+        if math.isfinite(b.fleet_optimum):
+            (c,) = b.classes
+            what = (f"every job at {fmt_duration(b.fleet_optimum)} (now "
+                    f"{fmt_duration(c.interval)}; Young's {fmt_duration(c.young)}, Daly's with the "
+                    f"write alone {fmt_duration(c.daly)}, with the contended write each job for "
+                    f"itself {fmt_duration(c.contended)})")
+        else:
+            what = "; ".join(f"{c.jobs} jobs at {fmt_duration(c.contended)} (now "
+                             f"{fmt_duration(c.interval)}, Young's {fmt_duration(c.young)})"
+                             for c in b.classes)
+        g, h, d = self.goodput_now, self.goodput_then, self.gain
+        rates = "; ".join(sorted({f"MTBF {fmt_duration(c.mtbf)}, restart {fmt_duration(c.restart)}"
+                                  for c in b.classes}))
+        return [f"Checkpoint interval with failures ({rates}): {what}. "
+                f"Goodput now {g.value:.4f} [{g.lo:.4f}, {g.hi:.4f}], at the recommended "
+                f"interval {h.value:.4f} [{h.lo:.4f}, {h.hi:.4f}]: a gain of {d.value:+.4f} "
+                f"[{d.lo:+.4f}, {d.hi:+.4f}] ({d.method}; simulated: the engine with failures)."]
+
+
+def recommend(fleet: Fleet, seed: int, fleets: int, cycles: int) -> Recommendation:
+    """The recommended interval of a fleet with failures (:func:`best_interval`:
+    a base-model fleet) and the engine's goodput now and there, on one seed."""
+    best = best_interval(fleet)
+    starts, index = _classes(fleet)
+    per_class = (np.full(starts.size, best.fleet_optimum) if math.isfinite(best.fleet_optimum)
+                 else np.array([c.contended for c in best.classes]))
+    intervals = per_class[index]
+    scale = intervals / fleet.T
+    then_fleet = fleet.replace(T=fleet.T * scale, jitter=fleet.jitter * scale)
+    now, now_f = simulated_goodput(fleet, seed, fleets, cycles)
+    then, then_f = simulated_goodput(then_fleet, seed, fleets, cycles)
+    return Recommendation(best, intervals, now, then, paired_gain(now_f, then_f))

@@ -478,6 +478,7 @@ def _plan(args: argparse.Namespace) -> int:
         result = plan(fleet, DEFAULT_LEVELS if args.levels is None else args.levels,
                       what_if=not args.no_what_if, watchdog=args.watchdog,
                       max_seconds=args.max_seconds, seed=args.seed, progress=progress,
+                      mtbf=args.mtbf, restart=args.restart, outage_mtbf=args.outage_mtbf,
                       **_plan_what_ifs(args))
     except KeyboardInterrupt:
         # one line, no traceback: nothing is written before the table, so nothing is left

@@ -40,7 +40,8 @@ LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
 #: that share a name (--levels, --seed, --max-seconds) read it as before.
 PLAN_VALUE_OPTIONS = ("--bandwidth", "--size", "--interval", "--period", "--jitter",
                       "--snapshot", "--slowdown", "--watchdog", "--max-seconds", "--jobs",
-                      "--seed", "--max-writers", "--levels", "--fleet-max-writers")
+                      "--seed", "--max-writers", "--levels", "--fleet-max-writers",
+                      "--mtbf", "--restart", "--outage-mtbf")
 
 
 def attach_values(argv: list[str]) -> list[str]:
@@ -246,6 +247,14 @@ def _add_plan(sub) -> None:
                     help="the fleet's own writer cap: at most K of its checkpoints write at once, "
                     "the others queue (default: none; with a job table too, which has no "
                     "column for it); the what-if rows keep it")
+    pl.add_argument("--mtbf", help="failures: every job's mean time between failures, e.g. 24h "
+                    "(default: a job table's mtbf column, else none); adds each row's goodput "
+                    "and recommends a checkpoint interval (Young's, Daly's and the contended "
+                    "one, with the goodput it gains)")
+    pl.add_argument("--restart", help="with --mtbf: every job's time from a failure until it "
+                    "computes again, e.g. 10min (default: a job table's restart column, else 0)")
+    pl.add_argument("--outage-mtbf", help="the mean time between outages of the whole fleet, "
+                    "each failing every job at once, e.g. 30d (default: none)")
     pl.add_argument("--levels", default=None, help="levels k: integers, 'N' or 'N/q' (default: "
                     f"{','.join(DEFAULT_LEVELS)}, the distinct ones >= 2)")
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "

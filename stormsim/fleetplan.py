@@ -42,8 +42,10 @@ from .engine.cost import (BATCH_EVENTS, default_batch, run_events, run_seconds,
 from .engine.launch import stagger_theta
 from .engine.model import Fleet
 from .engine.run import simulate
-from .engine.units import SECONDS_PER_DAY, quantity, seconds
+from .engine.units import SECONDS_PER_DAY, seconds, time_seconds
 from .errors import SpecError
+from .checkpointing import (GOODPUT_CYCLES, GOODPUT_FLEETS, GOODPUT_LEAST, Recommendation,
+                            recommend, simulated_goodput)
 from .plan_costs import SHARES, ClassRow, class_rows, gpu_shares, law_reason
 from .plots import series
 from .risk.exact import exact_applies
@@ -71,6 +73,11 @@ SCENARIO_SHARE = 1.0 / 8
 #: share with ``engine.cost.run_seconds`` (one core, the benchmarked cost per
 #: event) before it runs; what no share can buy is "not estimated in the budget".
 BUDGET_SHARES = {"risk": 0.55, "durations": 0.15, "stagger": 0.15, "settle": 0.15}
+#: With failures (``plan(mtbf=...)``), the goodput runs and the recommended
+#: interval's take this share, and the others shrink in proportion.
+GOODPUT_SHARE = 0.15
+#: A row's goodput where no failures were given.
+NO_FAILURES = "no failures given (plan --mtbf, plan(mtbf=...))"
 #: The checkpoint durations and waits of each scenario (E7) come from this
 #: fixed effort: fleets x cycles after a burn-in, a random launch; a few
 #: tenths of a second at N = 12, and a function of the seed alone. Where the
@@ -132,6 +139,9 @@ PLAN_OUTPUTS: tuple[Output, ...] = (
            "each level asked (``stormsim.settling.Settling``: block_hours, storms_per_day with "
            "_lo and _hi per block and level, the long-run rates, the settling time per level)",
            "plan", csv=False),
+    Output("recommendation", "text", "with failures: the recommended checkpoint interval "
+           "(stormsim.checkpointing.Recommendation: intervals per job, goodput_now, "
+           "goodput_then and the gain, each with its interval), or null", "plan", csv=False),
     Output("watchdog", "s", "the watchdog: over_watchdog is the share of writes longer than this",
            "plan"),
     Output("notes", "text", "the notes under the table (levels not resolved, the async row's "
@@ -189,6 +199,8 @@ ROW_OUTPUTS: tuple[Output, ...] = (
     Output("cost_method", "text", "how checkpoint_seconds and the GPU shares were made (exact, "
            "else the storm risk's method)", "scenario"),
     Output("load", "1", "sum_i d_i / T_i: write time asked per second of compute", "scenario"),
+    Output("goodput", "1", "with failures (mtbf, restart): the share of the fleet's time that "
+           "became committed work (MODEL.md E8), simulated with its 95 % interval", "interval"),
     *(Output(name, "1", meaning, "interval") for name, meaning in SHARES.items()),
     Output("reasons", "text", "why each null above is null, one 'field: why' each (the CSV: "
            "joined by ' | ')", "scenario"),
@@ -245,6 +257,10 @@ def _plain(v):
         return {k: _plain(x) for k, x in v.__dict__.items()}
     if isinstance(v, Settling):
         return v.to_dict()
+    if isinstance(v, Recommendation):
+        return {"intervals": _plain(v.intervals), "goodput_now": _plain(v.goodput_now),
+                "goodput_then": _plain(v.goodput_then), "gain": _plain(v.gain),
+                "text": v.lines()}
     if isinstance(v, ClassRow):
         return {o.name: _plain(getattr(v, o.name)) for o in CLASS_OUTPUTS}
     if isinstance(v, list):
@@ -302,6 +318,7 @@ class PlanRow:
     checkpoint_seconds_hi: float = math.nan
     wait_mean_lo: float = math.nan
     wait_mean_hi: float = math.nan
+    goodput: Interval = Interval(math.nan, math.nan, math.nan, NO_FAILURES)
 
     __getattr__ = renamed("PlanRow", {"storm_seconds": "storm_duration", "time_share": "p_ge",
                                       "stagger_hours_lo": "stagger_hours.lo",
@@ -331,6 +348,7 @@ class FleetPlan:
     notes: list = field(default_factory=list)
     durations_effort: str = ""
     by_class: list = field(default_factory=list)   # the fleet's ClassRows (plan_costs)
+    recommendation: Recommendation | None = None    # with failures: the interval to use
 
     def to_dict(self) -> dict:
         """The JSON's document: each field of PLAN_OUTPUTS, then ``rows``, one
@@ -415,7 +433,8 @@ class FleetPlan:
         notes = [_WIDE_NOTE.format(k=self.levels[-1], effort=self.durations_effort) if wide
                  else _NARROW_NOTE.format(effort=self.durations_effort),
                  _settle_note(self.settle_hours, self.settle_method, self.settle_hours_lo,
-                              self.settle_hours_hi), *self.notes]
+                              self.settle_hours_hi), *self.notes,
+                 *(self.recommendation.lines() if self.recommendation is not None else [])]
         if len(self.by_class) > 1 and not by_class:
             notes.append(f"The fleet has {len(self.by_class)} job classes: stormsim plan --by-class "
                          "(FleetPlan.table(by_class=True)) shows each one's numbers.")
@@ -477,11 +496,23 @@ def _interval(x: Interval, why: _Why | None = None) -> str:
         fmt_interval(x.value, x.lo, x.hi)
 
 
+#: An exact number below float64's range (the law's log is finite: it is not
+#: 0, and no storm is impossible; the JSON holds 0.0, its float).
+UNDERFLOW = "< 1e-300"
+
+
 def _storms_cell(r: PlanRow, j: int, why: _Why, k: int) -> str:
     if r.regime[j] == SATURATED:
         return f"{SATURATED} ({fmt_share(r.p_ge[j])} of the time)"
     if math.isnan(r.storms_per_day[j]) and r.method[j] != "budget":   # budget: in words
         return why(_reason(r, "storms_per_day", k))
+    if r.method[j] == "exact" and r.storms_per_day[j] == 0.0:
+        return f"{UNDERFLOW} (exact)"
+    if r.method[j] not in ("exact", "cap") and r.storms_per_day[j] == 0.0 \
+            and r.p_ge[j] >= SATURATED_SHARE:
+        # no storm began or ended in the run: the level was never left (too few
+        # fleets for the verdict "saturated" at 95 %, which rests on lower bounds)
+        return f"never left in the run ({fmt_share(r.p_ge[j])} of the time)"
     return fmt_estimate(r.storms_per_day[j], r.storms_per_day_lo[j], r.storms_per_day_hi[j],
                         r.method[j])
 
@@ -504,6 +535,8 @@ def _share_cell(r: PlanRow, j: int, why: _Why | None = None, k: int = 0) -> str:
         return f"< {fmt_percent(r.p_ge_hi[j])}"
     if why is not None and math.isnan(r.p_ge[j]):
         return why(_reason(r, "p_ge", k))
+    if r.p_ge[j] == 0.0 and r.method[j] == "exact":
+        return UNDERFLOW
     return fmt_percent(r.p_ge[j])
 
 
@@ -587,7 +620,13 @@ def _cost_columns(p: FleetPlan, why: _Why) -> list[tuple[str, list[str]]]:
             ("GPU lost", [_lost_cell(r, why) for r in rs]),
             ("blocked, slowed, queued", [_parts_cell(r, why) for r in rs]),
             ("wait s: mean, p99", [_wait_cell(r, why) for r in rs]),
-            ("stagger holds", [_stagger_cell(r.stagger_hours, why) for r in rs])]
+            ("stagger holds", [_stagger_cell(r.stagger_hours, why) for r in rs])] + (
+        [("goodput [95% CI]", [_goodput_cell(r.goodput, why) for r in rs])]
+        if any(r.goodput.method != NO_FAILURES for r in rs) else [])
+
+
+def _goodput_cell(g: Interval, why: _Why) -> str:
+    return why(g.method) if math.isnan(g.value) else f"{g.value:.4f} [{g.lo:.4f}, {g.hi:.4f}]"
 
 
 def _narrow_lines(p: FleetPlan, why: _Why) -> list[str]:
@@ -672,15 +711,6 @@ def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
 ASYNC_SNAPSHOT, ASYNC_SLOWDOWN = 0.0, 0.0
 
 
-def _seconds(name: str, value, positive: bool = False) -> float:
-    """A time in seconds, >= 0 (> 0 if ``positive``): a number of seconds, or
-    a quantity with its unit ("10 min", a pint Quantity)."""
-    if isinstance(value, str) or hasattr(value, "units"):
-        value = float(quantity(name, value, "time").to("second").magnitude)
-    return check_real(name, value, 0.0, open_lo=positive,
-                      what="seconds, or a time with its unit such as '10 min'")
-
-
 def _writer_caps(fleet: Fleet, max_writers) -> list[int]:
     """The K of the writer-cap what-ifs, sorted, each once: ``max_writers``
     (an integer, a sequence of them, or text such as '2,N/4'), each in 1..N;
@@ -728,7 +758,7 @@ def what_ifs(fleet: Fleet, *, max_writers=None, snapshot=ASYNC_SNAPSHOT,
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
     caps = _writer_caps(fleet, max_writers)
-    snapshot = _seconds("snapshot", snapshot)
+    snapshot = time_seconds("snapshot", snapshot)
     slowdown = check_real("slowdown", slowdown, 0.0, 1.0, what="the async row's compute "
                           "slowdown while a persist is in flight")
     if np.all(fleet.is_async):
@@ -834,12 +864,18 @@ class PlanStep:
 class _Budget:
     """plan's clock: its named shares (BUDGET_SHARES) and its progress."""
 
-    def __init__(self, max_seconds: float, progress):
-        self.max_seconds, self.progress = max_seconds, progress
+    def __init__(self, max_seconds: float, progress, failures: bool = False):
+        self.max_seconds, self.progress, self.failures = max_seconds, progress, failures
         self.t0 = time.perf_counter()
 
     def share(self, name: str, among: int = 1) -> float:
-        return self.max_seconds * BUDGET_SHARES[name] / max(1, among)
+        """A named share of the budget (BUDGET_SHARES; with failures, "goodput"
+        is GOODPUT_SHARE and the others shrink in proportion), split ``among``."""
+        if name == "goodput":
+            part = GOODPUT_SHARE
+        else:
+            part = BUDGET_SHARES[name] * ((1.0 - GOODPUT_SHARE) if self.failures else 1.0)
+        return self.max_seconds * part / max(1, among)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
@@ -937,7 +973,7 @@ def _reasons(row: PlanRow, f: Fleet, ks: np.ndarray, lost: str) -> tuple[str, ..
             out.append(f"{name}: exact only, and {why} (gpu_lost_share is simulated)")
     for o in ROW_OUTPUTS:
         v = getattr(row, o.name)
-        if o.kind == "interval" and math.isnan(v.value):
+        if o.kind == "interval" and math.isnan(v.value) and v.method != NO_FAILURES:
             out.append(f"{o.name}: {v.method}")
     return tuple(out)
 
@@ -1033,12 +1069,12 @@ def _stagger(fleet: Fleet, seed: int, seconds: float = math.inf) -> Interval:
 def _plan_levels(levels, n: int) -> np.ndarray:
     """The levels k of the table: those asked, or by default 2, N/4 and N/2
     resolved for this N to the distinct ones >= 2 (a level 1 is no storm)."""
-    if not (isinstance(levels, tuple) and levels == DEFAULT_LEVELS):
-        return check_levels("levels", levels, n, text=True)
     if n < 2:
         raise SpecError("fleet has 1 job: no storm of 2 writers is possible with one job "
                         "(a storm is 2 or more jobs writing at once); plan a fleet of 2 or "
                         "more jobs")
+    if not (isinstance(levels, tuple) and levels == DEFAULT_LEVELS):
+        return check_levels("levels", levels, n, text=True)
     return np.array(sorted({tail_level(k, n) for k in DEFAULT_LEVELS} - {1}), dtype=np.int64)
 
 
@@ -1047,7 +1083,7 @@ def _scenarios(fleet: Fleet, what_if: bool, options: dict) -> tuple[list, list]:
     row assumes, or the fleet alone without ``what_if`` (then an option away
     from its default is refused: it would change nothing)."""
     scenarios = what_ifs(fleet, **options)           # the options checked either way
-    snapshot = _seconds("snapshot", options["snapshot"])
+    snapshot = time_seconds("snapshot", options["snapshot"])
     slowdown = float(options["slowdown"])
     if not what_if:
         given = {"max_writers": options["max_writers"] is not None,
@@ -1063,7 +1099,8 @@ def _scenarios(fleet: Fleet, what_if: bool, options: dict) -> tuple[list, list]:
 
 def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=600.0,  # noqa: PLR0913 (the operator's options, keyword-only)
          max_seconds: float = 60.0, seed: int = 0, max_writers=None, snapshot=ASYNC_SNAPSHOT,
-         slowdown=ASYNC_SLOWDOWN, progress=None) -> FleetPlan:
+         slowdown=ASYNC_SLOWDOWN, mtbf=None, restart=None, outage_mtbf=None,
+         progress=None) -> FleetPlan:
     """The operator's table for ``fleet`` and, with ``what_if``, each change.
 
     Parameters
@@ -1105,6 +1142,15 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         What the async row assumes: the compute slowdown while the persist is
         in flight, in [0, 1]; default 0 (async's best case). Stated in
         ``notes``.
+    mtbf, restart, outage_mtbf : float or str, optional
+        Failures (MODEL.md E8): every job's mean time between failures and
+        restart time, and the mean time between outages of the whole fleet
+        (s, or a time such as "24 h"); default: the fleet's own (a job
+        table's ``mtbf`` and ``restart`` columns), else none. With failures
+        every row gets its simulated ``goodput`` and the plan a
+        ``recommendation``: the checkpoint interval to use
+        (``stormsim.checkpointing.recommend``). The storms stay the long
+        run's, without failures.
     progress : callable, bool or None, optional
         ``progress(step)`` as each stage starts (a ``PlanStep``: scenario,
         stage, seconds spent, the budget; ``str(step)`` is a line); True: that
@@ -1127,6 +1173,8 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         ``settle_hours`` after a synchronized restart, with
         ``settle_hours_lo`` and ``_hi``, and ``settling``, its storms per block
         at each level (``stormsim.settling.Settling``; ``settling.table()``);
+        with failures (``mtbf``) each row's ``goodput`` and the plan's
+        ``recommendation`` (``checkpointing.Recommendation``);
         ``notes`` on levels left unresolved, and on the load and the saturated levels where a
         scenario's load exceeds N/(N-1) or a level is saturated. Each row's
         ``regime`` says per level whether storms are episodes or the level
@@ -1139,7 +1187,8 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     SpecError
         ``fleet`` is not a Fleet (or has one job, with the default levels),
         or ``levels``, ``what_if``, ``watchdog``, ``max_seconds``, ``seed``,
-        ``max_writers``, ``snapshot`` or ``slowdown`` breaks its rule (named
+        ``max_writers``, ``snapshot``, ``slowdown``, ``mtbf``, ``restart`` or
+        ``outage_mtbf`` breaks its rule (named
         with the value and the rule; a what-if option with ``what_if``
         False); or a scenario needs more memory than this machine has.
     """
@@ -1149,10 +1198,11 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     seed = check_int("seed", seed, 0)
     max_seconds = check_real("max_seconds", max_seconds, 0.0, open_lo=True, what="a time budget, s")
     what_if = check_flag("what_if", what_if)
-    watchdog = _seconds("watchdog", watchdog, positive=True)
+    watchdog = time_seconds("watchdog", watchdog, positive=True)
     progress = check_progress("progress", progress, stderr_line_of)
     ks = _plan_levels(levels, fleet.n_jobs)
-    clock = _Budget(float(max_seconds), progress)
+    failing, fleet = _failures(fleet, mtbf, restart, outage_mtbf)
+    clock = _Budget(float(max_seconds), progress, failures=failing is not None)
     scenarios, notes = _scenarios(fleet, what_if, dict(max_writers=max_writers,
                                                        snapshot=snapshot, slowdown=slowdown))
     simulated = sum(not exact_applies(f, "random") for _, _, f in scenarios)
@@ -1161,11 +1211,12 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     for i, (name, change, f) in enumerate(scenarios):
         where = f"{name} ({i + 1}/{len(scenarios)})"
         row, unresolved = _row(name, change, f, ks, seed, watchdog, risk_each, clock, where,
-                               len(scenarios), bought)
+                               len(scenarios), bought, failing)
         rows.append(row)
         if unresolved is not None:
             notes.append(unresolved)
     notes += _regime_notes(rows, ks, fleet.n_jobs)
+    chosen = _recommendation(failing, seed, clock, len(scenarios), notes)
     clock.step("settling", "after a synchronized restart")
     settling = restart_storms(fleet, ks, seed=seed, max_seconds=max(
         clock.share("settle"), max_seconds - clock.elapsed()), progress=None if progress is None
@@ -1176,7 +1227,41 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
                      settle_method=how, settle_hours_lo=settle.lo, settle_hours_hi=settle.hi,
                      settling=settling, watchdog=watchdog, notes=notes,
                      durations_effort=_effort_text(bought["durations"]),
-                     by_class=bought.get("by_class", []))
+                     by_class=bought.get("by_class", []), recommendation=chosen)
+
+
+def _failures(fleet: Fleet, mtbf, restart, outage_mtbf) -> tuple[Fleet | None, Fleet]:
+    """(the fleet with its failures, None where it never fails; the fleet
+    without them, whose long run the storms are)."""
+    changes = {name: time_seconds(name, value, positive=name != "restart")
+               for name, value in (("mtbf", mtbf), ("restart", restart),
+                                   ("outage_mtbf", outage_mtbf)) if value is not None}
+    failing = fleet.replace(**changes)
+    if not failing.has_failures:
+        if changes:
+            raise SpecError(f"restart = {restart!r}: a restart time without failures; give mtbf "
+                            "(or outage_mtbf) too")
+        return None, fleet
+    return failing, fleet.replace(mtbf=math.inf, restart=0.0, outage_mtbf=math.inf)
+
+
+def _recommendation(failing: Fleet | None, seed: int, clock: _Budget, among: int,
+                    notes: list) -> Recommendation | None:
+    """With failures, the recommended interval (``checkpointing.recommend``) in
+    two shares of the goodput budget; else None (a note says why where failing)."""
+    if failing is None:
+        return None
+    clock.step("fleet", "the best checkpoint interval")
+    effort = _effort(failing.n_jobs, clock.share("goodput", among + 2), GOODPUT_FLEETS,
+                     GOODPUT_CYCLES, GOODPUT_LEAST)
+    if effort is None:
+        notes.append(f"Checkpoint interval: {NOT_IN_BUDGET} (its goodput runs).")
+        return None
+    try:
+        return recommend(failing, seed, *effort)
+    except SpecError as exc:
+        notes.append(f"Checkpoint interval: not recommended: {exc}")
+        return None
 
 
 def _effort_text(efforts: list) -> str:
@@ -1220,7 +1305,23 @@ def _risk_effort(f: Fleet, seconds: float) -> dict | None:
     return {"batch_fleets": effort[0], "cycles": effort[1], "burn_in": RISK_BURN_IN}
 
 
-def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bought):  # noqa: PLR0913 (one scenario's inputs)
+def _row_goodput(f: Fleet, failing: Fleet | None, seed: int, seconds: float) -> Interval:
+    """A scenario's goodput with ``failing``'s failures (each job's mtbf and
+    restart, the outages): simulated, or why not."""
+    if failing is None:
+        return Interval(math.nan, math.nan, math.nan, NO_FAILURES)
+    effort = _effort(f.n_jobs, seconds, GOODPUT_FLEETS, GOODPUT_CYCLES, GOODPUT_LEAST)
+    if effort is None:
+        return Interval(math.nan, math.nan, math.nan, f"{NOT_IN_BUDGET} (the goodput run)")
+    g = f.replace(mtbf=failing.mtbf, restart=failing.restart, outage_mtbf=failing.outage_mtbf)
+    try:
+        return simulated_goodput(g, seed, *effort)[0]
+    except SpecError as exc:   # a fleet whose failures the engine refuses says why
+        return Interval(math.nan, math.nan, math.nan, f"not simulated: {exc}")
+
+
+def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bought,  # noqa: PLR0913 (one scenario's inputs)
+         failing=None):
     """One scenario's PlanRow, and its note on levels left unresolved (or None)."""
     day = SECONDS_PER_DAY / seconds("s")
     capped = ks > f.max_writers          # a writer cap: never more writers than K
@@ -1257,6 +1358,9 @@ def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bo
     clock.step(where, "stagger")
     stagger = _stagger(f, seed, clock.share("stagger", among) / slow)
     bought["stagger"].append(stagger.method)
+    if failing is not None:
+        clock.step(where, "goodput with failures")
+    good = _row_goodput(f, failing, seed, clock.share("goodput", among + 2) / slow)
     row = PlanRow(
         scenario=name, change=change, storms_per_day=rate * day,
         storms_per_day_lo=lo * day, storms_per_day_hi=hi * day, storm_duration=duration,
@@ -1265,7 +1369,8 @@ def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bo
         lone_checkpoint_seconds=lone, checkpoint_p99=dur["p99"], over_watchdog=dur["over"],
         wait_p99=dur["wait_p99"], writing_share=share,
         contention_share=contention, stagger_hours=stagger, cost_method=how,
-        regime=regime, load=float(np.sum(f.d / f.T)), **_bounds(risk, capped, ks.size), **shares)
+        regime=regime, load=float(np.sum(f.d / f.T)), **_bounds(risk, capped, ks.size), **shares,
+        goodput=good)
     row = replace(row, reasons=_reasons(row, f, ks, NOT_IN_BUDGET if dur["effort"] is None
                                         else ""))
     if name == "fleet":

@@ -130,7 +130,7 @@ QUANTITIES: tuple[Quantity, ...] = (
         "committed work over N x the measured window: the share of the fleet's time that "
         "became durable progress (MODEL.md E8); over fleets with its interval: "
         "stormsim.stats.goodput.goodput(run)",
-        api=("Run.goodput",),
+        api=("Run.goodput", "PlanRow.goodput"),
         files=("summary:goodput", "summary:goodput_lo", "summary:goodput_hi",
                "summary:goodput_method")),
     Quantity(

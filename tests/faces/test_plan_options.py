@@ -3,6 +3,7 @@ rows each option asks for, the fleets behind them, and every wrong input
 refused before anything is simulated (one line, exit 2 on the command line)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -140,6 +141,19 @@ def test_a_one_job_fleet_has_no_storm_to_plan(monkeypatch):
     with pytest.raises(SpecError, match=r"^fleet has 1 job: no storm of 2 writers is possible "
                                         r"with one job"):
         plan(_fleet(1))
+    for levels in ([1], "1", ["N"]):                 # whatever levels are asked
+        with pytest.raises(SpecError, match=r"^fleet has 1 job"):
+            plan(_fleet(1), levels)
+
+
+def test_an_exact_rate_below_floats_range_is_no_zero():
+    """5000 jobs at load 0.14: n_w >= 1250 has a rate far below 1e-308; its
+    cells say so instead of '0 (exact)', which reads as "never"."""
+    p = plan(stormsim.Fleet.identical(5000, T=1800.0, d=0.042, jitter=18.0), [2, 1250],
+             what_if=False, max_seconds=2)
+    assert p.rows[0].storms_per_day[1] == 0.0 and p.rows[0].method[1] == "exact"
+    line = [x for x in p.table().splitlines() if x.split()[:1] == ["1250"]][0]
+    assert "< 1e-300 (exact)" in line and line.rstrip().endswith("< 1e-300")
 
 
 # -- the command line: each flag reaches plan --------------------------------------
@@ -239,3 +253,16 @@ def test_the_help_states_the_async_what_if_s_defaults(capsys):
     assert "(default 0 s: a free snapshot)" in text and "(default 0: none)" in text
     assert "--period PERIOD" in text and "--max-writers K[,K...]" in text
     assert "(default: 2,N/4,N/2, the distinct ones >= 2)" in text
+
+
+def test_a_simulated_level_never_left_says_so():
+    """A simulation that saw no storm begin while k or more wrote all the time
+    (5000 jobs at load 58, async, 4 fleets: too few for the 95 % verdict
+    "saturated"): the cell says the level was never left, not "< x (none seen)"."""
+    p = plan(stormsim.Fleet.identical(4, T=1800.0, d=21.0, jitter=18.0), [2], what_if=False,
+             max_seconds=2)
+    row = dataclasses.replace(p.rows[0], method=np.array(["plain"]),
+                              storms_per_day=np.array([0.0]), p_ge=np.array([0.9999]),
+                              storms_per_day_hi=np.array([0.002]))
+    text = dataclasses.replace(p, rows=[row]).table()
+    assert "never left in the run (99.99% of the time)" in text
