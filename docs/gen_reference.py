@@ -184,7 +184,8 @@ def outputs_page() -> str:
                "one column per level k asked (shown for k = 4).\n")
     out.append("| name | dims | units | DataFrame column | what it is |\n|---|---|---|---|---|")
     for name, (_dtype, units, doc) in S.SCALARS.items():
-        out.append(f"| `{name}` | cell | {_cell(units)} | `{name}` | {_cell(doc)} |")
+        shown = "(text)" if units is None else _cell(units)
+        out.append(f"| `{name}` | cell | {shown} | `{name}` | {_cell(doc)} |")
     for name, (units, doc) in S.BY_LEVEL.items():
         out.append(f"| `{name}` | cell, k | {_cell(units)} | `{level_column(name, 4)}` | {_cell(doc)} |")
     out.append(f"| `p_ge_method` | cell, k | (code) | `{level_column('p_ge_method', 4)}` | how each "

@@ -25,7 +25,8 @@ class Quantity:
     files : names in results: "summary:<key>" (the per-cell table,
         ``stormsim.stats.summary``), "risk:<dataset>" (a cell's storm risk,
         ``stormsim.sweep.cellrisk``), "key:<sweep key>", "file:<dataset>" (the
-        HDF5 layout, ``stormsim.store.layout``)
+        HDF5 layout, ``stormsim.store.layout``: a cell's per-job arrays, and
+        its per-fleet sums over the jobs of MODEL.md E8 in a cell with failures)
     old : "Class.attribute" names of 0.2.0 that still read, with a warning
     """
 
@@ -109,60 +110,82 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity(
         "mtbf", "M_i", "s",
         "a job's mean time between failures, in wall time (MODEL.md E8; inf: never fails)",
-        api=("Fleet(mtbf)", "Fleet.identical(mtbf)", "Fleet.from_jobs(mtbf)", "Fleet.mtbf")),
+        api=("Fleet(mtbf)", "Fleet.identical(mtbf)", "Fleet.from_jobs(mtbf)", "Fleet.mtbf",
+             "CellResult.mtbf"),
+        files=("key:mtbf", "file:mtbf")),
     Quantity(
         "restart", "R_i", "s",
         "a job's downtime after a failure until it computes again (MODEL.md E8)",
         api=("Fleet(restart)", "Fleet.identical(restart)", "Fleet.from_jobs(restart)",
-             "Fleet.restart")),
+             "Fleet.restart", "CellResult.restart"),
+        files=("key:restart", "file:restart")),
     Quantity(
         "outage_mtbf", "M_0", "s",
         "the mean time between outages, each failing every job at once (MODEL.md E8)",
         api=("Fleet(outage_mtbf)", "Fleet.identical(outage_mtbf)", "Fleet.from_jobs(outage_mtbf)",
-             "Fleet.from_csv(outage_mtbf)", "Fleet.outage_mtbf")),
+             "Fleet.from_csv(outage_mtbf)", "Fleet.outage_mtbf"),
+        files=("key:outage_mtbf",)),
     Quantity(
         "goodput", "G", "1",
         "committed work over N x the measured window: the share of the fleet's time that "
         "became durable progress (MODEL.md E8); over fleets with its interval: "
         "stormsim.stats.goodput.goodput(run)",
-        api=("Run.goodput", "PlanRow.goodput")),
+        api=("Run.goodput", "PlanRow.goodput"),
+        files=("summary:goodput", "summary:goodput_lo", "summary:goodput_hi",
+               "summary:goodput_method")),
     Quantity(
         "goodput_parts", "1 - G", "1",
         "G's complement split exactly into writing, lost, down, cap and uncommitted shares "
         "(with G they sum to 1)",
-        api=("Run.goodput_parts",)),
+        api=("Run.goodput_parts",),
+        files=("summary:goodput_writing", "summary:goodput_lost", "summary:goodput_down",
+               "summary:goodput_cap", "summary:goodput_uncommitted")),
     Quantity(
         "failures", "", "1",
         "a job's failures in the measured window, outages included (MODEL.md E8)",
-        api=("Run.failures",)),
+        api=("Run.failures",),
+        files=("summary:failures", "file:failures")),
+    Quantity(
+        "failures_per_day", "", "1/day",
+        "a fleet's failures (all its jobs, outages included) per day of measured time, with "
+        "its interval over fleets",
+        files=("summary:failures_per_day", "summary:failures_per_day_lo",
+               "summary:failures_per_day_hi")),
     Quantity(
         "outages", "", "1",
         "outages (every job failing at once) in the measured window",
-        api=("Run.outages",)),
+        api=("Run.outages",),
+        files=("summary:outages", "file:outages")),
     Quantity(
         "abandoned_writes", "", "1",
         "writes a failure stopped before they ended (the job left the writers at that instant)",
-        api=("Run.abandoned_writes",)),
+        api=("Run.abandoned_writes",),
+        files=("summary:abandoned_writes", "file:abandoned_writes")),
     Quantity(
         "lost_work", "", "s",
         "compute done in the window and lost to a failure (since the last durable checkpoint)",
-        api=("Run.lost_work",)),
+        api=("Run.lost_work",),
+        files=("file:lost_work",)),
     Quantity(
         "down_time", "", "s",
         "time a job spent DOWN, restarting after a failure, in the window",
-        api=("Run.down_time",)),
+        api=("Run.down_time",),
+        files=("file:down_time",)),
     Quantity(
         "committed_work", "", "s",
         "compute done in the window that a completed checkpoint made durable",
-        api=("Run.committed_work",)),
+        api=("Run.committed_work",),
+        files=("file:committed_work",)),
     Quantity(
         "uncommitted_work", "", "s",
         "compute done in the window and not yet durable at its end",
-        api=("Run.uncommitted_work",)),
+        api=("Run.uncommitted_work",),
+        files=("file:uncommitted_work",)),
     Quantity(
         "checkpoint_time", "", "s",
         "time a job spent checkpointing in the window, goodput's writing part: blocking writes "
         "(abandoned ones included), snapshots, waits, time queued for a writer slot, and an "
         "async job's slowdown share while its persist is in flight or queued",
-        api=("Run.checkpoint_time",)),
+        api=("Run.checkpoint_time",),
+        files=("file:checkpoint_time",)),
 )

@@ -23,11 +23,14 @@ or the parts of an unfinished sweep) and writes to DIR:
   Brookmeyer-Crowley interval) against the main grid key; medians beyond the
   cycle cap are drawn as triangles at the cap; against ``m_over_sigma`` (or
   ``jitter``) with the (m/sigma)^2 law as a reference line;
+- ``goodput_vs_<key>.png``: for a sweep whose jobs fail (MODEL.md E8: mtbf,
+  outage_mtbf), the goodput G with its 95 % interval against the numeric grid
+  key with the most values among those cells (ties: ``mtbf``);
 - ``report.md``: the sweep, the ``stormsim inspect`` table and the storms at
   the levels asked (``--levels``), the storm risk
   of the cells that ask for it (``risk_levels``: P(n_w >= k) and storms per
-  second and per day with intervals and methods), and the figures with what
-  each shows.
+  second and per day with intervals and methods), goodput and its parts per
+  cell with failures, and the figures with what each shows.
 
 The "main grid key" is the numeric, finite grid key with the most values; the
 other grid keys label the lines. Cells are read one at a time and only their
@@ -49,7 +52,8 @@ from .errors import ResourceError, os_error_sentence
 from .stats.survival import kaplan_meier, passage_times
 from .stats.tails import monotone_bound
 from .store.results import DEFAULT_TAIL_LEVELS, open_results
-from .store.tables import durations_table_text, physical_units, risk_table_text, storms_table_text
+from .store.tables import (durations_table_text, goodput_table_text, physical_units, risk_table_text,
+                           storms_table_text)
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
 #: colours; beyond that cells are thinned to every k-th one (and the caption says so).
@@ -102,6 +106,8 @@ def _cell_summary(c) -> dict:
                           and not (level > 0 and stops))
     if out["has_occ"]:
         out.update({name: cs[name] for name in FIGURE_NUMBERS})
+    if cs["failures"] >= 0:               # a cell with failures (MODEL.md E8)
+        out["goodput"] = tuple(cs[f"goodput{e}"] for e in ("", "_lo", "_hi"))
     if level > 0 and c.fleets_done > 0:
         t, obs = passage_times(c.passage_cycle, c.cycles)
         out.update(t=t, obs=obs, median=kaplan_meier(t, obs).median, cycles=c.cycles,
@@ -386,6 +392,49 @@ def _median_figure(res, pass_cells, xkey):
     return fig, caption
 
 
+def _goodput_key(res, fail_cells) -> str | None:
+    """The grid key to draw goodput against: the numeric key with the most distinct
+    finite values among the cells with failures (ties: ``mtbf``), or None."""
+    best, best_n = None, 1
+    for k in res.grid_keys:
+        vals = [s["params"][k] for s in fail_cells]
+        try:
+            x = np.asarray(vals, dtype=float)
+        except (TypeError, ValueError):
+            continue
+        if not np.all(np.isfinite(x)):
+            continue
+        n = len(np.unique(x))
+        if n > best_n or (n == best_n and k == "mtbf"):
+            best, best_n = k, n
+    return best
+
+
+def _goodput_figure(res, fail_cells, xkey):
+    """Goodput G (95 % interval) against ``xkey``, one line per value of the other keys."""
+    others = [k for k in res.grid_keys if k != xkey]
+    groups = _groups(fail_cells, others, xkey)
+    xs_all = sorted({float(s["params"][xkey]) for s in fail_cells})
+    ys = {}
+    for lab, grp in _thin(list(groups.items())):
+        y = np.full(len(xs_all), np.nan)
+        lo, hi = y.copy(), y.copy()
+        for s in grp:
+            i = xs_all.index(float(s["params"][xkey]))
+            y[i], lo[i], hi[i] = s["goodput"]
+        ys[lab] = (y, lo, hi)
+    unit = " (s)" if xkey in ("mtbf", "restart", "outage_mtbf", "T", "d") else ""
+    fig = plots.series(xs_all, ys, xlabel=xkey + unit, ylabel="goodput G",
+                       logx=_xaxis(xs_all))
+    fig.axes[0].set_title(plots.wrap(f"{res.name}: goodput against {xkey} (95% CI)",
+                                     fig.get_figwidth() * 0.9, 10), fontsize=10)
+    caption = (f"Goodput G (committed work over N x the measured window, MODEL.md E8) against "
+               f"{xkey}, with its 95 % interval over the independent fleets (ratio estimator, "
+               "delta method; stormsim.stats.goodput), for the cells whose jobs fail. Its "
+               "parts (writing, lost, down, cap, uncommitted) are in report.md's goodput table.")
+    return fig, caption
+
+
 def figures(res) -> list:
     """The report's figures of a Results: [(file name, Figure, caption)]."""
     cells = [_cell_summary(c) for c in res]
@@ -404,6 +453,10 @@ def figures(res) -> list:
         out.append(("survival.png", *_survival_figure(res, pass_cells, xkey)))
         if xkey is not None:
             out.append((f"median_vs_{xkey}.png", *_median_figure(res, pass_cells, xkey)))
+    fail_cells = [s for s in cells if "goodput" in s and np.isfinite(s["goodput"][0])]
+    gkey = _goodput_key(res, fail_cells) if fail_cells else None
+    if gkey is not None:
+        out.append((f"goodput_vs_{gkey}.png", *_goodput_figure(res, fail_cells, gkey)))
     return out
 
 
@@ -480,6 +533,13 @@ def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
                   "that ended in the measured window, with 95 % intervals over the "
                   "independent fleets (`stormsim.stats.durations`).", "",
                   "```", durations_table_text(res, s), "```", ""]
+    goodput = goodput_table_text(res, s)
+    if goodput is not None:               # cells with failures (MODEL.md E8)
+        lines += ["## Goodput", "",
+                  "Per cell whose jobs fail (mtbf, outage_mtbf): the goodput G, the share of "
+                  "the fleet's time that became durable progress, with its 95 % interval over "
+                  "the independent fleets, and the shares that split the rest.", "",
+                  "```", goodput, "```", ""]
     risk = risk_table_text(res)
     if risk is not None:
         lines += ["## Storm risk", "",

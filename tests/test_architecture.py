@@ -20,8 +20,8 @@ WINGS = [
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "interval", "exact_sums", "survival", "analysis", "tails", "storms",
-               "product_form", "stationary", "power", "durations", "summary", "physical", "daly",
-               "goodput"]),
+               "product_form", "stationary", "power", "durations", "goodput", "summary", "physical",
+               "daly"]),
     ("risk", ["__init__", "settings", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work

@@ -12,7 +12,9 @@ from stormsim import fleetplan
 from stormsim.store import cellresult
 from stormsim.glossary import QUANTITIES, Quantity
 from stormsim.stats.summary import BY_LEVEL, SCALARS
+from stormsim.store.cellresult import FAILURE_FLEET_ARRAYS
 from stormsim.store.layout import FLEET_ARRAYS
+from stormsim.sweep.work import FAILURE_ARRAYS
 from stormsim.sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS
 from stormsim.sweep.keys import KEYS
 
@@ -48,7 +50,7 @@ FILE_NAMES = {
     "summary": set(SCALARS) | set(BY_LEVEL),
     "risk": {a.name for a in RISK_ARRAYS + RISK_SCALARS} | set(PER_DAY),
     "key": {k.name for k in KEYS},
-    "file": set(FLEET_ARRAYS),
+    "file": set(FLEET_ARRAYS) | set(FAILURE_FLEET_ARRAYS) | set(FAILURE_ARRAYS),
 }
 
 

@@ -32,19 +32,63 @@ import numpy as np
 from ..engine.model import Fleet
 from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from .analysis import writing_fraction
-from .durations import Checkpoints, exceedance, exceedance_edge, mean, quantile
+from ..engine.units import SECONDS_PER_DAY
+from .durations import Checkpoints, exceedance, exceedance_edge, mean, quantile, ratio
+from .goodput import goodput_of_sums
 from .stationary import stationary
 from .storms import STORM_METHODS, storm_estimate
 from .survival import kaplan_meier, passage_times
 from .interval import CONFIDENCE
 from .tails import independent_tail, tail_estimate
 
-__all__ = ["METHOD_CODES", "cell_summary", "level_column", "job_write_fractions", "summary_table",
-           "table_of_rows"]
+__all__ = ["GOODPUT_KEYS", "GOODPUT_PARTS", "METHOD_CODES", "cell_summary", "level_column",
+           "job_write_fractions", "summary_table", "table_of_rows"]
 
 #: How each P(n_w >= k) was estimated, as stored in the result file (int8).
 #: -1: no such level (k > the cell's N; the table is padded to the largest N).
 METHOD_CODES = {"ratio-logit": 0, "zero-bound": 1, "one-bound": 2, "none": 3, "structural": 4}
+
+#: The parts of 1 - G (stormsim.stats.goodput.PARTS but G), as goodput_<part> columns.
+GOODPUT_PARTS = ("writing", "lost", "down", "cap", "uncommitted")
+_PART_DOCS = {"writing": "writing (blocking writes, abandoned ones included, snapshots, waits, "
+                         "queues)",
+              "lost": "computing work later lost to a failure",
+              "down": "DOWN, restarting after a failure",
+              "cap": "computing below full rate under the power cap",
+              "uncommitted": "computing work not yet durable at the window's end"}
+
+
+def _goodput_scalars() -> dict:
+    """The SCALARS of failures and goodput (MODEL.md E8), in order."""
+    ends = "95% interval (ratio over fleets, delta method)"
+    out = {"goodput": (np.float64, "1", "goodput G: committed work over N x the measured "
+                       "window (MODEL.md E8; NaN: a cell without failures)"),
+           "goodput_lo": (np.float64, "1", f"lower end of its {ends}"),
+           "goodput_hi": (np.float64, "1", f"upper end of its {ends}"),
+           "goodput_method": (str, None, "how the goodput intervals were made: ratio-delta "
+                              "(ratio over fleets, delta method) or none (no failures, or "
+                              "fewer than 2 fleets)")}
+    for part in GOODPUT_PARTS:
+        out[f"goodput_{part}"] = (np.float64, "1", f"share of N x the window spent "
+                                  f"{_PART_DOCS[part]} (with goodput and the other parts it "
+                                  "sums to 1)")
+        out[f"goodput_{part}_lo"] = (np.float64, "1", f"lower end of its {ends}")
+        out[f"goodput_{part}_hi"] = (np.float64, "1", f"upper end of its {ends}")
+    out.update({
+        "failures": (np.int64, "1", "failures in the measured windows, outages included (one "
+                     "per job failed), summed over the jobs and fleets (-1: a cell without "
+                     "failures)"),
+        "failures_per_day": (np.float64, "1/d", "failures of the fleet (all its jobs) per day of "
+                             "measured time"),
+        "failures_per_day_lo": (np.float64, "1/d", f"lower end of its {ends}"),
+        "failures_per_day_hi": (np.float64, "1/d", f"upper end of its {ends}"),
+        "abandoned_writes": (np.int64, "1", "writes a failure abandoned, summed over the jobs "
+                             "and fleets (-1: a cell without failures)"),
+        "outages": (np.int64, "1", "outages, summed over the fleets (-1: a cell without "
+                    "failures)"),
+    })
+    return out
+
 
 #: Per-cell scalars of the table, in order: name -> (dtype, units, long name).
 SCALARS = {
@@ -89,10 +133,15 @@ SCALARS = {
     "wait_mean_lo": (np.float64, "s", "lower end of its 95% interval (ratio over fleets)"),
     "wait_mean_hi": (np.float64, "s", "upper end of its 95% interval (ratio over fleets)"),
     "wait_max": (np.float64, "s", "longest wait of any fleet"),
+    # failures and goodput (MODEL.md E8; stormsim.stats.goodput), cells whose
+    # fleet has failures only: NaN (-1, 'none') for the others
+    **_goodput_scalars(),
 }
 #: The SCALARS of the checkpoint durations (computed by _checkpoint_summary).
 CHECKPOINT_KEYS = tuple(k for k in SCALARS if k == "checkpoints" or k.startswith(("duration_",
                                                                                    "wait_")))
+#: The SCALARS of failures and goodput (computed by _goodput_summary).
+GOODPUT_KEYS = tuple(_goodput_scalars())
 #: Per-(cell, k) arrays of the table: name -> (units, long name).
 BY_LEVEL = {
     "p_ge": ("1", "P(n_w >= k): share of measured time with at least k jobs writing"),
@@ -214,6 +263,36 @@ def cell_summary(c, confidence: float = CONFIDENCE) -> dict:
     out.update(_storm_summary(c, n, F, confidence, lvl if stops else 0))
     out["p_ge_law"], out["storms_per_s_law"] = _law(c, n)
     out.update(_checkpoint_summary(c, confidence))
+    out.update(_goodput_summary(c, confidence))
+    return out
+
+
+def _goodput_summary(c, confidence: float) -> dict:
+    """The GOODPUT_KEYS of a cell (stormsim.stats.goodput), over its fleets: NaN,
+    -1 and 'none' for a cell without failures (or a file written before them)."""
+    out = {k: -1 if SCALARS[k][0] is np.int64 else math.nan for k in GOODPUT_KEYS}
+    out["goodput_method"] = "none"
+    committed = getattr(c, "committed_work", None)
+    if committed is None or np.size(committed) == 0:
+        return out
+    for name in ("failures", "abandoned_writes", "outages"):
+        out[name] = int(round(float(np.sum(getattr(c, name)))))
+    window = np.asarray(c.window, dtype=np.float64)
+    two = np.size(committed) >= 2          # an interval needs a spread over fleets
+    per_fleet = [window] * 2 if two else [window.sum(keepdims=True)] * 2   # one: its value only
+    arrays = [np.asarray(a, dtype=np.float64) for a in (
+        committed, c.checkpoint_time, c.lost_work, c.down_time, c.uncommitted_work, c.failures)]
+    if not two:
+        arrays = [a.sum(keepdims=True) for a in arrays]
+        per_fleet = [np.concatenate([w, w]) for w in per_fleet]
+        arrays = [np.concatenate([a, a]) for a in arrays]
+    g = goodput_of_sums(int(np.size(c.T)), per_fleet[0], *arrays[:5], confidence=confidence)
+    f = ratio(arrays[5] * SECONDS_PER_DAY, per_fleet[1], confidence)
+    for name, iv in ([("goodput", g["goodput"])] + [(f"goodput_{p}", g[p]) for p in GOODPUT_PARTS]
+                     + [("failures_per_day", f)]):
+        out[name] = iv.value
+        out[f"{name}_lo"], out[f"{name}_hi"] = (iv.lo, iv.hi) if two else (math.nan, math.nan)
+    out["goodput_method"] = "ratio-delta" if two else "none"
     return out
 
 
@@ -273,7 +352,10 @@ def _law(c, n: int) -> tuple[np.ndarray, np.ndarray]:
     p = c.params
     weights = getattr(c, "weights", None)
     sigma = np.asarray(c.jitter, dtype=np.float64)
-    if (p.get("checkpoint", "blocking") != "blocking" or n == 0 or not np.all(sigma > 0)
+    mtbf = getattr(c, "mtbf", None)
+    fails = (mtbf is not None and bool(np.any(np.isfinite(mtbf)))) or math.isfinite(
+        float(p.get("outage_mtbf", math.inf)))   # MODEL.md E8: no stationary law with failures
+    if (fails or p.get("checkpoint", "blocking") != "blocking" or n == 0 or not np.all(sigma > 0)
             or (weights is not None and np.any(np.asarray(weights) != np.asarray(weights)[0]))
             or (p.get("max_writers") or n) < n):
         return nan, nan.copy()
@@ -331,7 +413,7 @@ def table_of_rows(rows: list) -> dict:
     kmax = max((r["N"] for r in rows if r is not None), default=0)
     out = {"k": np.arange(1, kmax + 1, dtype=np.int64)}
     for name, (dtype, _, _) in SCALARS.items():
-        fill = np.nan if dtype is np.float64 else 0
+        fill = np.nan if dtype is np.float64 else "none" if dtype is str else 0
         out[name] = np.array([fill if r is None else r[name] for r in rows], dtype=dtype)
     for name in BY_LEVEL:
         a = np.full((n_cells, kmax), np.nan)

@@ -20,11 +20,14 @@ from ..stats.survival import kaplan_meier, passage_times
 from .._args import tail_level
 from ..sweep.work import RESULT_ARRAYS
 
-__all__ = ["FLEET_ARRAYS", "CellResult", "CellRisk", "cell_from_parts"]
+__all__ = ["FAILURE_FLEET_ARRAYS", "FLEET_ARRAYS", "CellResult", "CellRisk", "cell_from_parts"]
 
 #: The per-job arrays of a cell's fleet, as stored: dataset name -> Fleet attribute.
 FLEET_ARRAYS = {"T": "T", "d": "d", "jitter": "jitter", "f": "f", "snapshot": "snapshot",
                 "slowdown": "slowdown", "weights": "weights"}
+#: The per-job arrays stored only for a cell whose fleet has failures (MODEL.md E8)
+#: -> their value without (a cell of a fleet that never fails, a file written before).
+FAILURE_FLEET_ARRAYS = {"mtbf": math.inf, "restart": 0.0}
 
 
 @dataclass(eq=False)
@@ -58,6 +61,8 @@ class CellResult:
     snapshot: np.ndarray = None  # (N,) MODEL.md E1 / E2 per-job options
     slowdown: np.ndarray = None
     weights: np.ndarray = None
+    mtbf: np.ndarray = None      # (N,) MODEL.md E8 per-job options (inf, 0: never fails)
+    restart: np.ndarray = None
     #: The cell's storm risk (risk_levels), None without one (or not yet done):
     #: ``levels`` (int64) and each of stormsim.sweep.cellrisk.RISK_ARRAYS (per level) and
     #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
@@ -83,6 +88,11 @@ class CellResult:
         if name.endswith("_blocks") and name[:-7] in d.get("sums", ()):
             return d.get("blocks", {}).get(name[:-7])
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def has_failures(self) -> bool:
+        """The cell's fleet can fail (MODEL.md E8): its goodput arrays are stored."""
+        return self.arrays.get("committed_work") is not None
 
     @property
     def fleets_done(self) -> int:
@@ -167,7 +177,7 @@ def cell_from_parts(c, parts, *, keep_per_fleet: bool, risk=None) -> CellResult:
     """
     n = c.n_jobs
     rows = {a.name: np.empty((c.fleets,) + a.width(n), dtype=a.dtype)
-            for a in RESULT_ARRAYS if keep_per_fleet or not a.summed}
+            for a in RESULT_ARRAYS if (keep_per_fleet or not a.summed) and a.kept(c.fleet)}
     summed = [a.name for a in RESULT_ARRAYS if a.summed]
     totals = {a.name: [0] * a.columns(n) for a in RESULT_ARRAYS if a.summed}
     per_block: dict = {name: {} for name in summed}
@@ -197,4 +207,5 @@ def cell_from_parts(c, parts, *, keep_per_fleet: bool, risk=None) -> CellResult:
     return CellResult(index=c.index, params=dict(c.values), fleets=c.fleets, fleet_index=index,
                       arrays=arrays, sums=sums, blocks=blocks,
                       risk=None if risk is None else {"levels": risk.levels, **risk.arrays},
-                      **{k: getattr(c.fleet, attr).copy() for k, attr in FLEET_ARRAYS.items()})
+                      **{k: getattr(c.fleet, attr).copy() for k, attr in FLEET_ARRAYS.items()},
+                      **{k: getattr(c.fleet, k).copy() for k in FAILURE_FLEET_ARRAYS})

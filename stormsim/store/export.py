@@ -28,8 +28,8 @@ import numpy as np
 
 from ..stats.interval import CONFIDENCE
 from ..stats.storms import STORM_METHODS
-from ..stats.summary import (BY_LEVEL, CHECKPOINT_KEYS, METHOD_CODES, SCALARS, level_column,
-                              summary_table)
+from ..stats.summary import (BY_LEVEL, CHECKPOINT_KEYS, GOODPUT_KEYS, METHOD_CODES, SCALARS,
+                              level_column, summary_table)
 from ..sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
 from ..sweep.keys import PARAM_ATTRS
 from .layout import grid_attrs, grid_axes
@@ -237,6 +237,8 @@ def _rows(res, levels, unit: str, storms: bool = False,
         names += [level_column(name, lv) for name in LEVEL_COLUMNS + (STORM_COLUMNS if storms else ())]
     if durations:                  # checkpoint durations and waits (MODEL.md E7)
         names += list(CHECKPOINT_KEYS)
+    if res.n_cells and np.any(np.asarray(s["failures"]) >= 0):   # failures, goodput (E8)
+        names += list(GOODPUT_KEYS)
     rows = []
     for i in range(res.n_cells):
         r = {"cell": i}

@@ -23,6 +23,12 @@ bit, and adds:
 
 Version 1 files read as before (their table is computed when asked for).
 
+A cell whose jobs fail (MODEL.md E8) also holds the arrays of
+:data:`stormsim.sweep.work.RESULT_ARRAYS` marked ``failures`` (per fleet, sums
+over its jobs) and its jobs' ``mtbf`` and ``restart``; other cells have none
+of them (still version 2: datasets are only added), and a file without them
+reads as cells without failures.
+
 A sweep with storm risk (``risk_levels``; still version 2: the datasets are
 added, none changes) also has, per cell that asks for it, a dimension
 ``risk_k`` (the levels asked) and the datasets of
@@ -49,7 +55,7 @@ from ..stats.tails import block_ranges
 from ..sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
 from ..sweep.keys import KEY, PARAM_ATTRS
 from ..sweep.work import RESULT_ARRAYS
-from .cellresult import FLEET_ARRAYS, cell_from_parts
+from .cellresult import FAILURE_FLEET_ARRAYS, FLEET_ARRAYS, cell_from_parts
 from .identity import settings_json
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "cell_group", "check_version",
@@ -79,6 +85,10 @@ CELL_ARRAYS = {
     "snapshot": (("job",), "s", "async snapshot time, per job (MODEL.md E1)"),
     "slowdown": (("job",), "1", "async compute slowdown while persisting, per job (MODEL.md E1)"),
     "weights": (("job",), "1", "storage weight, per job (MODEL.md E2)"),
+    "mtbf": (("job",), "s", "mean time between failures M_i, per job (MODEL.md E8; cells with "
+             "failures only)"),
+    "restart": (("job",), "s", "restart time R_i after a failure, per job (MODEL.md E8; cells "
+                "with failures only)"),
     "block_start": (("block",), "1", "first fleet of each block"),
     "block_fleets": (("block",), "1", "fleets in each block"),
 }
@@ -322,6 +332,9 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
     for name in FLEET_ARRAYS:
         _put(g, scales, name, getattr(cell, name))
     g["sigma"] = g["jitter"]        # a hard link: the name 0.2.0 wrote and its readers read
+    if cell.has_failures:           # MODEL.md E8: no dataset for a fleet that never fails
+        for name in FAILURE_FLEET_ARRAYS:
+            _put(g, scales, name, getattr(cell, name))
     for name, arr in cell.arrays.items():
         if arr is not None:
             _put(g, scales, name, arr)
@@ -471,7 +484,9 @@ def read_cell(g) -> dict:
                             else ds[()])
     return dict(params=pv, fleets=n, fleet_index=np.arange(n), arrays=arrays, sums=sums,
                 blocks=blocks, risk=risk,
-                **{k: _fleet_array(g, k) for k in FLEET_ARRAYS})
+                **{k: _fleet_array(g, k) for k in FLEET_ARRAYS},
+                **{k: g[k][()] if k in g else np.full(g["T"].shape, v)
+                   for k, v in FAILURE_FLEET_ARRAYS.items()})
 
 
 def _fleet_array(g, name: str) -> np.ndarray:

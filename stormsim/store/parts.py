@@ -130,6 +130,9 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
             n_jobs = sweep.cells[cell].n_jobs
             arrays, sums, blocks = {}, {}, {}
             for r in RESULT_ARRAYS:
+                if not r.kept(sweep.cells[cell].fleet):
+                    arrays[r.name] = None
+                    continue
                 if r.summed:
                     exact = tuple(int(x) for x in z[f"{j}_{r.name}_exact"].tolist())
                     if len(exact) != r.columns(n_jobs):

@@ -23,7 +23,7 @@ from .._deprecated import UNSET, old_keyword
 from .._version import __version__
 from ..errors import SpecError, SweepError
 from ..stats.interval import CONFIDENCE
-from ..stats.summary import CHECKPOINT_KEYS, cell_summary, level_column
+from ..stats.summary import CHECKPOINT_KEYS, GOODPUT_KEYS, SCALARS, cell_summary, level_column
 from .._args import check_tail_level, tail_level
 from ..stats.tails import monotone_bound
 from ..sweep.spec import Sweep, parse_sweep
@@ -157,6 +157,9 @@ class Results:
         "not-recorded": a file written before storms were counted).
         Checkpoint durations and waits: the
         stormsim.stats.summary.CHECKPOINT_KEYS (``duration_mean``, ...).
+        Failures and goodput (MODEL.md E8): the GOODPUT_KEYS (``goodput``,
+        ``goodput_lo``, ``goodput_lost``, ..., ``failures_per_day``; NaN, -1
+        and 'none' for a cell without failures).
         The keys of 0.2.0 (``P(n_w>=L):lo``, ``k:L``, ...) still read, with a
         DeprecationWarning, for one release; so do ``tail=`` and ``level=``.
         """
@@ -263,6 +266,12 @@ def _summarize_cell(out: dict, c, levels, ks: dict, unit: str, confidence: float
     for key in CHECKPOINT_KEYS:      # checkpoint durations (MODEL.md E7); none: NaN, -1
         none = -1 if key == "checkpoints" else math.nan
         out.setdefault(key, np.full(out["fleets"].size, none))[i] = none if cs is None else cs[key]
+    for key in GOODPUT_KEYS:         # failures and goodput (MODEL.md E8); none: NaN, -1, 'none'
+        dtype = SCALARS[key][0]
+        none = -1 if dtype is np.int64 else "none" if dtype is str else math.nan
+        col = out.setdefault(key, np.full(out["fleets"].size, none,
+                                          dtype=object if dtype is str else dtype))
+        col[i] = none if cs is None else cs[key]
     if cs is None:
         return
     cs["p_ge_bound"] = monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])

@@ -15,12 +15,13 @@ from .._format import (fmt_ci, fmt_duration, fmt_law, fmt_p_ge, fmt_passage, fmt
 from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
-from ..stats.summary import level_column
+from ..stats.summary import GOODPUT_PARTS, level_column
 from ..stats.tails import monotone_bound
 from .cellresult import CellRisk
 
 __all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
-           "durations_table_text", "risk_table_text", "storms_table_text", "sweep_figures"]
+           "durations_table_text", "goodput_table_text", "risk_table_text", "storms_table_text",
+           "sweep_figures"]
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -227,6 +228,34 @@ def durations_table_text(res, s) -> str:
         "of d)."])
 
 
+def goodput_table_text(res, s) -> str | None:
+    """Goodput and its parts per cell with failures (MODEL.md E8), from the
+    Results.summary ``s``; None when no cell has failures."""
+    cells = [i for i in range(res.n_cells) if s["failures"][i] >= 0]
+    if not cells:
+        return None
+    header = (["cell"] + list(res.grid_keys) + ["goodput [95% CI]"]
+              + GOODPUT_PARTS_SHOWN + ["failures/day [95% CI]", "abandoned writes", "outages"])
+    rows = []
+    for i in cells:
+        row = [str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
+        row.append(fmt_ci(*(s[f"goodput{e}"][i] for e in ("", "_lo", "_hi"))))
+        row += [f"{s[f'goodput_{p}'][i]:.3g}" for p in GOODPUT_PARTS]
+        row.append(fmt_ci(*(s[f"failures_per_day{e}"][i] for e in ("", "_lo", "_hi"))))
+        row += [str(int(s["abandoned_writes"][i])), str(int(s["outages"][i]))]
+        rows.append(row)
+    return "\n".join(render(header, rows) + [
+        "", "Goodput G (MODEL.md E8): committed work over N x the measured window; the other "
+        "shares split 1 - G exactly (writing, work lost to failures, DOWN restarting, slowed by "
+        "the cap, uncommitted at the window's end); 95% CI over the independent fleets "
+        "(stormsim.stats.goodput: ratio estimators, delta method). Every column with its "
+        "interval: --format csv/json (goodput_lost_lo, ...)."])
+
+
+#: The column headers of the goodput parts (GOODPUT_PARTS), shares of N x window.
+GOODPUT_PARTS_SHOWN = ["writing", "lost", "down", "cap", "uncommitted"]
+
+
 @dataclass(frozen=True)
 class _Columns:
     """What the inspect table shows of a result, decided once from its summary:
@@ -410,6 +439,9 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
     lines = _intro(res) + [""] + render(_header(res, s, cols), rows) + [""] + _notes(res, s, cols)
     if durations:
         lines += ["", "Checkpoint durations and waits, per cell:", "", durations_table_text(res, s)]
+    text = goodput_table_text(res, s)
+    if text is not None:          # cells with failures (MODEL.md E8)
+        lines += ["", "Goodput and failures, per cell with failures:", "", text]
     text = risk_table_text(res, risky) if risky else None
     if text is not None:
         lines += ["", "Storm risk (risk_levels), per cell and level k asked:", "", text, "",

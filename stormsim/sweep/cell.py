@@ -18,7 +18,7 @@ import numpy as np
 from .._format import fmt_toml
 from ..engine.launch import stagger_margin, stagger_theta
 from ..engine.model import Fleet, throughput_label
-from ..engine.run import fast_forward_applies
+from ..engine.run import choose_kernel, fast_forward_applies
 from ..errors import SpecError
 from ..risk.splitting import check_splittable
 from .._args import tail_level
@@ -202,14 +202,15 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
     if isinstance(thr, tuple) and thr[0] != "power" and len(thr) != n:
         raise Bad(f"throughput table has {len(thr)} values but N = {n}: give f(1), ..., f(N)")
     options = _options(v, n, table)
+    failures = _failure_options(v, n, table)
     writers = v["max_writers"] or None       # 0: no cap
     if writers is not None and writers > n:
         raise Bad(f"max_writers = {writers} is above N = {n}: must be in 1..N (at most N jobs "
                   "write at once), or 'none' for no cap")
-    jobs = _table_fleet(table, v, cap, thr, writers) if table else None
+    jobs = _table_fleet(table, v, cap, thr, writers, failures) if table else None
     T = _per_job(v, "T", n) if jobs is None else jobs.T
     d = jobs.d if jobs else v["load"] * T / n if "load" in v else _per_job(v, "d", n)
-    spec = dict(T=T, d=d, cap=cap, throughput=thr, max_writers=writers, **options)
+    spec = dict(T=T, d=d, cap=cap, throughput=thr, max_writers=writers, **options, **failures)
     try:
         fleet, margin = _fleet_and_margin(v, spec, jobs, n)
     except SpecError as exc:
@@ -265,16 +266,37 @@ def _options(v: dict, n: int, table) -> dict:
     return options
 
 
-def _table_fleet(table: dict, v: dict, cap, thr, writers) -> Fleet:
+def _failure_options(v: dict, n: int, table) -> dict:
+    """The E8 keys as Fleet's keywords (mtbf and restart: one value, or one per job);
+    with a job table, a key its columns give (mtbf, restart) must stay at its default."""
+    out = {k: _per_job(v, k, n) if isinstance(v[k], tuple) else v[k]
+           for k in ("mtbf", "restart", "outage_mtbf")}
+    both = [k for k in ("mtbf", "restart")
+            if table and k in table and np.any(np.asarray(v[k]) != KEY[k].default)]
+    if both:
+        raise Bad(f"the job table ('jobs') has the column{'s' if len(both) > 1 else ''} "
+                  f"{', '.join(both)}: leave the key{'s' if len(both) > 1 else ''} "
+                  f"{', '.join(repr(k) for k in both)} out, or drop the column")
+    return out
+
+
+def _table_fleet(table: dict, v: dict, cap, thr, writers, failures: dict) -> Fleet:
     """A job table's fleet, behind the cell's writer cap (a Fleet option, seeded
-    through Fleet.canonical only where it caps)."""
+    through Fleet.canonical only where it caps) and its failure keys (MODEL.md E8:
+    mtbf and restart where the table has no such column, outage_mtbf)."""
     jobs = jobtable.fleet(table, v, cap, thr)
-    if writers is None:
+    fails = {k: x for k, x in failures.items() if not (k in table and k != "outage_mtbf")}
+    if writers is None and all(np.all(np.asarray(x) == KEY[k].default)
+                               for k, x in fails.items()):
         return jobs
-    return Fleet(T=jobs.T, d=jobs.d, cap=jobs.cap, throughput=jobs.throughput,
-                 jitter=jobs.jitter, checkpoint=jobs.checkpoint, snapshot=jobs.snapshot,
-                 slowdown=jobs.slowdown, on_busy=jobs.on_busy, weights=jobs.weights,
-                 max_writers=writers)
+    fails = {"mtbf": jobs.mtbf, "restart": jobs.restart, **fails}
+    try:
+        return Fleet(T=jobs.T, d=jobs.d, cap=jobs.cap, throughput=jobs.throughput,
+                     jitter=jobs.jitter, checkpoint=jobs.checkpoint, snapshot=jobs.snapshot,
+                     slowdown=jobs.slowdown, on_busy=jobs.on_busy, weights=jobs.weights,
+                     max_writers=writers, **fails)
+    except SpecError as exc:
+        raise Bad(str(exc)) from None
 
 
 def _fleet_and_margin(v: dict, spec: dict, jobs: Fleet | None, n: int) -> tuple[Fleet, float]:
@@ -299,6 +321,8 @@ def _fleet_and_margin(v: dict, spec: dict, jobs: Fleet | None, n: int) -> tuple[
     else:
         sigma = _sigma(v["jitter"], spec["T"], n) if "jitter" in v else 0.0
     fleet = jobs or Fleet(jitter=sigma, **spec)
+    if fleet.has_failures:      # a kernel must run its failures (MODEL.md E8): say so now
+        choose_kernel(fleet)
     if v["launch"] == "stagger":
         _check_stagger(fleet)
     return fleet, margin
@@ -342,7 +366,8 @@ def _derived(v: dict, n: int, T: np.ndarray, fleet: Fleet, margin: float) -> dic
         "cap_fraction": v["cap_fraction"] if "cap_fraction" in v else fleet.cap / n,
         "throughput": throughput_label(v["throughput"]), "jitter": same(sig), "margin": margin,
         "m_over_sigma": mos, "snapshot": same(fleet.snapshot), "slowdown": same(fleet.slowdown),
-        "weights": same(fleet.weights),
+        "weights": same(fleet.weights), "mtbf": same(fleet.mtbf), "restart": same(fleet.restart),
+        "outage_mtbf": fleet.outage_mtbf,
     }
 
 

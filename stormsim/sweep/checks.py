@@ -15,7 +15,7 @@ from .._args import check_tail_level
 
 __all__ = ["Bad", "boolean", "int_at_least", "int_or_one_of", "is_int", "is_num", "one_of",
            "passage_level", "per_job", "positive", "positive_or_inf", "seconds_or_none",
-           "tail_level_list", "throughput", "writer_cap"]
+           "tail_level_list", "throughput", "time_or_inf", "writer_cap"]
 
 
 class Bad(Exception):
@@ -222,3 +222,44 @@ def tail_level_list(v) -> tuple:
             raise Bad(f"lists {fmt_toml(x)} twice: give each level once")
         out.append(norm)
     return tuple(out)
+
+
+def _time(x, positive: bool, inf_ok: bool) -> float:
+    """One time: a number of seconds, a time with its unit ('24 h', '10 min'), or
+    (``inf_ok``) inf / 'inf' / 'none' for never; raise Bad otherwise."""
+    from ..engine.units import quantity
+
+    rule = (("> 0" if positive else ">= 0") + (" (inf or 'none': never)" if inf_ok else ""))
+    if isinstance(x, str) and x.strip().lower() in ("inf", "infinity", "none"):
+        if inf_ok:
+            return math.inf
+        raise Bad(f"must be finite and {rule}")
+    if isinstance(x, str):
+        try:
+            x = float(quantity("value", x, "time").to("second").magnitude)
+        except SpecError as exc:
+            rest = str(exc).split(": ", 1)[-1]
+            raise Bad(f"{fmt_toml(x)} is not a time ({rest}); write seconds or a time with "
+                      "its unit, e.g. '24 h'") from None
+    elif not is_num(x):
+        raise Bad("must be a number of seconds or a time with its unit such as '24 h', or a "
+                  f"list of them (one per job); found {fmt_toml(x)}")
+    x = float(x)
+    if math.isnan(x) or x < 0.0 or (x == 0.0 and positive) or (math.isinf(x) and not inf_ok):
+        raise Bad(f"every value must be {'' if inf_ok else 'finite and '}{rule}; found "
+                  f"{fmt_toml(x)}")
+    return x
+
+
+def time_or_inf(positive: bool, inf_ok: bool, per_job: bool = True):
+    """A time (seconds, or with its unit: '24 h'), inf where ``inf_ok``, or (``per_job``)
+    a list of them, one per job: the float (or tuple of floats), or raise Bad."""
+    def check(v):
+        if isinstance(v, list):
+            if not per_job:
+                raise Bad("must be one time, the fleet's (not a list)")
+            if not v:
+                raise Bad("an empty list: give one value per job")
+            return tuple(_time(x, positive, inf_ok) for x in v)
+        return _time(v, positive, inf_ok)
+    return check

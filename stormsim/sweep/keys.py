@@ -5,6 +5,7 @@ add a key"). ``spec`` reads sweep files with it and resolves their cells.
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -150,6 +151,21 @@ KEYS: tuple[Key, ...] = (
         "checkpoints write at once and the others queue; 'none' (the default): no cap",
         ck.writer_cap, 0, _i8, aliases=("writers", "writer_cap", "K_w"),
         units="1", long_name="writer admission cap K, MODEL.md E5 (0: no cap)"),
+    # MODEL.md E8, seeded through Fleet.canonical (only away from never-fail)
+    Key("mtbf", "each job's mean time between failures M (wall time; MODEL.md E8): seconds or "
+        "a time with its unit such as '24 h', 'inf' or 'none' (the default: never fails), or a "
+        "list with one per job", ck.time_or_inf(True, True), math.inf, _f8,
+        units="s", long_name="a job's mean time between failures M, MODEL.md E8 (inf: never "
+        "fails; NaN where jobs differ)"),
+    Key("restart", "each job's restart time R after a failure (MODEL.md E8): seconds >= 0 or a "
+        "time with its unit such as '10 min' (default 0), or a list with one per job",
+        ck.time_or_inf(False, False), 0.0, _f8,
+        units="s", long_name="a job's restart time R after a failure, MODEL.md E8 (NaN where "
+        "jobs differ)"),
+    Key("outage_mtbf", "the mean time between outages M_0, each failing every job at once "
+        "(MODEL.md E8): seconds or a time such as '30 d', 'inf' or 'none' (the default: no "
+        "outages)", ck.time_or_inf(True, True, per_job=False), math.inf, _f8,
+        units="s", long_name="mean time between outages M_0, MODEL.md E8 (inf: none)"),
     Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
         "random", str, aliases=("theta",), seed="always", kwarg=True,
         units=None, long_name="initial phases: random, sync or stagger"),

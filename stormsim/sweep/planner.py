@@ -142,9 +142,10 @@ class Planner:
 
     def bytes_per_fleet(self, cell: int) -> int:
         """Bytes of one fleet's results (the per-fleet arrays), plus some overhead."""
-        n = self.sweep.cells[cell].n_jobs
+        c = self.sweep.cells[cell]
+        n = c.n_jobs
         return 64 + sum(np.dtype(a.dtype).itemsize * int(np.prod(a.width(n)))
-                        for a in RESULT_ARRAYS)
+                        for a in RESULT_ARRAYS if a.kept(c.fleet))
 
     def next(self) -> Unit | RiskUnit | None:
         if self.risk_queue:

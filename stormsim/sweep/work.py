@@ -30,8 +30,8 @@ from .cellrisk import RiskUnit, run_risk
 from .executors import layer_guard
 from .spec import Sweep
 
-__all__ = ["RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "ResultArray", "Unit", "make_piece",
-           "make_unit", "run_unit"]
+__all__ = ["FAILURE_ARRAYS", "RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "ResultArray", "Unit",
+           "make_piece", "make_unit", "run_unit"]
 
 
 # ---------------------------------------------------------------------------
@@ -49,6 +49,10 @@ class ResultArray:
         ``NAME_sum`` (its row's shape); the per-fleet array only when the sweep's
         ``occupancy = "fleet"`` (in ``"sum"`` mode it is None, and its sums
         per block of fleets are kept instead)
+    failures : kept only for a cell whose fleet has failures (MODEL.md E8,
+        ``Fleet.has_failures``; None, and no dataset, for the others): the
+        Run's per-job array summed over the fleet's jobs, one float per fleet
+        (``window``: ``Run.window``)
     """
 
     name: str
@@ -58,6 +62,22 @@ class ResultArray:
     per_level: bool = False
     summed: bool = False
     bins: str = ""
+    failures: bool = False
+
+    def kept(self, fleet) -> bool:
+        """Whether a cell of this fleet keeps the array (``failures``: only with failures)."""
+        return not self.failures or fleet.has_failures
+
+    def of_run(self, run):
+        """The fleets' row of this array from a simulate() Run (None: not kept)."""
+        if self.failures:
+            if run.committed_work is None:
+                return None
+            if self.name == "window":
+                return np.asarray(run.window, dtype=np.float64)
+            value = np.asarray(getattr(run, self.name), dtype=np.float64)
+            return value.sum(axis=1) if value.ndim == 2 else value
+        return getattr(run, self.name)
 
     def width(self, n_jobs: int) -> tuple:
         """Shape of one fleet's row."""
@@ -111,7 +131,41 @@ RESULT_ARRAYS: tuple[ResultArray, ...] = (
                 "their waits / T_i on fixed log bins (wait_edge): bin 0 below the first "
                 "edge (a wait of 0 among them), the last at or above the last edge",
                 summed=True, bins="wait_bin"),
+    # MODEL.md E8, for cells whose fleet has failures only: per fleet, the sums
+    # over its jobs that goodput and its parts need (stormsim.stats.goodput:
+    # each a ratio over fleets with the window; cap is the rest)
+    ResultArray("window", np.float64, "s",
+                "length of the measured window (MODEL.md E8; cells with failures)",
+                failures=True),
+    ResultArray("committed_work", np.float64, "s",
+                "compute done in the window that a completed checkpoint made durable, summed "
+                "over the fleet's jobs (MODEL.md E8)", failures=True),
+    ResultArray("checkpoint_time", np.float64, "s",
+                "time the fleet's jobs spent checkpointing in the window (blocking writes, "
+                "abandoned ones included, snapshots, waits, queues, an async job's slowdown "
+                "share), goodput's writing part, summed over its jobs (MODEL.md E8)",
+                failures=True),
+    ResultArray("lost_work", np.float64, "s",
+                "compute done in the window and lost to a failure, summed over the fleet's "
+                "jobs (MODEL.md E8)", failures=True),
+    ResultArray("down_time", np.float64, "s",
+                "time the fleet's jobs spent DOWN (restarting) in the window, summed over its "
+                "jobs (MODEL.md E8)", failures=True),
+    ResultArray("uncommitted_work", np.float64, "s",
+                "compute done in the window, not yet durable at its end, summed over the "
+                "fleet's jobs (MODEL.md E8)", failures=True),
+    ResultArray("failures", np.float64, "1",
+                "failures of the fleet's jobs in the window, outages included (one per job "
+                "failed), summed over its jobs (MODEL.md E8)", failures=True),
+    ResultArray("abandoned_writes", np.float64, "1",
+                "writes a failure stopped before they ended, summed over the fleet's jobs "
+                "(MODEL.md E8)", failures=True),
+    ResultArray("outages", np.float64, "1",
+                "outages (every job failing at once) in the window (MODEL.md E8)",
+                failures=True),
 )
+#: The RESULT_ARRAYS of cells with failures only (MODEL.md E8).
+FAILURE_ARRAYS: tuple[str, ...] = tuple(a.name for a in RESULT_ARRAYS if a.failures)
 RESULT_ARRAY: dict[str, ResultArray] = {a.name: a for a in RESULT_ARRAYS}
 
 
@@ -282,7 +336,7 @@ class Part:
         """The part of a piece from its simulate() Run."""
         arrays, sums, blocks = {}, {}, {}
         for a in RESULT_ARRAYS:
-            value = getattr(run, a.name)
+            value = a.of_run(run)
             if a.summed:
                 sums[a.name] = tuple(exact_column_sums(value))
                 if not keep_per_fleet:

@@ -204,3 +204,49 @@ def test_sigterm_and_sigint_stop_at_a_unit_boundary_and_resume(tmp_path, referen
     assert done.returncode == 0, done.stderr
     assert f"({kept} fleets were already done)" in done.stdout
     assert datasets(tmp_path / "out.h5") == reference
+
+
+#: A sweep whose jobs fail (MODEL.md E8; blocking jobs: the anonymous kernel),
+#: several units per cell: its goodput arrays are among those compared.
+FAIL_SWEEP = """
+[sweep]
+name = "crash test with failures"
+[fixed]
+N = 8
+T = 1800.0
+d = 40.0
+jitter = 18.0
+restart = "10 min"
+cycles = 600
+fleets = 200
+burn_in = 10
+[grid]
+mtbf = ["2 h", "12 h", "inf"]
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_of_a_sweep_with_failures_then_resume_is_bit_identical(tmp_path):
+    """Killed (SIGKILL) after one, then after three more finished units, resumed:
+    every dataset, the failure arrays and the goodput columns included, equals an
+    uninterrupted run's bit for bit."""
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    run_sweep(parse_sweep(FAIL_SWEEP, "sweep.toml"), ref_dir / "ref.h5", progress="none")
+    ref = datasets(ref_dir / "ref.h5")
+    assert "cells/000000/committed_work" in ref and "cells/000002/committed_work" not in ref
+    (tmp_path / "sweep.toml").write_text(FAIL_SWEEP)
+    for parts in (1, 3):
+        proc = _start(tmp_path, "-q", "-j", "1")
+        for _ in range(parts):
+            wait_for_a_new_part(proc, tmp_path)
+        killed = kill_at(proc, time.monotonic() + 0.01)
+        out = proc.communicate()          # (closes its pipes)
+        assert killed, out
+    assert 0 < _fleets_in_parts(tmp_path) < 3 * 200
+    proc = _start(tmp_path, "-q")
+    _, err = proc.communicate(timeout=KILL_TEST_TIMEOUT_S)
+    assert proc.returncode == 0, err
+    now = datasets(tmp_path / "out.h5")
+    keys = [k for k in ref if not k.endswith("@")]
+    assert [k for k in keys if now.get(k) != ref[k]] == []

@@ -345,3 +345,23 @@ def test_the_command_line_survives_killed_workers_quietly(tmp_path):
     assert "Traceback" not in err and "CommClosedError" not in err, err
     assert "distributed." not in err, err        # no log line of distributed's at all
     assert datasets(tmp_path / "o.h5") == datasets(tmp_path / "local.h5")
+
+
+@pytest.mark.slow  # a Dask cluster
+def test_a_sweep_with_failures_on_dask_matches_the_local_run(tmp_path):
+    """MODEL.md E8's per-fleet sums travel in Dask's parts like every array."""
+    from stormsim.sweep.executors import DaskExecutor
+
+    text = ('[sweep]\nname = "fail"\n[fixed]\nN = 4\nT = 1800.0\nd = 30.0\njitter = 18.0\n'
+            'restart = "10 min"\nfleets = 40\ncycles = 200\n[grid]\nmtbf = ["3 h", "inf"]\n')
+    run_sweep(parse_sweep(text, "sweep.toml"), tmp_path / "local.h5", progress="none")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        ex = DaskExecutor(client, target_seconds=1e-3)
+        out = run_sweep(parse_sweep(text, "sweep.toml"), tmp_path / "dask.h5", executor=ex,
+                        progress="none")
+        assert out.status == "complete"
+    local = datasets(tmp_path / "local.h5")
+    assert "cells/000000/committed_work" in local
+    assert datasets(tmp_path / "dask.h5") == local

@@ -327,9 +327,11 @@ def test_censored_fleets_are_stored_and_counted():
 
 
 def test_examples_are_valid_sweeps():
-    for name in ("stagger_survival.toml", "tail_sweep.toml"):
+    for name in ("stagger_survival.toml", "tail_sweep.toml", "goodput.toml"):
         sw = load_sweep(ROOT / "examples" / name)
         assert sw.n_cells >= 8
+    goodput = load_sweep(ROOT / "examples" / "goodput.toml")
+    assert all(c.fleet.has_failures for c in goodput.cells)
     assert load_sweep(ROOT / "examples" / "stagger_survival.toml").occupancy == "sum"
 
 
