@@ -1,6 +1,7 @@
 """The kernel's three yardstick ratios, measured side by side in ONE process.
 
-``python -m benchmarks.ratios [--pairs 21] [--fleets 1024] [--cycles 1000] [--reference PATH] [--json PATH]``
+``python -m benchmarks.ratios [--pairs 21] [--fleets 1024] [--cycles 1000] [--durations off]
+[--reference PATH] [--json PATH]``
 
 1. (a) on stormsim's blocking kernel over (a) on the independent reference
    kernel, 1 thread, in fleet-cycles per CPU second;
@@ -8,7 +9,10 @@
    for; CPU time would hide a thread that idles);
 3. the general kernel per event, (g) over (a), 1 thread, CPU ns per event.
 
-Workloads (a) and (g) as in ``benchmarks/workloads.py``. The reference kernel
+Workloads (a) and (g) as in ``benchmarks/workloads.py``; ``--durations off``
+runs (a) with ``simulate(durations=False)``, occupancy without the write
+durations' maxima and histograms (MODEL.md E7), as the reference kernel
+measures it ((g) is unchanged: the general kernel always records them). The reference kernel
 (``limit.py``, a measuring stick of the same model written independently) is
 imported from ``--reference`` (default: ``shared/reference-kernel`` beside
 this checkout or beside one of its parents), never copied; where it is absent
@@ -100,10 +104,10 @@ def timed(job) -> dict:
             "load": max(load, os.getloadavg()[0]), "threads": workers(ticks, thread_ticks())}
 
 
-def stormsim_job(w, fleets: int, cycles: int, threads: int):
+def stormsim_job(w, fleets: int, cycles: int, threads: int, **extra):
     def job():
         run = stormsim.simulate(w.fleet, fleets=fleets, cycles=cycles, seed=SEED,
-                                threads=threads, **w.kwargs)
+                                threads=threads, **w.kwargs, **extra)
         return fleet_cycles(run), int(run.events.sum())
     return job
 
@@ -140,11 +144,12 @@ def build_jobs(a, limit) -> dict:
     jobs = {}
     if limit is not None:
         jobs["ref@1"] = reference_job(limit, a.fleets, a.cycles, 1)
-    jobs["a@1"] = stormsim_job(W["a"], a.fleets, a.cycles, 1)
+    extra = {"durations": False} if a.durations == "off" else {}
+    jobs["a@1"] = stormsim_job(W["a"], a.fleets, a.cycles, 1, **extra)
     jobs["g@1"] = stormsim_job(W["g"], a.fleets, g_cycles, 1)
     if limit is not None and numba.config.NUMBA_NUM_THREADS >= 2:
         jobs["ref@2"] = reference_job(limit, a.fleets, a.cycles, 2)
-        jobs["a@2"] = stormsim_job(W["a"], a.fleets, a.cycles, 2)
+        jobs["a@2"] = stormsim_job(W["a"], a.fleets, a.cycles, 2, **extra)
     return jobs
 
 
@@ -207,9 +212,9 @@ def report(res: dict) -> str:
     return "\n".join(lines)
 
 
-def warm_up(limit) -> None:
+def warm_up(limit, durations: str = "on") -> None:
     """Load or compile both kernels (the reference compiles in each process)."""
-    for job in build_jobs(argparse.Namespace(fleets=2, cycles=8), limit).values():
+    for job in build_jobs(argparse.Namespace(fleets=2, cycles=8, durations=durations), limit).values():
         job()
 
 
@@ -218,6 +223,8 @@ def main(argv=None) -> int:
     p.add_argument("--pairs", type=int, default=21, help="rounds (each ratio once per round)")
     p.add_argument("--fleets", type=int, default=1024)
     p.add_argument("--cycles", type=int, default=1000, help="(a)'s; (g) runs a quarter")
+    p.add_argument("--durations", default="on", choices=("on", "off"),
+                   help="(a) with the write durations' maxima and histograms (E7) or without")
     p.add_argument("--reference", default=None, help="the reference kernel's folder")
     p.add_argument("--json", default=None, help="write the raw figures here")
     a = p.parse_args(argv)
@@ -228,14 +235,15 @@ def main(argv=None) -> int:
     elif numba.config.NUMBA_NUM_THREADS < 2:
         print("NUMBA_NUM_THREADS < 2: the 2-thread ratio skipped", flush=True)
     jobs = build_jobs(a, limit)
-    warm_up(limit)
+    warm_up(limit, a.durations)
     start = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
              "load_before": os.getloadavg(), "cpus": os.cpu_count(),
              "threading_layer": numba.threading_layer(), "pairs": a.pairs,
-             "fleets": a.fleets, "cycles": a.cycles, "reference": str(path) if limit else None}
+             "fleets": a.fleets, "cycles": a.cycles, "durations": a.durations,
+             "reference": str(path) if limit else None}
     res = dict(start, **summarize(rounds(jobs, a.pairs)))
     print(f"{start['date']}, {a.pairs} rounds, {a.fleets} fleets x {a.cycles} cycles "
-          f"((g): x {G_CYCLES_FRACTION:g}), numba {numba.__version__} "
+          f"((g): x {G_CYCLES_FRACTION:g}), (a) durations {a.durations}, numba {numba.__version__} "
           f"({start['threading_layer']}), load before {start['load_before'][0]:.2f}")
     print(report(res))
     if a.json:

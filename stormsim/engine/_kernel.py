@@ -290,7 +290,7 @@ def _record(out, table, x, inv_scale):
 
 
 #: Normals drawn per job at once by the event loop (``_normal_block``).
-_NB = 8
+_NB = 16
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
@@ -773,7 +773,7 @@ def _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh, nwh, ckey, cidx,
     return nwh, nch
 
 
-def _make_run_fleet(FAST, LONE=True, FAIL=False):
+def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
     """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
 
     One source, two compiled functions: FAST is a closure constant and every
@@ -792,6 +792,14 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
     FAIL (MODEL.md E8; never with FAST): failures, restarts and outages, and
     their observables. Every use sits under a bare ``if FAIL:``, pruned
     before typing, so a fleet without failures runs the code of today.
+
+    DUR (the default; always with FAST or FAIL): the write durations'
+    maximum and histogram (MODEL.md E7), recorded at every write end.
+    ``DUR=False`` (``run_fleet_nodur``) compiles them out of the event loop,
+    each ``if DUR:`` pruned before typing: dur_out is then left as zeros but
+    for its sum (``_OUT_SUM``, formed from the writing time at the window's
+    ends, nothing per event), and ``simulate(durations=False)`` returns none
+    of them.
     Each job's next failure and end of DOWN, on wall time, sit in an indexed
     heap (the outage's time beside it): the next event is the earlier of
     the queues' head and that, and at a failure the clocks are settled at
@@ -809,7 +817,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
     # results are the same bits; only impossible inputs would differ.
     @njit(cache=CACHE, nogil=True, error_model="numpy")
     @_variant("run_fleet" + ("_ff" if FAST else "") + ("" if LONE else "_no_lone")
-              + ("_fail" if FAIL else ""))
+              + ("_fail" if FAIL else "") + ("" if DUR else "_nodur"))
     def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                   level, stop_at_passage, record, ring_w, ring_c, firings,
                   occupancy, upcross, writing, table, dur_out, fail_in=None, fail_keys=None,
@@ -1058,6 +1066,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                 advance = True
                 nw_prev = nwh  # writers before this instant (for up-crossings)
                 n_fire = 0
+                nf0 = 0  # tofire[nf0:n_fire] fire in the loop below (a lone firing: fired already)
                 if FAIL:
                     if xdone:  # the rest of a failure's instant (below the loop)
                         xdone = False
@@ -1085,10 +1094,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                         # the window's opening, a duration from the firing.
                         s = since[np.uintp(i)]
                         writing[np.uintp(i)] += t - max(s, t0)
-                        x = t - s
-                        if x > dur_out[_OUT_MAX]:  # (rarely true: predicted)
-                            dur_out[_OUT_MAX] = x
-                        dur_out[np.uintp(_OUT_HIST + _cell_bin(table, x * inv_d[np.uintp(i)]))] += 1.0
+                        if DUR:
+                            x = t - s
+                            if x > dur_out[_OUT_MAX]:  # (rarely true: predicted)
+                                dur_out[_OUT_MAX] = x
+                            dur_out[np.uintp(_OUT_HIST + _cell_bin(table, x * inv_d[np.uintp(i)]))] += 1.0
                         if FAIL:
                             committed[np.uintp(i)] += wcur[np.uintp(i)] - pre_w[np.uintp(i)]
                             pre_w[np.uintp(i)] = 0.0
@@ -1102,10 +1112,53 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                         nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, pc + w, i)
                 elif lone == 2:
                     # One job fires, alone (its key - pc is 0.0).
+                    # (Fired here, not through tofire and the loop below.)
                     lone = 0
-                    tofire[0] = cidx[np.uintp(ch)]
+                    i = cidx[np.uintp(ch)]
                     n_fire = 1
+                    nf0 = 1
                     ch, nch = _q_pop(ckey, cidx, ch, nch, mask, ring_c)
+                    ks = 0
+                    if FAIL:
+                        ks = shift[np.uintp(i)]
+                    k = count[np.uintp(i)]
+                    if record and k < cycles:
+                        firings[i, k] = t
+                    count[np.uintp(i)] = k + 1
+                    if k + 1 == cycles:
+                        n_done += 1
+                    if k + 1 == burn_in:
+                        n_burn += 1
+                    since[np.uintp(i)] = t
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + d[np.uintp(i)], i)
+                    # Its next compute interval (normal k of its stream), drawn now,
+                    # off the write end's critical path: the same value then.
+                    # (With failures: normal k + shift[i], the intervals started.)
+                    kn = k + ks
+                    w = T[np.uintp(i)]
+                    if sigma[np.uintp(i)] > 0.0:
+                        # From the job's block of _NB normals (k - nbk[i] in
+                        # 0.._NB-1), refilled when k leaves it; NaN: not
+                        # ended at the first output, drawn here.
+                        o = kn - nbk[np.uintp(i)]
+                        if o >= _NB or o < 0:
+                            nbk[np.uintp(i)] = kn
+                            _normal_block(base[np.uintp(i)], kn, nbuf, i * _NB)
+                            o = 0
+                        z = nbuf[np.uintp(i * _NB + o)]
+                        if z != z:
+                            z = stream_normal(base[np.uintp(i)], kn)
+                        w += sigma[np.uintp(i)] * z
+                        if w < 0.0:
+                            w = 0.0
+                    wnext[np.uintp(i)] = w
+                    # Writes that end now were applied first, so level nwh is crossed
+                    # at this instant iff it is above the writers before it. (Counted
+                    # here, per firing, not per instant: a branch per instant on
+                    # "did n_w rise" mispredicts and cost ~8% per event.)
+                    if measuring and nwh > nw_prev:
+                        upcross[np.uintp(nwh)] += 1
+                    events += 1
                 else:
                     # Every job whose remaining amount is (within the tie rule) zero
                     # changes phase now, before the rates are recomputed. Pop all
@@ -1130,10 +1183,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                         events += 1
                         if measuring:
                             writing[i] += t - max(since[i], t0)
-                            x = t - since[i]
-                            if x > dur_out[_OUT_MAX]:
-                                dur_out[_OUT_MAX] = x
-                            dur_out[_OUT_HIST + _cell_bin(table, x * inv_d[i])] += 1.0
+                            if DUR:
+                                x = t - since[i]
+                                if x > dur_out[_OUT_MAX]:
+                                    dur_out[_OUT_MAX] = x
+                                dur_out[_OUT_HIST + _cell_bin(table, x * inv_d[i])] += 1.0
                             if FAIL:
                                 committed[i] += wcur[i] - pre_w[i]
                                 pre_w[i] = 0.0
@@ -1152,8 +1206,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                             continue
                         tofire[n_fire] = i
                         n_fire += 1
-                for b in range(n_fire):
+                for b in range(nf0, n_fire):
                     i = tofire[np.uintp(b)]
+                    ks = 0
+                    if FAIL:
+                        ks = shift[np.uintp(i)]
                     k = count[np.uintp(i)]
                     if record and k < cycles:
                         firings[i, k] = t
@@ -1167,9 +1224,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
                     # Its next compute interval (normal k of its stream), drawn now,
                     # off the write end's critical path: the same value then.
                     # (With failures: normal k + shift[i], the intervals started.)
-                    kn = k
-                    if FAIL:
-                        kn = k + shift[np.uintp(i)]
+                    kn = k + ks
                     w = T[np.uintp(i)]
                     if sigma[np.uintp(i)] > 0.0:
                         # From the job's block of _NB normals (k - nbk[i] in
@@ -1345,16 +1400,20 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False):
 run_fleet = _make_run_fleet(False)
 run_fleet_ff = _make_run_fleet(True)
 run_fleet_fail = _make_run_fleet(False, FAIL=True)
+run_fleet_nodur = _make_run_fleet(False, DUR=False)
 
 
-def _make_run_fleets(FAST, FAIL=False):
+def _make_run_fleets(FAST, FAIL=False, DUR=True):
     """``run_fleets`` over ``run_fleet_ff`` (FAST) or ``run_fleet``: each its own
     compiled function (the other branch pruned before typing), so a plain run
     compiles and loads the event loop alone, and the fast-forward's code is
-    compiled only when first asked for."""
+    compiled only when first asked for. DUR=False (``run_fleets_nodur``, the
+    event loop alone): over ``run_fleet_nodur``, no write-duration maxima or
+    histograms (E7)."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
-    @_variant("run_fleets" + ("_ff" if FAST else "") + ("_fail" if FAIL else ""))
+    @_variant("run_fleets" + ("_ff" if FAST else "") + ("_fail" if FAIL else "")
+              + ("" if DUR else "_nodur"))
     def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
                    level, stop_at_passage, record, ring_w, ring_c, firings,
                    occupancy, upcross, writing, passage_time, passage_cycle, end_time, events,
@@ -1376,6 +1435,11 @@ def _make_run_fleets(FAST, FAIL=False):
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
                     occupancy[f], upcross[f], writing[f], table, dur_out[f], fail_in, fail_keys,
                     fail_out[f])
+            elif not DUR:
+                p_t, p_c, t_end, n_ev = run_fleet_nodur(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f], table, dur_out[f])
             elif FAST:
                 p_t, p_c, t_end, n_ev = run_fleet_ff(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
@@ -1399,6 +1463,8 @@ run_fleets = _make_run_fleets(False)
 run_fleets_ff = _make_run_fleets(True)
 #: The event loop with failures, restarts and outages (MODEL.md E8).
 run_fleets_fail = _make_run_fleets(False, FAIL=True)
+#: The event loop without the write durations' maxima and histograms (E7).
+run_fleets_nodur = _make_run_fleets(False, DUR=False)
 
 
 # -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --

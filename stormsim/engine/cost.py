@@ -132,9 +132,9 @@ CALL_OVERHEAD = 64 * 1024
 
 #: A kernel's work space per job and thread, allocated per fleet, at most:
 #: the anonymous kernel (``run_fleet``) has four queues of up to 2N entries
-#: (64 B), ten arrays of N (80 B), a block of _NB = 8 normals per job (64 B),
+#: (64 B), ten arrays of N (80 B), a block of _NB = 16 normals per job (128 B),
 #: two rate tables of N + 1 and the launch order (2 x 8 (N + 1) + 16 N B):
-#: <= 240 N + 16 B; the general one (``run_fleet_general``) eight queues of
+#: <= 304 N + 16 B; the general one (``run_fleet_general``) eight queues of
 #: up to 2N, the writer cap's FIFO included (128 B), twenty-one arrays of N
 #: (168 B), two of bools and four tables of N + 1: <= 330 N + 32 B. 368 B per
 #: job bounds both for every N >= 1.

@@ -24,6 +24,7 @@ from .model import Fleet
 run_fleets = _kernel.run_fleets
 run_fleets_ff = _kernel.run_fleets_ff
 run_fleets_fail = _kernel.run_fleets_fail
+run_fleets_nodur = _kernel.run_fleets_nodur
 FAIL_COLUMNS = _kernel.FAIL_COLUMNS
 run_fleets_general = _kernel.run_fleets_general
 run_fleets_general_fail = _kernel.run_fleets_general_fail

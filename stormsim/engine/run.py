@@ -407,7 +407,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
              stop_at_passage: bool = True, fleet_start: int = 0,
              batch_size: int | None = None, threads: int | None = None,
              progress=None, queues: str = "auto", kernel: str = "auto",
-             fast_forward="auto") -> Run:
+             fast_forward="auto", durations: bool = True) -> Run:
     """Simulate independent fleets exactly, event to event (MODEL.md).
 
     Parameters
@@ -465,6 +465,13 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         loop. Sweeps pass their cells' key ``fast_forward`` ("auto" unless
         the sweep file sets it; true becomes "auto" in a cell where
         ``fast_forward_applies`` is false).
+    durations : bool
+        Record the checkpoints' write durations and waits (MODEL.md E7:
+        ``durations_count``, ``_sum``, ``_max``, ``_hist`` and ``wait_*``;
+        the default). False: those fields are None and the event loop of a
+        base-model run without failures or fast-forward compiles their
+        recording out (``run_fleets_nodur``); every other output is the
+        same bits.
 
     Returns
     -------
@@ -510,6 +517,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     progress = check_progress("progress", progress, _batch_line)
     record_firings = check_flag("record_firings", record_firings)
     stop_at_passage = check_flag("stop_at_passage", stop_at_passage)
+    durations = check_flag("durations", durations)
     if queues not in QUEUE_KINDS:
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
@@ -521,7 +529,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
                  level=0 if passage_level is None else passage_level,
                  stop_at_passage=stop_at_passage, record_firings=record_firings,
                  fleet_start=fleet_start, batch_size=batch_size, general=general,
-                 fast_forward=ff, rings=rings)
+                 fast_forward=ff, rings=rings, durations=bool(durations))
     inputs = door.prepare(fleet, seed)
     out = _Outputs.empty(fleets, n, cycles, record_firings, failures=fleet.has_failures)
     with door.numba_threads(threads):
@@ -569,6 +577,7 @@ class _Plan:
     general: bool            # the general kernel (else the anonymous one)
     fast_forward: bool
     rings: tuple             # ring flags of the kernel's queues
+    durations: bool = True   # record the write durations and waits (E7)
 
 
 @dataclass(frozen=True)
@@ -608,6 +617,17 @@ class _Outputs:
 
     def run(self, fleet: Fleet, launch, seed: int, plan: _Plan, passage_level) -> Run:
         """The filled arrays as a Run."""
+        if not plan.durations:
+            e7 = dict.fromkeys(("durations_count", "durations_sum", "durations_max",
+                                "durations_hist", "wait_sum", "wait_max", "wait_hist"))
+            return Run(fleet=fleet, launch=launch, seed=seed, cycles=plan.cycles,
+                       burn_in=plan.burn_in, passage_level=passage_level,
+                       fleet_start=plan.fleet_start, firings=self.firings,
+                       occupancy=self.occupancy, passage_time=self.passage_time,
+                       passage_cycle=self.passage_cycle, end_time=self.end_time,
+                       events=self.events, upcrossings=self.upcross, writing_time=self.writing,
+                       waits=self.waits, wait_time=self.wait_time, skips=self.skips, **e7,
+                       **self._failure_fields())
         dur_hist = self.dur_out[:, 2:].astype(np.int64)
         wait_hist = self.wait_out[:, 2:].astype(np.int64)
         count = dur_hist.sum(axis=1)
@@ -675,6 +695,9 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
                              _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,
                              out.fail_out[lo:hi])
     else:
-        run_fleets = door.run_fleets_ff if plan.fast_forward else door.run_fleets
+        if plan.fast_forward:
+            run_fleets = door.run_fleets_ff
+        else:
+            run_fleets = door.run_fleets if plan.durations else door.run_fleets_nodur
         run_fleets(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
                    _DURATION_CELLS, out.dur_out[lo:hi])

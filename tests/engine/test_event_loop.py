@@ -94,6 +94,38 @@ def test_the_short_path_gives_the_general_paths_bits(ring):
     assert tied > 1000 and distinct > 10 * tied  # measured: 6262 and 93818
 
 
+@pytest.mark.parametrize("ring", [True, False], ids=["ring", "heap"])
+def test_durations_off_changes_no_other_bit(ring):
+    """``run_fleet_nodur`` (DUR=False: the write durations' maximum and
+    histogram compiled out) gives ``run_fleet``'s bits for every other
+    output, the durations' sum included; the maximum and histogram stay 0."""
+    for name, fleet, theta in CASES:
+        for opts in OPTIONS:
+            a = run(_kernel.run_fleet, fleet, theta, 1, ring, **opts)
+            b = run(_kernel.run_fleet_nodur, fleet, theta, 1, ring, **opts)
+            assert a[0] == b[0], (name, opts)
+            for x, y, what in zip(a[1:5], b[1:5], ("firings", "occupancy", "upcross", "writing")):
+                np.testing.assert_array_equal(x, y, err_msg=f"{name} {opts} {what}")
+            assert a[5][0] == b[5][0] and not np.any(b[5][1:]), (name, opts)
+
+
+def test_simulate_without_durations():
+    """simulate(durations=False): the E7 fields are None, every other output
+    the same bits; the fast-forward and failures keep their kernels."""
+    fleet = stormsim.Fleet.identical(8, T=1.0, load=0.7, jitter=0.05)
+    for kw in (dict(), dict(burn_in=3, passage_level=2, stop_at_passage=False),
+               dict(passage_level=2, fast_forward=True), dict(record_firings=True)):
+        a = stormsim.simulate(fleet, fleets=6, cycles=30, seed=3, **kw)
+        b = stormsim.simulate(fleet, fleets=6, cycles=30, seed=3, durations=False, **kw)
+        for f in ("durations_count", "durations_sum", "durations_max", "durations_hist",
+                  "wait_sum", "wait_max", "wait_hist"):
+            assert getattr(b, f) is None
+        for f in ("occupancy", "passage_time", "passage_cycle", "end_time", "events",
+                  "upcrossings", "writing_time", "firings"):
+            x, y = getattr(a, f), getattr(b, f)
+            assert (x is None and y is None) or x.tobytes() == y.tobytes(), (kw, f)
+
+
 def test_a_block_of_normals_is_stream_normal_where_it_is_not_nan():
     """``_normal_block`` (the event loop's draws, _NB at once) equals
     ``stream_normal`` bit for bit wherever it gives a value; NaN (the draw
