@@ -616,33 +616,30 @@ class _Outputs:
                    fail_out=np.zeros((fleets, n + 1, door.FAIL_COLUMNS)) if failures else None)
 
     def run(self, fleet: Fleet, launch, seed: int, plan: _Plan, passage_level) -> Run:
-        """The filled arrays as a Run."""
-        if not plan.durations:
-            e7 = dict.fromkeys(("durations_count", "durations_sum", "durations_max",
-                                "durations_hist", "wait_sum", "wait_max", "wait_hist"))
-            return Run(fleet=fleet, launch=launch, seed=seed, cycles=plan.cycles,
-                       burn_in=plan.burn_in, passage_level=passage_level,
-                       fleet_start=plan.fleet_start, firings=self.firings,
-                       occupancy=self.occupancy, passage_time=self.passage_time,
-                       passage_cycle=self.passage_cycle, end_time=self.end_time,
-                       events=self.events, upcrossings=self.upcross, writing_time=self.writing,
-                       waits=self.waits, wait_time=self.wait_time, skips=self.skips, **e7,
-                       **self._failure_fields())
-        dur_hist = self.dur_out[:, 2:].astype(np.int64)
-        wait_hist = self.wait_out[:, 2:].astype(np.int64)
-        count = dur_hist.sum(axis=1)
-        if not plan.general:  # a blocking checkpoint fires when it falls due: no wait
-            wait_hist[:, 0] = count
+        """The filled arrays as a Run (the E7 fields None where durations were off)."""
         return Run(fleet=fleet, launch=launch, seed=seed, cycles=plan.cycles, burn_in=plan.burn_in,
                    passage_level=passage_level, fleet_start=plan.fleet_start, firings=self.firings,
                    occupancy=self.occupancy, passage_time=self.passage_time,
                    passage_cycle=self.passage_cycle, end_time=self.end_time, events=self.events,
                    upcrossings=self.upcross, writing_time=self.writing, waits=self.waits,
-                   wait_time=self.wait_time, skips=self.skips,
-                   durations_count=count, durations_sum=self.dur_out[:, 0].copy(),
-                   durations_max=self.dur_out[:, 1].copy(), durations_hist=dur_hist,
-                   wait_sum=self.wait_out[:, 0].copy(), wait_max=self.wait_out[:, 1].copy(),
-                   wait_hist=wait_hist, **self._failure_fields(plan.general))
+                   wait_time=self.wait_time, skips=self.skips, **self._durations(plan),
+                   **self._failure_fields(plan.general))
+
+    def _durations(self, plan: _Plan) -> dict:
+        """The E7 fields: each checkpoint's duration and wait, counted, summed, their
+        maxima and histograms; None each where ``plan.durations`` is off."""
+        names = ("durations_count", "durations_sum", "durations_max", "durations_hist",
+                 "wait_sum", "wait_max", "wait_hist")
+        if not plan.durations:
+            return dict.fromkeys(names)
+        dur_hist = self.dur_out[:, 2:].astype(np.int64)
+        wait_hist = self.wait_out[:, 2:].astype(np.int64)
+        count = dur_hist.sum(axis=1)
+        if not plan.general:  # a blocking checkpoint fires when it falls due: no wait
+            wait_hist[:, 0] = count
+        return dict(zip(names, (count, self.dur_out[:, 0].copy(), self.dur_out[:, 1].copy(),
+                                dur_hist, self.wait_out[:, 0].copy(),
+                                self.wait_out[:, 1].copy(), wait_hist)))
 
     def _failure_fields(self, general: bool) -> dict:
         if self.fail_out is None:
