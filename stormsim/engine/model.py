@@ -376,13 +376,16 @@ class Fleet:
         hashes): N, T, d, cap, f(0..N), sigma as float.hex strings, and each
         option of OPTIONS only where some job differs from its default, and
         max_writers only where it caps (K < N), so every base-model fleet
-        has the encoding of the base model alone (its run seeds do not move)."""
+        has the encoding of the base model alone (its run seeds do not move);
+        the failure options (MODEL.md E8) only where some job fails."""
         def hexlist(a):
             return [float(x).hex() for x in np.asarray(a, dtype=np.float64).ravel()]
 
         canon = {"N": self.n_jobs, "T": hexlist(self.T), "d": hexlist(self.d),
                  "cap": float(self.cap).hex(), "f": hexlist(self.f), "sigma": hexlist(self.jitter)}
-        for name, default in (self.OPTIONS | self.FAILURE_OPTIONS).items():
+        # a restart time of a fleet that never fails changes nothing: not in its seed
+        options = self.OPTIONS | (self.FAILURE_OPTIONS if self.has_failures else {})
+        for name, default in options.items():
             if np.any((arr := getattr(self, name)) != default):
                 canon[name] = arr.tolist() if arr.dtype.kind == "U" else hexlist(arr)
         if self.max_writers < self.n_jobs:

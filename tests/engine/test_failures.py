@@ -594,3 +594,10 @@ def test_a_base_fleet_with_failures_is_the_same_in_both_kernels():
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-9,
                                    err_msg=name)
     np.testing.assert_allclose(b.checkpoint_time, b.writing_time, rtol=0, atol=1e-9)
+
+
+def test_a_restart_time_without_failures_is_not_in_the_seed():
+    plain = stormsim.Fleet.identical(4, T=1.0, load=0.5, jitter=0.01)
+    assert plain.replace(restart=5.0).canonical() == plain.canonical()
+    failing = plain.replace(mtbf=50.0)
+    assert failing.replace(restart=5.0).canonical() != failing.canonical()
