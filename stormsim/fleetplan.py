@@ -973,7 +973,7 @@ def _reasons(row: PlanRow, f: Fleet, ks: np.ndarray, lost: str) -> tuple[str, ..
             out.append(f"{name}: exact only, and {why} (gpu_lost_share is simulated)")
     for o in ROW_OUTPUTS:
         v = getattr(row, o.name)
-        if o.kind == "interval" and math.isnan(v.value) and v.method != NO_FAILURES:
+        if o.kind == "interval" and math.isnan(v.value):
             out.append(f"{o.name}: {v.method}")
     return tuple(out)
 

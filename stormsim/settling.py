@@ -58,12 +58,12 @@ import math
 import time
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy.stats import chi2
 
 from ._args import check_levels, check_real
 from ._format import fmt_share, fmt_value
+from .engine import door
 from .engine.cost import run_seconds
 from .engine.model import Fleet
 from .engine.run import simulate
@@ -114,8 +114,6 @@ LONG_RUN_FLEETS, LONG_RUN_CYCLES, LONG_RUN_BURN_IN = 256, 400, 40
 #: four times the kernel (the README's fleet: 0.5 s of replay for 0.12 s of kernel);
 #: each batch's measured cost replaces it.
 FIRST_SCALE = 5.0
-#: The kernel's tie rule (MODEL.md): a remaining volume within this share of d_i is 0.
-TIE = 1e-12
 #: The firings held at once (fleets x N x cycles), 8 B each: 64 MB.
 FIRINGS_AT_ONCE = 8_000_000
 NOT_IN_BUDGET = "not estimated in the budget"
@@ -123,136 +121,6 @@ SATURATED = "saturated"
 
 
 # -- the blocks, from the firings -------------------------------------------------------
-
-@numba.njit(cache=True, inline="always")
-def _occupy(acc, a, b, n):
-    """Add the stretch [a, b) at n writers to busy[block, level] where n >= k
-    (acc: tau, levels, busy)."""
-    tau, levels, busy = acc
-    nb = busy.shape[0]
-    if b <= a:
-        return
-    j0 = min(int(a / tau), nb - 1)             # a, b >= 0: the floor
-    j1 = min(int(b / tau), nb - 1)
-    for li in range(levels.size):
-        if n < levels[li]:
-            continue
-        for j in range(j0, j1 + 1):
-            lo = max(a, j * tau)
-            hi = min(b, (j + 1) * tau) if j < nb - 1 else b
-            if hi > lo:
-                busy[j, li] += hi - lo
-
-
-@numba.njit(cache=True, inline="always")
-def _push(hk, hv, n, key, val):
-    """Push (key, val) on the binary min-heap hk, hv of n entries."""
-    i = n
-    while i > 0:
-        up = (i - 1) // 2
-        if hk[up] <= key:
-            break
-        hk[i], hv[i] = hk[up], hv[up]
-        i = up
-    hk[i], hv[i] = key, val
-
-
-@numba.njit(cache=True, inline="always")
-def _pop(hk, hv, n):
-    """Remove the least entry of the heap of n entries (n - 1 remain)."""
-    key, val = hk[n - 1], hv[n - 1]
-    i, m = 0, n - 1
-    while True:
-        c = 2 * i + 1
-        if c >= m:
-            break
-        if c + 1 < m and hk[c + 1] < hk[c]:
-            c += 1
-        if key <= hk[c]:
-            break
-        hk[i], hv[i] = hk[c], hv[c]
-        i = c
-    if m > 0:
-        hk[i], hv[i] = key, val
-
-
-@numba.njit(cache=True, inline="always")
-def _drain(heap, state, until, job, acc):
-    """End the writes that end before ``until`` (not within the tie rule of it).
-    heap: the writers' virtual finish and job (a binary heap of n entries);
-    state: [t, v (the virtual clock), n, W (the writers' weight)]; job: each
-    job's d_i / w_i and w_i, and f (n = 0..N)."""
-    size, weight, f = job
-    hk, hv = heap
-    while state[2] > 0:
-        vf, j = hk[0], hv[0]
-        n = int(state[2])
-        rate = f[n] / state[3]                       # the virtual clock's speed
-        if vf >= state[1] + (until - state[0]) * rate - TIE * size[j]:
-            break
-        te = state[0] + (vf - state[1]) / rate
-        _occupy(acc, state[0], te, n)
-        _pop(hk, hv, n)
-        state[0], state[1], state[2] = te, vf, n - 1
-        state[3] = state[3] - weight[j] if n > 1 else 0.0
-
-
-@numba.njit(cache=True, inline="always")
-def _instant(heap, state, tf, job, acc):
-    """Advance to the firing instant tf; end the writes that end at it (the tie
-    rule); return the writers before the instant."""
-    size, weight, f = job
-    hk, hv = heap
-    n = int(state[2])
-    vt = state[1] + ((tf - state[0]) * f[n] / state[3] if n > 0 else 0.0)
-    _occupy(acc, state[0], tf, n)
-    state[0], state[1] = tf, vt
-    before = n
-    while state[2] > 0 and hk[0] - vt <= TIE * size[hv[0]]:
-        j = hv[0]
-        _pop(hk, hv, int(state[2]))
-        state[2] -= 1
-        state[3] = state[3] - weight[j] if state[2] > 0 else 0.0
-    return before
-
-
-@numba.njit(cache=True)
-def _one_fleet(times, jobs, job, acc, up):
-    """One fleet's storms and time at n_w >= k per block, from its firings
-    (times sorted, jobs their job), up to the blocks' end."""
-    size, weight, f = job
-    tau, levels, busy = acc
-    horizon = tau * up.shape[0]
-    heap = (np.empty(size.size), np.empty(size.size, dtype=np.int64))
-    state = np.zeros(4)                            # t, v, n, W
-    p, m = 0, times.size
-    while p < m and times[p] < horizon:
-        tf = times[p]
-        _drain(heap, state, tf, job, acc)
-        before = _instant(heap, state, tf, job, acc)
-        while p < m and times[p] == tf:           # every firing of the instant
-            i = jobs[p]
-            _push(heap[0], heap[1], int(state[2]), state[1] + size[i], i)
-            state[2] += 1
-            state[3] += weight[i]
-            p += 1
-        j = min(int(tf / tau), up.shape[0] - 1)
-        for li in range(levels.size):
-            if before < levels[li] <= state[2]:
-                up[j, li] += 1
-    _drain(heap, state, horizon, job, acc)
-    _occupy(acc, state[0], horizon, int(state[2]))
-
-
-@numba.njit(cache=True)
-def _fleets(firings, job, tau, levels, up, busy, reach):
-    for r in range(firings.shape[0]):
-        flat = firings[r].ravel()
-        order = np.argsort(flat, kind="mergesort")
-        jobs = order // firings.shape[2]
-        _one_fleet(flat[order], jobs, job, (tau, levels, busy[r]), up[r])
-        reach[r] = np.min(firings[r][:, -1])
-
 
 def blocks_of_firings(fleet: Fleet, firings: np.ndarray, tau: float, n_blocks: int,
                       levels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -273,7 +141,7 @@ def blocks_of_firings(fleet: Fleet, firings: np.ndarray, tau: float, n_blocks: i
     reach = np.empty(fir.shape[0])
     job = tuple(np.ascontiguousarray(a, dtype=np.float64)
                 for a in (fleet.d / fleet.weights, fleet.weights, fleet.f))
-    _fleets(fir, job, float(tau), levels, up, busy, reach)
+    door.replay_blocks(fir, job, float(tau), levels, up, busy, reach)
     return up, busy, reach
 
 

@@ -2848,3 +2848,138 @@ def ffs_stage(T, d, sigma, rw, rc, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
                              np.uint64(0), horizon, sparse, near, out_due[r, m:m + 1])
         status[r, m] = st
         events[r, m] = ev
+
+
+# -- time-resolved storms, replayed from recorded firings (stormsim.settling) ------------
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _rp_occupy(acc, a, b, n):
+    """Add the stretch [a, b) at n writers to busy[block, level] where n >= k
+    (acc: tau, levels, busy)."""
+    tau, levels, busy = acc
+    nb = busy.shape[0]
+    if b <= a:
+        return
+    j0 = min(int(a / tau), nb - 1)             # a, b >= 0: the floor
+    j1 = min(int(b / tau), nb - 1)
+    for li in range(levels.size):
+        if n < levels[li]:
+            continue
+        for j in range(j0, j1 + 1):
+            lo = max(a, j * tau)
+            hi = min(b, (j + 1) * tau) if j < nb - 1 else b
+            if hi > lo:
+                busy[j, li] += hi - lo
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _rp_push(hk, hv, n, key, val):
+    """Push (key, val) on the binary min-heap hk, hv of n entries."""
+    i = n
+    while i > 0:
+        up = (i - 1) // 2
+        if hk[up] <= key:
+            break
+        hk[i], hv[i] = hk[up], hv[up]
+        i = up
+    hk[i], hv[i] = key, val
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _rp_pop(hk, hv, n):
+    """Remove the least entry of the heap of n entries (n - 1 remain)."""
+    key, val = hk[n - 1], hv[n - 1]
+    i, m = 0, n - 1
+    while True:
+        c = 2 * i + 1
+        if c >= m:
+            break
+        if c + 1 < m and hk[c + 1] < hk[c]:
+            c += 1
+        if key <= hk[c]:
+            break
+        hk[i], hv[i] = hk[c], hv[c]
+        i = c
+    if m > 0:
+        hk[i], hv[i] = key, val
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _rp_drain(heap, state, until, job, acc):
+    """End the writes that end before ``until`` (not within the tie rule of it).
+    heap: the writers' virtual finish and job (a binary heap of n entries);
+    state: [t, v (the virtual clock), n, W (the writers' weight)]; job: each
+    job's d_i / w_i and w_i, and f (n = 0..N)."""
+    size, weight, f = job
+    hk, hv = heap
+    while state[2] > 0:
+        vf, j = hk[0], hv[0]
+        n = int(state[2])
+        rate = f[n] / state[3]                       # the virtual clock's speed
+        if vf >= state[1] + (until - state[0]) * rate - TIE_RTOL * size[j]:
+            break
+        te = state[0] + (vf - state[1]) / rate
+        _rp_occupy(acc, state[0], te, n)
+        _rp_pop(hk, hv, n)
+        state[0], state[1], state[2] = te, vf, n - 1
+        state[3] = state[3] - weight[j] if n > 1 else 0.0
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _rp_instant(heap, state, tf, job, acc):
+    """Advance to the firing instant tf; end the writes that end at it (the tie
+    rule); return the writers before the instant."""
+    size, weight, f = job
+    hk, hv = heap
+    n = int(state[2])
+    vt = state[1] + ((tf - state[0]) * f[n] / state[3] if n > 0 else 0.0)
+    _rp_occupy(acc, state[0], tf, n)
+    state[0], state[1] = tf, vt
+    before = n
+    while state[2] > 0 and hk[0] - vt <= TIE_RTOL * size[hv[0]]:
+        j = hv[0]
+        _rp_pop(hk, hv, int(state[2]))
+        state[2] -= 1
+        state[3] = state[3] - weight[j] if state[2] > 0 else 0.0
+    return before
+
+
+@njit(cache=CACHE, nogil=True)
+def _rp_one_fleet(times, jobs, job, acc, up):
+    """One fleet's storms and time at n_w >= k per block, from its firings
+    (times sorted, jobs their job), up to the blocks' end."""
+    size, weight, f = job
+    tau, levels, busy = acc
+    horizon = tau * up.shape[0]
+    heap = (np.empty(size.size), np.empty(size.size, dtype=np.int64))
+    state = np.zeros(4)                            # t, v, n, W
+    p, m = 0, times.size
+    while p < m and times[p] < horizon:
+        tf = times[p]
+        _rp_drain(heap, state, tf, job, acc)
+        before = _rp_instant(heap, state, tf, job, acc)
+        while p < m and times[p] == tf:           # every firing of the instant
+            i = jobs[p]
+            _rp_push(heap[0], heap[1], int(state[2]), state[1] + size[i], i)
+            state[2] += 1
+            state[3] += weight[i]
+            p += 1
+        j = min(int(tf / tau), up.shape[0] - 1)
+        for li in range(levels.size):
+            if before < levels[li] <= state[2]:
+                up[j, li] += 1
+    _rp_drain(heap, state, horizon, job, acc)
+    _rp_occupy(acc, state[0], horizon, int(state[2]))
+
+
+@njit(cache=CACHE, nogil=True)
+def replay_blocks(firings, job, tau, levels, up, busy, reach):
+    """Storms (up) and time at n_w >= k (busy) per block of tau s, per fleet, from
+    recorded firings (fleets, N, cycles), and each fleet's reach: the writes
+    replayed through the fabric from their firings (``settling.blocks_of_firings``)."""
+    for r in range(firings.shape[0]):
+        flat = firings[r].ravel()
+        order = np.argsort(flat, kind="mergesort")
+        jobs = order // firings.shape[2]
+        _rp_one_fleet(flat[order], jobs, job, (tau, levels, busy[r]), up[r])
+        reach[r] = np.min(firings[r][:, -1])

@@ -20,7 +20,8 @@ from . import _kernel
 from .model import Fleet
 
 #: The kernels, by name: the event loop (anonymous, fast-forwarding, general),
-#: forward flux sampling's flux runs and stages, and their constants.
+#: forward flux sampling's flux runs and stages, the settling's replay of
+#: recorded firings block by block, and their constants.
 run_fleets = _kernel.run_fleets
 run_fleets_ff = _kernel.run_fleets_ff
 run_fleets_fail = _kernel.run_fleets_fail
@@ -32,6 +33,7 @@ ffs_flux = _kernel.ffs_flux
 ffs_stage = _kernel.ffs_stage
 FFS_MAX_EVENTS = _kernel.FFS_MAX_EVENTS
 FF_MARGIN = _kernel.FF_MARGIN
+replay_blocks = _kernel.replay_blocks
 
 
 def histogram_cells(edges) -> np.ndarray:
