@@ -422,7 +422,9 @@ def power_outputs(levels, ramp_x, ramp_d):
     R_D(t) = max of P over [t - D, t] minus P(t). P is right-continuous, so
     level j (on [a_j, b_j)) is in the window of t exactly while
     a_j <= t < b_j + D: R_D is constant between consecutive points of the
-    union of the starts a_k and the exits b_j + D. Each such segment [u, v)
+    union of the starts a_k and the exits b_j + D. An exit is the float
+    fl(b_j + D) and compared as such (not u - D against b_j, which rounds
+    differently): a streaming kernel sees the same instants. Each such segment [u, v)
     inside the measured window adds v - u to the time with R_D >= X where its
     value is, and an up-crossing where its value is >= X and the segment
     before it (measured or not) was < X. The levels before the window
@@ -450,11 +452,12 @@ def power_outputs(levels, ramp_x, ramp_d):
     share = np.zeros((nd, nx))
     events = np.zeros((nd, nx), dtype=np.int64)
     for jd, D in enumerate(ramp_d):
-        points = np.unique(np.concatenate([a, b + D]))
+        exits = b + D  # as floats: level j is in the window of u iff a_j <= u < fl(b_j + D)
+        points = np.unique(np.concatenate([a, exits]))
         points = points[points < t1]
         ramp = np.empty(points.size)
         for k, u in enumerate(points):
-            first = int(np.searchsorted(b, u - D, side="right"))  # b_j + D > u (b_j > u - D)
+            first = int(np.searchsorted(exits, u, side="right"))  # the first with exit > u
             last = int(np.searchsorted(a, u, side="right")) - 1   # a_j <= u
             ramp[k] = p[first:last + 1].max() - p[last]
         ends = np.append(points[1:], t1)

@@ -204,3 +204,56 @@ def test_reference_power_agrees_with_the_law_on_a_jittered_fleet():
             np.testing.assert_allclose(share, law.pmf, atol=0.02)
             assert out["power_p01"] == law.quantile(0.01)
             assert out["power_p99"] == law.quantile(0.99)
+
+
+def _streamed(levels, t0, D, X):
+    """R_D >= X's time and up-crossings from t0, one pass: a deque of (exit, P)
+    with P strictly decreasing front to back (the window's running max at its
+    front), as a kernel keeps it; a level exits at fl(b + D)."""
+    window, time, events, above_before = [], 0.0, 0, False
+    for a, b, p, _ in levels:
+        while window and window[-1][1] <= p:
+            window.pop()
+        window.append((b + D, p))
+        u = a
+        while u < b:
+            while window[0][0] <= u:
+                window.pop(0)
+            v = min(b, window[0][0]) if len(window) > 1 else b
+            above = window[0][1] - p >= X
+            if u >= t0:
+                time += (v - u) if above else 0.0
+                events += above and not above_before
+            above_before = above
+            u = v
+    return time, events
+
+
+def test_ramps_agree_with_a_streaming_window_and_with_sampling():
+    """power_outputs on random level sequences against a one-pass monotone
+    deque (the same instants: the exits as floats), and its time shares
+    against R_D sampled on a fine grid by its definition."""
+    from reference import power_outputs
+    rng = np.random.default_rng(1)
+    ds, xs = [0.1, 0.5, 1.0, 3.0], [50.0, 300.0, 700.0]
+    for trial in range(120):
+        n = int(rng.integers(2, 40))
+        span = rng.choice([0.25, 0.5, 1.0, 0.125], n) if trial % 2 else rng.exponential(1.0, n)
+        b = np.cumsum(span)
+        a = np.concatenate([[0.0], b[:-1]])
+        p = rng.choice([0.0, 100.0, 250.0, 600.0, 1000.0], n) if trial % 3 else rng.uniform(0, 1e3, n)
+        m0 = int(rng.integers(0, n))
+        levels = [[a[k], b[k], p[k], k >= m0] for k in range(n)]
+        out = power_outputs(levels, xs, ds)
+        window = b[-1] - a[m0]
+        grid = np.linspace(a[m0], b[-1], 1001)[:-1] + 1e-9
+        for jd, D in enumerate(ds):
+            sampled = np.array([p[(a <= t) & (b > t - D)].max() - p[(a <= t) & (b > t)][0]
+                                for t in grid])
+            for jx, X in enumerate(xs):
+                time, events = _streamed(levels, a[m0], D, X)
+                assert out["ramp_share"][jd, jx] == pytest.approx(time / window, rel=1e-12,
+                                                                  abs=1e-15)
+                assert out["ramp_events"][jd, jx] == events
+                # a grid step is 1e-3 of the window; each R_D change can cost one
+                assert abs((sampled >= X).mean() - out["ramp_share"][jd, jx]) <= 4e-3 * n
