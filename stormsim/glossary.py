@@ -126,6 +126,18 @@ QUANTITIES: tuple[Quantity, ...] = (
              "Fleet.from_csv(outage_mtbf)", "Fleet.outage_mtbf"),
         files=("key:outage_mtbf",)),
     Quantity(
+        "busy_power", "P_i^busy", "W",
+        "a job's power draw computing at full rate (MODEL.md E6; at rate r it draws "
+        "idle_power + r (busy_power - idle_power))",
+        api=("Fleet(busy_power)", "Fleet.identical(busy_power)", "Fleet.from_jobs(busy_power)",
+             "Fleet.busy_power", "power_law(busy_power)")),
+    Quantity(
+        "idle_power", "P_i^idle", "W",
+        "a job's power draw while it does not compute: writing, queued, waiting, snapshotting "
+        "or down (MODEL.md E6)",
+        api=("Fleet(idle_power)", "Fleet.identical(idle_power)", "Fleet.from_jobs(idle_power)",
+             "Fleet.idle_power", "power_law(idle_power)")),
+    Quantity(
         "goodput", "G", "1",
         "committed work over N x the measured window: the share of the fleet's time that "
         "became durable progress (MODEL.md E8); over fleets with its interval: "

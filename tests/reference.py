@@ -102,7 +102,8 @@ def normal(base: int, k: int) -> float:
 def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
                        stop_at_passage=True, key=(0, 0), fleet=0, checkpoint=None,
                        snapshot=None, slowdown=None, on_busy=None, weights=None,
-                       max_writers=None, mtbf=None, restart=None, outage_mtbf=math.inf):
+                       max_writers=None, mtbf=None, restart=None, outage_mtbf=math.inf,
+                       busy_power=None, idle_power=None, ramp_x=(), ramp_d=()):
     """One fleet. f: f(n) for n = 0..N (f[0] unused). Returns a dict like a Run row.
 
     checkpoint, snapshot, slowdown, on_busy, weights: per job (MODEL.md E1,
@@ -140,6 +141,12 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     computing time, and work done = committed + lost + uncommitted (at the
     window's end). These add up to the window; divided by N x window they are
     the goodput and its parts.
+
+    Power (MODEL.md E6): busy_power, idle_power per job (None: off). Every
+    step [t, t + dt) of positive length appends a level (t, its end, P) with
+    P the sum of idle + r (busy - idle) over computing jobs at rate r and
+    idle over the others; ``power_outputs`` then reads the ramps for each
+    window D of ``ramp_d`` and threshold X of ``ramp_x`` off that list.
     """
     N = len(T)
     asy = [False] * N if checkpoint is None else [c == "async" for c in checkpoint]
@@ -199,6 +206,8 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
     durations, waited = [], []  # (x, x / scale) per recorded checkpoint
     dur_hist = [0] * (len(DURATION_EDGES) + 1)
     wait_hist = [0] * (len(WAIT_EDGES) + 1)
+    # E6: the power levels (start, end, watts, measured), the whole run
+    levels = []
 
     def writes(i):
         return phase[i] == "write" or persist[i]
@@ -362,6 +371,12 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
         if outage_at < math.inf:
             cands.append((outage_at - t, N, "fail"))
         dt, j, what = min(cands)
+        if busy_power is not None:
+            watts = 0.0
+            for i in range(N):
+                rate = r_c * ((1.0 - eps[i]) if busy(i) else 1.0) if computing[i] else 0.0
+                watts += idle_power[i] + rate * (busy_power[i] - idle_power[i])
+            levels.append([t, math.nan, watts, measuring])
         for i in range(N):
             if writes(i):
                 vol[i] -= f[nw] * wt[i] / wsum * dt
@@ -383,7 +398,12 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
             window += dt
         # a failure's instant is its own, exactly (not t plus a difference)
         t = (outage_at if j == N else fail_at[j]) if what == "fail" else t + dt
-    return {"firings": np.array(firings), "occupancy": np.array(occ),
+        if busy_power is not None:
+            levels[-1][1] = t
+            if levels[-1][1] == levels[-1][0]:
+                levels.pop()  # held for no time: not drawn
+    power = {} if busy_power is None else power_outputs(levels, ramp_x, ramp_d)
+    return {**power, "firings": np.array(firings), "occupancy": np.array(occ),
             "passage_time": passage_time, "passage_cycle": passage_cycle, "end_time": t,
             "upcrossings": np.array(up), "writing_time": np.array(writing_time),
             "waits": waits, "skips": skips, "wait_time": wait_time, "events": events,
@@ -393,6 +413,69 @@ def simulate_reference(T, d, sigma, cap, f, theta, cycles, burn_in=0, level=0,
             "wait_hist": np.array(wait_hist),
             **failure_outputs(N, window, failures, abandoned, lost, down_time, committed,
                               [p + c for p, c in zip(pending, captured)], ckpt_time, cap_time)}
+
+
+def power_outputs(levels, ramp_x, ramp_d):
+    """MODEL.md E6 over the measured window, from the power levels
+    [(start, end, watts, measured)] (consecutive, each of positive length).
+
+    R_D(t) = max of P over [t - D, t] minus P(t). P is right-continuous, so
+    level j (on [a_j, b_j)) is in the window of t exactly while
+    a_j <= t < b_j + D: R_D is constant between consecutive points of the
+    union of the starts a_k and the exits b_j + D. An exit is the float
+    fl(b_j + D) and compared as such (not u - D against b_j, which rounds
+    differently): a streaming kernel sees the same instants. Each such segment [u, v)
+    inside the measured window adds v - u to the time with R_D >= X where its
+    value is, and an up-crossing where its value is >= X and the segment
+    before it (measured or not) was < X. The levels before the window
+    (burn-in) count for the window's maxima.
+    """
+    a = np.array([lv[0] for lv in levels])
+    b = np.array([lv[1] for lv in levels])
+    p = np.array([lv[2] for lv in levels])
+    measured = [k for k, lv in enumerate(levels) if lv[3]]
+    out = {"power_levels": (a, b, p)}
+    nx, nd = len(ramp_x), len(ramp_d)
+    if not measured:
+        nan = math.nan
+        return {**out, "power_start": nan, "power_window": 0.0, "power_mean": nan, "power_min": nan,
+                "power_max": nan, "power_p01": nan, "power_p99": nan,
+                "ramp_share": np.full((nd, nx), nan), "ramp_events": np.zeros((nd, nx), int)}
+    t0, t1 = a[measured[0]], b[-1]
+    span = b[measured] - a[measured]
+    watts = p[measured]
+    window = t1 - t0
+    out.update(power_start=t0, power_window=window, power_mean=math.fsum(span * watts) / window,
+               power_min=float(watts.min()), power_max=float(watts.max()),
+               power_p01=time_quantile(watts, span, 0.01),
+               power_p99=time_quantile(watts, span, 0.99))
+    share = np.zeros((nd, nx))
+    events = np.zeros((nd, nx), dtype=np.int64)
+    for jd, D in enumerate(ramp_d):
+        exits = b + D  # as floats: level j is in the window of u iff a_j <= u < fl(b_j + D)
+        points = np.unique(np.concatenate([a, exits]))
+        points = points[points < t1]
+        ramp = np.empty(points.size)
+        for k, u in enumerate(points):
+            first = int(np.searchsorted(exits, u, side="right"))  # the first with exit > u
+            last = int(np.searchsorted(a, u, side="right")) - 1   # a_j <= u
+            ramp[k] = p[first:last + 1].max() - p[last]
+        ends = np.append(points[1:], t1)
+        for jx, X in enumerate(ramp_x):
+            above = ramp >= X
+            inside = points >= t0
+            share[jd, jx] = math.fsum((ends - points)[above & inside]) / window
+            events[jd, jx] = int(np.sum(above[1:] & ~above[:-1] & inside[1:]))
+    out.update(ramp_share=share, ramp_events=events)
+    return out
+
+
+def time_quantile(values, weights, q):
+    """The least value x with (time at values <= x) >= q (total time)."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(np.asarray(weights)[order])
+    at = min(int(np.searchsorted(cum, q * cum[-1], side="left")), order.size - 1)
+    return float(np.asarray(values)[order[at]])
 
 
 #: The parts of goodput's complement (MODEL.md E8), in the order of the model.

@@ -230,6 +230,29 @@ def _check_failures(mtbf, restart, outage_mtbf, n: int) -> tuple[np.ndarray, np.
     return mtbf_arr, restart_arr, outage_f
 
 
+def _check_power(busy_power, idle_power, n: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """MODEL.md E6's P_i^busy and P_i^idle (W): both None (power off), or both
+    given, finite, >= 0, idle <= busy per job."""
+    if busy_power is None and idle_power is None:
+        return None, None
+    if busy_power is None or idle_power is None:
+        given, other = ("busy_power", "idle_power") if idle_power is None else \
+            ("idle_power", "busy_power")
+        raise SpecError(f"{given} without {other}: give both (W per job; a job computing at "
+                        "rate r draws idle + r (busy - idle)), or neither (power off)")
+    busy = _job_array("busy_power", busy_power, n)
+    idle = _job_array("idle_power", idle_power, n)
+    for name, arr in (("busy_power", busy), ("idle_power", idle)):
+        _check_jobs(name, arr, np.isfinite(arr) & (arr >= 0.0), "a finite power >= 0 (W)")
+    above = np.nonzero(idle > busy)[0]
+    if above.size:
+        i = int(above[0])
+        raise SpecError(f"idle_power[{i}] = {float(idle[i])!r} W > busy_power[{i}] = "
+                        f"{float(busy[i])!r} W: a job writing draws no more than one computing "
+                        "at full rate")
+    return busy, idle
+
+
 class Fleet:
     """N jobs that alternate compute and checkpoints through shared storage and power.
 
@@ -278,6 +301,11 @@ class Fleet:
     outage_mtbf : float
         M_0 > 0: the mean time (s) between outages, each of which fails every
         job at once; ``inf`` (default): none.
+    busy_power, idle_power : float or sequence of float, or None
+        P_i^busy and P_i^idle, MODEL.md E6 (W, finite, >= 0, idle <= busy):
+        a job computing at rate r draws idle + r (busy - idle); writing,
+        queued, waiting, snapshotting or DOWN it draws idle. Give both or
+        neither; None (default): power off (no power observables).
 
     Notes
     -----
@@ -290,12 +318,12 @@ class Fleet:
 
     __slots__ = ("T", "d", "cap", "throughput", "jitter", "f", "checkpoint", "snapshot",
                  "slowdown", "on_busy", "weights", "max_writers", "mtbf", "restart",
-                 "outage_mtbf", "_frozen")
+                 "outage_mtbf", "busy_power", "idle_power", "_frozen")
 
     def __init__(self, T, d, cap: float = math.inf, throughput: ThroughputSpec = "fair",  # noqa: PLR0913 (the model's parameters)
                  jitter=0.0, checkpoint="blocking", snapshot=0.0, slowdown=0.0,
                  on_busy="block", weights=1.0, max_writers=None, mtbf=math.inf, restart=0.0,
-                 outage_mtbf=math.inf):
+                 outage_mtbf=math.inf, busy_power=None, idle_power=None):
         T_arr = _job_array("T", T, None)
         n = T_arr.size
         d_arr = _job_array("d", d, n)
@@ -326,6 +354,11 @@ class Fleet:
                             ("restart", restart_arr)):
             value.flags.writeable = False
             object.__setattr__(self, name, value)
+        busy, idle = _check_power(busy_power, idle_power, n)
+        for name, value in (("busy_power", busy), ("idle_power", idle)):
+            if value is not None:
+                value.flags.writeable = False
+            object.__setattr__(self, name, value)
         object.__setattr__(self, "cap", cap_f)
         object.__setattr__(self, "max_writers", _writer_cap(max_writers, n))
         object.__setattr__(self, "outage_mtbf", outage_f)
@@ -339,7 +372,8 @@ class Fleet:
                   checkpoint: str = "blocking", snapshot: float = 0.0, slowdown: float = 0.0,
                   on_busy: str = "block", weights: float = 1.0,
                   max_writers: int | None = None, mtbf: float = math.inf, restart: float = 0.0,
-                  outage_mtbf: float = math.inf) -> "Fleet":
+                  outage_mtbf: float = math.inf, busy_power: float | None = None,
+                  idle_power: float | None = None) -> "Fleet":
         """N identical jobs, given either the load L = N d / T or the volume d.
 
         The other keywords are ``Fleet``'s, one value for every job."""
@@ -362,7 +396,8 @@ class Fleet:
         return cls(T=[T] * n_jobs, d=[d] * n_jobs, cap=cap, throughput=throughput,
                    jitter=jitter, checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown,
                    on_busy=on_busy, weights=weights, max_writers=max_writers, mtbf=mtbf,
-                   restart=restart, outage_mtbf=outage_mtbf)
+                   restart=restart, outage_mtbf=outage_mtbf, busy_power=busy_power,
+                   idle_power=idle_power)
 
     #: The options of MODEL.md E1 / E2 and their defaults: a fleet that leaves
     #: them all there is the paper's base model.
@@ -392,6 +427,9 @@ class Fleet:
             canon["max_writers"] = self.max_writers
         if self.outage_mtbf != math.inf:
             canon["outage_mtbf"] = float(self.outage_mtbf).hex()
+        if self.has_power:
+            canon["busy_power"] = hexlist(self.busy_power)
+            canon["idle_power"] = hexlist(self.idle_power)
         return canon
 
     @classmethod
@@ -399,7 +437,8 @@ class Fleet:
     def from_jobs(cls, *, size, bandwidth, compute_interval=None, checkpoint_period=None, n_jobs=None,  # noqa: PLR0913 (the physical keywords are the surface)
                   jitter=None, cap: float = math.inf, throughput: ThroughputSpec = "fair",
                   checkpoint=None, snapshot=None, slowdown=None, on_busy=None, weight=None,
-                  max_writers=None, mtbf=None, restart=None, outage_mtbf=None) -> "Fleet":
+                  max_writers=None, mtbf=None, restart=None, outage_mtbf=None,
+                  busy_power=None, idle_power=None) -> "Fleet":
         """A fleet from physical units (MODEL.md E4; ``stormsim.engine.units.fleet_arguments``),
         T and d in seconds. A missing, unknown or bad keyword is a SpecError naming it.
 
@@ -419,13 +458,16 @@ class Fleet:
             (MODEL.md E8), e.g. "24 h", "10 min"; default: never fails.
         outage_mtbf : time, optional
             The mean time between outages of the whole fleet; default: none.
+        busy_power, idle_power : power or sequence, optional
+            Each job's draw computing at full rate and stopped (MODEL.md E6),
+            e.g. "700 kW", "100 kW"; both or neither (default: power off).
         """
         return cls(**fleet_arguments(
             size=size, bandwidth=bandwidth, compute_interval=compute_interval, n_jobs=n_jobs,
             checkpoint_period=checkpoint_period, jitter=jitter, cap=cap, throughput=throughput,
             checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown, on_busy=on_busy,
             weight=weight, max_writers=max_writers, mtbf=mtbf, restart=restart,
-            outage_mtbf=outage_mtbf))
+            outage_mtbf=outage_mtbf, busy_power=busy_power, idle_power=idle_power))
 
     @classmethod
     def from_csv(cls, path, *, bandwidth, cap: float = math.inf,  # noqa: PLR0913 (the fleet-level keywords)
@@ -450,7 +492,9 @@ class Fleet:
                         self.jitter.copy(), self.checkpoint.tolist(), self.snapshot.copy(),
                         self.slowdown.copy(), self.on_busy.tolist(), self.weights.copy(),
                         self.max_writers, self.mtbf.copy(), self.restart.copy(),
-                        self.outage_mtbf))
+                        self.outage_mtbf,
+                        None if self.busy_power is None else self.busy_power.copy(),
+                        None if self.idle_power is None else self.idle_power.copy()))
 
     # -- derived quantities -------------------------------------------------
     @property
@@ -468,8 +512,15 @@ class Fleet:
         return all(bool(np.all(a == a[0])) for a in self._per_job())
 
     def _per_job(self) -> tuple:
+        """Every per-job array (the power pair only where power is on)."""
+        power = (self.busy_power, self.idle_power) if self.has_power else ()
         return (self.T, self.d, self.jitter, self.checkpoint, self.snapshot, self.slowdown,
-                self.on_busy, self.weights, self.mtbf, self.restart)
+                self.on_busy, self.weights, self.mtbf, self.restart, *power)
+
+    @property
+    def has_power(self) -> bool:
+        """Per-job busy and idle power are given (MODEL.md E6)."""
+        return self.busy_power is not None
 
     def job_classes(self) -> list[np.ndarray]:
         """The job indices of each class (jobs alike in every per-job parameter),
@@ -534,6 +585,7 @@ class Fleet:
         return (self.cap == other.cap and np.array_equal(self.f, other.f)
                 and self.max_writers == other.max_writers
                 and self.outage_mtbf == other.outage_mtbf
+                and self.has_power == other.has_power
                 and all(np.array_equal(a, b) for a, b in zip(self._per_job(), other._per_job())))
 
     def __hash__(self):
@@ -558,6 +610,12 @@ class Fleet:
             out.append(f", max_writers={self.max_writers}")
         if self.outage_mtbf != math.inf:
             out.append(f", outage_mtbf={self.outage_mtbf!r}")
+        for name in ("busy_power", "idle_power") if self.has_power else ():
+            arr = getattr(self, name)
+            if identical or np.all(arr == arr[0]):
+                out.append(f", {name}={arr[0].item()!r}")
+            else:
+                out.append(f", {name}={fmt_array(arr)}")
         return "".join(out)
 
     def __repr__(self) -> str:

@@ -55,6 +55,11 @@ mtbf, restart
 outage_mtbf
     The fleet's mean time between outages M_0 (each fails every job at
     once): a time, one value for the fleet.
+busy_power, idle_power
+    A job's draw computing at full rate and stopped (writing, queued,
+    waiting, snapshotting, down), MODEL.md E6: powers ("700 W", "1.4 MW"),
+    per job (columns ``busy_power [kW]``, ``idle_power [kW]``); both or
+    neither (power off).
 
 The model's time unit is then the second.
 """
@@ -83,11 +88,12 @@ KINDS = {
     "bandwidth": ("bit / second", "'5 TB/s'"),
     "number": ("dimensionless", "0.5"),
     "jitter": ("second", "'9 s' or a percentage of the compute interval, '1%'"),
+    "power": ("gram * meter ** 2 / second ** 3", "'700 W'"),
 }
 
 #: Each kind's unit in the model (a time in seconds, a size in bytes).
 UNITS = {"time": "second", "jitter": "second", "size": "byte", "bandwidth": "byte / second",
-         "number": "dimensionless"}
+         "number": "dimensionless", "power": "watt"}
 
 #: Above these (in UNITS) a value is a typo, not a fleet: 1e9 s is ~32 years,
 #: 1e18 B an exabyte (a thousand times today's largest checkpoints, and an
@@ -112,6 +118,8 @@ JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
     "on_busy": ("text", None, "'block' or 'skip'"),
     "mtbf": ("time", "positive", "mean time between the job's failures (M, wall time; MODEL.md E8)"),
     "restart": ("time", "nonnegative", "downtime after a failure until the job computes again (R)"),
+    "busy_power": ("power", "nonnegative", "draw computing at full rate (W; MODEL.md E6)"),
+    "idle_power": ("power", "nonnegative", "draw while writing or stopped (W; MODEL.md E6)"),
 }
 
 #: Text columns with a fixed set of values.
@@ -183,7 +191,8 @@ def quantity(name: str, value, kind: str):
 UNIT_WORDS = {"time": "seconds, minutes or hours: s, min, h",
               "size": "bytes or bits: B, kB, MB, GB, TB, GiB, bit, Gbit",
               "bandwidth": "a size per unit of time: MB/s, GB/s, TB/s, Gbit/s",
-              "jitter": "seconds or minutes: s, min"}
+              "jitter": "seconds or minutes: s, min",
+              "power": "watts: W, kW, MW"}
 
 
 def _meant(value, kind: str) -> str:
@@ -332,7 +341,7 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
                     n_jobs: int | None = None, jitter=None, cap: float = math.inf,
                     throughput="fair", checkpoint=None, snapshot=None, slowdown=None,
                     on_busy=None, weight=None, max_writers=None, mtbf=None, restart=None,
-                    outage_mtbf=None) -> dict:
+                    outage_mtbf=None, busy_power=None, idle_power=None) -> dict:
     """``Fleet`` keyword arguments from physical quantities (MODEL.md E4), in seconds.
 
     ``Fleet.from_jobs(**quantities)`` is ``Fleet(**fleet_arguments(**quantities))``.
@@ -367,6 +376,9 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         one (>= 0), MODEL.md E8; default: never fails, restart 0.
     outage_mtbf : quantity, optional
         The mean time between outages of the whole fleet (> 0); default none.
+    busy_power, idle_power : quantity or sequence, optional
+        Each job's draw computing at full rate and stopped (MODEL.md E6),
+        e.g. "700 kW", "100 kW": both or neither (default: power off).
 
     Notes
     -----
@@ -379,7 +391,8 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         raise SpecError(f"bandwidth has {bw.size} values: give one, the fabric's aggregate bandwidth")
     given = {"size": size, interval_name: compute_interval if compute_interval is not None
              else checkpoint_period, "jitter": jitter, "snapshot": snapshot, "slowdown": slowdown,
-             "weight": weight, "mtbf": mtbf, "restart": restart}
+             "weight": weight, "mtbf": mtbf, "restart": restart, "busy_power": busy_power,
+             "idle_power": idle_power}
     values, jitter_share, lengths = _job_magnitudes(given, interval_name)
     for name, value in (("checkpoint", checkpoint), ("on_busy", on_busy)):
         if value is not None and not isinstance(value, str):
@@ -411,6 +424,7 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         if name in v:
             kwargs[_ASYNC_FIELDS[name]] = v[name]
     kwargs.update(_failure_arguments(v, outage_mtbf))
+    kwargs.update({name: v[name] for name in ("busy_power", "idle_power") if name in v})
     if max_writers is not None:
         kwargs["max_writers"] = check_int("max_writers", max_writers, 1, n, what=(
             f"at most this many of the N = {n} jobs write at once; None: no cap"))
