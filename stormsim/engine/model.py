@@ -427,9 +427,8 @@ class Fleet:
             canon["max_writers"] = self.max_writers
         if self.outage_mtbf != math.inf:
             canon["outage_mtbf"] = float(self.outage_mtbf).hex()
-        if self.has_power:
-            canon["busy_power"] = hexlist(self.busy_power)
-            canon["idle_power"] = hexlist(self.idle_power)
+        # power (MODEL.md E6) is observed, it moves nothing: a fleet draws the
+        # same trajectories with it on or off, so it is not in the seed
         return canon
 
     @classmethod

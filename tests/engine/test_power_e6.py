@@ -25,15 +25,15 @@ ACCOUNT_RTOL = 1e-11
 
 # -- the fleet's options (E6) ---------------------------------------------------------
 
-def test_power_is_off_by_default_and_leaves_the_canonical_encoding_alone():
+def test_power_is_off_by_default_and_never_in_the_canonical_encoding():
     base = Fleet.identical(4, load=0.5, jitter=0.01)
     assert not base.has_power and base.busy_power is None and base.idle_power is None
     assert "busy_power" not in base.canonical() and "idle_power" not in base.canonical()
     powered = base.replace(busy_power=700.0, idle_power=100.0)
     assert powered.has_power and powered != base
-    assert powered.canonical()["busy_power"] == [float(700.0).hex()] * 4
     assert powered.replace(busy_power=None, idle_power=None) == base
-    assert {k: v for k, v in powered.canonical().items() if "power" not in k} == base.canonical()
+    # observed, not dynamics: the same seed, the same trajectories with power on or off
+    assert powered.canonical() == base.canonical()
 
 
 def test_power_is_per_job_and_splits_job_classes():
