@@ -351,22 +351,31 @@ def _survival_figure(res, pass_cells, xkey):
     return fig, caption
 
 
-def _median_figure(res, pass_cells, xkey):
-
+def _by_group(res, cells, xkey, value) -> tuple[list, dict]:
+    """(the x values, {label: (y, lo, hi)}): ``value(summary)`` -> (y, lo, hi) of each
+    cell at its x, one series per value of the other keys (thinned)."""
     others = [k for k in res.grid_keys if k != xkey]
-    groups = _groups(pass_cells, others, xkey)
-    xs_all = sorted({float(s["params"][xkey]) for s in pass_cells})
+    groups = _groups(cells, others, xkey)
+    xs_all = sorted({float(s["params"][xkey]) for s in cells})
     ys = {}
     for lab, grp in _thin(list(groups.items())):
         y = np.full(len(xs_all), np.nan)
         lo, hi = y.copy(), y.copy()
         for s in grp:
             i = xs_all.index(float(s["params"][xkey]))
-            med, mlo, mhi = s["median"]
-            y[i] = med
-            lo[i] = mlo if math.isfinite(mlo) else (s["cycles"] if math.isinf(med) else np.nan)
-            hi[i] = mhi
+            y[i], lo[i], hi[i] = value(s)
         ys[lab] = (y, lo, hi)
+    return xs_all, ys
+
+
+def _median_point(s) -> tuple[float, float, float]:
+    """A cell's median passage and its interval; a median past the cap drawn at the cap."""
+    med, mlo, mhi = s["median"]
+    return med, mlo if math.isfinite(mlo) else (s["cycles"] if math.isinf(med) else np.nan), mhi
+
+
+def _median_figure(res, pass_cells, xkey):
+    xs_all, ys = _by_group(res, pass_cells, xkey, _median_point)
     fig = plots.series(xs_all, ys, xlabel=xkey, ylabel="median fleet cycles to the passage",
                        logx=_xaxis(xs_all), logy=True)
     ax = fig.axes[0]
@@ -412,17 +421,7 @@ def _goodput_key(res, fail_cells) -> str | None:
 
 def _goodput_figure(res, fail_cells, xkey):
     """Goodput G (95 % interval) against ``xkey``, one line per value of the other keys."""
-    others = [k for k in res.grid_keys if k != xkey]
-    groups = _groups(fail_cells, others, xkey)
-    xs_all = sorted({float(s["params"][xkey]) for s in fail_cells})
-    ys = {}
-    for lab, grp in _thin(list(groups.items())):
-        y = np.full(len(xs_all), np.nan)
-        lo, hi = y.copy(), y.copy()
-        for s in grp:
-            i = xs_all.index(float(s["params"][xkey]))
-            y[i], lo[i], hi[i] = s["goodput"]
-        ys[lab] = (y, lo, hi)
+    xs_all, ys = _by_group(res, fail_cells, xkey, lambda s: s["goodput"])
     unit = " (s)" if xkey in ("mtbf", "restart", "outage_mtbf", "T", "d") else ""
     fig = plots.series(xs_all, ys, xlabel=xkey + unit, ylabel="goodput G",
                        logx=_xaxis(xs_all))

@@ -230,7 +230,7 @@ def _check_failures(mtbf, restart, outage_mtbf, n: int) -> tuple[np.ndarray, np.
     return mtbf_arr, restart_arr, outage_f
 
 
-def _check_power(busy_power, idle_power, n: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+def check_power(busy_power, idle_power, n: int) -> tuple[np.ndarray | None, np.ndarray | None]:
     """MODEL.md E6's P_i^busy and P_i^idle (W): both None (power off), or both
     given, finite, >= 0, idle <= busy per job."""
     if busy_power is None and idle_power is None:
@@ -238,7 +238,7 @@ def _check_power(busy_power, idle_power, n: int) -> tuple[np.ndarray | None, np.
     if busy_power is None or idle_power is None:
         given, other = ("busy_power", "idle_power") if idle_power is None else \
             ("idle_power", "busy_power")
-        raise SpecError(f"{given} without {other}: give both (W per job; a job computing at "
+        raise SpecError(f"{other} = None with {given} given: give both (W per job; a job computing at "
                         "rate r draws idle + r (busy - idle)), or neither (power off)")
     busy = _job_array("busy_power", busy_power, n)
     idle = _job_array("idle_power", idle_power, n)
@@ -354,7 +354,7 @@ class Fleet:
                             ("restart", restart_arr)):
             value.flags.writeable = False
             object.__setattr__(self, name, value)
-        busy, idle = _check_power(busy_power, idle_power, n)
+        busy, idle = check_power(busy_power, idle_power, n)
         for name, value in (("busy_power", busy), ("idle_power", idle)):
             if value is not None:
                 value.flags.writeable = False

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._args import check_jobs, job_array
+from ..engine.model import check_power
 from ..errors import SpecError
 from .stationary import StationaryLaw, stationary
 
@@ -80,12 +80,6 @@ class PowerLaw:
         return float(self.levels[order[at]])
 
 
-def _watts(name: str, value, n: int) -> np.ndarray:
-    out = job_array(name, value, n)
-    check_jobs(name, out, np.isfinite(out) & (out >= 0.0), "a finite power >= 0 (W)")
-    return out
-
-
 def power_law(fleet, busy_power, idle_power, law: StationaryLaw | None = None) -> PowerLaw:
     """The long-run power of a base-model fleet: its mean, and its distribution
     over time where power is a function of the number of writers.
@@ -111,13 +105,9 @@ def power_law(fleet, busy_power, idle_power, law: StationaryLaw | None = None) -
     elif not isinstance(law, StationaryLaw) or law.n_jobs != fleet.n_jobs:
         raise SpecError(f"law = {law!r}: must be stationary(fleet), the law of this fleet")
     n = law.n_jobs
-    busy, idle = _watts("busy_power", busy_power, n), _watts("idle_power", idle_power, n)
-    above = np.nonzero(idle > busy)[0]
-    if above.size:
-        i = int(above[0])
-        raise SpecError(f"idle_power[{i}] = {float(idle[i])!r} W > busy_power[{i}] = "
-                        f"{float(busy[i])!r} W: a job writing draws no more than one computing "
-                        "at full rate")
+    busy, idle = check_power(busy_power, idle_power, n)
+    if busy is None:
+        raise SpecError("busy_power = None: give both powers (W per job)")
     drop = busy - idle
     mean_job = idle + drop * law.mean_compute * law.checkpoint_rate
     if n and np.ptp(drop) <= EQUAL_DROP_RTOL * drop.max():

@@ -54,8 +54,8 @@ def test_power_is_per_job_and_splits_job_classes():
     ({"busy_power": [700.0, math.inf], "idle_power": 0.0}, r"busy_power\[1\] = inf"),
     ({"busy_power": 100.0, "idle_power": [0.0, 700.0]},
      r"idle_power\[1\] = 700.0 W > busy_power\[1\] = 100.0 W"),
-    ({"busy_power": 700.0}, "busy_power without idle_power: give both"),
-    ({"idle_power": 100.0}, "idle_power without busy_power: give both"),
+    ({"busy_power": 700.0}, "idle_power = None with busy_power given: give both"),
+    ({"idle_power": 100.0}, "busy_power = None with idle_power given: give both"),
 ])
 def test_bad_power_is_a_spec_error_by_name(kwargs, match):
     with pytest.raises(SpecError, match=match):
