@@ -2029,14 +2029,34 @@ def _make_run_fleet_general(FAIL=False):
                 popped[n_pop] = cidx[ch]
                 popkey[n_pop] = ckey[ch]
                 n_pop += 1
-                # ``_iq_pop`` written out: inlined, its two returns kept the
-                # three arrays' references counted (atomic NRT_incref and
-                # NRT_decref) at every pop, ~40% of (g)'s time with the draw's.
+                # ``_iq_pop`` and ``_ih_pop`` written out: inlined, their
+                # branches kept the three arrays' references counted (atomic
+                # NRT_incref and NRT_decref) at every pop, ~40% of (g)'s time
+                # with the draw's.
                 if ring_c:
                     ch = (ch + 1) & mask
                     nch -= 1
                 else:
-                    nch = _ih_pop(ckey, cidx, cpos, nch)
+                    nch -= 1
+                    hk = ckey[nch]
+                    hj = cidx[nch]
+                    hp = 0
+                    while True:
+                        hc = 2 * hp + 1
+                        if hc >= nch:
+                            break
+                        if hc + 1 < nch and ckey[hc + 1] < ckey[hc]:
+                            hc += 1
+                        if ckey[hc] >= hk:
+                            break
+                        ckey[hp] = ckey[hc]
+                        cidx[hp] = cidx[hc]
+                        cpos[cidx[hp]] = hp
+                        hp = hc
+                    if nch > 0:
+                        ckey[hp] = hk
+                        cidx[hp] = hj
+                        cpos[hj] = hp
             for b in range(n_pop):
                 i = popped[b]
                 if popkey[b] - pc > (tol_cs[i] if inflight[i] else tol_c[i]):
