@@ -1516,18 +1516,18 @@ def _ring_sift(key, idx, pos, head, mask, p, k, j):
     """Place (k, j) in a sorted ring at logical place p or before it, moving
     the larger keys in head..p one place back (pos[job] follows each)."""
     while p > head:
-        q = (p - 1) & mask
+        q = np.uintp((p - 1) & mask)  # unsigned: no negative-index wrap
         if key[q] <= k:
             break
-        r = p & mask
+        r = np.uintp(p & mask)
         key[r] = key[q]
         idx[r] = idx[q]
-        pos[idx[r]] = r
+        pos[np.uintp(idx[r])] = p & mask
         p -= 1
-    r = p & mask
+    r = np.uintp(p & mask)
     key[r] = k
     idx[r] = j
-    pos[j] = r
+    pos[np.uintp(j)] = p & mask
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
