@@ -47,11 +47,14 @@ def main(argv=None) -> None:
     p.add_argument("--workload", default="a", choices=sorted(WORKLOADS))
     p.add_argument("--fleets", type=int, default=128)
     p.add_argument("--cycles", type=int, default=300)
+    p.add_argument("--same", action="store_true",
+                   help="the workload's options on the old tree too (old (g) against new (g); "
+                        "without it the old tree runs the base model, (a))")
     a = p.parse_args(argv)
     old = load_old(a.old_tree)
     base, extra = WORKLOADS[a.workload]
     n = base.pop("n_jobs")
-    fleets = {"old": old.Fleet.identical(n, **base),  # the old tree: base model only
+    fleets = {"old": old.Fleet.identical(n, **base, **(extra if a.same else {})),
               "new": stormsim.Fleet.identical(n, **base, **extra)}
     sims = {"old": old.simulate, "new": stormsim.simulate}
     args = dict(launch="random", fleets=a.fleets, cycles=a.cycles, seed=12345, threads=1)
@@ -69,7 +72,7 @@ def main(argv=None) -> None:
             ns[k].append(got[k])
         ratios.append(got["new"] / got["old"])
     q = statistics.quantiles(ratios, n=4)
-    print(json.dumps({"workload": a.workload, "pairs": a.pairs,
+    print(json.dumps({"workload": a.workload, "same": a.same, "pairs": a.pairs,
                       "old_ns_median": statistics.median(ns["old"]),
                       "new_ns_median": statistics.median(ns["new"]),
                       "ratio_median": statistics.median(ratios),

@@ -1516,18 +1516,18 @@ def _ring_sift(key, idx, pos, head, mask, p, k, j):
     """Place (k, j) in a sorted ring at logical place p or before it, moving
     the larger keys in head..p one place back (pos[job] follows each)."""
     while p > head:
-        q = (p - 1) & mask
+        q = np.uintp((p - 1) & mask)  # unsigned: no negative-index wrap
         if key[q] <= k:
             break
-        r = p & mask
+        r = np.uintp(p & mask)
         key[r] = key[q]
         idx[r] = idx[q]
-        pos[idx[r]] = r
+        pos[np.uintp(idx[r])] = p & mask
         p -= 1
-    r = p & mask
+    r = np.uintp(p & mask)
     key[r] = k
     idx[r] = j
-    pos[j] = r
+    pos[np.uintp(j)] = p & mask
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
@@ -1874,13 +1874,13 @@ def _make_run_fleet_general(FAIL=False):
                                 if measuring:
                                     fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
                                 de[i] = np.inf
-                                w = _draw(T, sigma, base, i, drawn[i])
-                                drawn[i] += 1
-                                phase[i] = _COMPUTE
-                                if w <= tol_c[i]:
+                                w = _draw(T, sigma, base, i, drawn[np.uintp(i)])
+                                drawn[np.uintp(i)] += 1
+                                phase[np.uintp(i)] = _COMPUTE
+                                if w <= tol_c[np.uintp(i)]:
                                     acc[i] += w
                                     wcur[i] = 0.0
-                                    stack[top] = 2 * i  # due at once
+                                    stack[np.uintp(top)] = 2 * i  # due at once
                                     top += 1
                                 else:
                                     wcur[i] = w
@@ -1897,16 +1897,16 @@ def _make_run_fleet_general(FAIL=False):
                                 if measuring:
                                     fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
                             else:
-                                busy = inflight[i]
+                                busy = inflight[np.uintp(i)]
                                 if busy:  # its persist (write) leaves the writers or the queue
                                     nw0 = nwh
                                     kx, nwh = _q_remove(wkey, widx, wh, nwh, mask, ring_w, i)
                                     if nwh < nw0:
-                                        W -= weight[i]
+                                        W -= weight[np.uintp(i)]
                                         wset = True
                                         if measuring:
                                             fail_out[i, _FO_ABANDON] += 1.0
-                                            writing[i] += t - max(since[i], t0)
+                                            writing[np.uintp(i)] += t - max(since[np.uintp(i)], t0)
                                     else:
                                         p = 0
                                         while p < qn and qidx[(qh + p) & mask] != i:
@@ -1915,28 +1915,28 @@ def _make_run_fleet_general(FAIL=False):
                                             qidx[(qh + q) & mask] = qidx[(qh + q + 1) & mask]
                                             qtime[(qh + q) & mask] = qtime[(qh + q + 1) & mask]
                                         qn -= 1
-                                    if not is_async[i]:  # its next interval: not begun
-                                        drawn[i] -= 1
-                                    inflight[i] = False
-                                if phase[i] == _SNAPSHOT:
+                                    if not is_async[np.uintp(i)]:  # its next interval: not begun
+                                        drawn[np.uintp(i)] -= 1
+                                    inflight[np.uintp(i)] = False
+                                if phase[np.uintp(i)] == _SNAPSHOT:
                                     kx, nsh = _q_remove(skey, sidx, sh, nsh, mask, ring_s, i)
-                                elif phase[i] == _WAIT:
-                                    if is_async[i]:
+                                elif phase[np.uintp(i)] == _WAIT:
+                                    if is_async[np.uintp(i)]:
                                         nwait -= 1
-                                elif parked[i]:
-                                    parked[i] = False
+                                elif parked[np.uintp(i)]:
+                                    parked[np.uintp(i)] = False
                                 else:  # computing
-                                    r = ckey[cpos[i]] - pc
+                                    r = ckey[np.uintp(cpos[np.uintp(i)])] - pc
                                     nch = _iq_remove(ckey, cidx, cpos, ch, nch, mask, ring_c, i)
-                                    if busy and slow[i] > 0.0:
+                                    if busy and slow[np.uintp(i)] > 0.0:
                                         if measuring:
-                                            slowed[i] += slow[i] * (wst[i] - r)
-                                        r *= 1.0 - slow[i]
+                                            slowed[i] += slow[np.uintp(i)] * (wst[i] - r)
+                                        r *= 1.0 - slow[np.uintp(i)]
                                     lost += wcur[i] - r
                                     if measuring:
                                         incomp[i] += t - max(cin[i], t0)
-                                phase[i] = _COMPUTE
-                                wacc[i] = 0.0
+                                phase[np.uintp(i)] = _COMPUTE
+                                wacc[np.uintp(i)] = 0.0
                             if measuring:
                                 fail_out[i, _FO_FAIL] += 1.0
                                 fail_out[i, _FO_LOST] += lost - pre_p[i] - pre_c[i]
@@ -1962,99 +1962,128 @@ def _make_run_fleet_general(FAIL=False):
             # candidates are popped first, so that a snapshot begun now (however
             # short) ends at a later instant.
             n_pop = 0
-            while nwh > 0 and wkey[wh] - pw <= tw:
-                popped[n_pop] = widx[wh]
-                popkey[n_pop] = wkey[wh]
+            while nwh > 0 and wkey[np.uintp(wh)] - pw <= tw:
+                popped[np.uintp(n_pop)] = widx[np.uintp(wh)]
+                popkey[np.uintp(n_pop)] = wkey[np.uintp(wh)]
                 n_pop += 1
                 wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
             n_wpop = n_pop
-            while nsh > 0 and skey[sh] - ps <= ts:
-                popped[n_pop] = sidx[sh]
-                popkey[n_pop] = skey[sh]
+            while nsh > 0 and skey[np.uintp(sh)] - ps <= ts:
+                popped[np.uintp(n_pop)] = sidx[np.uintp(sh)]
+                popkey[np.uintp(n_pop)] = skey[np.uintp(sh)]
                 n_pop += 1
                 sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
             for b in range(n_wpop):
-                i = popped[b]
-                if popkey[b] - pw > tol_w[i]:
-                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
+                i = popped[np.uintp(b)]
+                if popkey[np.uintp(b)] - pw > tol_w[np.uintp(i)]:
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[np.uintp(b)], i)
                     continue
                 events += 1
                 wset = True
-                inflight[i] = False
-                W -= weight[i]
+                inflight[np.uintp(i)] = False
+                W -= weight[np.uintp(i)]
                 if FAIL:
                     if measuring:
                         committed[i] += capw[i] - pre_c[i]
                     capw[i] = 0.0
                     pre_c[i] = 0.0
                 if measuring:
-                    writing[i] += t - max(since[i], t0)
-                    _record(dur_out, table, t - since[i], inv_d[i])
-                    if cwait[i] > 0.0:  # most checkpoints do not wait: counted at the end
-                        _record(wait_out, wtable, cwait[i], inv_T[i])
-                if phase[i] == _WAIT:
-                    if is_async[i]:
+                    writing[np.uintp(i)] += t - max(since[np.uintp(i)], t0)
+                    _record(dur_out, table, t - since[np.uintp(i)], inv_d[np.uintp(i)])
+                    if cwait[np.uintp(i)] > 0.0:  # most checkpoints do not wait: counted at the end
+                        _record(wait_out, wtable, cwait[np.uintp(i)], inv_T[np.uintp(i)])
+                if phase[np.uintp(i)] == _WAIT:
+                    if is_async[np.uintp(i)]:
                         nwait -= 1
-                        wacc[i] += t - wstart[i]
-                    if snap[i] > 0.0:
-                        phase[i] = _SNAPSHOT
-                        nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                        wacc[np.uintp(i)] += t - wstart[np.uintp(i)]
+                    if snap[np.uintp(i)] > 0.0:
+                        phase[np.uintp(i)] = _SNAPSHOT
+                        nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
                     else:
-                        stack[top] = 2 * i + 1
+                        stack[np.uintp(top)] = 2 * i + 1
                         top += 1
-                elif parked[i]:
-                    parked[i] = False
+                elif parked[np.uintp(i)]:
+                    parked[np.uintp(i)] = False
                     if FAIL:
                         cin[i] = t
-                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[i], i)
-                elif slow[i] > 0.0 and phase[i] == _COMPUTE:
+                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[np.uintp(i)], i)
+                elif slow[np.uintp(i)] > 0.0 and phase[np.uintp(i)] == _COMPUTE:
+                    cp = np.uintp(cpos[np.uintp(i)])
                     if FAIL:
                         if measuring:
-                            slowed[i] += slow[i] * (wst[i] - (ckey[cpos[i]] - pc))
+                            slowed[i] += slow[np.uintp(i)] * (wst[i] - (ckey[cp] - pc))
                     # Back to full rate: the remaining work w sat at w / (1 - eps)
                     # on the compute clock; the key can only decrease.
                     _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
-                                 pc + (ckey[cpos[i]] - pc) * (1.0 - slow[i]))
+                                 pc + (ckey[cp] - pc) * (1.0 - slow[np.uintp(i)]))
             # 2. Snapshots that end now: firings.
             for b in range(n_wpop, n_pop):
-                i = popped[b]
-                if popkey[b] - ps > tol_s[i]:
-                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[b], i)
+                i = popped[np.uintp(b)]
+                if popkey[np.uintp(b)] - ps > tol_s[np.uintp(i)]:
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[np.uintp(b)], i)
                     continue
-                stack[top] = 2 * i + 1
+                stack[np.uintp(top)] = 2 * i + 1
                 top += 1
             # 3. Checkpoints that fall due now.
             n_pop = 0
-            while nch > 0 and ckey[ch] - pc <= tc:
-                popped[n_pop] = cidx[ch]
-                popkey[n_pop] = ckey[ch]
+            while nch > 0 and ckey[np.uintp(ch)] - pc <= tc:
+                popped[np.uintp(n_pop)] = cidx[np.uintp(ch)]
+                popkey[np.uintp(n_pop)] = ckey[np.uintp(ch)]
                 n_pop += 1
-                ch, nch = _iq_pop(ckey, cidx, cpos, ch, nch, mask, ring_c)
+                # ``_iq_pop`` and ``_ih_pop`` written out: inlined, their
+                # branches kept the three arrays' references counted (atomic
+                # NRT_incref and NRT_decref) at every pop, ~40% of (g)'s time
+                # with the draw's.
+                if ring_c:
+                    ch = (ch + 1) & mask
+                    nch -= 1
+                else:
+                    nch -= 1
+                    hk = ckey[nch]
+                    hj = cidx[nch]
+                    hp = 0
+                    while True:
+                        hc = 2 * hp + 1
+                        if hc >= nch:
+                            break
+                        if hc + 1 < nch and ckey[hc + 1] < ckey[hc]:
+                            hc += 1
+                        if ckey[hc] >= hk:
+                            break
+                        ckey[hp] = ckey[hc]
+                        cidx[hp] = cidx[hc]
+                        cpos[cidx[hp]] = hp
+                        hp = hc
+                    if nch > 0:
+                        ckey[hp] = hk
+                        cidx[hp] = hj
+                        cpos[hj] = hp
             for b in range(n_pop):
-                i = popped[b]
-                if popkey[b] - pc > (tol_cs[i] if inflight[i] else tol_c[i]):
-                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[b], i)
+                i = popped[np.uintp(b)]
+                ui = np.uintp(i)
+                if popkey[np.uintp(b)] - pc > (tol_cs[ui] if inflight[ui] else tol_c[ui]):
+                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[np.uintp(b)], i)
                     continue
                 if FAIL:  # the interval is done
                     if measuring:
                         incomp[i] += t - max(cin[i], t0)
-                        if inflight[i] and slow[i] > 0.0:
-                            slowed[i] += slow[i] * (wst[i] - (popkey[b] - pc))
+                        if inflight[np.uintp(i)] and slow[np.uintp(i)] > 0.0:
+                            slowed[i] += slow[np.uintp(i)] * (wst[i] - (popkey[np.uintp(b)] - pc))
                     acc[i] += wcur[i]
                     wcur[i] = 0.0
-                if snap[i] > 0.0 and not inflight[i]:  # the common case, off the stack
+                if snap[np.uintp(i)] > 0.0 and not inflight[np.uintp(i)]:  # the common case, off the stack
                     events += 1
-                    phase[i] = _SNAPSHOT
-                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                    phase[np.uintp(i)] = _SNAPSHOT
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
                     continue
-                stack[top] = 2 * i
+                stack[np.uintp(top)] = 2 * i
                 top += 1
             # 4. What they set off at this same instant (each job at most once
             # on the stack: an item pushes at most its own follow-up).
             while top > 0:
                 top -= 1
-                i = stack[top] >> 1
-                if capped and stack[top] & 1:
+                i = stack[np.uintp(top)] >> 1
+                if capped and stack[np.uintp(top)] & 1:
                     # Ready to write under a cap: queue (by index among this
                     # instant's arrivals); admitted below, its compute interval
                     # begins now, as after a firing.
@@ -2066,84 +2095,89 @@ def _make_run_fleet_general(FAIL=False):
                     qidx[p & mask] = i
                     qtime[p & mask] = t
                     qn += 1
-                    inflight[i] = True
-                    phase[i] = _COMPUTE
+                    inflight[np.uintp(i)] = True
+                    phase[np.uintp(i)] = _COMPUTE
                     if FAIL:  # captured: the work the checkpoint will make durable
                         capw[i] = acc[i]
                         pre_c[i] = pre_p[i]
                         acc[i] = 0.0
                         pre_p[i] = 0.0
-                elif stack[top] & 1:  # a firing: the persist starts, a compute interval begins
+                elif stack[np.uintp(top)] & 1:  # a firing: the persist starts, a compute interval begins
                     events += 1
-                    k = count[i]
+                    k = count[np.uintp(i)]
                     if record and k < cycles:
                         firings[i, k] = t
-                    count[i] = k + 1
+                    count[np.uintp(i)] = k + 1
                     if k + 1 == cycles:
                         n_done += 1
                     if k + 1 == burn_in:
                         n_burn += 1
                     n_fire += 1
-                    since[i] = t
-                    cwait[i] = wacc[i]
-                    wacc[i] = 0.0
-                    inflight[i] = True
+                    since[np.uintp(i)] = t
+                    cwait[np.uintp(i)] = wacc[np.uintp(i)]
+                    wacc[np.uintp(i)] = 0.0
+                    inflight[np.uintp(i)] = True
                     if FAIL:
                         capw[i] = acc[i]
                         pre_c[i] = pre_p[i]
                         acc[i] = 0.0
                         pre_p[i] = 0.0
                     wset = True
-                    W += weight[i]
-                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                    W += weight[np.uintp(i)]
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[np.uintp(i)], i)
                     # Persists that end now were applied first: level nwh is
                     # crossed now iff above the writers before this instant.
                     if measuring and nwh > nw_prev:
-                        upcross[nwh] += 1
-                    phase[i] = _COMPUTE
-                elif inflight[i]:  # due with the previous persist in flight
-                    if is_async[i]:  # (a blocking job's zero-length interval is no event)
+                        upcross[np.uintp(nwh)] += 1
+                    phase[np.uintp(i)] = _COMPUTE
+                elif inflight[np.uintp(i)]:  # due with the previous persist in flight
+                    if is_async[np.uintp(i)]:  # (a blocking job's zero-length interval is no event)
                         events += 1
-                    if not skip[i]:
-                        phase[i] = _WAIT
-                        if is_async[i]:
+                    if not skip[np.uintp(i)]:
+                        phase[np.uintp(i)] = _WAIT
+                        if is_async[np.uintp(i)]:
                             # (a blocking job with a zero compute interval waits
                             # for its own write: it fires again at once, no wait)
                             entered += 1
                             nwait += 1
-                            wstart[i] = t
+                            wstart[np.uintp(i)] = t
                         continue
                     skipped += 1  # skipped: a new compute interval, as after a firing
-                elif snap[i] > 0.0:  # due, no persist in flight: snapshot
+                elif snap[np.uintp(i)] > 0.0:  # due, no persist in flight: snapshot
                     events += 1
-                    phase[i] = _SNAPSHOT
-                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[i], i)
+                    phase[np.uintp(i)] = _SNAPSHOT
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
                     continue
                 else:  # s = 0: the firing is at this instant
-                    stack[top] = 2 * i + 1
+                    stack[np.uintp(top)] = 2 * i + 1
                     top += 1
                     continue
                 # A new compute interval (after a firing or a skip), drawn at one
                 # place in the loop (two inlined copies of the ziggurat cost
-                # ~20 ns per draw more, measured).
-                w = _draw(T, sigma, base, i, drawn[i])
-                drawn[i] += 1
+                # ~20 ns per draw more, measured). ``_draw`` written out: inlined,
+                # it kept sigma's and base's references counted at every draw.
+                w = T[np.uintp(i)]
+                if sigma[np.uintp(i)] > 0.0:
+                    w += sigma[np.uintp(i)] * stream_normal(base[np.uintp(i)], drawn[np.uintp(i)])
+                    if w < 0.0:
+                        w = 0.0
+                drawn[np.uintp(i)] += 1
                 if FAIL:
                     wcur[i] = w
-                if w <= tol_c[i]:
+                if w <= tol_c[np.uintp(i)]:
                     if FAIL:
                         acc[i] += w
                         wcur[i] = 0.0
-                    stack[top] = 2 * i  # due again at once
+                    stack[np.uintp(top)] = 2 * i  # due again at once
                     top += 1
-                elif slow[i] >= 1.0:
-                    parked[i] = True
-                    rem[i] = w
+                elif slow[np.uintp(i)] >= 1.0:
+                    parked[np.uintp(i)] = True
+                    rem[np.uintp(i)] = w
                 else:
                     if FAIL:
                         cin[i] = t
-                        wst[i] = w * stretch[i]
-                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[i], i)
+                        wst[i] = w * stretch[np.uintp(i)]
+                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[np.uintp(i)], i)
             if capped:
                 # Admissions (E5), first come first served, while fewer than K write.
                 while qn > 0 and nwh < max_writers:
@@ -2154,23 +2188,23 @@ def _make_run_fleet_general(FAIL=False):
                     qh = (qh + 1) & mask
                     qn -= 1
                     events += 1
-                    k = count[i]
+                    k = count[np.uintp(i)]
                     if record and k < cycles:
                         firings[i, k] = t
-                    count[i] = k + 1
+                    count[np.uintp(i)] = k + 1
                     if k + 1 == cycles:
                         n_done += 1
                     if k + 1 == burn_in:
                         n_burn += 1
                     n_fire += 1
-                    since[i] = t
-                    cwait[i] = wacc[i] + queued
-                    wacc[i] = 0.0
+                    since[np.uintp(i)] = t
+                    cwait[np.uintp(i)] = wacc[np.uintp(i)] + queued
+                    wacc[np.uintp(i)] = 0.0
                     wset = True
-                    W += weight[i]
-                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[i], i)
+                    W += weight[np.uintp(i)]
+                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[np.uintp(i)], i)
                     if measuring and nwh > nw_prev:
-                        upcross[nwh] += 1
+                        upcross[np.uintp(nwh)] += 1
                 # Arrivals of this instant left waiting entered QUEUE: an event each.
                 for b in range(qn - 1, -1, -1):
                     if qtime[(qh + b) & mask] != t:
@@ -2181,7 +2215,7 @@ def _make_run_fleet_general(FAIL=False):
             if nw == 0:  # W must not drift: exact when one writer or none
                 W = 0.0
             elif nw == 1:
-                W = weight[widx[wh]]
+                W = weight[np.uintp(widx[np.uintp(wh)])]
             if not measuring and n_burn == N:
                 measuring = True
                 t0 = t
@@ -2195,9 +2229,9 @@ def _make_run_fleet_general(FAIL=False):
                         q = (ch + b) & mask
                         i = cidx[q]
                         r = ckey[q] - pc
-                        if inflight[i] and slow[i] > 0.0:
+                        if inflight[np.uintp(i)] and slow[np.uintp(i)] > 0.0:
                             wst[i] = r  # the slowdown's share counts from here
-                            r *= 1.0 - slow[i]
+                            r *= 1.0 - slow[np.uintp(i)]
                         pre_p[i] += wcur[i] - r
             if measuring:
                 waits += entered
@@ -2219,7 +2253,7 @@ def _make_run_fleet_general(FAIL=False):
                     wkey[q] -= pw
                     W += weight[widx[q]]  # recomputed: no drift across rebases
                 if nwh == 1:
-                    W = weight[widx[wh]]
+                    W = weight[np.uintp(widx[np.uintp(wh)])]
                 wset = True
                 for b in range(nch):
                     ckey[(ch + b) & mask] -= pc
@@ -2235,17 +2269,17 @@ def _make_run_fleet_general(FAIL=False):
                 if nwh == 0:
                     r_w = 0.0
                 elif uniform:
-                    r_w = rw_tab[nw]
-                    per_w = per_tab[nw]
+                    r_w = rw_tab[np.uintp(nw)]
+                    per_w = per_tab[np.uintp(nw)]
                 else:
                     r_w = f[nw] / W
                     per_w = W * inv_f[nw]
             # Branch-free: which clock is next alternates unpredictably, and a
             # mispredicted branch costs more than computing all three.
-            r_c = rc[nch]
-            dtw = (wkey[wh] - pw) * per_w if nwh > 0 else np.inf
-            dtc = (ckey[ch] - pc) * inv_rc[nch] if nch > 0 else np.inf
-            dts = skey[sh] - ps if nsh > 0 else np.inf
+            r_c = rc[np.uintp(nch)]
+            dtw = (wkey[np.uintp(wh)] - pw) * per_w if nwh > 0 else np.inf
+            dtc = (ckey[np.uintp(ch)] - pc) * inv_rc[np.uintp(nch)] if nch > 0 else np.inf
+            dts = skey[np.uintp(sh)] - ps if nsh > 0 else np.inf
             dt = min(dtw, min(dtc, dts))
             if FAIL:
                 # A failure, an outage or a DOWN's end first (on wall time;
@@ -2253,11 +2287,11 @@ def _make_run_fleet_general(FAIL=False):
                 if tnext - t <= dt:
                     xev = True
                     dt = tnext - t
-            pw = wkey[wh] if dt == dtw else pw + r_w * dt
-            pc = ckey[ch] if dt == dtc else pc + r_c * dt
-            ps = skey[sh] if dt == dts else ps + dt
+            pw = wkey[np.uintp(wh)] if dt == dtw else pw + r_w * dt
+            pc = ckey[np.uintp(ch)] if dt == dtc else pc + r_c * dt
+            ps = skey[np.uintp(sh)] if dt == dts else ps + dt
             if measuring:
-                occupancy[nw] += dt
+                occupancy[np.uintp(nw)] += dt
                 wait_time += nwait * dt
             t += dt
             if FAIL:
