@@ -138,6 +138,30 @@ QUANTITIES: tuple[Quantity, ...] = (
         api=("Fleet(idle_power)", "Fleet.identical(idle_power)", "Fleet.from_jobs(idle_power)",
              "Fleet.idle_power", "power_law(idle_power)")),
     Quantity(
+        "power", "P(t)", "W",
+        "the fleet's power draw over the measured window (MODEL.md E6): its time-weighted "
+        "mean, minimum and maximum per fleet",
+        api=("Run.power_mean", "Run.power_min", "Run.power_max")),
+    Quantity(
+        "ramp_window", "D", "s",
+        "a ramp's window: R_D(t) is the highest power of [t - D, t] less P(t) (MODEL.md E6)",
+        api=("simulate(ramps)", "Run.ramp_windows")),
+    Quantity(
+        "ramp_threshold", "X", "W",
+        "a ramp's threshold: the time share with R_D >= X and the up-crossings of R_D through X "
+        "(MODEL.md E6)",
+        api=("simulate(ramps)", "Run.ramp_thresholds")),
+    Quantity(
+        "ramp_share", "", "1",
+        "the fraction of the measured window with R_D(t) >= X, per fleet, window D and "
+        "threshold X",
+        api=("Run.ramp_share",)),
+    Quantity(
+        "ramp_events", "", "1",
+        "the up-crossings of R_D through X in the measured window, per fleet, window D and "
+        "threshold X",
+        api=("Run.ramp_events",)),
+    Quantity(
         "goodput", "G", "1",
         "committed work over N x the measured window: the share of the fleet's time that "
         "became durable progress (MODEL.md E8); over fleets with its interval: "

@@ -773,7 +773,83 @@ def _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh, nwh, ckey, cidx,
     return nwh, nch
 
 
-def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
+
+# -- power and ramps (MODEL.md E6) in the anonymous kernel --
+
+#: Columns of a fleet's power outputs ``pw_out``: the time-weighted sum of P
+#: over the measured window (W s; the door divides by the window), P's
+#: minimum and maximum over it (W), the window's length (s).
+PO_SUM = 0
+PO_MIN = 1
+PO_MAX = 2
+PO_WINDOW = 3
+PW_COLUMNS = 4
+
+
+@njit(cache=CACHE, nogil=True)
+def _pw_grow(dq_e, dq_p, dq_h, dq_n):
+    """The ramps' deques (``_pw_level``) in rings twice as long, each from slot 0."""
+    nd, cap = dq_e.shape
+    ne = np.empty((nd, 2 * cap))
+    npp = np.empty((nd, 2 * cap))
+    for jd in range(nd):
+        for b in range(dq_n[jd]):
+            ne[jd, b] = dq_e[jd, (dq_h[jd] + b) & (cap - 1)]
+            npp[jd, b] = dq_p[jd, (dq_h[jd] + b) & (cap - 1)]
+        dq_h[jd] = 0
+    return ne, npp
+
+
+@njit(cache=CACHE, nogil=True)
+def _pw_level(a, b, p, measured, dq_e, dq_p, dq_h, dq_n, ramp_d, ramp_x, above, ramp_out):
+    """Power level p on [a, b) (a < b): its ramps, then it joins the windows.
+
+    Per window D a monotone deque (ring ``dq_e``, ``dq_p`` row jd, head
+    ``dq_h``, size ``dq_n``; a free slot guaranteed): the earlier levels
+    still in the window, as (exit fl(b_j + D), P_j), P strictly decreasing
+    and exits increasing. Level j is in the window of u iff a_j <= u < exit_j
+    (tests/reference.py ``power_outputs``), so over [a, b) R_D is
+    max(front's P, p) - p between the fronts' exits, each expiring in time
+    order. Each such segment [u, v) adds v - u to ramp_out[jd, jx, 0] where
+    R_D >= X and the level is measured, and an up-crossing
+    (ramp_out[jd, jx, 1]) where R_D >= X and the segment before it (measured
+    or not; ``above``) was below.
+    """
+    mask = dq_e.shape[1] - 1
+    for jd in range(ramp_d.shape[0]):
+        h = dq_h[jd]
+        n = dq_n[jd]
+        u = a
+        while True:
+            while n > 0 and dq_e[jd, h] <= u:
+                h = (h + 1) & mask
+                n -= 1
+            v = b
+            r = 0.0
+            if n > 0:
+                if dq_e[jd, h] < b:
+                    v = dq_e[jd, h]
+                if dq_p[jd, h] > p:
+                    r = dq_p[jd, h] - p
+            for jx in range(ramp_x.shape[0]):
+                hit = r >= ramp_x[jx]
+                if measured and hit:
+                    ramp_out[jd, jx, 0] += v - u
+                    if not above[jd, jx]:
+                        ramp_out[jd, jx, 1] += 1.0
+                above[jd, jx] = hit
+            if v >= b:
+                break
+            u = v
+        while n > 0 and dq_p[jd, (h + n - 1) & mask] <= p:
+            n -= 1
+        dq_e[jd, (h + n) & mask] = b + ramp_d[jd]
+        dq_p[jd, (h + n) & mask] = p
+        dq_h[jd] = h
+        dq_n[jd] = n + 1
+
+
+def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
     """The anonymous kernel's fleet integrator, with the fast-forward (FAST) or without.
 
     One source, two compiled functions: FAST is a closure constant and every
@@ -781,8 +857,22 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
     before typing, so ``run_fleet`` (FAST = False) is the event loop alone,
     neither typed nor compiled with ``_fast_forward`` (the
     fast-forward must cost the plain event loop nothing), and
-    ``run_fleet_ff`` has it. Each variant has its own name (``_variant``), so
-    its own symbols and cache entries.
+    ``run_fleet_ff`` has it.
+
+    POWER (MODEL.md E6; never with FAST or FAIL; ``run_fleet_power``): the
+    fleet's power P(t) and its ramps over the measured window. Every use
+    sits under a bare ``if POWER:``, pruned before typing. Every job here
+    blocks, so P = sum of idle + r_c(n_c) x (sum of busy - idle over the n_c
+    computing jobs): with equal drops busy - idle a function of n_c (exact),
+    else a running sum of the computing jobs' drops, updated at firings and
+    write ends and summed afresh in job order at every rebase (~1 ulp of
+    drift at most between). Each level of positive length goes through
+    ``_pw_level``. The extra arguments: pw_in (N + 1,) the drops busy_i -
+    idle_i (rows i < N) and the sum of idle (row N); ramp_d (nd,) the windows
+    D (> 0); ramp_x (nx,) the thresholds X; pw_out (``PW_COLUMNS``,) and
+    ramp_out (nd, nx, 2) (time with R_D >= X, s; up-crossings), overwritten.
+    Each variant has its own name (``_variant``), so its own symbols and
+    cache entries.
 
     LONE (the default) takes an instant at which one job alone changes phase
     (almost every instant where sigma > 0 or launches differ) by a short
@@ -817,11 +907,13 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
     # results are the same bits; only impossible inputs would differ.
     @njit(cache=CACHE, nogil=True, error_model="numpy")
     @_variant("run_fleet" + ("_ff" if FAST else "") + ("" if LONE else "_no_lone")
-              + ("_fail" if FAIL else "") + ("" if DUR else "_nodur"))
+              + ("_fail" if FAIL else "") + ("" if DUR else "_nodur")
+              + ("_power" if POWER else ""))
     def run_fleet(T, d, sigma, rw, rc, theta, key0, key1, fleet, cycles, burn_in,
                   level, stop_at_passage, record, ring_w, ring_c, firings,
                   occupancy, upcross, writing, table, dur_out, fail_in=None, fail_keys=None,
-                  fail_out=None):
+                  fail_out=None, pw_in=None, ramp_d=None, ramp_x=None, pw_out=None,
+                  ramp_out=None):
         """Integrate one fleet exactly, event to event (see MODEL.md).
 
         Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
@@ -929,6 +1021,33 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
             i = widx[0]
             nwh = _heap_pop(wkey, widx, nwh)
             nch = _q_push(ckey, cidx, ch, nch, mask, ring_c, k, i)
+        if POWER:  # every job computes at t = 0
+            nd = ramp_d.shape[0]
+            pcap = 2  # doubled as needed (``_pw_grow``): the tests grow it
+            dq_e = np.empty((nd, pcap))
+            dq_p = np.empty((nd, pcap))
+            dq_h = np.zeros(nd, dtype=np.int64)
+            dq_n = np.zeros(nd, dtype=np.int64)
+            above = np.ones((nd, ramp_x.shape[0]), dtype=np.bool_)  # no crossing at t = 0
+            for jd in range(nd):
+                for jx in range(ramp_x.shape[0]):
+                    ramp_out[jd, jx, 0] = 0.0
+                    ramp_out[jd, jx, 1] = 0.0
+            pidle = pw_in[N]
+            pequal = True
+            dsum = 0.0
+            for i in range(N):
+                dsum += pw_in[i]
+                if pw_in[i] != pw_in[0]:
+                    pequal = False
+            pflag = np.empty(N, dtype=np.bool_)
+            if pequal:
+                pnow = pidle + rc[N] * (N * pw_in[0])
+            else:
+                pnow = pidle + rc[N] * dsum
+            psum = 0.0
+            pmin = np.inf
+            pmax = -np.inf
         for n in range(N + 1):
             occupancy[n] = 0.0
             upcross[n] = 0
@@ -997,6 +1116,15 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
                             ckey[np.uintp((ch + b) & mask)] -= pc
                         pw = 0.0
                         pc = 0.0
+                        if POWER:  # the computing jobs' drops summed afresh, in job order
+                            for b in range(N):
+                                pflag[b] = True
+                            for b in range(nwh):
+                                pflag[widx[(wh + b) & mask]] = False
+                            dsum = 0.0
+                            for b in range(N):
+                                if pflag[b]:
+                                    dsum += pw_in[b]
 
                     # Next event: the head of either queue, whichever is reached
                     # first (remaining / rate compared as cross products: one division).
@@ -1056,6 +1184,22 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
                                 pc = ckey[ch]
                     if measuring:
                         occupancy[np.uintp(nw)] += dt
+                    if POWER:  # the level held since the last instant, on [t, t + dt)
+                        tb = t + dt
+                        if tb != t:
+                            grow = False
+                            for jd in range(nd):
+                                if dq_n[jd] == pcap:
+                                    grow = True
+                            if grow:
+                                dq_e, dq_p = _pw_grow(dq_e, dq_p, dq_h, dq_n)
+                                pcap *= 2
+                            _pw_level(t, tb, pnow, measuring, dq_e, dq_p, dq_h, dq_n, ramp_d,
+                                      ramp_x, above, ramp_out)
+                            if measuring:
+                                psum += pnow * (tb - t)
+                                pmin = min(pmin, pnow)
+                                pmax = max(pmax, pnow)
                     t += dt
                     if FAIL:
                         if xev:
@@ -1089,6 +1233,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
                     i = widx[np.uintp(wh)]
                     wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
                     events += 1
+                    if POWER:
+                        dsum += pw_in[i]
                     if measuring:
                         # since[i] is its firing: writing time counts from
                         # the window's opening, a duration from the firing.
@@ -1125,6 +1271,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
                     if record and k < cycles:
                         firings[i, k] = t
                     count[np.uintp(i)] = k + 1
+                    if POWER:
+                        dsum -= pw_in[i]
                     if k + 1 == cycles:
                         n_done += 1
                     if k + 1 == burn_in:
@@ -1181,6 +1329,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
                             nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[b], i)
                             continue
                         events += 1
+                        if POWER:
+                            dsum += pw_in[i]
                         if measuring:
                             writing[i] += t - max(since[i], t0)
                             if DUR:
@@ -1215,6 +1365,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
                     if record and k < cycles:
                         firings[i, k] = t
                     count[np.uintp(i)] = k + 1
+                    if POWER:
+                        dsum -= pw_in[i]
                     if k + 1 == cycles:
                         n_done += 1
                     if k + 1 == burn_in:
@@ -1251,6 +1403,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
                     events += 1
                 fired_total += n_fire
                 nw = nwh
+                if POWER:  # the level from this instant on
+                    if pequal:
+                        pnow = pidle + rc[N - nwh] * ((N - nwh) * pw_in[0])
+                    else:
+                        pnow = pidle + rc[N - nwh] * dsum
                 if not measuring and n_burn == N:
                     measuring = True
                     for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
@@ -1392,6 +1549,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True):
                 for i in range(N):
                     if de[i] < np.inf:
                         fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
+        if POWER:
+            pw_out[PO_SUM] = psum
+            pw_out[PO_MIN] = pmin if measuring else np.nan
+            pw_out[PO_MAX] = pmax if measuring else np.nan
+            pw_out[PO_WINDOW] = t - t0 if measuring else 0.0
         return p_time, p_cycle, t, events
 
     return run_fleet
@@ -1401,23 +1563,26 @@ run_fleet = _make_run_fleet(False)
 run_fleet_ff = _make_run_fleet(True)
 run_fleet_fail = _make_run_fleet(False, FAIL=True)
 run_fleet_nodur = _make_run_fleet(False, DUR=False)
+run_fleet_power = _make_run_fleet(False, POWER=True)
 
 
-def _make_run_fleets(FAST, FAIL=False, DUR=True):
+def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
     """``run_fleets`` over ``run_fleet_ff`` (FAST) or ``run_fleet``: each its own
     compiled function (the other branch pruned before typing), so a plain run
     compiles and loads the event loop alone, and the fast-forward's code is
     compiled only when first asked for. DUR=False (``run_fleets_nodur``, the
     event loop alone): over ``run_fleet_nodur``, no write-duration maxima or
-    histograms (E7)."""
+    histograms (E7). POWER (``run_fleets_power``, the event loop alone): over
+    ``run_fleet_power``, power and ramps (E6)."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
     @_variant("run_fleets" + ("_ff" if FAST else "") + ("_fail" if FAIL else "")
-              + ("" if DUR else "_nodur"))
+              + ("" if DUR else "_nodur") + ("_power" if POWER else ""))
     def run_fleets(T, d, sigma, rw, rc, theta, key0, key1, fleet0, cycles, burn_in,
                    level, stop_at_passage, record, ring_w, ring_c, firings,
                    occupancy, upcross, writing, passage_time, passage_cycle, end_time, events,
-                   table, dur_out, fail_in=None, fail_keys=None, fail_out=None):
+                   table, dur_out, fail_in=None, fail_keys=None, fail_out=None, pw_in=None,
+                   ramp_d=None, ramp_x=None, pw_out=None, ramp_out=None):
         """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
 
         theta: (F, N); firings (F, N, cycles)
@@ -1425,11 +1590,19 @@ def _make_run_fleets(FAST, FAIL=False, DUR=True):
         upcross (F, N+1); writing (F, N); passage_time, passage_cycle, end_time, events: (F,);
         table: the histogram (``_cell_bin``); dur_out (F, B + 4) (``run_fleet``).
         FAIL (``run_fleets_fail``): fail_in, fail_keys as ``run_fleet`` takes
-        them, fail_out (F, N + 1, ``FAIL_COLUMNS``).
+        them, fail_out (F, N + 1, ``FAIL_COLUMNS``). POWER
+        (``run_fleets_power``): pw_in, ramp_d, ramp_x as ``run_fleet`` takes
+        them, pw_out (F, ``PW_COLUMNS``), ramp_out (F, nd, nx, 2).
         """
         F = theta.shape[0]
         for f in prange(F):
-            if FAIL:
+            if POWER:
+                p_t, p_c, t_end, n_ev = run_fleet_power(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f], table, dur_out[f], None, None, None,
+                    pw_in, ramp_d, ramp_x, pw_out[f], ramp_out[f])
+            elif FAIL:
                 p_t, p_c, t_end, n_ev = run_fleet_fail(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
@@ -1465,6 +1638,8 @@ run_fleets_ff = _make_run_fleets(True)
 run_fleets_fail = _make_run_fleets(False, FAIL=True)
 #: The event loop without the write durations' maxima and histograms (E7).
 run_fleets_nodur = _make_run_fleets(False, DUR=False)
+#: The event loop with power and ramps (MODEL.md E6).
+run_fleets_power = _make_run_fleets(False, POWER=True)
 
 
 # -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --

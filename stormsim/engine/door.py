@@ -8,6 +8,7 @@ name, so no driver imports ``_kernel``.
 """
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -27,6 +28,10 @@ run_fleets_ff = _kernel.run_fleets_ff
 run_fleets_fail = _kernel.run_fleets_fail
 run_fleets_nodur = _kernel.run_fleets_nodur
 FAIL_COLUMNS = _kernel.FAIL_COLUMNS
+run_fleets_power = _kernel.run_fleets_power
+PW_COLUMNS = _kernel.PW_COLUMNS
+PO_SUM, PO_MIN, PO_MAX, PO_WINDOW = (_kernel.PO_SUM, _kernel.PO_MIN, _kernel.PO_MAX,
+                                     _kernel.PO_WINDOW)
 run_fleets_general = _kernel.run_fleets_general
 run_fleets_general_fail = _kernel.run_fleets_general_fail
 ffs_flux = _kernel.ffs_flux
@@ -128,6 +133,15 @@ class Inputs:
         keys = np.array([self.key1 ^ np.uint64(FAILURE_SALT), self.key1 ^ np.uint64(OUTAGE_SALT)],
                         dtype=np.uint64)
         return fail_in, keys
+
+    @property
+    def power(self) -> np.ndarray:
+        """pw_in of the kernel with power (MODEL.md E6): (N + 1,) float64, the
+        drops busy_i - idle_i (W) and, last, the sum of the idle powers."""
+        fleet = self.fleet
+        busy = np.asarray(fleet.busy_power, dtype=np.float64)
+        idle = np.asarray(fleet.idle_power, dtype=np.float64)
+        return np.append(busy - idle, math.fsum(idle))
 
 
 def prepare(fleet: Fleet, seed: int) -> Inputs:

@@ -130,6 +130,20 @@ class Run:
         async job computing with its persist in flight or queued the share
         r_c eps_i of that time its slowdown costs. For blocking fleets
         without a writer cap it is ``writing_time``.
+    power_mean, power_min, power_max : float64 (fleets,) or None
+        MODEL.md E6, for a fleet with power (``Fleet.has_power``) run by the
+        anonymous kernel (None otherwise): the fleet's power P(t) (W) over
+        the measured window, time-weighted mean, minimum and maximum.
+    ramp_share : float64 (fleets, len D, len X) or None
+        For each window D and threshold X of ``simulate(ramps=(D, X))``: the
+        fraction of the measured window with R_D(t) >= X, where R_D(t) is the
+        highest power of [t - D, t] less P(t) (burn-in levels count for the
+        window's maxima).
+    ramp_events : int64 (fleets, len D, len X) or None
+        The up-crossings of R_D through X in the measured window (one at its
+        opening counts if R_D was below X just before).
+    ramp_windows, ramp_thresholds : tuple of float or None
+        The D (s) and X (W) those axes stand for.
 
     The goodput G = committed work / (N x window) and its decomposition
     (``goodput_parts``: writing, lost, down, cap, uncommitted; with G they
@@ -170,6 +184,13 @@ class Run:
     uncommitted_work: np.ndarray | None = field(default=None, repr=False)
     outages: np.ndarray | None = field(default=None, repr=False)
     checkpoint_time: np.ndarray | None = field(default=None, repr=False)
+    power_mean: np.ndarray | None = field(default=None, repr=False)
+    power_min: np.ndarray | None = field(default=None, repr=False)
+    power_max: np.ndarray | None = field(default=None, repr=False)
+    ramp_share: np.ndarray | None = field(default=None, repr=False)
+    ramp_events: np.ndarray | None = field(default=None, repr=False)
+    ramp_windows: tuple | None = field(default=None, repr=False)
+    ramp_thresholds: tuple | None = field(default=None, repr=False)
 
     #: The histograms' edges (``DURATION_EDGES`` on d_i, ``WAIT_EDGES`` on T_i).
     duration_edges = DURATION_EDGES
@@ -407,7 +428,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
              stop_at_passage: bool = True, fleet_start: int = 0,
              batch_size: int | None = None, threads: int | None = None,
              progress=None, queues: str = "auto", kernel: str = "auto",
-             fast_forward="auto", durations: bool = True) -> Run:
+             fast_forward="auto", durations: bool = True, ramps=None) -> Run:
     """Simulate independent fleets exactly, event to event (MODEL.md).
 
     Parameters
@@ -465,6 +486,13 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         loop. Sweeps pass their cells' key ``fast_forward`` ("auto" unless
         the sweep file sets it; true becomes "auto" in a cell where
         ``fast_forward_applies`` is false).
+    ramps : (windows, thresholds) or None
+        MODEL.md E6, for a fleet with power: the windows D (s, each > 0 and
+        finite) and thresholds X (W, finite) of the ramp observables
+        ``ramp_share`` and ``ramp_events`` (None: none, power's mean, min and
+        max only). Power runs through the event loop of the anonymous
+        kernel (``run_fleets_power``; no fast-forward, no failures yet); the
+        general kernel leaves the power fields None.
     durations : bool
         Record the checkpoints' write durations and waits (MODEL.md E7:
         ``durations_count``, ``_sum``, ``_max``, ``_hist`` and ``wait_*``;
@@ -522,20 +550,57 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         raise SpecError(f"queues = {queues!r}: must be one of {', '.join(QUEUE_KINDS)}")
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
     _check_failure_rates(fleet)
+    ramps = _check_ramps(fleet, ramps)
     general, ff, rings = _choose_engine(fleet, queues, kernel, fast_forward,
                                         bool(stop_at_passage) and (passage_level or 0) >= 2)
+    power = fleet.has_power and not general
+    if power and ff:
+        if fast_forward is True:
+            raise SpecError("fast_forward = True: a fleet with power (MODEL.md E6) runs through "
+                            "the event loop; use 'auto' or False")
+        ff = False
     theta_spec = _launch.resolve(launch, fleet, fleets)
     plan = _Plan(fleets=fleets, cycles=cycles, burn_in=burn_in,
                  level=0 if passage_level is None else passage_level,
                  stop_at_passage=stop_at_passage, record_firings=record_firings,
                  fleet_start=fleet_start, batch_size=batch_size, general=general,
-                 fast_forward=ff, rings=rings, durations=bool(durations))
+                 fast_forward=ff, rings=rings, durations=bool(durations),
+                 power=ramps if power else None)
     inputs = door.prepare(fleet, seed)
-    out = _Outputs.empty(fleets, n, cycles, record_firings, failures=fleet.has_failures)
+    out = _Outputs.empty(fleets, n, cycles, record_firings, failures=fleet.has_failures,
+                         ramps=plan.power)
     with door.numba_threads(threads):
         _run_batches(inputs, theta_spec, plan, out, progress)
     launch_label = launch if isinstance(launch, str) else "explicit"
     return out.run(fleet, launch_label, seed, plan, passage_level)
+
+
+def _check_ramps(fleet: Fleet, ramps) -> tuple[np.ndarray, np.ndarray]:
+    """simulate's ramps, checked: (windows D, thresholds X) as float64 arrays."""
+    if ramps is None:
+        ramps = ((), ())
+    elif not fleet.has_power:
+        raise SpecError("ramps: the fleet has no power (Fleet(busy_power=, idle_power=), "
+                        "MODEL.md E6)")
+    try:
+        windows, thresholds = ramps
+        D = np.atleast_1d(np.asarray(windows, dtype=np.float64))
+        X = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    except (TypeError, ValueError) as err:
+        raise SpecError(f"ramps = {ramps!r}: must be (windows D, thresholds X), two sequences "
+                        "of numbers") from err
+    if D.ndim != 1 or X.ndim != 1:
+        raise SpecError(f"ramps = {ramps!r}: windows and thresholds must be flat sequences")
+    for k, x in enumerate(D):
+        if not (math.isfinite(x) and x > 0.0):
+            raise SpecError(f"ramps window D[{k}] = {float(x)!r} s: must be finite and > 0")
+    for k, x in enumerate(X):
+        if not math.isfinite(x):
+            raise SpecError(f"ramps threshold X[{k}] = {float(x)!r} W: must be finite")
+    if fleet.has_power and fleet.has_failures:
+        raise SpecError("a fleet with power (MODEL.md E6) and failures (E8): not supported "
+                        "together yet; drop one")
+    return D, X
 
 
 def _check_counts(fleets, cycles, burn_in, fleet_start) -> tuple[int, int, int, int]:
@@ -578,6 +643,7 @@ class _Plan:
     fast_forward: bool
     rings: tuple             # ring flags of the kernel's queues
     durations: bool = True   # record the write durations and waits (E7)
+    power: tuple | None = None  # (D, X) of the ramps when power runs (E6), else None
 
 
 @dataclass(frozen=True)
@@ -600,10 +666,13 @@ class _Outputs:
     wait_out: np.ndarray
     # Per fleet and job (row N: the fleet), MODEL.md E8 (``_kernel._FO_FAIL``); None: no failures.
     fail_out: np.ndarray | None = None
+    # Per fleet, MODEL.md E6 (``_kernel.PO_SUM``), and (D, X, share time or up-crossings); None: no power.
+    pw_out: np.ndarray | None = None
+    ramp_out: np.ndarray | None = None
 
     @classmethod
     def empty(cls, fleets: int, n: int, cycles: int, record_firings: bool,
-              failures: bool = False) -> "_Outputs":
+              failures: bool = False, ramps: tuple | None = None) -> "_Outputs":
         return cls(firings=np.full((fleets, n, cycles), np.nan) if record_firings else None,
                    occupancy=np.empty((fleets, n + 1)),
                    upcross=np.empty((fleets, n + 1), dtype=np.int64),
@@ -613,7 +682,10 @@ class _Outputs:
                    wait_time=np.zeros(fleets), skips=np.zeros(fleets, dtype=np.int64),
                    dur_out=np.zeros((fleets, HIST_BINS + 4)),
                    wait_out=np.zeros((fleets, HIST_BINS + 4)),
-                   fail_out=np.zeros((fleets, n + 1, door.FAIL_COLUMNS)) if failures else None)
+                   fail_out=np.zeros((fleets, n + 1, door.FAIL_COLUMNS)) if failures else None,
+                   pw_out=None if ramps is None else np.zeros((fleets, door.PW_COLUMNS)),
+                   ramp_out=None if ramps is None else np.zeros((fleets, ramps[0].size,
+                                                                 ramps[1].size, 2)))
 
     def run(self, fleet: Fleet, launch, seed: int, plan: _Plan, passage_level) -> Run:
         """The filled arrays as a Run (the E7 fields None where durations were off)."""
@@ -623,7 +695,22 @@ class _Outputs:
                    passage_cycle=self.passage_cycle, end_time=self.end_time, events=self.events,
                    upcrossings=self.upcross, writing_time=self.writing, waits=self.waits,
                    wait_time=self.wait_time, skips=self.skips, **self._durations(plan),
-                   **self._failure_fields(plan.general))
+                   **self._failure_fields(plan.general), **self._power_fields(plan))
+
+    def _power_fields(self, plan: _Plan) -> dict:
+        """The E6 fields (none where power did not run)."""
+        if self.pw_out is None:
+            return {}
+        window = self.pw_out[:, door.PO_WINDOW]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(window > 0, self.pw_out[:, door.PO_SUM] / window, np.nan)
+            share = np.where(window[:, None, None] > 0,
+                             self.ramp_out[:, :, :, 0] / window[:, None, None], np.nan)
+        return {"power_mean": mean, "power_min": self.pw_out[:, door.PO_MIN].copy(),
+                "power_max": self.pw_out[:, door.PO_MAX].copy(), "ramp_share": share,
+                "ramp_events": self.ramp_out[:, :, :, 1].astype(np.int64),
+                "ramp_windows": tuple(float(x) for x in plan.power[0]),
+                "ramp_thresholds": tuple(float(x) for x in plan.power[1])}
 
     def _durations(self, plan: _Plan) -> dict:
         """The E7 fields: each checkpoint's duration and wait, counted, summed, their
@@ -691,6 +778,11 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
         door.run_fleets_fail(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
                              _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,
                              out.fail_out[lo:hi])
+    elif out.pw_out is not None:
+        door.run_fleets_power(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
+                              _DURATION_CELLS, out.dur_out[lo:hi], None, None, None,
+                              inputs.power, plan.power[0], plan.power[1], out.pw_out[lo:hi],
+                              out.ramp_out[lo:hi])
     else:
         if plan.fast_forward:
             run_fleets = door.run_fleets_ff
