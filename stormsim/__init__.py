@@ -28,7 +28,7 @@ from .risk.splitting import SplitEstimate, SplitSettings, storm_split
 from .sweep.spec import Sweep, load_sweep, parse_sweep
 from .stats.stationary import DeterministicFleetWarning, StationaryLaw, stationary
 from .stats.interval import Interval
-from .stats.power import PowerLaw, power_law
+from .stats.power import PowerLaw, RampEstimate, power_law, ramp_estimate
 from .store.stores import HDF5Store, MemoryStore
 from .stats.survival import kaplan_meier, median_survival
 from .driver import SweepOutcome, run_sweep
@@ -49,6 +49,7 @@ __all__ = [
     "LocalExecutor",
     "MemoryStore",
     "PowerLaw",
+    "RampEstimate",
     "ResourceError",
     "Results",
     "Run",
@@ -68,6 +69,7 @@ __all__ = [
     "parse_sweep",
     "plan",
     "power_law",
+    "ramp_estimate",
     "run_sweep",
     "simulate",
     "stagger_margin",

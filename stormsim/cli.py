@@ -375,8 +375,12 @@ def _plan_fleet_of(args: argparse.Namespace):
         raise SpecError(f"plan: give a job table or {', '.join(map(_flag, given))}, not both (a "
                         "table gives every job's own values)")
     if args.table is not None:
+        if args.gpus is not None:
+            raise SpecError(f"plan: --gpus {args.gpus} with a job table: give the table a gpus "
+                            "column (one count per job)")
         return Fleet.from_csv(args.table, bandwidth=args.bandwidth,
-                              max_writers=args.fleet_max_writers)
+                              max_writers=args.fleet_max_writers, gpu_power=args.gpu_power,
+                              gpu_idle_power=args.gpu_idle_power)
     if args.interval is not None and args.period is not None:
         raise SpecError(f"plan: --interval {args.interval} and --period {args.period}: give one "
                         "(--interval: compute time between checkpoints; --period: wall-clock "
@@ -392,7 +396,20 @@ def _plan_fleet_of(args: argparse.Namespace):
         extra = dict(checkpoint="async", snapshot=args.snapshot, slowdown=args.slowdown)
     return Fleet.from_jobs(n_jobs=args.jobs, size=args.size, compute_interval=args.interval,
                            checkpoint_period=args.period, bandwidth=args.bandwidth,
-                           jitter=args.jitter, max_writers=args.fleet_max_writers, **extra)
+                           jitter=args.jitter, max_writers=args.fleet_max_writers,
+                           gpus=_gpus(args.gpus), gpu_power=args.gpu_power,
+                           gpu_idle_power=args.gpu_idle_power, **extra)
+
+
+def _gpus(text: str | None) -> float | None:
+    """--gpus as a number (None: not given)."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise SpecError(f"plan: --gpus {text}: must be a number of accelerators per job, "
+                        "e.g. 1024") from None
 
 
 def _plan_what_ifs(args: argparse.Namespace) -> dict:
@@ -479,7 +496,7 @@ def _plan(args: argparse.Namespace) -> int:
                       what_if=not args.no_what_if, watchdog=args.watchdog,
                       max_seconds=args.max_seconds, seed=args.seed, progress=progress,
                       mtbf=args.mtbf, restart=args.restart, outage_mtbf=args.outage_mtbf,
-                      **_plan_what_ifs(args))
+                      drops=args.drops, **_plan_what_ifs(args))
     except KeyboardInterrupt:
         # one line, no traceback: nothing is written before the table, so nothing is left
         name = "Ctrl-C" if state.get("signal", signal.SIGINT) == signal.SIGINT else "SIGTERM"

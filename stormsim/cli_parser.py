@@ -41,7 +41,8 @@ LEVELS = ",".join(DEFAULT_TAIL_LEVELS)
 PLAN_VALUE_OPTIONS = ("--bandwidth", "--size", "--interval", "--period", "--jitter",
                       "--snapshot", "--slowdown", "--watchdog", "--max-seconds", "--jobs",
                       "--seed", "--max-writers", "--levels", "--fleet-max-writers",
-                      "--mtbf", "--restart", "--outage-mtbf")
+                      "--mtbf", "--restart", "--outage-mtbf", "--gpus", "--gpu-power",
+                      "--gpu-idle-power", "--drops")
 
 
 def attach_values(argv: list[str]) -> list[str]:
@@ -255,6 +256,16 @@ def _add_plan(sub) -> None:
                     "computes again, e.g. 10min (default: a job table's restart column, else 0)")
     pl.add_argument("--outage-mtbf", help="the mean time between outages of the whole fleet, "
                     "each failing every job at once, e.g. 30d (default: none)")
+    pl.add_argument("--gpus", help="identical jobs: accelerators per job, e.g. 1024 (with "
+                    "--gpu-power and --gpu-idle-power: adds each row's mean draw and power drops; "
+                    "a job table gives a gpus column, or busy_power and idle_power)")
+    pl.add_argument("--gpu-power", help="one accelerator's draw computing, e.g. 700W (identical "
+                    "jobs, or every job of a table with a gpus column)")
+    pl.add_argument("--gpu-idle-power", help="one accelerator's draw while its job writes or "
+                    "stops, e.g. 100W")
+    pl.add_argument("--drops", help="with power: the drops counted per day within 1 s and 60 s, "
+                    "powers, e.g. 1MW,5MW,10MW (default: one job's drop, a quarter and a half of "
+                    "the fleet's swing)")
     pl.add_argument("--levels", default=None, help="levels k: integers, 'N' or 'N/q' (default: "
                     f"{','.join(DEFAULT_LEVELS)}, the distinct ones >= 2)")
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "

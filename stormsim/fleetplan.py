@@ -29,6 +29,7 @@ import json
 import math
 import textwrap
 import time
+from numbers import Real
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -42,11 +43,12 @@ from .engine.cost import (BATCH_EVENTS, default_batch, run_events, run_seconds,
 from .engine.launch import stagger_theta
 from .engine.model import Fleet
 from .engine.run import simulate
-from .engine.units import SECONDS_PER_DAY, seconds, time_seconds
+from .engine.units import SECONDS_PER_DAY, magnitudes, seconds, time_seconds
 from .errors import SpecError
 from .checkpointing import (GOODPUT_CYCLES, GOODPUT_FLEETS, GOODPUT_LEAST, Recommendation,
                             recommend, simulated_goodput)
 from .plan_costs import SHARES, ClassRow, class_rows, gpu_shares, law_reason
+from .plan_power import POWER_NOTE, PowerRow, power_lines, power_row, ramps_for
 from .plots import series
 from .risk.exact import exact_applies
 from .risk.stormrisk import storm_risk
@@ -150,6 +152,11 @@ PLAN_OUTPUTS: tuple[Output, ...] = (
            "(fleets x cycles), as the budget allowed", "plan", csv=False),
     Output("by_class", "list", "the fleet's job classes (jobs alike in every parameter), one object "
            "each with the fields of CLASS_OUTPUTS (the CSV: plan --by-class)", "plan", csv=False),
+    Output("power", "list", "for a fleet with power (MODEL.md E6), one object per scenario "
+           "(stormsim.plan_power.PowerRow): power_mean (W, an interval's fields) and drops, per "
+           "window (s) and threshold (W) the drops per day and the time share with the draw "
+           "that far below its highest of the window, each with _lo, _hi and method; null "
+           "without power", "plan", csv=False),
 )
 
 #: A PlanRow's fields, in the JSON's rows and the CSV's columns (after k).
@@ -261,6 +268,8 @@ def _plain(v):
         return {"intervals": _plain(v.intervals), "goodput_now": _plain(v.goodput_now),
                 "goodput_then": _plain(v.goodput_then), "gain": _plain(v.gain),
                 "text": v.lines()}
+    if isinstance(v, PowerRow):
+        return v.to_dict()
     if isinstance(v, ClassRow):
         return {o.name: _plain(getattr(v, o.name)) for o in CLASS_OUTPUTS}
     if isinstance(v, list):
@@ -349,6 +358,7 @@ class FleetPlan:
     durations_effort: str = ""
     by_class: list = field(default_factory=list)   # the fleet's ClassRows (plan_costs)
     recommendation: Recommendation | None = None    # with failures: the interval to use
+    power: list | None = None     # with power: a plan_power.PowerRow per scenario
 
     def to_dict(self) -> dict:
         """The JSON's document: each field of PLAN_OUTPUTS, then ``rows``, one
@@ -430,11 +440,15 @@ class FleetPlan:
         lines = _wide_lines(self, why) if wide else _narrow_lines(self, why)
         if by_class:
             lines += _class_lines(self, why)
+        shown = power_lines(self.power or [], why)
+        lines += shown
         notes = [_WIDE_NOTE.format(k=self.levels[-1], effort=self.durations_effort) if wide
                  else _NARROW_NOTE.format(effort=self.durations_effort),
                  _settle_note(self.settle_hours, self.settle_method, self.settle_hours_lo,
                               self.settle_hours_hi), *self.notes,
                  *(self.recommendation.lines() if self.recommendation is not None else [])]
+        if shown:
+            notes.append(POWER_NOTE)
         if len(self.by_class) > 1 and not by_class:
             notes.append(f"The fleet has {len(self.by_class)} job classes: stormsim plan --by-class "
                          "(FleetPlan.table(by_class=True)) shows each one's numbers.")
@@ -698,7 +712,8 @@ def _scaled(fleet: Fleet, *, T=1.0, d=1.0, **options) -> Fleet:
     interval) and d scaled, and any Fleet option replaced."""
     kw = dict(T=fleet.T * T, d=fleet.d * d, cap=fleet.cap, throughput=fleet.throughput,
               jitter=fleet.jitter * T, weights=fleet.weights,
-              max_writers=fleet.max_writers)
+              max_writers=fleet.max_writers, busy_power=fleet.busy_power,
+              idle_power=fleet.idle_power)
     if np.any(fleet.is_async) and "checkpoint" not in options:
         kw.update(checkpoint=fleet.checkpoint.tolist(), snapshot=fleet.snapshot,
                   slowdown=fleet.slowdown, on_busy=fleet.on_busy.tolist())
@@ -898,12 +913,14 @@ class _Budget:
             self.progress(PlanStep(scenario, stage, self.elapsed(), self.max_seconds))
 
 
-def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.inf) -> dict:
+def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.inf,
+               ramps: tuple | None = None) -> dict:
     """Mean and QUANTILE of write durations (s), P(a write > watchdog) and the
     waits, from DURATION_FLEETS fleets (intervals over fleets: stats.durations),
     fewer where ``seconds`` cannot buy them (``_effort``; "effort" says what
     ran), NOT_IN_BUDGET where it cannot buy DURATION_LEAST; NaN where the
-    jobs differ in d (the histogram is then in multiples of d_i)."""
+    jobs differ in d (the histogram is then in multiples of d_i). With
+    ``ramps`` the same run records the power drops (plan_power)."""
     effort = _effort(fleet.n_jobs, seconds, DURATION_FLEETS, DURATION_CYCLES, DURATION_LEAST)
     if effort is None:
         none = Interval(math.nan, math.nan, math.nan, NOT_IN_BUDGET)
@@ -911,7 +928,7 @@ def _durations(fleet: Fleet, seed: int, watchdog: float, seconds: float = math.i
                 "wait_p99": none, "effort": None, "run": None}
     fleets, cycles = effort
     run = simulate(fleet, fleets=fleets, cycles=cycles, burn_in=min(DURATION_BURN_IN, cycles // 10),
-                   seed=seed, batch_size=_batch(fleet.n_jobs, cycles))
+                   seed=seed, batch_size=_batch(fleet.n_jobs, cycles), ramps=ramps)
     none = Interval(math.nan, math.nan, math.nan, f"{MIXED} write durations in multiples of "
                     "its own lone time d_i, and the d_i differ (plan --by-class: the means per "
                     "class)")
@@ -1099,7 +1116,7 @@ def _scenarios(fleet: Fleet, what_if: bool, options: dict) -> tuple[list, list]:
 
 def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=600.0,  # noqa: PLR0913 (the operator's options, keyword-only)
          max_seconds: float = 60.0, seed: int = 0, max_writers=None, snapshot=ASYNC_SNAPSHOT,
-         slowdown=ASYNC_SLOWDOWN, mtbf=None, restart=None, outage_mtbf=None,
+         slowdown=ASYNC_SLOWDOWN, mtbf=None, restart=None, outage_mtbf=None, drops=None,
          progress=None) -> FleetPlan:
     """The operator's table for ``fleet`` and, with ``what_if``, each change.
 
@@ -1151,6 +1168,14 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         ``recommendation``: the checkpoint interval to use
         (``stormsim.checkpointing.recommend``). The storms stay the long
         run's, without failures.
+    drops : sequence or str, optional
+        For a fleet with power (MODEL.md E6: busy_power and idle_power, or
+        gpus, gpu_power and gpu_idle_power): the thresholds X of the power
+        drops counted, powers ("1 MW", or W as numbers; text such as
+        "1MW,5MW"). Default: the largest job's drop and a quarter and a half
+        of the fleet's swing (``plan_power.default_thresholds``). Each row
+        then has its mean draw and its drops of X or more within 1 s and
+        60 s per day (``power``).
     progress : callable, bool or None, optional
         ``progress(step)`` as each stage starts (a ``PlanStep``: scenario,
         stage, seconds spent, the budget; ``str(step)`` is a line); True: that
@@ -1174,7 +1199,9 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         ``settle_hours_lo`` and ``_hi``, and ``settling``, its storms per block
         at each level (``stormsim.settling.Settling``; ``settling.table()``);
         with failures (``mtbf``) each row's ``goodput`` and the plan's
-        ``recommendation`` (``checkpointing.Recommendation``);
+        ``recommendation`` (``checkpointing.Recommendation``); with power,
+        ``power``, a ``plan_power.PowerRow`` per scenario (mean draw, drops
+        per day per window and threshold, with their intervals);
         ``notes`` on levels left unresolved, and on the load and the saturated levels where a
         scenario's load exceeds N/(N-1) or a level is saturated. Each row's
         ``regime`` says per level whether storms are episodes or the level
@@ -1188,7 +1215,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         ``fleet`` is not a Fleet (or has one job, with the default levels),
         or ``levels``, ``what_if``, ``watchdog``, ``max_seconds``, ``seed``,
         ``max_writers``, ``snapshot``, ``slowdown``, ``mtbf``, ``restart`` or
-        ``outage_mtbf`` breaks its rule (named
+        ``outage_mtbf`` or ``drops`` breaks its rule (named
         with the value and the rule; a what-if option with ``what_if``
         False); or a scenario needs more memory than this machine has.
     """
@@ -1202,6 +1229,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     progress = check_progress("progress", progress, stderr_line_of)
     ks = _plan_levels(levels, fleet.n_jobs)
     failing, fleet = _failures(fleet, mtbf, restart, outage_mtbf)
+    ramps = ramps_for(fleet, _drops(fleet, drops))
     clock = _Budget(float(max_seconds), progress, failures=failing is not None)
     scenarios, notes = _scenarios(fleet, what_if, dict(max_writers=max_writers,
                                                        snapshot=snapshot, slowdown=slowdown))
@@ -1211,7 +1239,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
     for i, (name, change, f) in enumerate(scenarios):
         where = f"{name} ({i + 1}/{len(scenarios)})"
         row, unresolved = _row(name, change, f, ks, seed, watchdog, risk_each, clock, where,
-                               len(scenarios), bought, failing)
+                               len(scenarios), bought, failing, ramps)
         rows.append(row)
         if unresolved is not None:
             notes.append(unresolved)
@@ -1227,7 +1255,28 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
                      settle_method=how, settle_hours_lo=settle.lo, settle_hours_hi=settle.hi,
                      settling=settling, watchdog=watchdog, notes=notes,
                      durations_effort=_effort_text(bought["durations"]),
-                     by_class=bought.get("by_class", []), recommendation=chosen)
+                     by_class=bought.get("by_class", []), recommendation=chosen,
+                     power=bought.get("power"))
+
+
+def _drops(fleet: Fleet, drops) -> tuple | None:
+    """plan's ``drops``, checked: thresholds in W (None: the defaults)."""
+    if drops is None:
+        return None
+    if not fleet.has_power:
+        raise SpecError(f"drops = {drops!r}: the fleet has no power (busy_power and idle_power, "
+                        "or gpus, gpu_power and gpu_idle_power)")
+    given = drops
+    if isinstance(drops, str):
+        drops = [x.strip() for x in drops.split(",") if x.strip()]
+    elif np.ndim(drops) == 0:
+        drops = [drops]
+    drops = [f"{float(x)!r} W" if isinstance(x, Real) and not isinstance(x, bool) else x
+             for x in drops]
+    if not drops:
+        raise SpecError(f"drops = {given!r}: give at least one threshold, e.g. '1MW,5MW'")
+    values = magnitudes("drops", drops, "power", "watt", "positive")
+    return tuple(sorted({float(x) for x in values}))
 
 
 def _failures(fleet: Fleet, mtbf, restart, outage_mtbf) -> tuple[Fleet | None, Fleet]:
@@ -1321,7 +1370,7 @@ def _row_goodput(f: Fleet, failing: Fleet | None, seed: int, seconds: float) -> 
 
 
 def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bought,  # noqa: PLR0913 (one scenario's inputs)
-         failing=None):
+         failing=None, ramps=None):
     """One scenario's PlanRow, and its note on levels left unresolved (or None)."""
     day = SECONDS_PER_DAY / seconds("s")
     capped = ks > f.max_writers          # a writer cap: never more writers than K
@@ -1351,9 +1400,12 @@ def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bo
     law = stationary(f) if exact_applies(f, "random") else None
     mean, lone, share, contention, how = _costs(f, str(method[0]), law)
     clock.step(where, "checkpoint durations")
-    dur = _durations(f, seed, watchdog, clock.share("durations", among) / slow)
+    dur = _durations(f, seed, watchdog, clock.share("durations", among) / slow,
+                     ramps if f.has_power else None)
     bought["durations"].append(dur["effort"])
     lost = f"{NOT_IN_BUDGET} (the checkpoint durations' run)"
+    if ramps is not None:
+        bought.setdefault("power", []).append(power_row(name, f, dur["run"], law is not None, lost))
     shares = gpu_shares(f, law, dur["run"], lost)
     clock.step(where, "stagger")
     stagger = _stagger(f, seed, clock.share("stagger", among) / slow)

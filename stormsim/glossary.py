@@ -141,7 +141,7 @@ QUANTITIES: tuple[Quantity, ...] = (
         "power", "P(t)", "W",
         "the fleet's power draw over the measured window (MODEL.md E6): its time-weighted "
         "mean, minimum and maximum per fleet",
-        api=("Run.power_mean", "Run.power_min", "Run.power_max")),
+        api=("Run.power_mean", "Run.power_min", "Run.power_max", "PowerRow.power_mean")),
     Quantity(
         "ramp_window", "D", "s",
         "a ramp's window: R_D(t) is the highest power of [t - D, t] less P(t) (MODEL.md E6)",
@@ -150,17 +150,35 @@ QUANTITIES: tuple[Quantity, ...] = (
         "ramp_threshold", "X", "W",
         "a ramp's threshold: the time share with R_D >= X and the up-crossings of R_D through X "
         "(MODEL.md E6)",
-        api=("simulate(ramps)", "Run.ramp_thresholds")),
+        api=("simulate(ramps)", "Run.ramp_thresholds", "plan(drops)")),
     Quantity(
         "ramp_share", "", "1",
         "the fraction of the measured window with R_D(t) >= X, per fleet, window D and "
         "threshold X",
-        api=("Run.ramp_share",)),
+        api=("Run.ramp_share", "RampEstimate.ramp_share")),
     Quantity(
         "ramp_events", "", "1",
         "the up-crossings of R_D through X in the measured window, per fleet, window D and "
         "threshold X",
         api=("Run.ramp_events",)),
+    Quantity(
+        "ramp_events_per_day", "", "1/day",
+        "ramp events (up-crossings of R_D through X) per day of measured time, over fleets "
+        "with a 95 % interval (stats.power.ramp_estimate; plan's drops per day)",
+        api=("RampEstimate.ramp_events_per_day",)),
+    Quantity(
+        "gpus", "", "1",
+        "a job's accelerators: with gpu_power and gpu_idle_power, its busy_power and idle_power "
+        "are gpus times each",
+        api=("Fleet.from_jobs(gpus)",)),
+    Quantity(
+        "gpu_power", "", "W",
+        "one accelerator's draw computing at full rate (MODEL.md E6, per accelerator)",
+        api=("Fleet.from_jobs(gpu_power)", "Fleet.from_csv(gpu_power)")),
+    Quantity(
+        "gpu_idle_power", "", "W",
+        "one accelerator's draw while its job does not compute (MODEL.md E6, per accelerator)",
+        api=("Fleet.from_jobs(gpu_idle_power)", "Fleet.from_csv(gpu_idle_power)")),
     Quantity(
         "goodput", "G", "1",
         "committed work over N x the measured window: the share of the fleet's time that "

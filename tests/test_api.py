@@ -13,7 +13,7 @@ PUBLIC = {
     # the exact stationary law of the base model (MODEL.md)
     "StationaryLaw", "stationary", "DeterministicFleetWarning",
     # a fleet's long-run power from that law (MODEL.md E6)
-    "PowerLaw", "power_law",
+    "PowerLaw", "power_law", "RampEstimate", "ramp_estimate",
     # every estimate shown to a user: a number with its interval
     "Interval",
     # the operator's table: a fleet and its what-ifs

@@ -18,6 +18,8 @@ import stormsim
 from stormsim import Fleet, SpecError
 
 FLEET = Fleet.identical(4, T=1.0, load=0.5, jitter=0.01)
+POWER_FLEET = FLEET.replace(busy_power=700.0, idle_power=100.0)
+RAMP_RUN = stormsim.simulate(POWER_FLEET, fleets=2, cycles=5, ramps=((0.5,), (500.0,)))
 
 SWEEP_TEXT = "[fixed]\nN = 2\nT = 1.0\nd = 0.1\nlaunch = 'random'\nfleets = 2\ncycles = 10\n"
 
@@ -115,6 +117,9 @@ CASES = [
         fleet=NOT_A_FLEET, busy_power=PER_JOB + [-1.0, [1.0] * 3],
         idle_power=PER_JOB + [800.0, [800.0] * 4],
         law=["law", 3, stormsim.stationary(Fleet.identical(3, load=0.5, jitter=0.01))])),
+    ("ramp_estimate", stormsim.ramp_estimate, dict(run=RAMP_RUN), dict(
+        run=["run", 3, stormsim.simulate(POWER_FLEET, fleets=2, cycles=3)],
+        confidence=NUMBER + [0.0, 1.5])),
     ("best_interval", stormsim.best_interval, dict(fleet=FLEET, mtbf="24 h"), dict(
         fleet=NOT_A_FLEET, mtbf=NUMBER + ["24 GB", "-1 h", 0.0], restart=NUMBER_OPT + ["1 GB", -1.0])),
     ("stagger_spacing", stormsim.stagger_spacing, dict(fleet=FLEET), dict(fleet=NOT_A_FLEET)),
@@ -173,6 +178,7 @@ def test_the_cases_cover_every_public_function_with_arguments():
     # SweepOutcome are what the functions return (never built by a caller); MemoryStore
     # takes no argument; the errors and the warning are raised, never called.
     returned = {"Results", "Run", "StormRisk", "SplitEstimate", "StationaryLaw", "PowerLaw",
+                "RampEstimate",
                 "FleetPlan", "BestInterval", "ClassInterval",
                 "Sweep", "SweepOutcome", "MemoryStore",
                 "SpecError", "SweepError", "ResourceError", "DeterministicFleetWarning",

@@ -27,7 +27,7 @@ WINGS = [
                "cellrisk", "work", "planner"]),                         # the sweep file -> units of work
     ("store", ["__init__", "files", "parts", "identity", "cellresult", "layout", "tables", "export",
                "results", "stores"]),                                     # files, the layout, the reader
-    ("", ["driver", "plots", "checkpointing", "plan_costs", "settling", "fleetplan", "report",
+    ("", ["driver", "plots", "checkpointing", "plan_costs", "plan_power", "settling", "fleetplan", "report",
           "cli_parser", "cli", "__main__", "__init__"]),
 ]
 

@@ -255,7 +255,7 @@ def test_site_builds_strict_without_warnings(tmp_path):
     rows = re.findall(r"<td>\s*<code>(\w+)</code>\s*</td>\s*<td>\s*<code>(.*?)</code>", plan, re.S)
     assert [name for name, _ in rows] == ["fleet", "levels", "what_if", "watchdog", "max_seconds",
                                           "seed", "max_writers", "snapshot", "slowdown", "mtbf",
-                                          "restart", "outage_mtbf", "progress"]
+                                          "restart", "outage_mtbf", "drops", "progress"]
     assert all(len(re.sub(r"<[^>]+>", "", kind)) <= 30 for _, kind in rows) and "``" not in plan
     assert "<code>Fleet.from_jobs</code>" in plan
     assert (tmp_path / "site" / "reference" / "plan" / "index.html").exists()

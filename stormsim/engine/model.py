@@ -437,7 +437,8 @@ class Fleet:
                   jitter=None, cap: float = math.inf, throughput: ThroughputSpec = "fair",
                   checkpoint=None, snapshot=None, slowdown=None, on_busy=None, weight=None,
                   max_writers=None, mtbf=None, restart=None, outage_mtbf=None,
-                  busy_power=None, idle_power=None) -> "Fleet":
+                  busy_power=None, idle_power=None, gpus=None, gpu_power=None,
+                  gpu_idle_power=None) -> "Fleet":
         """A fleet from physical units (MODEL.md E4; ``stormsim.engine.units.fleet_arguments``),
         T and d in seconds. A missing, unknown or bad keyword is a SpecError naming it.
 
@@ -460,28 +461,42 @@ class Fleet:
         busy_power, idle_power : power or sequence, optional
             Each job's draw computing at full rate and stopped (MODEL.md E6),
             e.g. "700 kW", "100 kW"; both or neither (default: power off).
+        gpus, gpu_power, gpu_idle_power : number, power, power (or sequences), optional
+            Instead of busy_power and idle_power: each job's accelerators and
+            one accelerator's draw computing and stopped, e.g. 1024, "700 W",
+            "100 W"; the job draws gpus times each. All three or none.
         """
         return cls(**fleet_arguments(
             size=size, bandwidth=bandwidth, compute_interval=compute_interval, n_jobs=n_jobs,
             checkpoint_period=checkpoint_period, jitter=jitter, cap=cap, throughput=throughput,
             checkpoint=checkpoint, snapshot=snapshot, slowdown=slowdown, on_busy=on_busy,
             weight=weight, max_writers=max_writers, mtbf=mtbf, restart=restart,
-            outage_mtbf=outage_mtbf, busy_power=busy_power, idle_power=idle_power))
+            outage_mtbf=outage_mtbf, busy_power=busy_power, idle_power=idle_power, gpus=gpus,
+            gpu_power=gpu_power, gpu_idle_power=gpu_idle_power))
 
     @classmethod
     def from_csv(cls, path, *, bandwidth, cap: float = math.inf,  # noqa: PLR0913 (the fleet-level keywords)
                  throughput: ThroughputSpec = "fair", max_writers=None,
-                 outage_mtbf=None) -> "Fleet":
+                 outage_mtbf=None, gpu_power=None, gpu_idle_power=None) -> "Fleet":
         """A fleet from a CSV job table (one row per job, each column's unit in its
         header) and the fabric's bandwidth: ``stormsim.engine.jobcsv.read_jobs``.
         The fleet-level options (``cap``, ``throughput``, ``max_writers``, the
         writer cap K in 1..N) are keywords, as in ``from_jobs``; the per-job
         ones (checkpoint, snapshot, slowdown, on_busy, weight, mtbf, restart)
-        are columns; ``outage_mtbf`` (a time) is a keyword."""
-
-        return cls.from_jobs(**read_jobs(path, names=False), bandwidth=bandwidth, cap=cap,
-                             throughput=throughput, max_writers=max_writers,
-                             outage_mtbf=outage_mtbf)
+        are columns; ``outage_mtbf`` (a time) is a keyword. A table with a
+        ``gpus`` column takes one accelerator's draw from its ``gpu_power``
+        and ``gpu_idle_power`` columns or, for every job, from the keywords
+        of those names (a column and its keyword both: a SpecError)."""
+        columns = read_jobs(path, names=False)
+        for name, value in (("gpu_power", gpu_power), ("gpu_idle_power", gpu_idle_power)):
+            if value is None:
+                continue
+            if name in columns:
+                raise SpecError(f"{name} = {value!r}: the table {path} has a {name} column "
+                                "already; give it in one place")
+            columns[name] = value
+        return cls.from_jobs(**columns, bandwidth=bandwidth, cap=cap, throughput=throughput,
+                             max_writers=max_writers, outage_mtbf=outage_mtbf)
 
     def __setattr__(self, name, value):
         raise AttributeError("Fleet is immutable; build a new one")

@@ -60,6 +60,11 @@ busy_power, idle_power
     waiting, snapshotting, down), MODEL.md E6: powers ("700 W", "1.4 MW"),
     per job (columns ``busy_power [kW]``, ``idle_power [kW]``); both or
     neither (power off).
+gpus, gpu_power, gpu_idle_power
+    Instead of busy_power and idle_power: the job's accelerators and one
+    accelerator's draw computing and stopped; the job draws gpus times each
+    (columns ``gpus``, ``gpu_power [W]``, ``gpu_idle_power [W]``; all three
+    or none).
 
 The model's time unit is then the second.
 """
@@ -120,7 +125,15 @@ JOB_COLUMNS: dict[str, tuple[str, str | None, str]] = {
     "restart": ("time", "nonnegative", "downtime after a failure until the job computes again (R)"),
     "busy_power": ("power", "nonnegative", "draw computing at full rate (W; MODEL.md E6)"),
     "idle_power": ("power", "nonnegative", "draw while writing or stopped (W; MODEL.md E6)"),
+    "gpus": ("number", "positive", "accelerators of the job: with gpu_power and gpu_idle_power, "
+             "instead of busy_power and idle_power"),
+    "gpu_power": ("power", "nonnegative", "draw of one accelerator computing at full rate (W)"),
+    "gpu_idle_power": ("power", "nonnegative", "draw of one accelerator while its job writes or "
+                       "stops (W)"),
 }
+
+#: Per accelerator, the job's busy_power and idle_power: gpus times each.
+_GPU_FIELDS = {"gpu_power": "busy_power", "gpu_idle_power": "idle_power"}
 
 #: Text columns with a fixed set of values.
 CHOICES = {"checkpoint": ("blocking", "async"), "on_busy": ("block", "skip")}
@@ -341,7 +354,8 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
                     n_jobs: int | None = None, jitter=None, cap: float = math.inf,
                     throughput="fair", checkpoint=None, snapshot=None, slowdown=None,
                     on_busy=None, weight=None, max_writers=None, mtbf=None, restart=None,
-                    outage_mtbf=None, busy_power=None, idle_power=None) -> dict:
+                    outage_mtbf=None, busy_power=None, idle_power=None, gpus=None,
+                    gpu_power=None, gpu_idle_power=None) -> dict:
     """``Fleet`` keyword arguments from physical quantities (MODEL.md E4), in seconds.
 
     ``Fleet.from_jobs(**quantities)`` is ``Fleet(**fleet_arguments(**quantities))``.
@@ -379,6 +393,10 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     busy_power, idle_power : quantity or sequence, optional
         Each job's draw computing at full rate and stopped (MODEL.md E6),
         e.g. "700 kW", "100 kW": both or neither (default: power off).
+    gpus, gpu_power, gpu_idle_power : optional
+        Instead of busy_power and idle_power: each job's accelerators (> 0)
+        and one accelerator's draw computing and stopped ("700 W", "100 W");
+        a job draws gpus times each. All three or none.
 
     Notes
     -----
@@ -392,7 +410,8 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
     given = {"size": size, interval_name: compute_interval if compute_interval is not None
              else checkpoint_period, "jitter": jitter, "snapshot": snapshot, "slowdown": slowdown,
              "weight": weight, "mtbf": mtbf, "restart": restart, "busy_power": busy_power,
-             "idle_power": idle_power}
+             "idle_power": idle_power, "gpus": gpus, "gpu_power": gpu_power,
+             "gpu_idle_power": gpu_idle_power}
     values, jitter_share, lengths = _job_magnitudes(given, interval_name)
     for name, value in (("checkpoint", checkpoint), ("on_busy", on_busy)):
         if value is not None and not isinstance(value, str):
@@ -424,11 +443,28 @@ def fleet_arguments(*, size, bandwidth, compute_interval=None, checkpoint_period
         if name in v:
             kwargs[_ASYNC_FIELDS[name]] = v[name]
     kwargs.update(_failure_arguments(v, outage_mtbf))
-    kwargs.update({name: v[name] for name in ("busy_power", "idle_power") if name in v})
+    kwargs.update(_power_arguments(v))
     if max_writers is not None:
         kwargs["max_writers"] = check_int("max_writers", max_writers, 1, n, what=(
             f"at most this many of the N = {n} jobs write at once; None: no cap"))
     return kwargs
+
+
+def _power_arguments(v: dict) -> dict:
+    """Fleet's E6 keywords (W per job): busy_power and idle_power as given, or
+    gpus times gpu_power and gpu_idle_power."""
+    gpu = [name for name in ("gpus", *_GPU_FIELDS) if name in v]
+    if not gpu:
+        return {name: v[name] for name in ("busy_power", "idle_power") if name in v}
+    if len(gpu) < 3:
+        missing = [name for name in ("gpus", *_GPU_FIELDS) if name not in v]
+        raise SpecError(f"{gpu[0]} without {' and '.join(missing)}: a job's power per "
+                        "accelerator needs gpus, gpu_power and gpu_idle_power together")
+    both = [name for name in ("busy_power", "idle_power") if name in v]
+    if both:
+        raise SpecError(f"{both[0]} and gpus: give the job's power either whole (busy_power, "
+                        "idle_power) or per accelerator (gpus, gpu_power, gpu_idle_power)")
+    return {whole: v["gpus"] * v[each] for each, whole in _GPU_FIELDS.items()}
 
 
 def _failure_arguments(v: dict, outage_mtbf) -> dict:

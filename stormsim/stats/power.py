@@ -17,7 +17,9 @@ model give the long-run power exactly, without simulation:
   power depends on which jobs write, and only the mean is given here.
 
 Ramps (the drop over a window, MODEL.md E6) depend on the fleet's motion in
-time, which the law does not hold: they are simulated.
+time, which the law does not hold: they are simulated, and
+:func:`ramp_estimate` gives a run's ramp events per day and time share with
+their intervals over fleets.
 """
 from __future__ import annotations
 
@@ -26,11 +28,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engine.model import check_power
-from ..errors import SpecError
-from .stationary import StationaryLaw, stationary
+from scipy.stats import chi2
 
-__all__ = ["PowerLaw", "power_law"]
+from .._args import check_real
+from ..engine.model import check_power
+from ..engine.units import SECONDS_PER_DAY
+from ..errors import SpecError
+from .interval import CONFIDENCE, Interval
+from .stationary import StationaryLaw, stationary
+from .storms import ratio_of_means
+
+#: Below this many fleets with a ramp event, events per day take Garwood's
+#: interval (as the settling's blocks do, stormsim.settling).
+FEW_FLEETS = 10
+
+__all__ = ["PowerLaw", "RampEstimate", "power_law", "ramp_estimate"]
 
 #: Drops (busy - idle) equal to this relative difference count as equal: the
 #: rounding of busy - idle from watts given to the last bit (700.1 - 100.1
@@ -118,3 +130,106 @@ def power_law(fleet, busy_power, idle_power, law: StationaryLaw | None = None) -
         levels = pmf = None
     return PowerLaw(n_jobs=n, mean_job=mean_job, mean=float(math.fsum(mean_job)),
                     levels=levels, pmf=pmf)
+
+
+@dataclass(frozen=True)
+class RampEstimate:
+    """A run's ramps over fleets (MODEL.md E6), from :func:`ramp_estimate`.
+
+    Arrays are (len windows, len thresholds): for window D[a] and threshold
+    X[b], ``ramp_events_per_day`` counts the up-crossings of R_D through X (a drop
+    of X watts or more within D seconds, once per episode) per day of
+    measured time, ``ramp_share`` the time share with R_D >= X; each with its
+    ``_lo`` and ``_hi`` at ``confidence`` and its ``method``:
+
+    - "ratio-log": the ratio estimator over fleets (sum over fleets of the
+      events, or time, over the sum of their windows), its delta-method
+      interval on the log scale with a t quantile
+      (``stats.storms.ratio_of_means``, as for storm rates);
+    - "garwood": events seen in fewer than FEW_FLEETS fleets: the exact
+      Poisson (Garwood) interval of the total count over the total time for
+      events per day (the spread over so few fleets says little), the
+      ratio-log interval for the share;
+    - "zero-bound": no fleet saw one: events per day get the exact Poisson
+      (Garwood) upper bound from the total measured time, the share the
+      bound ``1 - (1 - confidence) ** (1 / F)`` over F fleets (a fleet's
+      share is positive only if it saw an event; stats.tails).
+    """
+
+    windows: tuple
+    thresholds: tuple
+    ramp_events_per_day: np.ndarray = field(repr=False)
+    ramp_events_per_day_lo: np.ndarray = field(repr=False)
+    ramp_events_per_day_hi: np.ndarray = field(repr=False)
+    ramp_share: np.ndarray = field(repr=False)
+    ramp_share_lo: np.ndarray = field(repr=False)
+    ramp_share_hi: np.ndarray = field(repr=False)
+    method: np.ndarray = field(repr=False)
+    fleets: int
+    confidence: float = CONFIDENCE
+
+    def interval(self, window: float, threshold: float,
+                 what: str = "ramp_events_per_day") -> Interval:
+        """One cell as an Interval: ``what`` "ramp_events_per_day" or "ramp_share", at
+        a window and threshold of the run's ramps."""
+        if what not in ("ramp_events_per_day", "ramp_share"):
+            raise SpecError(f"what = {what!r}: must be 'ramp_events_per_day' or 'ramp_share'")
+        a, b = self._index("window", window, self.windows), \
+            self._index("threshold", threshold, self.thresholds)
+        method = {"ratio-log": f"ratio over {self.fleets} fleets, delta method on the log scale",
+                  "garwood": f"exact Poisson (Garwood) on the total over {self.fleets} fleets",
+                  "zero-bound": f"none in {self.fleets} fleets: one-sided upper bound"}[
+            self.method[a, b]]
+        return Interval(float(getattr(self, what)[a, b]), float(getattr(self, f"{what}_lo")[a, b]),
+                        float(getattr(self, f"{what}_hi")[a, b]), method, self.confidence,
+                        "1/day" if what == "ramp_events_per_day" else "")
+
+    @staticmethod
+    def _index(name: str, x, values: tuple) -> int:
+        try:
+            return values.index(float(x))
+        except (TypeError, ValueError):
+            raise SpecError(f"{name} = {x!r}: not one of the run's ramp {name}s "
+                            f"{list(values)}") from None
+
+
+def ramp_estimate(run, confidence: float = CONFIDENCE) -> RampEstimate:
+    """Ramp events per day and the time share with R_D >= X over the run's
+    fleets, with intervals (:class:`RampEstimate`), from a Run of
+    ``simulate(fleet, ramps=(windows, thresholds))`` (seconds as the model's
+    time unit, as ``Fleet.from_jobs`` makes them)."""
+    check_real("confidence", confidence, 0.0, 1.0, open_lo=True, open_hi=True)
+    if getattr(run, "ramp_events", None) is None or run.ramp_events.size == 0:
+        raise SpecError("run: no ramps recorded; simulate(fleet, ramps=(windows, thresholds)) "
+                        "with a fleet that has power (busy_power, idle_power)")
+    window = np.asarray(run.window, dtype=np.float64)
+    fleets = window.size
+    events = run.ramp_events.reshape(fleets, -1).astype(np.float64)
+    time = run.ramp_share.reshape(fleets, -1) * window[:, None]
+    den = np.broadcast_to(window[:, None], events.shape)
+    shape = run.ramp_events.shape[1:]
+    rate, rate_lo, rate_hi, _ = ratio_of_means(events, den, confidence)
+    share, share_lo, share_hi, _ = ratio_of_means(time, den, confidence)
+    total = float(window.sum())
+    count = events.sum(axis=0)
+    seen = (events > 0).sum(axis=0)
+    few = (seen > 0) & (seen < FEW_FLEETS)
+    alpha = 1.0 - confidence
+    rate_lo[few] = chi2.ppf(alpha / 2.0, 2.0 * count[few]) / 2.0 / total
+    rate_hi[few] = chi2.ppf(1.0 - alpha / 2.0, 2.0 * count[few] + 2.0) / 2.0 / total
+    zero = count == 0
+    rate_hi[zero] = chi2.ppf(0.5 + confidence / 2.0, 2) / 2.0 / total
+    share_hi[zero] = 1.0 - (1.0 - confidence) ** (1.0 / fleets)
+    rate_lo[zero] = share_lo[zero] = rate[zero] = share[zero] = 0.0
+    method = np.where(zero, "zero-bound", np.where(few, "garwood", "ratio-log")).reshape(shape)
+    day = SECONDS_PER_DAY
+
+    def grid(x):
+        return np.asarray(x, dtype=np.float64).reshape(shape)
+
+    return RampEstimate(windows=tuple(run.ramp_windows), thresholds=tuple(run.ramp_thresholds),
+                        ramp_events_per_day=grid(rate) * day,
+                        ramp_events_per_day_lo=grid(rate_lo) * day,
+                        ramp_events_per_day_hi=grid(rate_hi) * day, ramp_share=grid(share),
+                        ramp_share_lo=grid(share_lo), ramp_share_hi=grid(np.minimum(share_hi, 1.0)),
+                        method=method, fleets=fleets, confidence=confidence)

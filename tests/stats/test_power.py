@@ -88,3 +88,93 @@ def test_quantile_without_a_distribution_says_why():
     fleet = stormsim.Fleet(T=[1.0, 2.0], d=[0.1, 0.2], jitter=0.02)
     with pytest.raises(SpecError, match="unequal watts"):
         power_law(fleet, [700.0, 1400.0], 100.0).quantile(0.5)
+
+
+# -- ramp_estimate: ramp events per day and time share with intervals --------
+
+def _ramp_run(events, share, window):
+    """A stand-in for a Run with ramps: (fleets, 1, len X) arrays."""
+    from types import SimpleNamespace
+
+    events = np.asarray(events, dtype=np.int64)[:, None, :]
+    return SimpleNamespace(ramp_events=events, ramp_share=np.asarray(share, float)[:, None, :],
+                           window=np.asarray(window, float), ramp_windows=(1.0,),
+                           ramp_thresholds=tuple(float(x) for x in range(events.shape[2])))
+
+
+#: Ratios of sums recomputed here in another order than the estimator's.
+RATIO_RTOL = 1e-12
+
+
+def test_ramp_estimate_is_a_ratio_over_fleets_a_garwood_interval_or_a_bound():
+    from scipy.stats import chi2
+
+    from stormsim.stats.power import FEW_FLEETS, ramp_estimate
+
+    fleets = 2 * FEW_FLEETS
+    window = np.full(fleets, 86400.0)
+    many = np.arange(1, fleets + 1)              # every fleet saw some
+    few = np.zeros(fleets, dtype=int)
+    few[:3] = [1, 2, 1]                          # 3 fleets saw 4 in all
+    none = np.zeros(fleets, dtype=int)
+    e = ramp_estimate(_ramp_run(np.stack([many, few, none], 1), np.stack(
+        [many / 1e4, few / 1e4, none / 1.0], 1), window))
+    assert list(e.method[0]) == ["ratio-log", "garwood", "zero-bound"]
+    np.testing.assert_allclose(e.ramp_events_per_day[0], [many.mean(), 4 / fleets, 0.0],
+                               rtol=RATIO_RTOL)
+    total_days = fleets * 1.0
+    np.testing.assert_allclose([e.ramp_events_per_day_lo[0, 1], e.ramp_events_per_day_hi[0, 1]],
+                               [chi2.ppf(0.025, 8) / 2 / total_days,
+                                chi2.ppf(0.975, 10) / 2 / total_days], rtol=RATIO_RTOL)
+    assert e.ramp_events_per_day_hi[0, 2] == pytest.approx(chi2.ppf(0.975, 2) / 2 / total_days,
+                                                      rel=RATIO_RTOL)
+    assert e.ramp_share_hi[0, 2] == pytest.approx(1 - 0.05 ** (1 / fleets), rel=RATIO_RTOL)
+    assert e.ramp_events_per_day_lo[0, 0] < many.mean() < e.ramp_events_per_day_hi[0, 0]
+    cell = e.interval(1.0, 1.0)
+    assert cell.method.startswith("exact Poisson (Garwood)") and cell.unit == "1/day"
+
+
+def test_ramp_estimate_refuses_a_run_without_ramps_and_an_unknown_cell():
+    from stormsim.stats.power import ramp_estimate
+
+    fleet = stormsim.Fleet.from_jobs(n_jobs=4, size="1 TB", compute_interval="30 min",
+                                     bandwidth="10 GB/s", jitter="2%", busy_power="1 MW",
+                                     idle_power="0.1 MW")
+    with pytest.raises(SpecError, match="^run: no ramps recorded"):
+        ramp_estimate(stormsim.simulate(fleet, fleets=2, cycles=5))
+    e = ramp_estimate(stormsim.simulate(fleet, fleets=2, cycles=5, ramps=((1.0,), (5e5,))))
+    with pytest.raises(SpecError, match=r"^window = 2.0: not one of the run's ramp windows \[1.0\]"):
+        e.interval(2.0, 5e5)
+    with pytest.raises(SpecError, match="^what = 'rate'"):
+        e.interval(1.0, 5e5, "rate")
+
+
+#: Coverage of ramp_estimate's 95 % intervals against a long run's value:
+#: REPLICATES independent runs of a 6-job fleet; the long run's own error is
+#: ~1/7 of one replicate's. Each replicate covers with probability ~0.95, so
+#: the count is Binomial(REPLICATES, 0.95): >= COVERED_AT_LEAST of 60 fails
+#: with probability < 1e-3 at true coverage 0.95 and is likely below 0.85.
+REPLICATES, COVERED_AT_LEAST = 60, 51
+
+
+@pytest.mark.slow
+def test_ramp_intervals_cover_the_long_run_value():
+    from stormsim.stats.power import ramp_estimate
+
+    fleet = stormsim.Fleet.from_jobs(n_jobs=6, size="1.2 TB", compute_interval="20 min",
+                                     bandwidth="10 GB/s", jitter="3%", busy_power="1 MW",
+                                     idle_power="0.2 MW")
+    ramps = ((1.0, 60.0), (7e5, 1.5e6))
+    truth = ramp_estimate(stormsim.simulate(fleet, fleets=1600, cycles=400, seed=10**6,
+                                            ramps=ramps))
+    covered_rate = np.zeros((2, 2), dtype=int)
+    covered_share = np.zeros((2, 2), dtype=int)
+    for seed in range(REPLICATES):
+        e = ramp_estimate(stormsim.simulate(fleet, fleets=32, cycles=400, seed=seed,
+                                            ramps=ramps))
+        covered_rate += (e.ramp_events_per_day_lo <= truth.ramp_events_per_day) & \
+            (truth.ramp_events_per_day <= e.ramp_events_per_day_hi)
+        covered_share += (e.ramp_share_lo <= truth.ramp_share) & (truth.ramp_share <= e.ramp_share_hi)
+    assert np.all(truth.method == "ratio-log"), truth.method    # a measurable truth everywhere
+    assert covered_rate.min() >= COVERED_AT_LEAST, covered_rate
+    assert covered_share.min() >= COVERED_AT_LEAST, covered_share
