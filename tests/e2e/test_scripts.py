@@ -47,12 +47,14 @@ CASES = {
     # applies, and the tail it explains; their exact checks are assertions in the scripts
     "e4_mixing.py": (["E4m"], ["e4_mixing"], None),
     "e4_product_form.py": (["5x"], ["e4_product_form"], None),
+    # power drops (MODEL.md E6): statistical; its mean against the law is asserted inside
+    "e6_power.py": (["E6"], ["e6_power_drops"], None),
     # failures and goodput (MODEL.md E8): Daly's law and the contention-aware interval
     "e8_goodput.py": (["E8"], ["e8_daly_cases"], None),
 }
 #: Claims whose entry compares figures the paper reports: they must carry
 #: paper-vs-project rows (the summary table at the top is built from them).
-PAPER_ROWS = {"3", "4", "4b", "4c", "5", "5x", "6", "8", "8b", "C10", "E1a", "E1b", "E2c", "E8"}
+PAPER_ROWS = {"3", "4", "4b", "4c", "5", "5x", "6", "8", "8b", "C10", "E1a", "E1b", "E2c", "E6", "E8"}
 #: Exact controls that even a quick run must pass (MODEL.md A1, A2 and the
 #: equal-margin stagger control): a phrase of the entry's verdict.
 CONTROLS = {"E1a": "Control A1 (eps = 1, s = 0 is the blocking pair)",
