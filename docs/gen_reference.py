@@ -101,7 +101,9 @@ def keys_page() -> str:
                "refused with a hint to the key's name.\n")
     out.append("| key | what it is | default | check |\n|---|---|---|---|")
     for k in given:
-        if k.default is None:
+        if k.default is None and k.name not in K.RISK_KEYS:   # 'none' means something
+            default = "none"
+        elif k.default is None:
             param = K.RISK_KEYS.get(k.name, "")
             owner = "SplitSettings'" if k.name in K.RISK_SPLIT_KEYS else "storm_risk's"
             default = (f"{owner} ({_value(K.RISK_DEFAULTS[param])})"
@@ -181,7 +183,8 @@ def outputs_page() -> str:
                "`to_xarray()`, the file's top-level table on (`cell`, `k`) and `/grid` on the "
                "grid's own dimensions) takes these numbers from one function, "
                "`stormsim.stats.summary.cell_summary`. In a DataFrame a per-level array gets "
-               "one column per level k asked (shown for k = 4).\n")
+               "one column per level k asked (shown for k = 4), a ramp array one column per "
+               "window D and threshold X of some cell (shown for D = 60 s, X = 1 MW).\n")
     out.append("| name | dims | units | DataFrame column | what it is |\n|---|---|---|---|---|")
     for name, (_dtype, units, doc) in S.SCALARS.items():
         shown = "(text)" if units is None else _cell(units)
@@ -196,6 +199,11 @@ def outputs_page() -> str:
                + ", ".join(f"{v} {k}" for k, v in STORM_METHODS.items()) + "; -1 no such level |")
     out.append("| `independent_law` | cell | (text) | `independent_law` | the independent-jobs "
                "baseline's law behind `p_ge_independent` |")
+    for name, (units, doc) in S.RAMP_ARRAYS.items():
+        shown = "(text)" if units is None else _cell(units)
+        out.append(f"| `{name}` | cell, ramp_window, ramp_threshold | {shown} | "
+                   f"`{S.ramp_column(name, 60.0, 1e6)}` | {_cell(doc)} (MODEL.md E6; cells with "
+                   "power, NaN or '' where a cell has no such D and X) |")
     out.append("\nIn `to_xarray()` these names are others, as an xarray Dataset has methods by "
                "them (`ds.median()`, `ds.load()`): "
                + ", ".join(f"`{a}` is `{b}`" for a, b in XARRAY_NAMES.items()) + ".\n")

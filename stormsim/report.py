@@ -26,11 +26,16 @@ or the parts of an unfinished sweep) and writes to DIR:
 - ``goodput_vs_<key>.png``: for a sweep whose jobs fail (MODEL.md E8: mtbf,
   outage_mtbf), the goodput G with its 95 % interval against the numeric grid
   key with the most values among those cells (ties: ``mtbf``);
+- ``ramp_events_vs_<key>.png``: for a sweep whose jobs have power (MODEL.md E6:
+  busy_power, idle_power), the ramp events per day with their 95 % intervals,
+  one line per ramp window D and threshold X, against the numeric grid key
+  with the most values among those cells;
 - ``report.md``: the sweep, the ``stormsim inspect`` table and the storms at
   the levels asked (``--levels``), the storm risk
   of the cells that ask for it (``risk_levels``: P(n_w >= k) and storms per
   second and per day with intervals and methods), goodput and its parts per
-  cell with failures, and the figures with what each shows.
+  cell with failures, mean power and ramps per cell with power, and the
+  figures with what each shows.
 
 The "main grid key" is the numeric, finite grid key with the most values; the
 other grid keys label the lines. Cells are read one at a time and only their
@@ -52,8 +57,8 @@ from .errors import ResourceError, os_error_sentence
 from .stats.survival import kaplan_meier, passage_times
 from .stats.tails import monotone_bound
 from .store.results import DEFAULT_TAIL_LEVELS, open_results
-from .store.tables import (durations_table_text, goodput_table_text, physical_units, risk_table_text,
-                           storms_table_text)
+from .store.tables import (durations_table_text, goodput_table_text, physical_units,
+                           power_table_text, risk_table_text, storms_table_text)
 
 #: Most curves of one panel: the qualitative palette has 8 distinguishable
 #: colours; beyond that cells are thinned to every k-th one (and the caption says so).
@@ -108,6 +113,8 @@ def _cell_summary(c) -> dict:
         out.update({name: cs[name] for name in FIGURE_NUMBERS})
     if cs["failures"] >= 0:               # a cell with failures (MODEL.md E8)
         out["goodput"] = tuple(cs[f"goodput{e}"] for e in ("", "_lo", "_hi"))
+    if cs["ramps"] is not None:           # a cell with power (MODEL.md E6)
+        out["ramps"] = cs["ramps"]
     if level > 0 and c.fleets_done > 0:
         t, obs = passage_times(c.passage_cycle, c.cycles)
         out.update(t=t, obs=obs, median=kaplan_meier(t, obs).median, cycles=c.cycles,
@@ -434,6 +441,40 @@ def _goodput_figure(res, fail_cells, xkey):
     return fig, caption
 
 
+def _ramp_figure(res, power_cells, xkey):
+    """Ramp events per day (95 % interval) against ``xkey``: one line per window D
+    and threshold X and per value of the other grid keys."""
+    others = [k for k in res.grid_keys if k != xkey]
+    groups = _groups(power_cells, others, xkey)
+    xs_all = sorted({float(s["params"][xkey]) for s in power_cells})
+    pairs = sorted({(w, x) for s in power_cells for w in s["ramps"].windows
+                    for x in s["ramps"].thresholds})
+    lines = [(lab, grp, pair) for lab, grp in groups.items() for pair in pairs]
+    ys = {}
+    for lab, grp, (window, threshold) in _thin(lines):
+        y = np.full(len(xs_all), np.nan)
+        lo, hi = y.copy(), y.copy()
+        for s in grp:
+            r = s["ramps"]
+            if window in r.windows and threshold in r.thresholds:
+                i = xs_all.index(float(s["params"][xkey]))
+                a, b = r.windows.index(window), r.thresholds.index(threshold)
+                y[i], lo[i], hi[i] = (r.ramp_events_per_day[a, b], r.ramp_events_per_day_lo[a, b],
+                                      r.ramp_events_per_day_hi[a, b])
+        name = f"D={window:g} s, X={threshold / 1e6:.4g} MW"
+        ys[name if lab == "all cells" else f"{lab}, {name}"] = (y, lo, hi)
+    unit = " (s)" if xkey in ("T", "d", "jitter") else " (W)" if xkey.endswith("_power") else ""
+    fig = plots.series(xs_all, ys, xlabel=xkey + unit, ylabel="ramp events per day",
+                       logx=_xaxis(xs_all))
+    fig.axes[0].set_title(plots.wrap(f"{res.name}: power ramps against {xkey} (95% CI)",
+                                     fig.get_figwidth() * 0.9, 10), fontsize=10)
+    caption = (f"Ramp events per day (the fleet's draw falling by X or more within D seconds, "
+               f"MODEL.md E6) against {xkey}, with their 95 % intervals over the independent "
+               "fleets (stormsim.stats.power.ramp_estimate_of), for the cells with power. The "
+               "mean draw and the time shares with R_D >= X are in report.md's power table.")
+    return fig, caption
+
+
 def figures(res) -> list:
     """The report's figures of a Results: [(file name, Figure, caption)]."""
     cells = [_cell_summary(c) for c in res]
@@ -456,6 +497,10 @@ def figures(res) -> list:
     gkey = _goodput_key(res, fail_cells) if fail_cells else None
     if gkey is not None:
         out.append((f"goodput_vs_{gkey}.png", *_goodput_figure(res, fail_cells, gkey)))
+    power_cells = [s for s in cells if "ramps" in s]
+    rkey = _goodput_key(res, power_cells) if power_cells else None
+    if rkey is not None:
+        out.append((f"ramp_events_vs_{rkey}.png", *_ramp_figure(res, power_cells, rkey)))
     return out
 
 
@@ -539,6 +584,14 @@ def _write_markdown(res, out: Path, figs, xkey, levels) -> None:
                   "the fleet's time that became durable progress, with its 95 % interval over "
                   "the independent fleets, and the shares that split the rest.", "",
                   "```", goodput, "```", ""]
+    power = power_table_text(res, s)
+    if power is not None:                 # cells with power (MODEL.md E6)
+        lines += ["## Power", "",
+                  "Per cell with power (busy_power, idle_power): the fleet's mean draw with its "
+                  "95 % interval over the independent fleets, its lowest and highest draw, and "
+                  "per ramp window D and threshold X the ramp events per day and the time "
+                  "share with R_D >= X, with their intervals.", "",
+                  "```", power, "```", ""]
     risk = risk_table_text(res)
     if risk is not None:
         lines += ["## Storm risk", "",

@@ -20,7 +20,7 @@ WINGS = [
     ("engine", ["__init__", "_numba_cache", "units", "cost", "jobcsv", "model", "launch", "_kernel", "door",
                 "run"]),                                       # a fleet in, trajectories out
     ("stats", ["__init__", "interval", "exact_sums", "survival", "analysis", "tails", "storms",
-               "product_form", "stationary", "power", "durations", "goodput", "summary", "physical",
+               "product_form", "stationary", "durations", "power", "goodput", "summary", "physical",
                "daly"]),
     ("risk", ["__init__", "settings", "split_estimate", "splitting", "result", "exact", "stormrisk"]),
     ("sweep", ["__init__", "progress", "executors", "checks", "grid", "jobtable", "keys", "cell", "spec",

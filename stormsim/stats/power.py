@@ -19,7 +19,9 @@ model give the long-run power exactly, without simulation:
 Ramps (the drop over a window, MODEL.md E6) depend on the fleet's motion in
 time, which the law does not hold: they are simulated, and
 :func:`ramp_estimate` gives a run's ramp events per day and time share with
-their intervals over fleets.
+their intervals over fleets (:func:`ramp_estimate_of` the same from the
+per-fleet arrays a sweep's cell stores), :func:`mean_power` its mean draw
+with an interval.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from .._args import check_real
 from ..engine.model import check_power
 from ..engine.units import SECONDS_PER_DAY
 from ..errors import SpecError
+from .durations import ratio
 from .interval import CONFIDENCE, Interval
 from .stationary import StationaryLaw, stationary
 from .storms import ratio_of_means
@@ -42,7 +45,8 @@ from .storms import ratio_of_means
 #: interval (as the settling's blocks do, stormsim.settling).
 FEW_FLEETS = 10
 
-__all__ = ["PowerLaw", "RampEstimate", "power_law", "ramp_estimate"]
+__all__ = ["PowerLaw", "RampEstimate", "mean_power", "power_law", "ramp_estimate",
+           "ramp_estimate_of"]
 
 #: Drops (busy - idle) equal to this relative difference count as equal: the
 #: rounding of busy - idle from watts given to the last bit (700.1 - 100.1
@@ -202,12 +206,27 @@ def ramp_estimate(run, confidence: float = CONFIDENCE) -> RampEstimate:
     if getattr(run, "ramp_events", None) is None or run.ramp_events.size == 0:
         raise SpecError("run: no ramps recorded; simulate(fleet, ramps=(windows, thresholds)) "
                         "with a fleet that has power (busy_power, idle_power)")
-    window = np.asarray(run.window, dtype=np.float64)
+    return ramp_estimate_of(run.window, run.ramp_events, run.ramp_share, run.ramp_windows,
+                            run.ramp_thresholds, confidence)
+
+
+def ramp_estimate_of(window, ramp_events, ramp_share, windows, thresholds,
+                     confidence: float = CONFIDENCE) -> RampEstimate:
+    """:func:`ramp_estimate` from per-fleet arrays: ``window`` (fleets,) the
+    measured window's length (s), ``ramp_events`` and ``ramp_share`` (fleets,
+    len windows, len thresholds) as a Run has them, ``windows`` D (s) and
+    ``thresholds`` X (W): the one estimator of ``ramp_estimate(run)`` and of a
+    sweep's cells (stormsim.stats.summary)."""
+    check_real("confidence", confidence, 0.0, 1.0, open_lo=True, open_hi=True)
+    window = np.asarray(window, dtype=np.float64)
+    ramp_events, ramp_share = np.asarray(ramp_events), np.asarray(ramp_share)
     fleets = window.size
-    events = run.ramp_events.reshape(fleets, -1).astype(np.float64)
-    time = run.ramp_share.reshape(fleets, -1) * window[:, None]
+    if fleets == 0 or ramp_events.size == 0:
+        raise SpecError("no ramps recorded: no fleets, or no windows and thresholds")
+    events = ramp_events.reshape(fleets, -1).astype(np.float64)
+    time = ramp_share.reshape(fleets, -1) * window[:, None]
     den = np.broadcast_to(window[:, None], events.shape)
-    shape = run.ramp_events.shape[1:]
+    shape = ramp_events.shape[1:]
     rate, rate_lo, rate_hi, _ = ratio_of_means(events, den, confidence)
     share, share_lo, share_hi, _ = ratio_of_means(time, den, confidence)
     total = float(window.sum())
@@ -227,9 +246,19 @@ def ramp_estimate(run, confidence: float = CONFIDENCE) -> RampEstimate:
     def grid(x):
         return np.asarray(x, dtype=np.float64).reshape(shape)
 
-    return RampEstimate(windows=tuple(run.ramp_windows), thresholds=tuple(run.ramp_thresholds),
+    return RampEstimate(windows=tuple(float(x) for x in windows),
+                        thresholds=tuple(float(x) for x in thresholds),
                         ramp_events_per_day=grid(rate) * day,
                         ramp_events_per_day_lo=grid(rate_lo) * day,
                         ramp_events_per_day_hi=grid(rate_hi) * day, ramp_share=grid(share),
                         ramp_share_lo=grid(share_lo), ramp_share_hi=grid(np.minimum(share_hi, 1.0)),
                         method=method, fleets=fleets, confidence=confidence)
+
+
+def mean_power(window, power_mean, confidence: float = CONFIDENCE) -> Interval:
+    """The fleets' mean draw (W) over their measured windows, with its interval:
+    the ratio over fleets of the energy (``power_mean`` x ``window``, per fleet)
+    to the time (``stats.durations.ratio``: delta method; NaN ends with fewer
+    than 2 fleets). Per-fleet arrays as a Run (or a sweep's cell) has them."""
+    window = np.asarray(window, dtype=np.float64)
+    return ratio(np.asarray(power_mean, dtype=np.float64) * window, window, confidence)

@@ -35,13 +35,15 @@ from .analysis import writing_fraction
 from ..engine.units import SECONDS_PER_DAY
 from .durations import Checkpoints, exceedance, exceedance_edge, mean, quantile, ratio
 from .goodput import goodput_of_sums
+from .power import mean_power, ramp_estimate_of
 from .stationary import stationary
 from .storms import STORM_METHODS, storm_estimate
 from .survival import kaplan_meier, passage_times
 from .interval import CONFIDENCE
 from .tails import independent_tail, tail_estimate
 
-__all__ = ["GOODPUT_KEYS", "GOODPUT_PARTS", "METHOD_CODES", "cell_summary", "level_column",
+__all__ = ["GOODPUT_KEYS", "GOODPUT_PARTS", "METHOD_CODES", "POWER_KEYS", "RAMP_ARRAYS",
+           "ramp_column", "cell_summary", "level_column",
            "job_write_fractions", "summary_table", "table_of_rows"]
 
 #: How each P(n_w >= k) was estimated, as stored in the result file (int8).
@@ -90,6 +92,49 @@ def _goodput_scalars() -> dict:
     return out
 
 
+def _power_scalars() -> dict:
+    """The SCALARS of power (MODEL.md E6), in order."""
+    ends = "95% interval (ratio of energy to time over fleets, delta method)"
+    return {"power_mean": (np.float64, "W", "the fleet's mean power draw over the measured "
+                           "windows (MODEL.md E6; NaN: a cell without power)"),
+            "power_mean_lo": (np.float64, "W", f"lower end of its {ends}"),
+            "power_mean_hi": (np.float64, "W", f"upper end of its {ends}"),
+            "power_min": (np.float64, "W", "the lowest draw of any fleet in its measured window"),
+            "power_max": (np.float64, "W", "the highest draw of any fleet in its measured "
+                          "window")}
+
+
+#: Per-(cell, ramp window D, ramp threshold X) arrays of the table (MODEL.md E6,
+#: stormsim.stats.power.ramp_estimate_of; cells with power): name -> (units, long
+#: name); NaN ('' for the method) where a cell has no such D and X.
+RAMP_ARRAYS = {
+    "ramp_events_per_day": ("1/d", "ramp events per day of measured time: up-crossings of "
+                            "R_D (the highest power of the last D seconds less the power now) "
+                            "through X"),
+    "ramp_events_per_day_lo": ("1/d", "lower end of its 95% interval (see ramp_method)"),
+    "ramp_events_per_day_hi": ("1/d", "upper end of its 95% interval (see ramp_method)"),
+    "ramp_share": ("1", "share of measured time with R_D >= X"),
+    "ramp_share_lo": ("1", "lower end of its 95% interval (see ramp_method)"),
+    "ramp_share_hi": ("1", "upper end of its 95% interval (see ramp_method)"),
+    "ramp_method": (None, "how the ramp intervals were made (stormsim.stats.power.RampEstimate): "
+                    "ratio-log, garwood or zero-bound"),
+}
+
+
+def _num(x: float) -> str:
+    """A window or threshold in a column name: an integer's digits, else repr."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e18 else repr(x)
+
+
+def ramp_column(name: str, window: float, threshold: float) -> str:
+    """The column of a RAMP_ARRAYS name at window D (s) and threshold X (W) in the
+    flat views (pandas, CSV, JSON): e.g. ``ramp_events_per_day_D60_X614400``, its
+    interval's ends ``ramp_events_per_day_D60_X614400_lo`` and ``_hi``."""
+    stem, end = (name[:-3], name[-3:]) if name.endswith(("_lo", "_hi")) else (name, "")
+    return f"{stem}_D{_num(window)}_X{_num(threshold)}{end}"
+
+
 #: Per-cell scalars of the table, in order: name -> (dtype, units, long name).
 SCALARS = {
     "fleets_done": (np.int64, "1", "fleets simulated"),
@@ -136,12 +181,17 @@ SCALARS = {
     # failures and goodput (MODEL.md E8; stormsim.stats.goodput), cells whose
     # fleet has failures only: NaN (-1, 'none') for the others
     **_goodput_scalars(),
+    # power (MODEL.md E6; stormsim.stats.power), cells whose fleet has power
+    # only: NaN for the others
+    **_power_scalars(),
 }
 #: The SCALARS of the checkpoint durations (computed by _checkpoint_summary).
 CHECKPOINT_KEYS = tuple(k for k in SCALARS if k == "checkpoints" or k.startswith(("duration_",
                                                                                    "wait_")))
 #: The SCALARS of failures and goodput (computed by _goodput_summary).
 GOODPUT_KEYS = tuple(_goodput_scalars())
+#: The SCALARS of power (computed by _power_summary).
+POWER_KEYS = tuple(_power_scalars())
 #: Per-(cell, k) arrays of the table: name -> (units, long name).
 BY_LEVEL = {
     "p_ge": ("1", "P(n_w >= k): share of measured time with at least k jobs writing"),
@@ -264,6 +314,57 @@ def cell_summary(c, confidence: float = CONFIDENCE) -> dict:
     out["p_ge_law"], out["storms_per_s_law"] = _law(c, n)
     out.update(_checkpoint_summary(c, confidence))
     out.update(_goodput_summary(c, confidence))
+    out.update(_power_summary(c, confidence))
+    return out
+
+
+def _power_summary(c, confidence: float) -> dict:
+    """The POWER_KEYS of a cell and ``ramps``, its RampEstimate (MODEL.md E6,
+    stormsim.stats.power: mean_power, ramp_estimate_of), over its fleets: NaN
+    and None for a cell without power (or a file written before it)."""
+    out = {k: math.nan for k in POWER_KEYS}
+    out["ramps"] = None
+    pm = getattr(c, "power_mean", None)
+    if pm is None or np.size(pm) == 0:
+        return out
+    window = np.asarray(c.window, dtype=np.float64)
+    if np.size(pm) >= 2:
+        iv = mean_power(window, pm, confidence)
+        out["power_mean"], out["power_mean_lo"], out["power_mean_hi"] = iv.value, iv.lo, iv.hi
+    else:                                  # one fleet: its value, no interval
+        out["power_mean"] = float(np.asarray(pm, dtype=np.float64)[0])
+    out["power_min"] = float(np.min(c.power_min))
+    out["power_max"] = float(np.max(c.power_max))
+    if np.size(c.ramp_events):
+        out["ramps"] = ramp_estimate_of(window, c.ramp_events, c.ramp_share, c.ramp_windows,
+                                        c.ramp_thresholds, confidence)
+    return out
+
+
+def ramp_table(ramps: list) -> dict | None:
+    """The RAMP_ARRAYS of the cells' RampEstimates (None: a cell without) on the
+    union of their windows and thresholds: {"ramp_window": (D,), "ramp_threshold":
+    (X,), name: (cells, D, X)} (NaN, '' where a cell has no such D and X); None
+    when no cell has one."""
+    have = [r for r in ramps if r is not None]
+    if not have:
+        return None
+    windows = np.array(sorted({w for r in have for w in r.windows}), dtype=np.float64)
+    thresholds = np.array(sorted({x for r in have for x in r.thresholds}), dtype=np.float64)
+    shape = (len(ramps), windows.size, thresholds.size)
+    out = {"ramp_window": windows, "ramp_threshold": thresholds}
+    for name in RAMP_ARRAYS:
+        out[name] = (np.full(shape, "", dtype=object) if name == "ramp_method"
+                     else np.full(shape, np.nan))
+    for i, r in enumerate(ramps):
+        if r is None:
+            continue
+        a = np.searchsorted(windows, r.windows)
+        b = np.searchsorted(thresholds, r.thresholds)
+        for name in RAMP_ARRAYS:
+            value = r.method if name == "ramp_method" else getattr(r, name)
+            out[name][i][np.ix_(a, b)] = value
+    out["ramp_method"] = out["ramp_method"].astype(str)
     return out
 
 
@@ -433,4 +534,7 @@ def table_of_rows(rows: list) -> dict:
     out["storms_method"] = sm
     out["independent_law"] = np.array(["none" if r is None else r["independent_law"]
                                        for r in rows], dtype=object).astype(str)
+    ramps = ramp_table([None if r is None else r.get("ramps") for r in rows])
+    if ramps is not None:           # cells with power (MODEL.md E6)
+        out["ramps"] = ramps
     return out

@@ -20,7 +20,8 @@ from ..stats.survival import kaplan_meier, passage_times
 from .._args import tail_level
 from ..sweep.work import RESULT_ARRAYS
 
-__all__ = ["FAILURE_FLEET_ARRAYS", "FLEET_ARRAYS", "CellResult", "CellRisk", "cell_from_parts"]
+__all__ = ["FAILURE_FLEET_ARRAYS", "FLEET_ARRAYS", "POWER_FLEET_ARRAYS", "CellResult", "CellRisk",
+           "cell_from_parts"]
 
 #: The per-job arrays of a cell's fleet, as stored: dataset name -> Fleet attribute.
 FLEET_ARRAYS = {"T": "T", "d": "d", "jitter": "jitter", "f": "f", "snapshot": "snapshot",
@@ -28,6 +29,9 @@ FLEET_ARRAYS = {"T": "T", "d": "d", "jitter": "jitter", "f": "f", "snapshot": "s
 #: The per-job arrays stored only for a cell whose fleet has failures (MODEL.md E8)
 #: -> their value without (a cell of a fleet that never fails, a file written before).
 FAILURE_FLEET_ARRAYS = {"mtbf": math.inf, "restart": 0.0}
+#: The per-job arrays stored only for a cell whose fleet has power (MODEL.md E6);
+#: None in a cell without.
+POWER_FLEET_ARRAYS = ("busy_power", "idle_power")
 
 
 @dataclass(eq=False)
@@ -63,6 +67,12 @@ class CellResult:
     weights: np.ndarray = None
     mtbf: np.ndarray = None      # (N,) MODEL.md E8 per-job options (inf, 0: never fails)
     restart: np.ndarray = None
+    busy_power: np.ndarray = None  # (N,) MODEL.md E6 per-job draws (W; None: power off)
+    idle_power: np.ndarray = None
+    #: The ramp windows D (s) and thresholds X (W) of ``ramp_share`` and
+    #: ``ramp_events`` (MODEL.md E6; None: power off)
+    ramp_windows: tuple = None
+    ramp_thresholds: tuple = None
     #: The cell's storm risk (risk_levels), None without one (or not yet done):
     #: ``levels`` (int64) and each of stormsim.sweep.cellrisk.RISK_ARRAYS (per level) and
     #: RISK_SCALARS (0-d), e.g. ``cell.risk["risk_p_ge"]``
@@ -93,6 +103,11 @@ class CellResult:
     def has_failures(self) -> bool:
         """The cell's fleet can fail (MODEL.md E8): its goodput arrays are stored."""
         return self.arrays.get("committed_work") is not None
+
+    @property
+    def has_power(self) -> bool:
+        """The cell's fleet has power (MODEL.md E6): its power and ramp arrays are stored."""
+        return self.arrays.get("power_mean") is not None
 
     @property
     def fleets_done(self) -> int:
@@ -176,7 +191,7 @@ def cell_from_parts(c, parts, *, keep_per_fleet: bool, risk=None) -> CellResult:
     risk : the cell's storm risk (a ``RiskPart``), or None
     """
     n = c.n_jobs
-    rows = {a.name: np.empty((c.fleets,) + a.width(n), dtype=a.dtype)
+    rows = {a.name: np.empty((c.fleets,) + a.width(n, c.ramp_shape), dtype=a.dtype)
             for a in RESULT_ARRAYS if (keep_per_fleet or not a.summed) and a.kept(c.fleet)}
     summed = [a.name for a in RESULT_ARRAYS if a.summed]
     totals = {a.name: [0] * a.columns(n) for a in RESULT_ARRAYS if a.summed}
@@ -208,4 +223,14 @@ def cell_from_parts(c, parts, *, keep_per_fleet: bool, risk=None) -> CellResult:
                       arrays=arrays, sums=sums, blocks=blocks,
                       risk=None if risk is None else {"levels": risk.levels, **risk.arrays},
                       **{k: getattr(c.fleet, attr).copy() for k, attr in FLEET_ARRAYS.items()},
-                      **{k: getattr(c.fleet, k).copy() for k in FAILURE_FLEET_ARRAYS})
+                      **{k: getattr(c.fleet, k).copy() for k in FAILURE_FLEET_ARRAYS},
+                      **_power_of(c))
+
+
+def _power_of(c) -> dict:
+    """The E6 keywords of a CellResult from its sweep cell (none without power)."""
+    if not c.fleet.has_power:
+        return {}
+    windows, thresholds = c.ramps
+    return {"busy_power": c.fleet.busy_power.copy(), "idle_power": c.fleet.idle_power.copy(),
+            "ramp_windows": tuple(windows), "ramp_thresholds": tuple(thresholds)}

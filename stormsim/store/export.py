@@ -28,8 +28,8 @@ import numpy as np
 
 from ..stats.interval import CONFIDENCE
 from ..stats.storms import STORM_METHODS
-from ..stats.summary import (BY_LEVEL, CHECKPOINT_KEYS, GOODPUT_KEYS, METHOD_CODES, SCALARS,
-                              level_column, summary_table)
+from ..stats.summary import (BY_LEVEL, CHECKPOINT_KEYS, GOODPUT_KEYS, METHOD_CODES, POWER_KEYS,
+                              RAMP_ARRAYS, SCALARS, level_column, ramp_column, summary_table)
 from ..sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
 from ..sweep.keys import PARAM_ATTRS
 from .layout import grid_attrs, grid_axes
@@ -120,6 +120,7 @@ def _to_xarray(res, grid: bool, confidence: float):
             data[a.name] = (("cell",), risk[a.name], attrs(a.units, a.doc))
     coords = {"cell": ("cell", np.arange(n), {"long_name": "cell index"}),
               "k": ("k", k, {"units": "1", "long_name": "tail level k of P(n_w >= k)"})}
+    _ramp_variables(table.get("ramps"), data, coords, attrs)
     for key, col in cols.items():
         coords[key] = ("cell", col, attrs(*PARAM_ATTRS[key]))
     meta = {"sweep_name": res.name, "sweep_hash": res.sweep_hash, "occupancy": res.occupancy,
@@ -138,11 +139,28 @@ def _to_xarray(res, grid: bool, confidence: float):
                 {k: v for k, v in zip(("units", "long_name"), grid_attrs(key)) if v})
           for key, vals in axes.items()}
     gc["k"] = ds["k"]
+    for key in ("ramp_window", "ramp_threshold"):
+        if key in ds.coords:
+            gc[key] = ds[key]
     for key in cols:
         if key not in axes:
             gc[key] = (dims, cols[key].reshape(shape), ds[key].attrs)
     gc["cell"] = (dims, np.arange(n).reshape(shape), {"long_name": "cell index"})
     return xr.Dataset(out, coords=gc, attrs=meta)
+
+
+def _ramp_variables(ramps: dict | None, data: dict, coords: dict, attrs) -> None:
+    """The ramp table (cells with power, MODEL.md E6; stats.summary.ramp_table) into
+    the xarray view's ``data`` and ``coords``, on (cell, ramp_window, ramp_threshold)."""
+    if ramps is None:
+        return
+    for name, (units, long_name) in RAMP_ARRAYS.items():
+        data[name] = (("cell", "ramp_window", "ramp_threshold"), ramps[name],
+                      attrs(units, long_name + " (MODEL.md E6; cells with power)"))
+    coords["ramp_window"] = ("ramp_window", ramps["ramp_window"],
+                             {"units": "s", "long_name": "ramp window D (MODEL.md E6)"})
+    coords["ramp_threshold"] = ("ramp_threshold", ramps["ramp_threshold"],
+                                {"units": "W", "long_name": "ramp threshold X (MODEL.md E6)"})
 
 
 def _keeping_risk(res, risks: list):
@@ -210,6 +228,12 @@ def to_dataframe(res, levels=None, confidence: float = CONFIDENCE):
         cols[level_column("storms_method", kk)] = [
             _STORM_METHOD_NAMES.get(int(c), "no such level") for c in codes]
     cols["independent_law"] = table["independent_law"]
+    ramps = table.get("ramps")
+    if ramps is not None:          # cells with power (MODEL.md E6), per window and threshold
+        for a, window in enumerate(ramps["ramp_window"]):
+            for b, threshold in enumerate(ramps["ramp_threshold"]):
+                for name in RAMP_ARRAYS:
+                    cols[ramp_column(name, window, threshold)] = ramps[name][:, a, b]
     risk = _risk(risks, kmax)
     if risk is not None:           # the levels some cell asked, among those shown
         cols.update(_risk_columns(risk, [x for x in _levels(res, levels) if x in risk["asked"]]))
@@ -239,6 +263,8 @@ def _rows(res, levels, unit: str, storms: bool = False,
         names += list(CHECKPOINT_KEYS)
     if res.n_cells and np.any(np.asarray(s["failures"]) >= 0):   # failures, goodput (E8)
         names += list(GOODPUT_KEYS)
+    if res.n_cells and np.any(np.isfinite(np.asarray(s["power_mean"]))):   # power (E6)
+        names += list(POWER_KEYS) + [k for k in s if k.startswith(tuple(RAMP_ARRAYS))]
     rows = []
     for i in range(res.n_cells):
         r = {"cell": i}

@@ -23,6 +23,11 @@ bit, and adds:
 
 Version 1 files read as before (their table is computed when asked for).
 
+A cell whose jobs have power (MODEL.md E6) also holds the arrays marked
+``power`` (per fleet; ``ramp_share`` and ``ramp_events`` on the cell's
+dimensions ``ramp_window`` and ``ramp_threshold``), ``window``, and its jobs'
+``busy_power`` and ``idle_power``; other cells have none of them.
+
 A cell whose jobs fail (MODEL.md E8) also holds the arrays of
 :data:`stormsim.sweep.work.RESULT_ARRAYS` marked ``failures`` (per fleet, sums
 over its jobs) and its jobs' ``mtbf`` and ``restart``; other cells have none
@@ -49,13 +54,14 @@ from .._version import ALGORITHM_VERSION, __version__
 from ..engine.cost import HIST_BINS
 from ..engine.run import DURATION_EDGES, WAIT_EDGES
 from ..stats.storms import STORM_METHODS
-from ..stats.summary import BY_LEVEL, METHOD_CODES, SCALARS, cell_summary, table_of_rows
+from ..stats.summary import (BY_LEVEL, METHOD_CODES, RAMP_ARRAYS, SCALARS, cell_summary,
+                             table_of_rows)
 from ..stats.interval import CONFIDENCE
 from ..stats.tails import block_ranges
 from ..sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
 from ..sweep.keys import KEY, PARAM_ATTRS
 from ..sweep.work import RESULT_ARRAYS
-from .cellresult import FAILURE_FLEET_ARRAYS, FLEET_ARRAYS, cell_from_parts
+from .cellresult import FAILURE_FLEET_ARRAYS, FLEET_ARRAYS, POWER_FLEET_ARRAYS, cell_from_parts
 from .identity import settings_json
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "cell_group", "check_version",
@@ -89,6 +95,10 @@ CELL_ARRAYS = {
              "failures only)"),
     "restart": (("job",), "s", "restart time R_i after a failure, per job (MODEL.md E8; cells "
                 "with failures only)"),
+    "busy_power": (("job",), "W", "draw computing at full rate P^busy, per job (MODEL.md E6; "
+                   "cells with power only)"),
+    "idle_power": (("job",), "W", "draw writing or stopped P^idle, per job (MODEL.md E6; cells "
+                   "with power only)"),
     "block_start": (("block",), "1", "first fleet of each block"),
     "block_fleets": (("block",), "1", "fleets in each block"),
 }
@@ -119,7 +129,11 @@ CELL_DIMS = {"fleet": ("1", "fleet index"), "job": ("1", "job index"),
                           "wait_edge"),
              "duration_edge": ("1", "edges of the write-duration histogram, multiples of each "
                                "job's d"),
-             "wait_edge": ("1", "edges of the wait histogram, multiples of each job's T")}
+             "wait_edge": ("1", "edges of the wait histogram, multiples of each job's T"),
+             "ramp_window": ("s", "ramp window D of ramp_share and ramp_events (MODEL.md E6; "
+                             "cells with power only)"),
+             "ramp_threshold": ("W", "ramp threshold X of ramp_share and ramp_events "
+                                "(MODEL.md E6; cells with power only)")}
 
 
 
@@ -328,12 +342,15 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
     g.attrs["index"] = c.index
     g.attrs["params"] = json.dumps(_jsonable(c.values))
     starts, stops = block_ranges(c.fleets)
-    scales = _cell_scales(g, c, None if keep else starts.size)
+    scales = _cell_scales(g, c, None if keep else starts.size, cell.has_power)
     for name in FLEET_ARRAYS:
         _put(g, scales, name, getattr(cell, name))
     g["sigma"] = g["jitter"]        # a hard link: the name 0.2.0 wrote and its readers read
     if cell.has_failures:           # MODEL.md E8: no dataset for a fleet that never fails
         for name in FAILURE_FLEET_ARRAYS:
+            _put(g, scales, name, getattr(cell, name))
+    if cell.has_power:              # MODEL.md E6: no dataset for a fleet without power
+        for name in POWER_FLEET_ARRAYS:
             _put(g, scales, name, getattr(cell, name))
     for name, arr in cell.arrays.items():
         if arr is not None:
@@ -349,9 +366,9 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
     return cell_summary(cell, level)
 
 
-def _cell_scales(g, c, blocks: int | None) -> dict:
+def _cell_scales(g, c, blocks: int | None, power: bool = False) -> dict:
     """The dimension scales of cell c's group (CELL_DIMS; ``block`` when ``blocks``
-    is not None): name -> dataset."""
+    is not None; ``ramp_window`` and ``ramp_threshold`` with ``power``): name -> dataset."""
     dims = {"fleet": np.arange(c.fleets, dtype=np.int64),
             "job": np.arange(c.n_jobs, dtype=np.int64),
             "n_w": np.arange(c.n_jobs + 1, dtype=np.int64),
@@ -360,6 +377,10 @@ def _cell_scales(g, c, blocks: int | None) -> dict:
             "duration_edge": DURATION_EDGES, "wait_edge": WAIT_EDGES}
     if blocks is not None:
         dims["block"] = np.arange(blocks, dtype=np.int64)
+    if power:
+        windows, thresholds = c.ramps
+        dims["ramp_window"] = np.asarray(windows, dtype=np.float64)
+        dims["ramp_threshold"] = np.asarray(thresholds, dtype=np.float64)
     return {k: _scale(g, k, v, *CELL_DIMS[k]) for k, v in dims.items()}
 
 
@@ -371,21 +392,23 @@ def _put(g, scales: dict, name: str, data) -> None:
     _attach(ds, *(scales[x] for x in dnames))
 
 
-def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None:
-    """The summary arrays into ``group`` over ``dims`` (+ k for the BY_LEVEL ones)."""
+def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str,
+                    ramp_dims: tuple = ()) -> None:
+    """The summary arrays into ``group`` over ``dims`` (+ k for the BY_LEVEL ones,
+    + ``ramp_dims``, the ramp_window and ramp_threshold scales, for RAMP_ARRAYS)."""
 
     shape = tuple(len(s) for s in dims)
 
-    def put(name, data, units, long_name, with_k=False):
+    def put(name, data, units, long_name, with_k=False, extra=()):
         data = np.asarray(data)
-        full = shape + ((len(k_dim),) if with_k else ())
+        full = shape + ((len(k_dim),) if with_k else ()) + tuple(len(x) for x in extra)
         if data.dtype.kind == "U":
             ds = group.create_dataset(name, data=data.astype(object).reshape(full),
                                       dtype=h5py.string_dtype())
         else:
             ds = group.create_dataset(name, data=data.reshape(full))
         _attrs(ds, units, long_name)
-        _attach(ds, *dims, *((k_dim,) if with_k else ()))
+        _attach(ds, *dims, *((k_dim,) if with_k else ()), *extra)
         if coords:
             ds.attrs["coordinates"] = coords
         return ds
@@ -415,14 +438,24 @@ def _table_datasets(group, table: dict, dims: tuple, k_dim, coords: str) -> None
                 with_k=True)
         for a in RISK_SCALARS:
             put(a.name, risk[a.name], a.units, a.doc + " (cells with risk_levels)")
+    ramps = table.get("ramps")
+    if ramps is not None:           # cells with power (MODEL.md E6)
+        for name, (units, long_name) in RAMP_ARRAYS.items():
+            put(name, ramps[name], units, long_name + " (MODEL.md E6; cells with power)",
+                extra=ramp_dims)
 
 
 def _write_table(f, sweep, cols: dict, table: dict) -> None:
     """The top-level per-cell table and /grid."""
     k_dim = _scale(f, "k", table["k"], "1", "tail level k of P(n_w >= k)")
+    ramp_dims = ()
+    if "ramps" in table:            # cells with power (MODEL.md E6): their D and X, all
+        ramp_dims = tuple(_scale(f, name, table["ramps"][name], *CELL_DIMS[name][:1],
+                                 f"{name.replace('_', ' ')} of the ramp table (every cell's, "
+                                 "MODEL.md E6)") for name in ("ramp_window", "ramp_threshold"))
     for key in cols:                                  # the parameters, as coordinates
         f[key] = f["params"][key]
-    _table_datasets(f, table, (f["cell"],), k_dim, " ".join(cols))
+    _table_datasets(f, table, (f["cell"],), k_dim, " ".join(cols), ramp_dims)
 
     g = f.create_group("grid")
     g.attrs["long_name"] = ("the per-cell table on the grid's dimensions (one per [grid] key, "
@@ -436,6 +469,8 @@ def _write_table(f, sweep, cols: dict, table: dict) -> None:
         _attrs(ds, units if ds.dtype.kind in "iuf" else None, long_name)
         dims.append(ds)
     g["k"] = k_dim
+    for ds in ramp_dims:
+        g[ds.name.rsplit("/", 1)[-1]] = ds
     others = [k for k in cols if k not in coords]
     for key in others:
         ds = _column(g, key, np.asarray(cols[key]).reshape(shape))
@@ -444,7 +479,7 @@ def _write_table(f, sweep, cols: dict, table: dict) -> None:
     cell = g.create_dataset("cell", data=np.arange(sweep.n_cells, dtype=np.int64).reshape(shape))
     _attrs(cell, "1", "cell index (its group is /cells/<cell:06d>)")
     _attach(cell, *dims)
-    _table_datasets(g, table, tuple(dims), k_dim, " ".join(others + ["cell"]))
+    _table_datasets(g, table, tuple(dims), k_dim, " ".join(others + ["cell"]), ramp_dims)
 
 
 # ---------------------------------------------------------------------------
@@ -486,7 +521,17 @@ def read_cell(g) -> dict:
                 blocks=blocks, risk=risk,
                 **{k: _fleet_array(g, k) for k in FLEET_ARRAYS},
                 **{k: g[k][()] if k in g else np.full(g["T"].shape, v)
-                   for k, v in FAILURE_FLEET_ARRAYS.items()})
+                   for k, v in FAILURE_FLEET_ARRAYS.items()},
+                **_read_power(g))
+
+
+def _read_power(g) -> dict:
+    """A cell group's E6 per-job draws and ramp axes (none: a cell without power)."""
+    if "power_mean" not in g:
+        return {}
+    return {"busy_power": g["busy_power"][()], "idle_power": g["idle_power"][()],
+            "ramp_windows": tuple(float(x) for x in g["ramp_window"][()]),
+            "ramp_thresholds": tuple(float(x) for x in g["ramp_threshold"][()])}
 
 
 def _fleet_array(g, name: str) -> np.ndarray:

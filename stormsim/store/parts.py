@@ -151,7 +151,8 @@ def read_unit(path: Path, sweep: Sweep, only_cell: int | None = None) -> list[Pa
                         arrays[r.name] = None
                         continue
                 value = z[f"{j}_{r.name}"]
-                if value.dtype != r.dtype or value.shape != (b - a,) + r.width(n_jobs):
+                if value.dtype != r.dtype or value.shape != (b - a,) + r.width(
+                        n_jobs, sweep.cells[cell].ramp_shape):
                     raise ValueError(f"{r.name} has the wrong shape or type")
                 arrays[r.name] = value
             out.append(Part(cell=cell, start=a, stop=b, sweep_hash=sweep.hash,

@@ -23,7 +23,8 @@ from .._deprecated import UNSET, old_keyword
 from .._version import __version__
 from ..errors import SpecError, SweepError
 from ..stats.interval import CONFIDENCE
-from ..stats.summary import CHECKPOINT_KEYS, GOODPUT_KEYS, SCALARS, cell_summary, level_column
+from ..stats.summary import (CHECKPOINT_KEYS, GOODPUT_KEYS, POWER_KEYS, RAMP_ARRAYS, SCALARS,
+                             cell_summary, level_column, ramp_column)
 from .._args import check_tail_level, tail_level
 from ..stats.tails import monotone_bound
 from ..sweep.spec import Sweep, parse_sweep
@@ -272,6 +273,11 @@ def _summarize_cell(out: dict, c, levels, ks: dict, unit: str, confidence: float
         col = out.setdefault(key, np.full(out["fleets"].size, none,
                                           dtype=object if dtype is str else dtype))
         col[i] = none if cs is None else cs[key]
+    for key in POWER_KEYS:           # power (MODEL.md E6); none: NaN
+        out.setdefault(key, np.full(out["fleets"].size, math.nan))[i] = (
+            math.nan if cs is None else cs[key])
+    if cs is not None and cs["ramps"] is not None:
+        _ramp_columns(out, i, cs["ramps"])
     if cs is None:
         return
     cs["p_ge_bound"] = monotone_bound(cs["p_ge_hi"], cs["p_ge_method"])
@@ -280,6 +286,21 @@ def _summarize_cell(out: dict, c, levels, ks: dict, unit: str, confidence: float
         if k:
             for name in SUMMARY_BY_LEVEL:
                 out[level_column(name, lv)][i] = cs[name][k]
+
+
+def _ramp_columns(out: dict, i: int, r) -> None:
+    """Cell i's ramps (a RampEstimate, MODEL.md E6) into Results.summary's arrays,
+    one per RAMP_ARRAYS name, window D and threshold X (``ramp_column``: e.g.
+    ``ramp_events_per_day_D60_X614400``, ``ramp_share_D1_X614400_hi``); NaN ('' for
+    the method) in other cells."""
+    n = out["fleets"].size
+    for a, window in enumerate(r.windows):
+        for b, threshold in enumerate(r.thresholds):
+            for name in RAMP_ARRAYS:
+                col = out.setdefault(ramp_column(name, window, threshold),
+                                     np.full(n, "", dtype=object) if name == "ramp_method"
+                                     else np.full(n, math.nan))
+                col[i] = r.method[a, b] if name == "ramp_method" else getattr(r, name)[a, b]
 
 
 def read_identity(path: Path) -> dict | None:

@@ -6,6 +6,7 @@ neither: the readers sit above this module.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,13 +16,13 @@ from .._format import (fmt_ci, fmt_duration, fmt_law, fmt_p_ge, fmt_passage, fmt
 from ..engine.cost import run_events, run_seconds
 from ..engine.units import SECONDS_PER_DAY
 from ..risk.stormrisk import FIXED_REPLICATES, fixed_batch
-from ..stats.summary import GOODPUT_PARTS, level_column
+from ..stats.summary import GOODPUT_PARTS, level_column, ramp_column
 from ..stats.tails import monotone_bound
 from .cellresult import CellRisk
 
 __all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
-           "durations_table_text", "goodput_table_text", "risk_table_text", "storms_table_text",
-           "sweep_figures"]
+           "durations_table_text", "goodput_table_text", "power_table_text", "risk_table_text",
+           "storms_table_text", "sweep_figures"]
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -252,6 +253,65 @@ def goodput_table_text(res, s) -> str | None:
         "interval: --format csv/json (goodput_lost_lo, ...)."])
 
 
+def _power_unit(x: float) -> tuple[float, str]:
+    """(scale, unit) to show a power of x watts in: MW, kW or W."""
+    for unit, scale in (("MW", 1e6), ("kW", 1e3)):
+        if abs(x) >= scale:
+            return scale, unit
+    return 1.0, "W"
+
+
+def _watts(x: float) -> str:
+    """A power in W, kW or MW, 4 significant digits."""
+    if not math.isfinite(x):
+        return "-"
+    scale, unit = _power_unit(x)
+    return f"{x / scale:.4g} {unit}"
+
+
+def _ci_watts(x: float, lo: float, hi: float) -> str:
+    """A power and its interval, in the unit of the power ('no CI' without one)."""
+    if math.isnan(x):
+        return "-"
+    if not math.isfinite(lo):
+        return f"{_watts(x)} no CI"
+    scale, unit = _power_unit(x)
+    return f"{x / scale:.4g} [{lo / scale:.4g}, {hi / scale:.4g}] {unit}"
+
+
+def power_table_text(res, s) -> str | None:
+    """Mean power and ramps per cell with power (MODEL.md E6), from the
+    Results.summary ``s``; None when no cell has power."""
+    cells = [i for i in range(res.n_cells) if math.isfinite(s["power_mean"][i])]
+    if not cells:
+        return None
+    header = (["cell"] + list(res.grid_keys) + ["mean power [95% CI]", "min", "max"])
+    rows = [[str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
+            + [_ci_watts(*(s[f"power_mean{e}"][i] for e in ("", "_lo", "_hi"))),
+               _watts(s["power_min"][i]), _watts(s["power_max"][i])] for i in cells]
+    pairs = sorted({(float(m.group(1)), float(m.group(2))) for k in s
+                    if (m := re.fullmatch(r"ramp_share_D([^_]+)_X([^_]+)", k))})
+    ramp_header = ["cell", "D (s)", "X", "ramp events/day [95% CI]", "ramp share [95% CI]",
+                   "method"]
+    ramp_rows = []
+    for i in cells:
+        for window, threshold in pairs:
+            method = s[ramp_column("ramp_method", window, threshold)][i]
+            if not method:
+                continue
+            ramp_rows.append([str(i), f"{window:g}", _watts(threshold)] + [
+                fmt_ci(*(s[ramp_column(f"{name}{e}", window, threshold)][i]
+                         for e in ("", "_lo", "_hi")))
+                for name in ("ramp_events_per_day", "ramp_share")] + [str(method)])
+    return "\n".join(render(header, rows) + [""] + render(ramp_header, ramp_rows) + [
+        "", "Power (MODEL.md E6): the fleet's mean draw over the measured window with its 95% "
+        "CI over the independent fleets (energy over time, delta method), and its lowest and "
+        "highest draw; a ramp event is the draw falling by X or more within D seconds (an "
+        "up-crossing of R_D through X), counted per day of measured time, the share the time "
+        "with R_D >= X (stormsim.stats.power.ramp_estimate_of). Every column: --format csv/json "
+        "(ramp_events_per_day_D60_X614400_lo, ...)."])
+
+
 #: The column headers of the goodput parts (GOODPUT_PARTS), shares of N x window.
 GOODPUT_PARTS_SHOWN = ["writing", "lost", "down", "cap", "uncommitted"]
 
@@ -442,6 +502,9 @@ def inspect_table(res, tail, unit: str, storms: bool = False, risk: bool = False
     text = goodput_table_text(res, s)
     if text is not None:          # cells with failures (MODEL.md E8)
         lines += ["", "Goodput and failures, per cell with failures:", "", text]
+    text = power_table_text(res, s)
+    if text is not None:          # cells with power (MODEL.md E6)
+        lines += ["", "Power and ramps, per cell with power:", "", text]
     text = risk_table_text(res, risky) if risky else None
     if text is not None:
         lines += ["", "Storm risk (risk_levels), per cell and level k asked:", "", text, "",

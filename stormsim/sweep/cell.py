@@ -145,7 +145,25 @@ class Cell:
         if kw["fast_forward"] is True and not fast_forward_applies(self.fleet):
             kw["fast_forward"] = "auto"
         kw["seed"] = self.run_seed
+        if self.fleet.has_power:          # MODEL.md E6: the ramps, through the event loop
+            kw["ramps"] = self.ramps
+            if kw["fast_forward"] is True:
+                kw["fast_forward"] = "auto"
         return kw
+
+    @property
+    def ramps(self) -> tuple | None:
+        """(windows D, thresholds X) of the cell's power ramps (MODEL.md E6), as
+        simulate's ``ramps``; None for a cell without power."""
+        if not self.fleet.has_power:
+            return None
+        return (tuple(self.values["ramp_windows"]), tuple(self.values["ramp_thresholds"]))
+
+    @property
+    def ramp_shape(self) -> tuple:
+        """(len D, len X) of the cell's ramp arrays; (0, 0) without power."""
+        r = self.ramps
+        return (0, 0) if r is None else (len(r[0]), len(r[1]))
 
     @property
     def has_risk(self) -> bool:
@@ -186,6 +204,10 @@ class Cell:
         Keys seeded "identity" (``fast_forward``, the storm risk's) are in it too,
         at their resolved values."""
         extra = {k.name: _canon(self.values[k.name]) for k in KEYS if k.seed == "identity"}
+        if self.fleet.has_power:   # MODEL.md E6: observed, in no seed, but in what is stored
+            extra["power"] = {"busy_power": _canon(tuple(self.fleet.busy_power)),
+                              "idle_power": _canon(tuple(self.fleet.idle_power)),
+                              "ramps": _canon(self.ramps)}
         return {**seed_canon(self.fleet, self.values), **extra, "fleets": self.fleets,
                 "run_seed": self.run_seed}
 
@@ -215,6 +237,7 @@ def resolve_values(index: int, v: dict, folder=".") -> Cell:
         fleet, margin = _fleet_and_margin(v, spec, jobs, n)
     except SpecError as exc:
         raise Bad(str(exc)) from None
+    fleet = _with_power(v, n, table, fleet)
     if v["passage_level"] > n:
         raise Bad(f"passage_level = {v['passage_level']} is above N = {n}: must be in 1..N, "
                   "or 0 for none")
@@ -294,9 +317,57 @@ def _table_fleet(table: dict, v: dict, cap, thr, writers, failures: dict) -> Fle
         return Fleet(T=jobs.T, d=jobs.d, cap=jobs.cap, throughput=jobs.throughput,
                      jitter=jobs.jitter, checkpoint=jobs.checkpoint, snapshot=jobs.snapshot,
                      slowdown=jobs.slowdown, on_busy=jobs.on_busy, weights=jobs.weights,
-                     max_writers=writers, **fails)
+                     max_writers=writers, busy_power=jobs.busy_power, idle_power=jobs.idle_power,
+                     **fails)
     except SpecError as exc:
         raise Bad(str(exc)) from None
+
+
+def _with_power(v: dict, n: int, table, fleet: Fleet) -> Fleet:
+    """The cell's fleet with the E6 keys busy_power and idle_power (W; both or
+    neither), or a job table's power columns; observed only, so the fleet's
+    seed and every other output stay as they are. Raises Bad."""
+    busy, idle = v["busy_power"], v["idle_power"]
+    if table and fleet.has_power and (busy is not None or idle is not None):
+        raise Bad("the job table ('jobs') gives the jobs' power (its busy_power and idle_power, "
+                  "or gpus, columns): leave the keys 'busy_power' and 'idle_power' out, or drop "
+                  "the columns")
+    if busy is None and idle is None:
+        powered = fleet
+    else:
+        if busy is None or idle is None:
+            given, other = ("busy_power", "idle_power") if idle is None else \
+                ("idle_power", "busy_power")
+            raise Bad(f"{other} is missing with {given} given: give both (W per job; a job "
+                      "computing at rate r draws idle + r (busy - idle)), or neither (power off)")
+        try:
+            powered = fleet.replace(busy_power=_per_job(v, "busy_power", n) if isinstance(
+                busy, tuple) else busy, idle_power=_per_job(v, "idle_power", n) if isinstance(
+                idle, tuple) else idle)
+        except SpecError as exc:
+            raise Bad(str(exc)) from None
+    if powered.has_power and powered.has_failures:
+        raise Bad("busy_power, idle_power: power (MODEL.md E6) and failures (mtbf, outage_mtbf; "
+                  "E8) do not run together yet; drop one")
+    if powered.has_power and choose_kernel(powered):
+        raise Bad("busy_power, idle_power: power (MODEL.md E6) is recorded by the anonymous "
+                  "kernel only (blocking jobs, equal weights, no writer cap) for now; this "
+                  "cell's fleet runs the general kernel")
+    return powered
+
+
+def _thresholds(v: dict, fleet: Fleet):
+    """The cell's ramp thresholds X (W): as given, or one job's drop (the largest
+    busy_power - idle_power); None without power. Raises Bad."""
+    if not fleet.has_power:
+        return v["ramp_thresholds"]
+    if v["ramp_thresholds"] is not None:
+        return v["ramp_thresholds"]
+    drop = float(np.max(fleet.busy_power - fleet.idle_power))
+    if not drop > 0.0:
+        raise Bad("ramp_thresholds: the default, one job's drop busy_power - idle_power, is 0 W "
+                  "here (the jobs draw the same computing and stopped): give ramp_thresholds")
+    return (drop,)
 
 
 def _fleet_and_margin(v: dict, spec: dict, jobs: Fleet | None, n: int) -> tuple[Fleet, float]:
@@ -368,6 +439,9 @@ def _derived(v: dict, n: int, T: np.ndarray, fleet: Fleet, margin: float) -> dic
         "m_over_sigma": mos, "snapshot": same(fleet.snapshot), "slowdown": same(fleet.slowdown),
         "weights": same(fleet.weights), "mtbf": same(fleet.mtbf), "restart": same(fleet.restart),
         "outage_mtbf": fleet.outage_mtbf,
+        "busy_power": same(fleet.busy_power) if fleet.has_power else math.nan,
+        "idle_power": same(fleet.idle_power) if fleet.has_power else math.nan,
+        "ramp_thresholds": _thresholds(v, fleet),
     }
 
 

@@ -14,8 +14,9 @@ from ..errors import SpecError
 from .._args import check_tail_level
 
 __all__ = ["Bad", "boolean", "int_at_least", "int_or_one_of", "is_int", "is_num", "one_of",
-           "passage_level", "per_job", "positive", "positive_or_inf", "seconds_or_none",
-           "tail_level_list", "throughput", "time_or_inf", "writer_cap"]
+           "passage_level", "per_job", "positive", "positive_or_inf", "power_or_none",
+           "ramp_thresholds", "ramp_windows", "seconds_or_none", "tail_level_list", "throughput",
+           "time_or_inf", "writer_cap"]
 
 
 class Bad(Exception):
@@ -263,3 +264,65 @@ def time_or_inf(positive: bool, inf_ok: bool, per_job: bool = True):
             return tuple(_time(x, positive, inf_ok) for x in v)
         return _time(v, positive, inf_ok)
     return check
+
+
+def _watts(x) -> float:
+    """One power: a number of watts or a power with its unit ('716.8 kW'), finite
+    and >= 0; raise Bad otherwise."""
+    from ..engine.units import quantity
+
+    if isinstance(x, str):
+        try:
+            x = float(quantity("value", x, "power").to("watt").magnitude)
+        except SpecError as exc:
+            rest = str(exc).split(": ", 1)[-1]
+            raise Bad(f"{fmt_toml(x)} is not a power ({rest}); write watts or a power with "
+                      "its unit, e.g. '716.8 kW'") from None
+    elif not is_num(x):
+        raise Bad("must be a number of watts or a power with its unit such as '716.8 kW', or a "
+                  f"list of them (one per job); found {fmt_toml(x)}")
+    x = float(x)
+    if not (math.isfinite(x) and x >= 0.0):
+        raise Bad(f"every value must be a finite power >= 0 (W); found {fmt_toml(x)}")
+    return x
+
+
+def power_or_none(v):
+    """A job's power (MODEL.md E6): watts, a power with its unit ('716.8 kW'), a
+    list of them (one per job), or 'none' (power off): float, tuple or None."""
+    if v is None or (isinstance(v, str) and v.strip().lower() == "none"):
+        return None
+    if isinstance(v, list):
+        if not v:
+            raise Bad("an empty list: give one value per job")
+        return tuple(_watts(x) for x in v)
+    return _watts(v)
+
+
+def ramp_windows(v) -> tuple:
+    """The ramp windows D (MODEL.md E6): a time > 0 (seconds or with its unit,
+    '1 min') or a list of them, each once: a sorted tuple of floats."""
+    items = v if isinstance(v, list) else [v]
+    if not items:
+        raise Bad("an empty list: give at least one window D (s), e.g. [1, 60]")
+    out = [_time(x, True, False) for x in items]
+    if len(set(out)) != len(out):
+        raise Bad("lists a window twice: give each once")
+    return tuple(sorted(out))
+
+
+def ramp_thresholds(v):
+    """The ramp thresholds X (MODEL.md E6): a power > 0 (watts or with its unit,
+    '1 MW') or a list of them, each once (a sorted tuple), or 'none' (the default
+    thresholds, decided per cell)."""
+    if v is None or (isinstance(v, str) and v.strip().lower() == "none"):
+        return None
+    items = v if isinstance(v, list) else [v]
+    if not items:
+        raise Bad("an empty list: give at least one threshold X (W), e.g. ['1 MW']")
+    out = [_watts(x) for x in items]
+    if any(x == 0.0 for x in out):
+        raise Bad("every threshold must be > 0 W (a drop of 0 W is always there)")
+    if len(set(out)) != len(out):
+        raise Bad("lists a threshold twice: give each once")
+    return tuple(sorted(out))

@@ -144,7 +144,7 @@ class Planner:
         """Bytes of one fleet's results (the per-fleet arrays), plus some overhead."""
         c = self.sweep.cells[cell]
         n = c.n_jobs
-        return 64 + sum(np.dtype(a.dtype).itemsize * int(np.prod(a.width(n)))
+        return 64 + sum(np.dtype(a.dtype).itemsize * int(np.prod(a.width(n, c.ramp_shape)))
                         for a in RESULT_ARRAYS if a.kept(c.fleet))
 
     def next(self) -> Unit | RiskUnit | None:

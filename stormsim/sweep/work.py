@@ -30,8 +30,8 @@ from .cellrisk import RiskUnit, run_risk
 from .executors import layer_guard
 from .spec import Sweep
 
-__all__ = ["FAILURE_ARRAYS", "RESULT_ARRAYS", "FleetRanges", "Part", "Piece", "ResultArray", "Unit",
-           "make_piece", "make_unit", "run_unit"]
+__all__ = ["FAILURE_ARRAYS", "POWER_ARRAYS", "RESULT_ARRAYS", "FleetRanges", "Part", "Piece",
+           "ResultArray", "Unit", "make_piece", "make_unit", "run_unit"]
 
 
 # ---------------------------------------------------------------------------
@@ -52,7 +52,12 @@ class ResultArray:
     failures : kept only for a cell whose fleet has failures (MODEL.md E8,
         ``Fleet.has_failures``; None, and no dataset, for the others): the
         Run's per-job array summed over the fleet's jobs, one float per fleet
-        (``window``: ``Run.window``)
+        (``window``: ``Run.window``, kept for cells with power too)
+    power : kept only for a cell whose fleet has power (MODEL.md E6,
+        ``Fleet.has_power``; None, and no dataset, for the others): the Run's
+        array of that name as it is
+    ramps : shape (fleets, len ramp_windows, len ramp_thresholds) (the cell's
+        ``Cell.ramp_shape``; dimensions ``ramp_window``, ``ramp_threshold``)
     """
 
     name: str
@@ -63,24 +68,39 @@ class ResultArray:
     summed: bool = False
     bins: str = ""
     failures: bool = False
+    power: bool = False
+    ramps: bool = False
 
     def kept(self, fleet) -> bool:
-        """Whether a cell of this fleet keeps the array (``failures``: only with failures)."""
+        """Whether a cell of this fleet keeps the array (``failures``: only with
+        failures, ``power``: only with power; ``window``: with either)."""
+        if self.name == "window":
+            return fleet.has_failures or fleet.has_power
+        if self.power:
+            return fleet.has_power
         return not self.failures or fleet.has_failures
 
     def of_run(self, run):
         """The fleets' row of this array from a simulate() Run (None: not kept)."""
+        if self.power:
+            value = getattr(run, self.name, None)
+            return None if value is None else np.asarray(value, dtype=self.dtype)
+        if self.name == "window":
+            if run.committed_work is None and getattr(run, "power_mean", None) is None:
+                return None
+            return np.asarray(run.window, dtype=np.float64)
         if self.failures:
             if run.committed_work is None:
                 return None
-            if self.name == "window":
-                return np.asarray(run.window, dtype=np.float64)
             value = np.asarray(getattr(run, self.name), dtype=np.float64)
             return value.sum(axis=1) if value.ndim == 2 else value
         return getattr(run, self.name)
 
-    def width(self, n_jobs: int) -> tuple:
-        """Shape of one fleet's row."""
+    def width(self, n_jobs: int, ramps: tuple = (0, 0)) -> tuple:
+        """Shape of one fleet's row (``ramps``: the cell's (len D, len X), for the
+        ramp arrays)."""
+        if self.ramps:
+            return tuple(ramps)
         if self.bins:
             return (HIST_BINS + 2,)
         return (n_jobs + 1,) if self.per_level else ()
@@ -91,6 +111,8 @@ class ResultArray:
 
     def dims(self) -> tuple:
         """Names of a row's dimensions (after ``fleet``)."""
+        if self.ramps:
+            return ("ramp_window", "ramp_threshold")
         return (self.bins,) if self.bins else ("n_w",) if self.per_level else ()
 
 
@@ -135,7 +157,7 @@ RESULT_ARRAYS: tuple[ResultArray, ...] = (
     # over its jobs that goodput and its parts need (stormsim.stats.goodput:
     # each a ratio over fleets with the window; cap is the rest)
     ResultArray("window", np.float64, "s",
-                "length of the measured window (MODEL.md E8; cells with failures)",
+                "length of the measured window (MODEL.md E6, E8; cells with power or failures)",
                 failures=True),
     ResultArray("committed_work", np.float64, "s",
                 "compute done in the window that a completed checkpoint made durable, summed "
@@ -163,9 +185,30 @@ RESULT_ARRAYS: tuple[ResultArray, ...] = (
     ResultArray("outages", np.float64, "1",
                 "outages (every job failing at once) in the window (MODEL.md E8)",
                 failures=True),
+    # MODEL.md E6, for cells whose fleet has power only: the Run's power fields
+    # (per fleet, over the measured window) and its ramps on the cell's windows
+    # D and thresholds X (stormsim.stats.power.ramp_estimate: ratios over fleets
+    # with the window)
+    ResultArray("power_mean", np.float64, "W",
+                "the fleet's power P(t), time-weighted mean over the measured window "
+                "(MODEL.md E6)", power=True),
+    ResultArray("power_min", np.float64, "W",
+                "the fleet's lowest power over the measured window (MODEL.md E6)", power=True),
+    ResultArray("power_max", np.float64, "W",
+                "the fleet's highest power over the measured window (MODEL.md E6)", power=True),
+    ResultArray("ramp_share", np.float64, "1",
+                "share of the measured window with R_D(t) >= X, R_D(t) the highest power of "
+                "[t - D, t] less P(t), per window D and threshold X (MODEL.md E6)",
+                power=True, ramps=True),
+    ResultArray("ramp_events", np.int64, "1",
+                "ramp events: up-crossings of R_D through X in the measured window, per "
+                "window D and threshold X (MODEL.md E6)", power=True, ramps=True),
 )
-#: The RESULT_ARRAYS of cells with failures only (MODEL.md E8).
+#: The RESULT_ARRAYS of cells with failures only (MODEL.md E8; ``window`` also
+#: with power).
 FAILURE_ARRAYS: tuple[str, ...] = tuple(a.name for a in RESULT_ARRAYS if a.failures)
+#: The RESULT_ARRAYS of cells with power only (MODEL.md E6), besides ``window``.
+POWER_ARRAYS: tuple[str, ...] = tuple(a.name for a in RESULT_ARRAYS if a.power)
 RESULT_ARRAY: dict[str, ResultArray] = {a.name: a for a in RESULT_ARRAYS}
 
 
