@@ -25,8 +25,9 @@ class Quantity:
     files : names in results: "summary:<key>" (the per-cell table,
         ``stormsim.stats.summary``), "risk:<dataset>" (a cell's storm risk,
         ``stormsim.sweep.cellrisk``), "key:<sweep key>", "file:<dataset>" (the
-        HDF5 layout, ``stormsim.store.layout``: a cell's per-job arrays, and
-        its per-fleet sums over the jobs of MODEL.md E8 in a cell with failures)
+        HDF5 layout, ``stormsim.store.layout``: a cell's per-job arrays, its
+        per-fleet sums over the jobs of MODEL.md E8 in a cell with failures, and
+        its power arrays and ramp dimensions of MODEL.md E6 in a cell with power)
     old : "Class.attribute" names of 0.2.0 that still read, with a warning
     """
 
@@ -130,42 +131,57 @@ QUANTITIES: tuple[Quantity, ...] = (
         "a job's power draw computing at full rate (MODEL.md E6; at rate r it draws "
         "idle_power + r (busy_power - idle_power))",
         api=("Fleet(busy_power)", "Fleet.identical(busy_power)", "Fleet.from_jobs(busy_power)",
-             "Fleet.busy_power", "power_law(busy_power)")),
+             "Fleet.busy_power", "power_law(busy_power)", "CellResult.busy_power"),
+        files=("key:busy_power", "file:busy_power")),
     Quantity(
         "idle_power", "P_i^idle", "W",
         "a job's power draw while it does not compute: writing, queued, waiting, snapshotting "
         "or down (MODEL.md E6)",
         api=("Fleet(idle_power)", "Fleet.identical(idle_power)", "Fleet.from_jobs(idle_power)",
-             "Fleet.idle_power", "power_law(idle_power)")),
+             "Fleet.idle_power", "power_law(idle_power)", "CellResult.idle_power"),
+        files=("key:idle_power", "file:idle_power")),
     Quantity(
         "power", "P(t)", "W",
         "the fleet's power draw over the measured window (MODEL.md E6): its time-weighted "
-        "mean, minimum and maximum per fleet",
-        api=("Run.power_mean", "Run.power_min", "Run.power_max", "PowerRow.power_mean")),
+        "mean, minimum and maximum per fleet; in a sweep's table the mean over fleets with its "
+        "interval (stats.power.mean_power) and the extremes over fleets",
+        api=("Run.power_mean", "Run.power_min", "Run.power_max", "PowerRow.power_mean"),
+        files=("file:power_mean", "file:power_min", "file:power_max", "summary:power_mean",
+               "summary:power_mean_lo", "summary:power_mean_hi", "summary:power_min",
+               "summary:power_max")),
     Quantity(
         "ramp_window", "D", "s",
         "a ramp's window: R_D(t) is the highest power of [t - D, t] less P(t) (MODEL.md E6)",
-        api=("simulate(ramps)", "Run.ramp_windows")),
+        api=("simulate(ramps)", "Run.ramp_windows", "CellResult.ramp_windows"),
+        files=("key:ramp_windows", "file:ramp_window")),
     Quantity(
         "ramp_threshold", "X", "W",
         "a ramp's threshold: the time share with R_D >= X and the up-crossings of R_D through X "
         "(MODEL.md E6)",
-        api=("simulate(ramps)", "Run.ramp_thresholds", "plan(drops)")),
+        api=("simulate(ramps)", "Run.ramp_thresholds", "plan(drops)",
+             "CellResult.ramp_thresholds"),
+        files=("key:ramp_thresholds", "file:ramp_threshold")),
     Quantity(
         "ramp_share", "", "1",
         "the fraction of the measured window with R_D(t) >= X, per fleet, window D and "
         "threshold X",
-        api=("Run.ramp_share", "RampEstimate.ramp_share")),
+        api=("Run.ramp_share", "RampEstimate.ramp_share"),
+        files=("file:ramp_share", "summary:ramp_share", "summary:ramp_share_lo",
+               "summary:ramp_share_hi")),
     Quantity(
         "ramp_events", "", "1",
         "the up-crossings of R_D through X in the measured window, per fleet, window D and "
         "threshold X",
-        api=("Run.ramp_events",)),
+        api=("Run.ramp_events",),
+        files=("file:ramp_events",)),
     Quantity(
         "ramp_events_per_day", "", "1/day",
         "ramp events (up-crossings of R_D through X) per day of measured time, over fleets "
-        "with a 95 % interval (stats.power.ramp_estimate; plan's drops per day)",
-        api=("RampEstimate.ramp_events_per_day",)),
+        "with a 95 % interval (stats.power.ramp_estimate, ramp_estimate_of for a sweep's "
+        "cells; plan's drops per day)",
+        api=("RampEstimate.ramp_events_per_day",),
+        files=("summary:ramp_events_per_day", "summary:ramp_events_per_day_lo",
+               "summary:ramp_events_per_day_hi", "summary:ramp_method")),
     Quantity(
         "gpus", "", "1",
         "a job's accelerators: with gpu_power and gpu_idle_power, its busy_power and idle_power "

@@ -11,10 +11,10 @@ import stormsim
 from stormsim import fleetplan
 from stormsim.store import cellresult
 from stormsim.glossary import QUANTITIES, Quantity
-from stormsim.stats.summary import BY_LEVEL, SCALARS
-from stormsim.store.cellresult import FAILURE_FLEET_ARRAYS
-from stormsim.store.layout import FLEET_ARRAYS
-from stormsim.sweep.work import FAILURE_ARRAYS
+from stormsim.stats.summary import BY_LEVEL, RAMP_ARRAYS, SCALARS
+from stormsim.store.cellresult import FAILURE_FLEET_ARRAYS, POWER_FLEET_ARRAYS
+from stormsim.store.layout import CELL_DIMS, FLEET_ARRAYS
+from stormsim.sweep.work import FAILURE_ARRAYS, POWER_ARRAYS
 from stormsim.sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS
 from stormsim.sweep.keys import KEYS
 
@@ -47,10 +47,11 @@ def api_missing(q: Quantity) -> list[str]:
 
 
 FILE_NAMES = {
-    "summary": set(SCALARS) | set(BY_LEVEL),
+    "summary": set(SCALARS) | set(BY_LEVEL) | set(RAMP_ARRAYS),
     "risk": {a.name for a in RISK_ARRAYS + RISK_SCALARS} | set(PER_DAY),
     "key": {k.name for k in KEYS},
-    "file": set(FLEET_ARRAYS) | set(FAILURE_FLEET_ARRAYS) | set(FAILURE_ARRAYS),
+    "file": (set(FLEET_ARRAYS) | set(FAILURE_FLEET_ARRAYS) | set(FAILURE_ARRAYS)
+             | set(POWER_FLEET_ARRAYS) | set(POWER_ARRAYS) | set(CELL_DIMS)),
 }
 
 
