@@ -365,3 +365,24 @@ def test_a_sweep_with_failures_on_dask_matches_the_local_run(tmp_path):
     local = datasets(tmp_path / "local.h5")
     assert "cells/000000/committed_work" in local
     assert datasets(tmp_path / "dask.h5") == local
+
+
+@pytest.mark.slow  # a Dask cluster
+def test_a_sweep_with_power_on_dask_matches_the_local_run(tmp_path):
+    """MODEL.md E6's power and ramp arrays travel in Dask's parts like every array."""
+    from stormsim.sweep.executors import DaskExecutor
+
+    text = ('[sweep]\nname = "power"\n[fixed]\nN = 4\nT = 1800.0\nd = 30.0\njitter = 18.0\n'
+            'idle_power = "100 kW"\nfleets = 40\ncycles = 200\n[grid]\n'
+            'busy_power = ["700 kW", "900 kW"]\n')
+    run_sweep(parse_sweep(text, "sweep.toml"), tmp_path / "local.h5", progress="none")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        ex = DaskExecutor(client, target_seconds=1e-3)
+        out = run_sweep(parse_sweep(text, "sweep.toml"), tmp_path / "dask.h5", executor=ex,
+                        progress="none")
+        assert out.status == "complete"
+    local = datasets(tmp_path / "local.h5")
+    assert "cells/000001/ramp_events" in local
+    assert datasets(tmp_path / "dask.h5") == local
