@@ -1799,7 +1799,7 @@ def _iq_remove(key, idx, pos, head, size, mask, ring, j):
 _FO_CKPT = 6
 
 
-def _make_run_fleet_general(FAIL=False):
+def _make_run_fleet_general(FAIL=False, POWER=False):
     """The general kernel's fleet integrator, without failures or with them (FAIL).
 
     FAIL (MODEL.md E8): failures, restarts and outages, as ``run_fleet``'s
@@ -1817,15 +1817,31 @@ def _make_run_fleet_general(FAIL=False):
     next compute interval is the next normal of its stream (a blocking
     job's interval, drawn at its firing, is given back when its write is
     abandoned: the reference draws it at the write's end).
+
+    POWER (MODEL.md E6; with FAIL or without): the fleet's power P(t) and
+    its ramps over the measured window, as ``run_fleet``'s POWER variant
+    takes and gives them (pw_in, ramp_d, ramp_x, pw_out, ramp_out). Every
+    use sits under a bare ``if POWER:``, pruned before typing. The jobs
+    computing are those in the computers' queue (n_c of them): job i there
+    computes at r_c(n_c) (1 - eps_i) while its own persist is in flight or
+    queued, else at r_c(n_c); every other job (snapshot, WAIT, a blocking
+    write or queue, parked, DOWN) draws idle. So P = sum of idle + r_c(n_c)
+    x S, S the sum over the computing jobs of (busy_i - idle_i) x (1 - eps_i
+    or 1): with equal drops and every eps_i 0 or 1 (no job computes slowed)
+    S is n_c times the drop (exact, as the anonymous kernel's), else a
+    running sum updated where a job enters or leaves the computers' queue or
+    its persist ends, summed afresh in job order at every rebase and 0 with
+    no job computing (~1 ulp of drift at most between).
     """
 
     @njit(cache=CACHE, nogil=True)
-    @_variant("run_fleet_general" + ("_fail" if FAIL else ""))
+    @_variant("run_fleet_general" + ("_fail" if FAIL else "") + ("_power" if POWER else ""))
     def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
                           max_writers, key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
                           ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
                           table, wtable, dur_out, wait_out, fail_in=None, fail_keys=None,
-                          fail_out=None):
+                          fail_out=None, pw_in=None, ramp_d=None, ramp_x=None, pw_out=None,
+                          ramp_out=None):
         """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
 
         T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
@@ -1956,6 +1972,32 @@ def _make_run_fleet_general(FAIL=False):
         first = (1.0 - theta) * T
         for i in np.argsort(first):
             nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, first[i], i)
+        if POWER:  # every job computes at t = 0, no persist in flight
+            nd = ramp_d.shape[0]
+            pcap = 2  # doubled as needed (``_pw_grow``)
+            dq_e = np.empty((nd, pcap))
+            dq_p = np.empty((nd, pcap))
+            dq_h = np.zeros(nd, dtype=np.int64)
+            dq_n = np.zeros(nd, dtype=np.int64)
+            above = np.ones((nd, ramp_x.shape[0]), dtype=np.bool_)  # no crossing at t = 0
+            for jd in range(nd):
+                for jx in range(ramp_x.shape[0]):
+                    ramp_out[jd, jx, 0] = 0.0
+                    ramp_out[jd, jx, 1] = 0.0
+            pidle = pw_in[N]
+            dfull = pw_in[:N].copy()  # a computing job's drop, at full rate ...
+            dslow = np.empty(N)  # ... and with its persist in flight
+            pequal = True
+            dsum = 0.0
+            for i in range(N):
+                dslow[i] = dfull[i] * (1.0 - slow[i])
+                dsum += dfull[i]
+                if dfull[i] != dfull[0] or (slow[i] != 0.0 and slow[i] != 1.0):
+                    pequal = False
+            pflag = np.empty(N, dtype=np.bool_)
+            psum = 0.0
+            pmin = np.inf
+            pmax = -np.inf
         if FAIL:
             # Work (MODEL.md E8): wcur, the current compute interval's work
             # (0 once done); acc, the work of the intervals done since the
@@ -2061,6 +2103,8 @@ def _make_run_fleet_general(FAIL=False):
                                     wcur[i] = w
                                     cin[i] = t
                                     nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w, i)
+                                    if POWER:
+                                        dsum += dfull[i]
                                 _xh_set(xk, xi, xpos, N, i, ft[i])
                                 continue
                         else:
@@ -2103,6 +2147,8 @@ def _make_run_fleet_general(FAIL=False):
                                 else:  # computing
                                     r = ckey[np.uintp(cpos[np.uintp(i)])] - pc
                                     nch = _iq_remove(ckey, cidx, cpos, ch, nch, mask, ring_c, i)
+                                    if POWER:
+                                        dsum -= dslow[i] if busy else dfull[i]
                                     if busy and slow[np.uintp(i)] > 0.0:
                                         if measuring:
                                             slowed[i] += slow[np.uintp(i)] * (wst[i] - r)
@@ -2182,8 +2228,12 @@ def _make_run_fleet_general(FAIL=False):
                     if FAIL:
                         cin[i] = t
                     nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[np.uintp(i)], i)
+                    if POWER:
+                        dsum += dfull[i]
                 elif slow[np.uintp(i)] > 0.0 and phase[np.uintp(i)] == _COMPUTE:
                     cp = np.uintp(cpos[np.uintp(i)])
+                    if POWER:  # back to full rate
+                        dsum += dfull[i] - dslow[i]
                     if FAIL:
                         if measuring:
                             slowed[i] += slow[np.uintp(i)] * (wst[i] - (ckey[cp] - pc))
@@ -2239,6 +2289,8 @@ def _make_run_fleet_general(FAIL=False):
                 if popkey[np.uintp(b)] - pc > (tol_cs[ui] if inflight[ui] else tol_c[ui]):
                     nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[np.uintp(b)], i)
                     continue
+                if POWER:  # it stops computing
+                    dsum -= dslow[i] if inflight[ui] else dfull[i]
                 if FAIL:  # the interval is done
                     if measuring:
                         incomp[i] += t - max(cin[i], t0)
@@ -2353,6 +2405,8 @@ def _make_run_fleet_general(FAIL=False):
                         cin[i] = t
                         wst[i] = w * stretch[np.uintp(i)]
                     nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[np.uintp(i)], i)
+                    if POWER:
+                        dsum += dslow[i] if inflight[np.uintp(i)] else dfull[i]
             if capped:
                 # Admissions (E5), first come first served, while fewer than K write.
                 while qn > 0 and nwh < max_writers:
@@ -2437,6 +2491,15 @@ def _make_run_fleet_general(FAIL=False):
                 pw = 0.0
                 pc = 0.0
                 ps = 0.0
+                if POWER:  # the computing jobs' drops summed afresh, in job order
+                    for b in range(N):
+                        pflag[b] = False
+                    for b in range(nch):
+                        pflag[cidx[(ch + b) & mask]] = True
+                    dsum = 0.0
+                    for b in range(N):
+                        if pflag[b]:
+                            dsum += dslow[b] if inflight[b] else dfull[b]
 
             # Next event: the earliest head of the three clocks. The writer
             # clock's rate changes only with the writers (one division then).
@@ -2468,10 +2531,38 @@ def _make_run_fleet_general(FAIL=False):
             if measuring:
                 occupancy[np.uintp(nw)] += dt
                 wait_time += nwait * dt
+            ta = t
             t += dt
             if FAIL:
                 if xev:
                     t = tnext
+            if POWER:  # the level from this instant on, held on [ta, t)
+                if nch == 0:
+                    dsum = 0.0
+                    pnow = pidle
+                elif pequal:
+                    pnow = pidle + rc[nch] * (nch * dfull[0])
+                else:
+                    pnow = pidle + rc[nch] * dsum
+                if t != ta:
+                    grow = False
+                    for jd in range(nd):
+                        if dq_n[jd] == pcap:
+                            grow = True
+                    if grow:
+                        dq_e, dq_p = _pw_grow(dq_e, dq_p, dq_h, dq_n)
+                        pcap *= 2
+                    _pw_level(ta, t, pnow, measuring, dq_e, dq_p, dq_h, dq_n, ramp_d, ramp_x,
+                              above, ramp_out)
+                    if measuring:
+                        psum += pnow * (t - ta)
+                        pmin = min(pmin, pnow)
+                        pmax = max(pmax, pnow)
+        if POWER:
+            pw_out[PO_SUM] = psum
+            pw_out[PO_MIN] = pmin if measuring else np.nan
+            pw_out[PO_MAX] = pmax if measuring else np.nan
+            pw_out[PO_WINDOW] = t - t0 if measuring else 0.0
         if measuring:
             for b in range(nwh):
                 i = widx[(wh + b) & mask]
@@ -2505,25 +2596,38 @@ def _make_run_fleet_general(FAIL=False):
 run_fleet_general = _make_run_fleet_general()
 #: The general kernel with failures, restarts and outages (MODEL.md E8).
 run_fleet_general_fail = _make_run_fleet_general(True)
+#: The general kernel with power and ramps (MODEL.md E6).
+run_fleet_general_power = _make_run_fleet_general(POWER=True)
 
 
-def _make_run_fleets_general(FAIL=False):
-    """``run_fleets`` for ``run_fleet_general`` (FAIL: ``run_fleet_general_fail``)."""
+def _make_run_fleets_general(FAIL=False, POWER=False):
+    """``run_fleets`` for ``run_fleet_general`` (FAIL: ``run_fleet_general_fail``;
+    POWER: ``run_fleet_general_power``, pw_out (F, ``PW_COLUMNS``), ramp_out
+    (F, nd, nx, 2))."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
-    @_variant("run_fleets_general" + ("_fail" if FAIL else ""))
+    @_variant("run_fleets_general" + ("_fail" if FAIL else "") + ("_power" if POWER else ""))
     def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
                            max_writers, key0, key1, fleet0, cycles, burn_in, level, stop_at_passage,
                            record, ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
                            passage_time, passage_cycle, end_time, events, waits, skips, wait_time,
                            table, wtable, dur_out, wait_out, fail_in=None, fail_keys=None,
-                           fail_out=None):
+                           fail_out=None, pw_in=None, ramp_d=None, ramp_x=None, pw_out=None,
+                           ramp_out=None):
         """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,);
         dur_out, wait_out (F, B + 4) (``_OUT_SUM``); FAIL: fail_in, fail_keys as
         ``run_fleet`` takes them, fail_out (F, N + 1, ``FAIL_COLUMNS``)."""
         F = theta.shape[0]
         for g in prange(F):
-            if FAIL:
+            if POWER:
+                p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_power(
+                    T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
+                    key0, key1,
+                    fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+                    ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
+                    dur_out[g], wait_out[g], None, None, None, pw_in, ramp_d, ramp_x, pw_out[g],
+                    ramp_out[g])
+            elif FAIL:
                 p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_fail(
                     T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
                     key0, key1,
@@ -2550,6 +2654,7 @@ def _make_run_fleets_general(FAIL=False):
 
 run_fleets_general = _make_run_fleets_general()
 run_fleets_general_fail = _make_run_fleets_general(True)
+run_fleets_general_power = _make_run_fleets_general(POWER=True)
 
 
 # -- forward flux sampling on the base model (stormsim.risk.splitting) --

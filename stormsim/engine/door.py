@@ -34,6 +34,7 @@ PO_SUM, PO_MIN, PO_MAX, PO_WINDOW = (_kernel.PO_SUM, _kernel.PO_MIN, _kernel.PO_
                                      _kernel.PO_WINDOW)
 run_fleets_general = _kernel.run_fleets_general
 run_fleets_general_fail = _kernel.run_fleets_general_fail
+run_fleets_general_power = _kernel.run_fleets_general_power
 ffs_flux = _kernel.ffs_flux
 ffs_stage = _kernel.ffs_stage
 FFS_MAX_EVENTS = _kernel.FFS_MAX_EVENTS

@@ -131,9 +131,9 @@ class Run:
         r_c eps_i of that time its slowdown costs. For blocking fleets
         without a writer cap it is ``writing_time``.
     power_mean, power_min, power_max : float64 (fleets,) or None
-        MODEL.md E6, for a fleet with power (``Fleet.has_power``) run by the
-        anonymous kernel (None otherwise): the fleet's power P(t) (W) over
-        the measured window, time-weighted mean, minimum and maximum.
+        MODEL.md E6, for a fleet with power (``Fleet.has_power``; None
+        otherwise), either kernel: the fleet's power P(t) (W) over the
+        measured window, time-weighted mean, minimum and maximum.
     ramp_share : float64 (fleets, len D, len X) or None
         For each window D and threshold X of ``simulate(ramps=(D, X))``: the
         fraction of the measured window with R_D(t) >= X, where R_D(t) is the
@@ -490,9 +490,12 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         MODEL.md E6, for a fleet with power: the windows D (s, each > 0 and
         finite) and thresholds X (W, finite) of the ramp observables
         ``ramp_share`` and ``ramp_events`` (None: none, power's mean, min and
-        max only). Power runs through the event loop of the anonymous
-        kernel (``run_fleets_power``; no fast-forward, no failures yet); the
-        general kernel leaves the power fields None.
+        max only). A job computing at rate r draws idle + r (busy - idle):
+        an async job computing while its persist is in flight or queued
+        at its slowed rate r_c (1 - eps_i); snapshotting, writing
+        (blocking), queued (E5) or waiting (E1 WAIT) it draws idle. Power
+        runs through the event loop of either kernel (``run_fleets_power``,
+        ``run_fleets_general_power``; no fast-forward, no failures yet).
     durations : bool
         Record the checkpoints' write durations and waits (MODEL.md E7:
         ``durations_count``, ``_sum``, ``_max``, ``_hist`` and ``wait_*``;
@@ -553,7 +556,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     ramps = _check_ramps(fleet, ramps)
     general, ff, rings = _choose_engine(fleet, queues, kernel, fast_forward,
                                         bool(stop_at_passage) and (passage_level or 0) >= 2)
-    power = fleet.has_power and not general
+    power = fleet.has_power
     if power and ff:
         if fast_forward is True:
             raise SpecError("fast_forward = True: a fleet with power (MODEL.md E6) runs through "
@@ -770,7 +773,10 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
                 *common, *plan.rings, fire_buf, *outputs,
                 out.waits[lo:hi], out.skips[lo:hi], out.wait_time[lo:hi], _DURATION_CELLS,
                 _WAIT_CELLS, out.dur_out[lo:hi], out.wait_out[lo:hi])
-        if out.fail_out is None:
+        if out.pw_out is not None:
+            door.run_fleets_general_power(*args, None, None, None, inputs.power, plan.power[0],
+                                          plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi])
+        elif out.fail_out is None:
             door.run_fleets_general(*args)
         else:
             door.run_fleets_general_fail(*args, *inputs.failures, out.fail_out[lo:hi])
