@@ -139,3 +139,22 @@ def test_the_command_line_refuses_gpus_with_a_table(tmp_path, capsys):
     rc = main(["plan", str(table), "--bandwidth", "40GB/s", "--gpus", "8", "-q"])
     assert rc == 2
     assert "--gpus 8 with a job table: give the table a gpus column" in capsys.readouterr().err
+
+
+#: A time-weighted mean of a constant draw, summed in another order: rounding only.
+CONSTANT_RTOL = 1e-12
+
+
+def test_every_what_if_has_its_drops_and_async_without_a_stop_drops_nothing():
+    p = stormsim.plan(FLEET, [2], max_seconds=SECONDS, progress=None)
+    rows = {r.scenario: r for r in p.power}
+    assert list(rows) == [r.scenario for r in p.rows]
+    assert all(r.drops is not None and r.reason == "" for r in p.power), p.table()
+    # a free snapshot and no slowdown: no job ever stops computing, the draw is constant
+    free = rows["async"]
+    assert not free.drops.ramp_events_per_day.any()
+    assert free.power_mean.value == pytest.approx(float(FLEET.busy_power.sum()), rel=CONSTANT_RTOL)
+    # a writer cap of 3 queues the 4th writer (queued, it stops computing all the same): the
+    # cap thins the 3-job drops within a second, it cannot add to them
+    capped, fleet = rows["writers <= 3"].drops, rows["fleet"].drops
+    assert capped.ramp_events_per_day_hi[0, 1] <= fleet.ramp_events_per_day_hi[0, 1]
