@@ -266,6 +266,9 @@ def _add_plan(sub) -> None:
     pl.add_argument("--drops", help="with power: the drops counted per day within 1 s and 60 s, "
                     "powers, e.g. 1MW,5MW,10MW (default: one job's drop, a quarter and a half of "
                     "the fleet's swing)")
+    pl.add_argument("--power", action="store_true", help="with --format csv, the CSV of the "
+                    "power section instead (a row per scenario, window and threshold; the JSON "
+                    "always has it: power)")
     pl.add_argument("--levels", default=None, help="levels k: integers, 'N' or 'N/q' (default: "
                     f"{','.join(DEFAULT_LEVELS)}, the distinct ones >= 2)")
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "

@@ -22,8 +22,8 @@ from .stats.durations import ratio
 from .stats.interval import Interval
 from .stats.power import RampEstimate, power_law, ramp_estimate
 
-__all__ = ["POWER_NOTE", "POWER_WINDOWS", "PowerRow", "default_thresholds", "power_lines", "power_row",
-           "ramps_for"]
+__all__ = ["POWER_COLUMNS", "POWER_NOTE", "POWER_WINDOWS", "PowerRow", "default_thresholds",
+           "power_lines", "power_records", "power_row", "ramps_for"]
 
 #: The windows D (s) of the drops: within a second (a step, as a utility's
 #: ramp-rate limit sees it) and within a minute.
@@ -33,6 +33,11 @@ POWER_WINDOWS = (1.0, 60.0)
 SWING_SHARES = (0.25, 0.5)
 #: Thresholds per block of the text table (it stays within 100 columns).
 PER_BLOCK = 3
+#: The power CSV's columns (``power_records``): one row per scenario, window and threshold.
+POWER_COLUMNS = ("scenario", "power_mean", "power_mean_lo", "power_mean_hi", "power_mean_method",
+                 "window", "threshold", "ramp_events_per_day", "ramp_events_per_day_lo",
+                 "ramp_events_per_day_hi", "ramp_share", "ramp_share_lo", "ramp_share_hi",
+                 "method", "reason")
 #: The note under a table with a power section.
 POWER_NOTE = ("Power: mean MW is the fleet's mean draw (exact: the law; else a 95 % interval "
               "over fleets); a drop of X within D is the draw falling by X or more from its "
@@ -99,6 +104,21 @@ class PowerRow:
                         "ramp_share_hi")},
                     "method": str(e.method[a, b])})
         return out
+
+
+def power_records(rows: list) -> list[dict]:
+    """One flat record per scenario, window and threshold (POWER_COLUMNS; a
+    scenario without drops: one record with its reason)."""
+    out = []
+    for r in rows:
+        m = r.power_mean
+        head = {"scenario": r.scenario, "power_mean": m.value, "power_mean_lo": m.lo,
+                "power_mean_hi": m.hi, "power_mean_method": m.method}
+        if r.drops is None:
+            out.append(head | {"reason": r.reason})
+            continue
+        out += [head | cell | {"reason": ""} for cell in r.to_dict()["drops"]]
+    return out
 
 
 def _plain(x: Interval) -> dict:

@@ -158,3 +158,22 @@ def test_every_what_if_has_its_drops_and_async_without_a_stop_drops_nothing():
     # cap thins the 3-job drops within a second, it cannot add to them
     capped, fleet = rows["writers <= 3"].drops, rows["fleet"].drops
     assert capped.ramp_events_per_day_hi[0, 1] <= fleet.ramp_events_per_day_hi[0, 1]
+
+
+def test_the_power_csv_has_a_row_per_scenario_window_and_threshold(power_plan, capsys):
+    import csv
+    import io
+
+    from stormsim.plan_power import POWER_COLUMNS
+
+    rows = list(csv.DictReader(io.StringIO(power_plan.power_csv())))
+    assert len(rows) == 2 * 3 and list(rows[0]) == list(POWER_COLUMNS)
+    assert float(rows[0]["ramp_events_per_day"]) == power_plan.power[0].drops.ramp_events_per_day[0, 0]
+    rc = main(["plan", "--jobs", "12", "--size", "840GB", "--interval", "30min", "--jitter", "2%",
+               "--bandwidth", "40GB/s", "--gpus", "1024", "--gpu-power", "700W",
+               "--gpu-idle-power", "100W", "--no-what-if", "--levels", "2", "--max-seconds", "10",
+               "-q", "--format", "csv", "--power"])
+    assert rc == 0 and capsys.readouterr().out.startswith(",".join(POWER_COLUMNS))
+    assert main(["plan", "--jobs", "2", "--size", "1GB", "--interval", "1min", "--jitter", "2%",
+                 "--bandwidth", "1GB/s", "--power"]) == 2
+    assert "--power selects the power section's CSV" in capsys.readouterr().err
