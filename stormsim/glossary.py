@@ -140,7 +140,8 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity(
         "power", "P(t)", "W",
         "the fleet's power draw over the measured window (MODEL.md E6): its time-weighted "
-        "mean, minimum and maximum per fleet",
+        "mean, minimum and maximum per fleet; a job DOWN after a failure (E8) draws idle, so "
+        "an outage drops every computing job at once",
         api=("Run.power_mean", "Run.power_min", "Run.power_max", "PowerRow.power_mean")),
     Quantity(
         "ramp_window", "D", "s",

@@ -859,18 +859,20 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
     fast-forward must cost the plain event loop nothing), and
     ``run_fleet_ff`` has it.
 
-    POWER (MODEL.md E6; never with FAST or FAIL; ``run_fleet_power``): the
-    fleet's power P(t) and its ramps over the measured window. Every use
-    sits under a bare ``if POWER:``, pruned before typing. Every job here
-    blocks, so P = sum of idle + r_c(n_c) x (sum of busy - idle over the n_c
-    computing jobs): with equal drops busy - idle a function of n_c (exact),
-    else a running sum of the computing jobs' drops, updated at firings and
-    write ends and summed afresh in job order at every rebase (~1 ulp of
-    drift at most between). Each level of positive length goes through
-    ``_pw_level``. The extra arguments: pw_in (N + 1,) the drops busy_i -
-    idle_i (rows i < N) and the sum of idle (row N); ramp_d (nd,) the windows
-    D (> 0); ramp_x (nx,) the thresholds X; pw_out (``PW_COLUMNS``,) and
-    ramp_out (nd, nx, 2) (time with R_D >= X, s; up-crossings), overwritten.
+    POWER (MODEL.md E6; never with FAST; ``run_fleet_power``, with FAIL
+    ``run_fleet_fail_power``): the fleet's power P(t) and its ramps over the
+    measured window. Every use sits under a bare ``if POWER:``, pruned
+    before typing. Every job here blocks, so P = sum of idle + r_c(n_c) x
+    (sum of busy - idle over the n_c computing jobs; a DOWN job does not
+    compute): with equal drops busy - idle a function of n_c (exact), else
+    a running sum of the computing jobs' drops, updated at firings, write
+    ends, failures and DOWN ends and summed afresh in job order at every
+    rebase (~1 ulp of drift at most between; 0 with no job computing).
+    Each level of positive length goes through ``_pw_level``. The extra
+    arguments: pw_in (N + 1,) the drops busy_i - idle_i (rows i < N) and the
+    sum of idle (row N); ramp_d (nd,) the windows D (> 0); ramp_x (nx,) the
+    thresholds X; pw_out (``PW_COLUMNS``,) and ramp_out (nd, nx, 2) (time
+    with R_D >= X, s; up-crossings), overwritten.
     Each variant has its own name (``_variant``), so its own symbols and
     cache entries.
 
@@ -1121,6 +1123,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                                 pflag[b] = True
                             for b in range(nwh):
                                 pflag[widx[(wh + b) & mask]] = False
+                            if FAIL:  # DOWN jobs neither write nor compute
+                                for b in range(N):
+                                    pflag[b] = False
+                                for b in range(nch):
+                                    pflag[cidx[(ch + b) & mask]] = True
                             dsum = 0.0
                             for b in range(N):
                                 if pflag[b]:
@@ -1186,6 +1193,9 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                         occupancy[np.uintp(nw)] += dt
                     if POWER:  # the level held since the last instant, on [t, t + dt)
                         tb = t + dt
+                        if FAIL:
+                            if xev:  # the failure's own instant, as t below
+                                tb = tx
                         if tb != t:
                             grow = False
                             for jd in range(nd):
@@ -1404,10 +1414,15 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                 fired_total += n_fire
                 nw = nwh
                 if POWER:  # the level from this instant on
+                    ncp = N - nwh
+                    if FAIL:  # DOWN jobs do not compute
+                        ncp = nch
+                        if nch == 0:
+                            dsum = 0.0
                     if pequal:
-                        pnow = pidle + rc[N - nwh] * ((N - nwh) * pw_in[0])
+                        pnow = pidle + rc[ncp] * (ncp * pw_in[0])
                     else:
-                        pnow = pidle + rc[N - nwh] * dsum
+                        pnow = pidle + rc[ncp] * dsum
                 if not measuring and n_burn == N:
                     measuring = True
                     for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
@@ -1485,6 +1500,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                                 w = _draw(T, sigma, base, i, count[i] + shift[i])
                                 shift[i] += 1
                                 wcur[i] = w
+                                if POWER:  # it computes (or fires at once: taken off there)
+                                    dsum += pw_in[i]
                                 if w <= TIE_RTOL * T[i]:
                                     tofire[xfire] = i
                                     xfire += 1
@@ -1496,10 +1513,14 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                             break
                         events += j1 - j0  # one a job failing
                         for i in range(j0, j1):
+                            nc0 = nch
                             nwh, nch = _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh,
                                                  nwh, ckey, cidx, ch, nch, mask, ring_w, ring_c,
                                                  shift, wcur, pre_w, since, opened, writing,
                                                  dstart, de, fail_out)
+                            if POWER:
+                                if nch < nc0:  # it was computing: it draws idle now
+                                    dsum -= pw_in[i]
                         if j1 - j0 == N and onext[0] <= t:
                             for i in range(N):
                                 _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
@@ -1564,6 +1585,7 @@ run_fleet_ff = _make_run_fleet(True)
 run_fleet_fail = _make_run_fleet(False, FAIL=True)
 run_fleet_nodur = _make_run_fleet(False, DUR=False)
 run_fleet_power = _make_run_fleet(False, POWER=True)
+run_fleet_fail_power = _make_run_fleet(False, FAIL=True, POWER=True)
 
 
 def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
@@ -1573,7 +1595,8 @@ def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
     compiled only when first asked for. DUR=False (``run_fleets_nodur``, the
     event loop alone): over ``run_fleet_nodur``, no write-duration maxima or
     histograms (E7). POWER (``run_fleets_power``, the event loop alone): over
-    ``run_fleet_power``, power and ramps (E6)."""
+    ``run_fleet_power``, power and ramps (E6); with FAIL
+    (``run_fleets_fail_power``) over ``run_fleet_fail_power``."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
     @_variant("run_fleets" + ("_ff" if FAST else "") + ("_fail" if FAIL else "")
@@ -1596,7 +1619,13 @@ def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
         """
         F = theta.shape[0]
         for f in prange(F):
-            if POWER:
+            if POWER and FAIL:
+                p_t, p_c, t_end, n_ev = run_fleet_fail_power(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f], table, dur_out[f], fail_in, fail_keys,
+                    fail_out[f], pw_in, ramp_d, ramp_x, pw_out[f], ramp_out[f])
+            elif POWER:
                 p_t, p_c, t_end, n_ev = run_fleet_power(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
@@ -1638,8 +1667,9 @@ run_fleets_ff = _make_run_fleets(True)
 run_fleets_fail = _make_run_fleets(False, FAIL=True)
 #: The event loop without the write durations' maxima and histograms (E7).
 run_fleets_nodur = _make_run_fleets(False, DUR=False)
-#: The event loop with power and ramps (MODEL.md E6).
+#: The event loop with power and ramps (MODEL.md E6), and with failures too (E8).
 run_fleets_power = _make_run_fleets(False, POWER=True)
+run_fleets_fail_power = _make_run_fleets(False, FAIL=True, POWER=True)
 
 
 # -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --
@@ -1818,14 +1848,16 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
     job's interval, drawn at its firing, is given back when its write is
     abandoned: the reference draws it at the write's end).
 
-    POWER (MODEL.md E6; with FAIL or without): the fleet's power P(t) and
+    POWER (MODEL.md E6; with FAIL or without, ``run_fleet_general_power``,
+    ``run_fleet_general_fail_power``): the fleet's power P(t) and
     its ramps over the measured window, as ``run_fleet``'s POWER variant
     takes and gives them (pw_in, ramp_d, ramp_x, pw_out, ramp_out). Every
     use sits under a bare ``if POWER:``, pruned before typing. The jobs
     computing are those in the computers' queue (n_c of them): job i there
     computes at r_c(n_c) (1 - eps_i) while its own persist is in flight or
     queued, else at r_c(n_c); every other job (snapshot, WAIT, a blocking
-    write or queue, parked, DOWN) draws idle. So P = sum of idle + r_c(n_c)
+    write or queue, parked, DOWN: a failure takes the job out of the
+    computers' queue, an outage every job) draws idle. So P = sum of idle + r_c(n_c)
     x S, S the sum over the computing jobs of (busy_i - idle_i) x (1 - eps_i
     or 1): with equal drops and every eps_i 0 or 1 (no job computes slowed)
     S is n_c times the drop (exact, as the anonymous kernel's), else a
@@ -2598,6 +2630,7 @@ run_fleet_general = _make_run_fleet_general()
 run_fleet_general_fail = _make_run_fleet_general(True)
 #: The general kernel with power and ramps (MODEL.md E6).
 run_fleet_general_power = _make_run_fleet_general(POWER=True)
+run_fleet_general_fail_power = _make_run_fleet_general(True, POWER=True)
 
 
 def _make_run_fleets_general(FAIL=False, POWER=False):
@@ -2619,7 +2652,15 @@ def _make_run_fleets_general(FAIL=False, POWER=False):
         ``run_fleet`` takes them, fail_out (F, N + 1, ``FAIL_COLUMNS``)."""
         F = theta.shape[0]
         for g in prange(F):
-            if POWER:
+            if POWER and FAIL:
+                p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_fail_power(
+                    T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
+                    key0, key1,
+                    fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+                    ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
+                    dur_out[g], wait_out[g], fail_in, fail_keys, fail_out[g], pw_in, ramp_d,
+                    ramp_x, pw_out[g], ramp_out[g])
+            elif POWER:
                 p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_power(
                     T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
                     key0, key1,
@@ -2655,6 +2696,7 @@ def _make_run_fleets_general(FAIL=False, POWER=False):
 run_fleets_general = _make_run_fleets_general()
 run_fleets_general_fail = _make_run_fleets_general(True)
 run_fleets_general_power = _make_run_fleets_general(POWER=True)
+run_fleets_general_fail_power = _make_run_fleets_general(True, POWER=True)
 
 
 # -- forward flux sampling on the base model (stormsim.risk.splitting) --

@@ -493,9 +493,12 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         max only). A job computing at rate r draws idle + r (busy - idle):
         an async job computing while its persist is in flight or queued
         at its slowed rate r_c (1 - eps_i); snapshotting, writing
-        (blocking), queued (E5) or waiting (E1 WAIT) it draws idle. Power
-        runs through the event loop of either kernel (``run_fleets_power``,
-        ``run_fleets_general_power``; no fast-forward, no failures yet).
+        (blocking), queued (E5), waiting (E1 WAIT) or DOWN (restarting
+        after a failure, MODEL.md E8: a job that fails stops computing at
+        once, an outage every job) it draws idle. Power runs through the
+        event loop of either kernel, with failures or without
+        (``run_fleets_power``, ``run_fleets_general_power`` and their
+        ``_fail_`` variants; no fast-forward).
     durations : bool
         Record the checkpoints' write durations and waits (MODEL.md E7:
         ``durations_count``, ``_sum``, ``_max``, ``_hist`` and ``wait_*``;
@@ -600,9 +603,6 @@ def _check_ramps(fleet: Fleet, ramps) -> tuple[np.ndarray, np.ndarray]:
     for k, x in enumerate(X):
         if not math.isfinite(x):
             raise SpecError(f"ramps threshold X[{k}] = {float(x)!r} W: must be finite")
-    if fleet.has_power and fleet.has_failures:
-        raise SpecError("a fleet with power (MODEL.md E6) and failures (E8): not supported "
-                        "together yet; drop one")
     return D, X
 
 
@@ -773,13 +773,22 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
                 *common, *plan.rings, fire_buf, *outputs,
                 out.waits[lo:hi], out.skips[lo:hi], out.wait_time[lo:hi], _DURATION_CELLS,
                 _WAIT_CELLS, out.dur_out[lo:hi], out.wait_out[lo:hi])
-        if out.pw_out is not None:
+        if out.pw_out is not None and out.fail_out is not None:
+            door.run_fleets_general_fail_power(*args, *inputs.failures, out.fail_out[lo:hi],
+                                               inputs.power, plan.power[0], plan.power[1],
+                                               out.pw_out[lo:hi], out.ramp_out[lo:hi])
+        elif out.pw_out is not None:
             door.run_fleets_general_power(*args, None, None, None, inputs.power, plan.power[0],
                                           plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi])
         elif out.fail_out is None:
             door.run_fleets_general(*args)
         else:
             door.run_fleets_general_fail(*args, *inputs.failures, out.fail_out[lo:hi])
+    elif out.fail_out is not None and out.pw_out is not None:
+        door.run_fleets_fail_power(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
+                                   _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,
+                                   out.fail_out[lo:hi], inputs.power, plan.power[0],
+                                   plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi])
     elif out.fail_out is not None:
         door.run_fleets_fail(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
                              _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,

@@ -181,3 +181,98 @@ def test_general_power_changes_no_other_output_by_a_bit():
     for name in POWER_FIELDS:
         assert getattr(plain, name) is None, name
     assert np.all(run.power_min <= run.power_mean) and np.all(run.power_mean <= run.power_max)
+
+
+# -- power with failures (MODEL.md E6 with E8) ----------------------------------------
+
+def blocking_failure_case(seed):
+    """A small base-model fleet with power and failures (job failures,
+    outages or both), for the anonymous kernel."""
+    rng = np.random.default_rng(1000 + seed)
+    fleet, theta, cycles, burn_in, level, D, X = general_case(seed)
+    n = fleet.n_jobs
+    fleet = Fleet(T=fleet.T.tolist(), d=fleet.d.tolist(), cap=fleet.cap,
+                  throughput=fleet.throughput, jitter=fleet.jitter,
+                  busy_power=fleet.busy_power.tolist(), idle_power=fleet.idle_power.tolist(),
+                  mtbf=rng.uniform(3.0, 30.0, n).tolist() if rng.integers(4) else math.inf,
+                  restart=rng.uniform(0.0, 1.0, n).tolist(),
+                  outage_mtbf=float(rng.uniform(5.0, 40.0)) if rng.integers(2) else math.inf)
+    if not fleet.has_failures:
+        fleet = fleet.replace(outage_mtbf=10.0)
+    return fleet, theta, cycles, burn_in, level, D, X
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_anonymous_kernel_power_with_failures_matches_the_reference(seed):
+    fleet, theta, cycles, burn_in, level, D, X = blocking_failure_case(seed)
+    assert fleet.runs_anonymous and fleet.has_failures
+    runs = [stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
+                              burn_in=burn_in, passage_level=level, queues=queues, ramps=(D, X))
+            for queues in ("heap", "ring")]
+    ref = reference_of(fleet, theta, cycles, burn_in, level, D, X, seed)
+    for run in runs:
+        assert_power_matches(run, ref, fleet, D, X)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_general_kernel_power_with_failures_matches_the_reference(seed):
+    fleet, theta, cycles, burn_in, level, D, X = general_case(seed, failures=True)
+    if not fleet.has_failures:
+        fleet = fleet.replace(outage_mtbf=10.0)
+    runs = [stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
+                              burn_in=burn_in, passage_level=level, queues=queues,
+                              kernel="general", ramps=(D, X))
+            for queues in ("heap", "ring")]
+    ref = reference_of(fleet, theta, cycles, burn_in, level, D, X, seed)
+    for run in runs:
+        assert_power_matches(run, ref, fleet, D, X)
+
+
+def test_an_outage_drops_every_computing_job_to_idle():
+    """Identical jobs, an outage early and a long restart: P falls to the
+    idle sum (every job DOWN), which is the window's minimum."""
+    fleet = Fleet.identical(4, load=0.4, outage_mtbf=3.0, restart=5.0, busy_power=700.0,
+                            idle_power=100.0)
+    run = stormsim.simulate(fleet, fleets=4, cycles=6, seed=1, ramps=((1.0,), (500.0,)))
+    assert np.all(run.outages >= 1)
+    # exact: P from the count of computing jobs, 0 of them
+    np.testing.assert_array_equal(run.power_min, 400.0)
+    assert np.all(run.ramp_events[:, 0, 0] >= 1)  # each outage is a drop of >= 3 x 600 W
+
+
+@pytest.mark.parametrize("general", [False, True])
+def test_power_with_failures_is_the_same_bits_across_threads_and_batches(general):
+    fleet = _mixed_fleet() if general else Fleet.identical(
+        8, load=0.6, jitter=0.05, cap=6.0, busy_power=[700.0 + k for k in range(8)],
+        idle_power=100.0)
+    fleet = fleet.replace(mtbf=20.0, restart=0.5, outage_mtbf=40.0)
+    kw = dict(fleets=7, cycles=40, seed=3, burn_in=5, ramps=((0.5, 3.0), (200.0, 900.0)))
+    runs = [stormsim.simulate(fleet, **kw),
+            stormsim.simulate(fleet, **kw, batch_size=2, threads=1),
+            stormsim.simulate(fleet, **kw, batch_size=3, threads=2)]
+    fields = (*POWER_FIELDS, *OTHER_FIELDS, *GENERAL_FIELDS, "failures", "lost_work",
+              "down_time", "committed_work")
+    for run in runs[1:]:
+        for name in fields:
+            a, b = getattr(runs[0], name), getattr(run, name)
+            if a is None:
+                assert b is None, name
+            else:
+                assert a.tobytes() == b.tobytes(), name
+
+
+@pytest.mark.parametrize("general", [False, True])
+def test_power_with_failures_changes_no_other_output_by_a_bit(general):
+    powered = _mixed_fleet() if general else Fleet.identical(
+        6, load=0.5, jitter=0.02, cap=4.5, busy_power=[500.0, 600.0, 700.0, 500.0, 650.0, 720.0],
+        idle_power=90.0)
+    powered = powered.replace(mtbf=15.0, restart=0.3, outage_mtbf=30.0)
+    base = powered.replace(busy_power=None, idle_power=None)
+    kw = dict(fleets=5, cycles=40, seed=11, burn_in=4, record_firings=True)
+    plain = stormsim.simulate(base, **kw)
+    run = stormsim.simulate(powered, **kw, ramps=((1.0,), (100.0,)))
+    for name in (*OTHER_FIELDS, *GENERAL_FIELDS, "failures", "abandoned_writes", "lost_work",
+                 "down_time", "committed_work", "uncommitted_work", "outages",
+                 "checkpoint_time"):
+        assert getattr(plain, name).tobytes() == getattr(run, name).tobytes(), name
+    assert np.all(run.power_min <= run.power_mean) and np.all(run.power_mean <= run.power_max)
