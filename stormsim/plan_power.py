@@ -22,7 +22,7 @@ from .stats.durations import ratio
 from .stats.interval import Interval
 from .stats.power import RampEstimate, power_law, ramp_estimate
 
-__all__ = ["POWER_COLUMNS", "POWER_NOTE", "POWER_WINDOWS", "PowerRow", "default_thresholds",
+__all__ = ["POWER_COLUMNS", "POWER_NOTE", "POWER_WINDOWS", "PowerRow", "default_thresholds", "outage_note",
            "power_lines", "power_records", "power_row", "ramps_for"]
 
 #: The windows D (s) of the drops: within a second (a step, as a utility's
@@ -148,6 +148,24 @@ def power_row(name: str, fleet: Fleet, run, exact: bool, missing: str) -> PowerR
         return PowerRow(name, mean, None, "not simulated: this scenario's kernel does not "
                         "record power yet")
     return PowerRow(name, mean, ramp_estimate(run))
+
+
+def outage_note(failing: Fleet | None, row: PowerRow | None) -> list[str]:
+    """The note on an outage's power step (MODEL.md E6 with E8): every job stops
+    at once, so the draw falls from the fleet's mean to the sum of the idle
+    draws, once per outage; [] without outages or power."""
+    if failing is None or row is None or not math.isfinite(failing.outage_mtbf):
+        return []
+    idle = float(np.sum(failing.idle_power))
+    m = row.power_mean
+    if math.isnan(m.value):
+        return []
+    per_day = 86400.0 / failing.outage_mtbf
+    return [f"Outages (one every {fmt_value(failing.outage_mtbf / 86400.0, digits=3)} days, "
+            f"{fmt_value(per_day, digits=3)} a day): each stops every job at once, a step from "
+            f"the fleet's draw (mean {_mw(m.value)} MW) down to its idle draw of {_mw(idle)} MW, "
+            f"about {_mw(m.value - idle)} MW within an instant; the jobs restart together, so "
+            "their first checkpoints fall close together again (the settling above)."]
 
 
 def _mw(x: float) -> str:

@@ -177,3 +177,14 @@ def test_the_power_csv_has_a_row_per_scenario_window_and_threshold(power_plan, c
     assert main(["plan", "--jobs", "2", "--size", "1GB", "--interval", "1min", "--jitter", "2%",
                  "--bandwidth", "1GB/s", "--power"]) == 2
     assert "--power selects the power section's CSV" in capsys.readouterr().err
+
+
+def test_an_outage_is_a_step_of_the_whole_computing_draw():
+    p = stormsim.plan(FLEET, [2], what_if=False, outage_mtbf="30 d", mtbf="24 h",
+                      max_seconds=SECONDS)
+    (note,) = [n for n in p.notes if n.startswith("Outages")]
+    idle = 12 * 1024 * 100.0
+    step = power_law(FLEET, FLEET.busy_power, FLEET.idle_power).mean - idle
+    assert f"about {step / 1e6:.3g} MW within an instant" in note and "0.0333 a day" in note
+    plain = stormsim.plan(FLEET, [2], what_if=False, mtbf="24 h", max_seconds=SECONDS)
+    assert not [n for n in plain.notes if n.startswith("Outages")]
