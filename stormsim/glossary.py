@@ -140,9 +140,10 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity(
         "power", "P(t)", "W",
         "the fleet's power draw over the measured window (MODEL.md E6): its time-weighted "
-        "mean, minimum and maximum per fleet; a job DOWN after a failure (E8) draws idle, so "
-        "an outage drops every computing job at once",
-        api=("Run.power_mean", "Run.power_min", "Run.power_max", "PowerRow.power_mean")),
+        "mean, minimum, maximum and 1st and 99th percentiles per fleet; a job DOWN after a "
+        "failure (E8) draws idle, so an outage drops every computing job at once",
+        api=("Run.power_mean", "Run.power_min", "Run.power_max", "Run.power_p01",
+             "Run.power_p99", "PowerRow.power_mean")),
     Quantity(
         "ramp_window", "D", "s",
         "a ramp's window: R_D(t) is the highest power of [t - D, t] less P(t) (MODEL.md E6)",

@@ -134,6 +134,15 @@ class Run:
         MODEL.md E6, for a fleet with power (``Fleet.has_power``; None
         otherwise), either kernel: the fleet's power P(t) (W) over the
         measured window, time-weighted mean, minimum and maximum.
+    power_p01, power_p99 : float64 (fleets,) or None
+        P's time-weighted 1st and 99th percentiles over the measured window
+        (W): the least level x with the time at P <= x at least 1 % (99 %)
+        of the window, from a histogram of PW_BINS = 4096 equal bins over
+        [sum of idle_power, sum of busy_power] (``door.PW_BINS``): the
+        highest level in the bin that holds the exact percentile, so off by
+        less than one bin, (sum busy - sum idle) / 4096, and exact where
+        that bin holds a single level (as with equal drops uncapped, N <=
+        2048: levels a drop apart).
     ramp_share : float64 (fleets, len D, len X) or None
         For each window D and threshold X of ``simulate(ramps=(D, X))``: the
         fraction of the measured window with R_D(t) >= X, where R_D(t) is the
@@ -187,6 +196,8 @@ class Run:
     power_mean: np.ndarray | None = field(default=None, repr=False)
     power_min: np.ndarray | None = field(default=None, repr=False)
     power_max: np.ndarray | None = field(default=None, repr=False)
+    power_p01: np.ndarray | None = field(default=None, repr=False)
+    power_p99: np.ndarray | None = field(default=None, repr=False)
     ramp_share: np.ndarray | None = field(default=None, repr=False)
     ramp_events: np.ndarray | None = field(default=None, repr=False)
     ramp_windows: tuple | None = field(default=None, repr=False)
@@ -710,7 +721,9 @@ class _Outputs:
             share = np.where(window[:, None, None] > 0,
                              self.ramp_out[:, :, :, 0] / window[:, None, None], np.nan)
         return {"power_mean": mean, "power_min": self.pw_out[:, door.PO_MIN].copy(),
-                "power_max": self.pw_out[:, door.PO_MAX].copy(), "ramp_share": share,
+                "power_max": self.pw_out[:, door.PO_MAX].copy(),
+                "power_p01": self.pw_out[:, door.PO_P01].copy(),
+                "power_p99": self.pw_out[:, door.PO_P99].copy(), "ramp_share": share,
                 "ramp_events": self.ramp_out[:, :, :, 1].astype(np.int64),
                 "ramp_windows": tuple(float(x) for x in plan.power[0]),
                 "ramp_thresholds": tuple(float(x) for x in plan.power[1])}

@@ -16,7 +16,7 @@ from test_reference import horizon
 import stormsim
 from reference import simulate_reference
 from stormsim import Fleet
-from stormsim.engine.door import root_key
+from stormsim.engine.door import PW_BINS, root_key
 
 #: The general kernel's outputs beyond the anonymous kernel's.
 GENERAL_FIELDS = ("waits", "wait_time", "skips", "wait_sum", "wait_max", "wait_hist")
@@ -93,16 +93,36 @@ def assert_power_matches(run, ref, fleet, D, X, row=0):
     assert run.ramp_windows == D and run.ramp_thresholds == X
     assert run.ramp_events.dtype == np.int64
     if math.isnan(ref["power_mean"]):  # stopped before the window opened
-        for name in ("power_mean", "power_min", "power_max"):
+        for name in ("power_mean", "power_min", "power_max", "power_p01", "power_p99"):
             assert math.isnan(getattr(run, name)[row]), name
         assert np.all(np.isnan(run.ramp_share[row])) and not run.ramp_events[row].any()
         return
     scale = float(np.max(fleet.busy_power)) * fleet.n_jobs
     for name in ("power_mean", "power_min", "power_max"):
         assert abs(getattr(run, name)[row] - ref[name]) <= RTOL * scale, name
+    assert_percentiles_match(run, ref, fleet, row)
     np.testing.assert_allclose(run.ramp_share[row], ref["ramp_share"], rtol=0, atol=RTOL)
     np.testing.assert_array_equal(run.ramp_events[row], ref["ramp_events"])
     np.testing.assert_allclose(run.ramp_share[row][:, 0], 1.0, rtol=0, atol=RTOL)  # R_D >= 0
+
+
+def percentile_tolerance(fleet):
+    """The kernels' percentiles come from a histogram of ``door.PW_BINS``
+    equal bins over [sum idle, sum busy]: the level reported is in the exact
+    percentile's bin (one bin's width at most), plus the levels' rounding
+    (RTOL, as the mean's)."""
+    width = float(np.sum(fleet.busy_power) - np.sum(fleet.idle_power)) / PW_BINS
+    return width + RTOL * float(np.max(fleet.busy_power)) * fleet.n_jobs
+
+
+def assert_percentiles_match(run, ref, fleet, row=0):
+    tol = percentile_tolerance(fleet)
+    for name in ("power_p01", "power_p99"):
+        got = getattr(run, name)[row]
+        assert abs(got - ref[name]) <= tol, (name, got, ref[name], tol)
+        # the level reported is one P took: within [min, max]
+        assert run.power_min[row] <= got <= run.power_max[row], name
+    assert run.power_p01[row] <= run.power_p99[row]
 
 
 def _equal_weights_and_drops(fleet):
@@ -140,7 +160,7 @@ def test_general_kernel_power_is_the_anonymous_kernels_on_the_base_model(seed):
     a = stormsim.simulate(fleet, kernel="anonymous", **kw)
     g = stormsim.simulate(fleet, kernel="general", **kw)
     scale = float(np.max(fleet.busy_power)) * n
-    for name in ("power_mean", "power_min", "power_max"):
+    for name in ("power_mean", "power_min", "power_max", "power_p01", "power_p99"):
         np.testing.assert_allclose(getattr(g, name), getattr(a, name), rtol=0, atol=RTOL * scale)
     np.testing.assert_allclose(g.ramp_share, a.ramp_share, rtol=0, atol=RTOL)
     np.testing.assert_array_equal(g.ramp_events, a.ramp_events)
