@@ -485,6 +485,11 @@ def _plan_signals(state: dict) -> dict:
 def _plan(args: argparse.Namespace) -> int:
     from .fleetplan import DEFAULT_LEVELS, plan
 
+    if args.power and args.format != "csv":
+        raise SpecError("plan: --power selects the power section's CSV; give --format csv (the "
+                        "text table and the JSON show it already)")
+    if args.power and args.by_class:
+        raise SpecError("plan: --power and --by-class each select a CSV: give one")
     if args.wide and args.format != "text":
         raise SpecError(f"plan: --wide lays out the text table; --format {args.format} has none")
     fleet = _plan_fleet(args)
@@ -511,7 +516,8 @@ def _plan(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(result.to_json())
     elif args.format == "csv":
-        print(result.class_csv() if args.by_class else result.to_csv(), end="")
+        print(result.class_csv() if args.by_class else result.power_csv() if args.power
+              else result.to_csv(), end="")
     else:
         print(result.table(wide=args.wide, by_class=args.by_class)
               if args.wide or args.by_class else result)

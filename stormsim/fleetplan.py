@@ -48,7 +48,8 @@ from .errors import SpecError
 from .checkpointing import (GOODPUT_CYCLES, GOODPUT_FLEETS, GOODPUT_LEAST, Recommendation,
                             recommend, simulated_goodput)
 from .plan_costs import SHARES, ClassRow, class_rows, gpu_shares, law_reason
-from .plan_power import POWER_NOTE, PowerRow, power_lines, power_row, ramps_for
+from .plan_power import (POWER_COLUMNS, POWER_NOTE, PowerRow, outage_note, power_lines,
+                         power_records, power_row, ramps_for)
 from .plots import series
 from .risk.exact import exact_applies
 from .risk.stormrisk import storm_risk
@@ -401,6 +402,16 @@ class FleetPlan:
         w = csv.DictWriter(buf, fieldnames=class_columns(), lineterminator="\n")
         w.writeheader()
         w.writerows(self.class_records())
+        return buf.getvalue()
+
+    def power_csv(self) -> str:
+        """The power section as CSV (``stormsim plan --power --format csv``): a
+        row per scenario, window and threshold (``plan_power.POWER_COLUMNS``);
+        a header alone for a plan without power."""
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=POWER_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(power_records(self.power or []))
         return buf.getvalue()
 
     def to_csv(self) -> str:
@@ -1250,6 +1261,7 @@ def plan(fleet: Fleet, levels=DEFAULT_LEVELS, *, what_if: bool = True, watchdog=
         clock.share("settle"), max_seconds - clock.elapsed()), progress=None if progress is None
         else (lambda text: clock.step("settling", text)))
     settle, how = settling.hours(2), settling.method
+    notes += outage_note(failing, (bought.get("power") or [None])[0])
     notes += _budget_note(max_seconds, clock.elapsed(), bought, how)
     return FleetPlan(levels=ks, rows=rows, seconds=clock.elapsed(), settle_hours=settle.value,
                      settle_method=how, settle_hours_lo=settle.lo, settle_hours_hi=settle.hi,

@@ -143,12 +143,15 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity(
         "power", "P(t)", "W",
         "the fleet's power draw over the measured window (MODEL.md E6): its time-weighted "
-        "mean, minimum and maximum per fleet; in a sweep's table the mean over fleets with its "
-        "interval (stats.power.mean_power) and the extremes over fleets",
-        api=("Run.power_mean", "Run.power_min", "Run.power_max", "PowerRow.power_mean"),
-        files=("file:power_mean", "file:power_min", "file:power_max", "summary:power_mean",
-               "summary:power_mean_lo", "summary:power_mean_hi", "summary:power_min",
-               "summary:power_max")),
+        "mean, minimum, maximum and 1st and 99th percentiles per fleet; a job DOWN after a "
+        "failure (E8) draws idle, so an outage drops every computing job at once; in a sweep's "
+        "table the mean over fleets with its interval (stats.power.mean_power) and the "
+        "extremes over fleets",
+        api=("Run.power_mean", "Run.power_min", "Run.power_max", "Run.power_p01",
+             "Run.power_p99", "PowerRow.power_mean"),
+        files=("file:power_mean", "file:power_min", "file:power_max", "file:power_p01",
+               "file:power_p99", "summary:power_mean", "summary:power_mean_lo",
+               "summary:power_mean_hi", "summary:power_min", "summary:power_max")),
     Quantity(
         "ramp_window", "D", "s",
         "a ramp's window: R_D(t) is the highest power of [t - D, t] less P(t) (MODEL.md E6)",

@@ -22,8 +22,8 @@ from .stats.durations import ratio
 from .stats.interval import Interval
 from .stats.power import RampEstimate, power_law, ramp_estimate
 
-__all__ = ["POWER_NOTE", "POWER_WINDOWS", "PowerRow", "default_thresholds", "power_lines", "power_row",
-           "ramps_for"]
+__all__ = ["POWER_COLUMNS", "POWER_NOTE", "POWER_WINDOWS", "PowerRow", "default_thresholds", "outage_note",
+           "power_lines", "power_records", "power_row", "ramps_for"]
 
 #: The windows D (s) of the drops: within a second (a step, as a utility's
 #: ramp-rate limit sees it) and within a minute.
@@ -33,6 +33,11 @@ POWER_WINDOWS = (1.0, 60.0)
 SWING_SHARES = (0.25, 0.5)
 #: Thresholds per block of the text table (it stays within 100 columns).
 PER_BLOCK = 3
+#: The power CSV's columns (``power_records``): one row per scenario, window and threshold.
+POWER_COLUMNS = ("scenario", "power_mean", "power_mean_lo", "power_mean_hi", "power_mean_method",
+                 "window", "threshold", "ramp_events_per_day", "ramp_events_per_day_lo",
+                 "ramp_events_per_day_hi", "ramp_share", "ramp_share_lo", "ramp_share_hi",
+                 "method", "reason")
 #: The note under a table with a power section.
 POWER_NOTE = ("Power: mean MW is the fleet's mean draw (exact: the law; else a 95 % interval "
               "over fleets); a drop of X within D is the draw falling by X or more from its "
@@ -101,6 +106,21 @@ class PowerRow:
         return out
 
 
+def power_records(rows: list) -> list[dict]:
+    """One flat record per scenario, window and threshold (POWER_COLUMNS; a
+    scenario without drops: one record with its reason)."""
+    out = []
+    for r in rows:
+        m = r.power_mean
+        head = {"scenario": r.scenario, "power_mean": m.value, "power_mean_lo": m.lo,
+                "power_mean_hi": m.hi, "power_mean_method": m.method}
+        if r.drops is None:
+            out.append(head | {"reason": r.reason})
+            continue
+        out += [head | cell | {"reason": ""} for cell in r.to_dict()["drops"]]
+    return out
+
+
 def _plain(x: Interval) -> dict:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v)
             for k, v in x.__dict__.items()}
@@ -128,6 +148,24 @@ def power_row(name: str, fleet: Fleet, run, exact: bool, missing: str) -> PowerR
         return PowerRow(name, mean, None, "not simulated: this scenario's kernel does not "
                         "record power yet")
     return PowerRow(name, mean, ramp_estimate(run))
+
+
+def outage_note(failing: Fleet | None, row: PowerRow | None) -> list[str]:
+    """The note on an outage's power step (MODEL.md E6 with E8): every job stops
+    at once, so the draw falls from the fleet's mean to the sum of the idle
+    draws, once per outage; [] without outages or power."""
+    if failing is None or row is None or not math.isfinite(failing.outage_mtbf):
+        return []
+    idle = float(np.sum(failing.idle_power))
+    m = row.power_mean
+    if math.isnan(m.value):
+        return []
+    per_day = 86400.0 / failing.outage_mtbf
+    return [f"Outages (one every {fmt_value(failing.outage_mtbf / 86400.0, digits=3)} days, "
+            f"{fmt_value(per_day, digits=3)} a day): each stops every job at once, a step from "
+            f"the fleet's draw (mean {_mw(m.value)} MW) down to its idle draw of {_mw(idle)} MW, "
+            f"about {_mw(m.value - idle)} MW within an instant; the jobs restart together, so "
+            "their first checkpoints fall close together again (the settling above)."]
 
 
 def _mw(x: float) -> str:

@@ -778,12 +778,58 @@ def _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh, nwh, ckey, cidx,
 
 #: Columns of a fleet's power outputs ``pw_out``: the time-weighted sum of P
 #: over the measured window (W s; the door divides by the window), P's
-#: minimum and maximum over it (W), the window's length (s).
+#: minimum and maximum over it (W), the window's length (s), and P's
+#: time-weighted 1st and 99th percentiles over it (W, ``_pw_quantile``).
 PO_SUM = 0
 PO_MIN = 1
 PO_MAX = 2
 PO_WINDOW = 3
-PW_COLUMNS = 4
+PO_P01 = 4
+PO_P99 = 5
+PW_COLUMNS = 6
+
+#: Bins of the time-at-power histogram behind the percentiles: PW_BINS equal
+#: bins over [sum of idle, sum of busy] (W), P's whole range.
+PW_BINS = 4096
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def _pw_hist(ph_t, ph_x, p, span, lo, scale):
+    """Level p held span (s) in the window: its time into p's bin
+    (``PW_BINS`` equal bins from lo, scale = bins per W), and the bin's
+    highest level so far."""
+    x = (p - lo) * scale
+    j = 0
+    if x > 0.0:
+        j = min(int(x), PW_BINS - 1)
+    ph_t[j] += span
+    if p > ph_x[j]:
+        ph_x[j] = p
+
+
+@njit(cache=CACHE, nogil=True)
+def _pw_quantile(ph_t, ph_x, q):
+    """The time-weighted q-quantile of P from ``_pw_hist``'s bins: the highest
+    level seen in the first bin at which the time at or below it reaches q of
+    the total (tests/reference.py ``time_quantile``: the least level x with
+    time at P <= x >= q of the total). That level is in the same bin as the
+    exact quantile, so the error is below one bin's width (sum of busy - sum
+    of idle) / PW_BINS, and 0 where the bin holds one level value (as with
+    equal drops uncapped, whose levels are a drop apart, in a fleet of at
+    most PW_BINS / 2 jobs)."""
+    total = 0.0
+    for j in range(PW_BINS):
+        total += ph_t[j]
+    target = q * total
+    cum = 0.0
+    last = np.nan
+    for j in range(PW_BINS):
+        if ph_t[j] > 0.0:
+            cum += ph_t[j]
+            last = ph_x[j]
+            if cum >= target:
+                return last
+    return last
 
 
 @njit(cache=CACHE, nogil=True)
@@ -859,18 +905,20 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
     fast-forward must cost the plain event loop nothing), and
     ``run_fleet_ff`` has it.
 
-    POWER (MODEL.md E6; never with FAST or FAIL; ``run_fleet_power``): the
-    fleet's power P(t) and its ramps over the measured window. Every use
-    sits under a bare ``if POWER:``, pruned before typing. Every job here
-    blocks, so P = sum of idle + r_c(n_c) x (sum of busy - idle over the n_c
-    computing jobs): with equal drops busy - idle a function of n_c (exact),
-    else a running sum of the computing jobs' drops, updated at firings and
-    write ends and summed afresh in job order at every rebase (~1 ulp of
-    drift at most between). Each level of positive length goes through
-    ``_pw_level``. The extra arguments: pw_in (N + 1,) the drops busy_i -
-    idle_i (rows i < N) and the sum of idle (row N); ramp_d (nd,) the windows
-    D (> 0); ramp_x (nx,) the thresholds X; pw_out (``PW_COLUMNS``,) and
-    ramp_out (nd, nx, 2) (time with R_D >= X, s; up-crossings), overwritten.
+    POWER (MODEL.md E6; never with FAST; ``run_fleet_power``, with FAIL
+    ``run_fleet_fail_power``): the fleet's power P(t) and its ramps over the
+    measured window. Every use sits under a bare ``if POWER:``, pruned
+    before typing. Every job here blocks, so P = sum of idle + r_c(n_c) x
+    (sum of busy - idle over the n_c computing jobs; a DOWN job does not
+    compute): with equal drops busy - idle a function of n_c (exact), else
+    a running sum of the computing jobs' drops, updated at firings, write
+    ends, failures and DOWN ends and summed afresh in job order at every
+    rebase (~1 ulp of drift at most between; 0 with no job computing).
+    Each level of positive length goes through ``_pw_level``. The extra
+    arguments: pw_in (N + 1,) the drops busy_i - idle_i (rows i < N) and the
+    sum of idle (row N); ramp_d (nd,) the windows D (> 0); ramp_x (nx,) the
+    thresholds X; pw_out (``PW_COLUMNS``,) and ramp_out (nd, nx, 2) (time
+    with R_D >= X, s; up-crossings), overwritten.
     Each variant has its own name (``_variant``), so its own symbols and
     cache entries.
 
@@ -1048,6 +1096,12 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
             psum = 0.0
             pmin = np.inf
             pmax = -np.inf
+            ph_t = np.zeros(PW_BINS)  # time at power, by bin (``_pw_hist``)
+            ph_x = np.full(PW_BINS, -np.inf)
+            ph_lo = pidle
+            ph_scale = 0.0
+            if dsum > 0.0:
+                ph_scale = PW_BINS / dsum
         for n in range(N + 1):
             occupancy[n] = 0.0
             upcross[n] = 0
@@ -1121,6 +1175,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                                 pflag[b] = True
                             for b in range(nwh):
                                 pflag[widx[(wh + b) & mask]] = False
+                            if FAIL:  # DOWN jobs neither write nor compute
+                                for b in range(N):
+                                    pflag[b] = False
+                                for b in range(nch):
+                                    pflag[cidx[(ch + b) & mask]] = True
                             dsum = 0.0
                             for b in range(N):
                                 if pflag[b]:
@@ -1186,6 +1245,9 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                         occupancy[np.uintp(nw)] += dt
                     if POWER:  # the level held since the last instant, on [t, t + dt)
                         tb = t + dt
+                        if FAIL:
+                            if xev:  # the failure's own instant, as t below
+                                tb = tx
                         if tb != t:
                             grow = False
                             for jd in range(nd):
@@ -1198,6 +1260,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                                       ramp_x, above, ramp_out)
                             if measuring:
                                 psum += pnow * (tb - t)
+                                _pw_hist(ph_t, ph_x, pnow, tb - t, ph_lo, ph_scale)
                                 pmin = min(pmin, pnow)
                                 pmax = max(pmax, pnow)
                     t += dt
@@ -1404,10 +1467,15 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                 fired_total += n_fire
                 nw = nwh
                 if POWER:  # the level from this instant on
+                    ncp = N - nwh
+                    if FAIL:  # DOWN jobs do not compute
+                        ncp = nch
+                        if nch == 0:
+                            dsum = 0.0
                     if pequal:
-                        pnow = pidle + rc[N - nwh] * ((N - nwh) * pw_in[0])
+                        pnow = pidle + rc[ncp] * (ncp * pw_in[0])
                     else:
-                        pnow = pidle + rc[N - nwh] * dsum
+                        pnow = pidle + rc[ncp] * dsum
                 if not measuring and n_burn == N:
                     measuring = True
                     for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
@@ -1485,6 +1553,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                                 w = _draw(T, sigma, base, i, count[i] + shift[i])
                                 shift[i] += 1
                                 wcur[i] = w
+                                if POWER:  # it computes (or fires at once: taken off there)
+                                    dsum += pw_in[i]
                                 if w <= TIE_RTOL * T[i]:
                                     tofire[xfire] = i
                                     xfire += 1
@@ -1496,10 +1566,14 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                             break
                         events += j1 - j0  # one a job failing
                         for i in range(j0, j1):
+                            nc0 = nch
                             nwh, nch = _fail_job(i, t, pc, measuring, t0, restart, wkey, widx, wh,
                                                  nwh, ckey, cidx, ch, nch, mask, ring_w, ring_c,
                                                  shift, wcur, pre_w, since, opened, writing,
                                                  dstart, de, fail_out)
+                            if POWER:
+                                if nch < nc0:  # it was computing: it draws idle now
+                                    dsum -= pw_in[i]
                         if j1 - j0 == N and onext[0] <= t:
                             for i in range(N):
                                 _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
@@ -1554,6 +1628,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
             pw_out[PO_MIN] = pmin if measuring else np.nan
             pw_out[PO_MAX] = pmax if measuring else np.nan
             pw_out[PO_WINDOW] = t - t0 if measuring else 0.0
+            pw_out[PO_P01] = _pw_quantile(ph_t, ph_x, 0.01) if measuring else np.nan
+            pw_out[PO_P99] = _pw_quantile(ph_t, ph_x, 0.99) if measuring else np.nan
         return p_time, p_cycle, t, events
 
     return run_fleet
@@ -1564,6 +1640,7 @@ run_fleet_ff = _make_run_fleet(True)
 run_fleet_fail = _make_run_fleet(False, FAIL=True)
 run_fleet_nodur = _make_run_fleet(False, DUR=False)
 run_fleet_power = _make_run_fleet(False, POWER=True)
+run_fleet_fail_power = _make_run_fleet(False, FAIL=True, POWER=True)
 
 
 def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
@@ -1573,7 +1650,8 @@ def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
     compiled only when first asked for. DUR=False (``run_fleets_nodur``, the
     event loop alone): over ``run_fleet_nodur``, no write-duration maxima or
     histograms (E7). POWER (``run_fleets_power``, the event loop alone): over
-    ``run_fleet_power``, power and ramps (E6)."""
+    ``run_fleet_power``, power and ramps (E6); with FAIL
+    (``run_fleets_fail_power``) over ``run_fleet_fail_power``."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
     @_variant("run_fleets" + ("_ff" if FAST else "") + ("_fail" if FAIL else "")
@@ -1596,7 +1674,13 @@ def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
         """
         F = theta.shape[0]
         for f in prange(F):
-            if POWER:
+            if POWER and FAIL:
+                p_t, p_c, t_end, n_ev = run_fleet_fail_power(
+                    T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
+                    level, stop_at_passage, record, ring_w, ring_c, firings[f],
+                    occupancy[f], upcross[f], writing[f], table, dur_out[f], fail_in, fail_keys,
+                    fail_out[f], pw_in, ramp_d, ramp_x, pw_out[f], ramp_out[f])
+            elif POWER:
                 p_t, p_c, t_end, n_ev = run_fleet_power(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
@@ -1638,8 +1722,9 @@ run_fleets_ff = _make_run_fleets(True)
 run_fleets_fail = _make_run_fleets(False, FAIL=True)
 #: The event loop without the write durations' maxima and histograms (E7).
 run_fleets_nodur = _make_run_fleets(False, DUR=False)
-#: The event loop with power and ramps (MODEL.md E6).
+#: The event loop with power and ramps (MODEL.md E6), and with failures too (E8).
 run_fleets_power = _make_run_fleets(False, POWER=True)
+run_fleets_fail_power = _make_run_fleets(False, FAIL=True, POWER=True)
 
 
 # -- the general kernel: asynchronous checkpoints and weighted sharing (E1, E2) --
@@ -1799,7 +1884,7 @@ def _iq_remove(key, idx, pos, head, size, mask, ring, j):
 _FO_CKPT = 6
 
 
-def _make_run_fleet_general(FAIL=False):
+def _make_run_fleet_general(FAIL=False, POWER=False):
     """The general kernel's fleet integrator, without failures or with them (FAIL).
 
     FAIL (MODEL.md E8): failures, restarts and outages, as ``run_fleet``'s
@@ -1817,15 +1902,33 @@ def _make_run_fleet_general(FAIL=False):
     next compute interval is the next normal of its stream (a blocking
     job's interval, drawn at its firing, is given back when its write is
     abandoned: the reference draws it at the write's end).
+
+    POWER (MODEL.md E6; with FAIL or without, ``run_fleet_general_power``,
+    ``run_fleet_general_fail_power``): the fleet's power P(t) and
+    its ramps over the measured window, as ``run_fleet``'s POWER variant
+    takes and gives them (pw_in, ramp_d, ramp_x, pw_out, ramp_out). Every
+    use sits under a bare ``if POWER:``, pruned before typing. The jobs
+    computing are those in the computers' queue (n_c of them): job i there
+    computes at r_c(n_c) (1 - eps_i) while its own persist is in flight or
+    queued, else at r_c(n_c); every other job (snapshot, WAIT, a blocking
+    write or queue, parked, DOWN: a failure takes the job out of the
+    computers' queue, an outage every job) draws idle. So P = sum of idle + r_c(n_c)
+    x S, S the sum over the computing jobs of (busy_i - idle_i) x (1 - eps_i
+    or 1): with equal drops and every eps_i 0 or 1 (no job computes slowed)
+    S is n_c times the drop (exact, as the anonymous kernel's), else a
+    running sum updated where a job enters or leaves the computers' queue or
+    its persist ends, summed afresh in job order at every rebase and 0 with
+    no job computing (~1 ulp of drift at most between).
     """
 
     @njit(cache=CACHE, nogil=True)
-    @_variant("run_fleet_general" + ("_fail" if FAIL else ""))
+    @_variant("run_fleet_general" + ("_fail" if FAIL else "") + ("_power" if POWER else ""))
     def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
                           max_writers, key0, key1, fleet, cycles, burn_in, level, stop_at_passage, record,
                           ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
                           table, wtable, dur_out, wait_out, fail_in=None, fail_keys=None,
-                          fail_out=None):
+                          fail_out=None, pw_in=None, ramp_d=None, ramp_x=None, pw_out=None,
+                          ramp_out=None):
         """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
 
         T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
@@ -1956,6 +2059,38 @@ def _make_run_fleet_general(FAIL=False):
         first = (1.0 - theta) * T
         for i in np.argsort(first):
             nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, first[i], i)
+        if POWER:  # every job computes at t = 0, no persist in flight
+            nd = ramp_d.shape[0]
+            pcap = 2  # doubled as needed (``_pw_grow``)
+            dq_e = np.empty((nd, pcap))
+            dq_p = np.empty((nd, pcap))
+            dq_h = np.zeros(nd, dtype=np.int64)
+            dq_n = np.zeros(nd, dtype=np.int64)
+            above = np.ones((nd, ramp_x.shape[0]), dtype=np.bool_)  # no crossing at t = 0
+            for jd in range(nd):
+                for jx in range(ramp_x.shape[0]):
+                    ramp_out[jd, jx, 0] = 0.0
+                    ramp_out[jd, jx, 1] = 0.0
+            pidle = pw_in[N]
+            dfull = pw_in[:N].copy()  # a computing job's drop, at full rate ...
+            dslow = np.empty(N)  # ... and with its persist in flight
+            pequal = True
+            dsum = 0.0
+            for i in range(N):
+                dslow[i] = dfull[i] * (1.0 - slow[i])
+                dsum += dfull[i]
+                if dfull[i] != dfull[0] or (slow[i] != 0.0 and slow[i] != 1.0):
+                    pequal = False
+            pflag = np.empty(N, dtype=np.bool_)
+            psum = 0.0
+            pmin = np.inf
+            pmax = -np.inf
+            ph_t = np.zeros(PW_BINS)  # time at power, by bin (``_pw_hist``)
+            ph_x = np.full(PW_BINS, -np.inf)
+            ph_lo = pidle
+            ph_scale = 0.0
+            if dsum > 0.0:
+                ph_scale = PW_BINS / dsum
         if FAIL:
             # Work (MODEL.md E8): wcur, the current compute interval's work
             # (0 once done); acc, the work of the intervals done since the
@@ -2061,6 +2196,8 @@ def _make_run_fleet_general(FAIL=False):
                                     wcur[i] = w
                                     cin[i] = t
                                     nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w, i)
+                                    if POWER:
+                                        dsum += dfull[i]
                                 _xh_set(xk, xi, xpos, N, i, ft[i])
                                 continue
                         else:
@@ -2103,6 +2240,8 @@ def _make_run_fleet_general(FAIL=False):
                                 else:  # computing
                                     r = ckey[np.uintp(cpos[np.uintp(i)])] - pc
                                     nch = _iq_remove(ckey, cidx, cpos, ch, nch, mask, ring_c, i)
+                                    if POWER:
+                                        dsum -= dslow[i] if busy else dfull[i]
                                     if busy and slow[np.uintp(i)] > 0.0:
                                         if measuring:
                                             slowed[i] += slow[np.uintp(i)] * (wst[i] - r)
@@ -2182,8 +2321,12 @@ def _make_run_fleet_general(FAIL=False):
                     if FAIL:
                         cin[i] = t
                     nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[np.uintp(i)], i)
+                    if POWER:
+                        dsum += dfull[i]
                 elif slow[np.uintp(i)] > 0.0 and phase[np.uintp(i)] == _COMPUTE:
                     cp = np.uintp(cpos[np.uintp(i)])
+                    if POWER:  # back to full rate
+                        dsum += dfull[i] - dslow[i]
                     if FAIL:
                         if measuring:
                             slowed[i] += slow[np.uintp(i)] * (wst[i] - (ckey[cp] - pc))
@@ -2239,6 +2382,8 @@ def _make_run_fleet_general(FAIL=False):
                 if popkey[np.uintp(b)] - pc > (tol_cs[ui] if inflight[ui] else tol_c[ui]):
                     nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[np.uintp(b)], i)
                     continue
+                if POWER:  # it stops computing
+                    dsum -= dslow[i] if inflight[ui] else dfull[i]
                 if FAIL:  # the interval is done
                     if measuring:
                         incomp[i] += t - max(cin[i], t0)
@@ -2353,6 +2498,8 @@ def _make_run_fleet_general(FAIL=False):
                         cin[i] = t
                         wst[i] = w * stretch[np.uintp(i)]
                     nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[np.uintp(i)], i)
+                    if POWER:
+                        dsum += dslow[i] if inflight[np.uintp(i)] else dfull[i]
             if capped:
                 # Admissions (E5), first come first served, while fewer than K write.
                 while qn > 0 and nwh < max_writers:
@@ -2437,6 +2584,15 @@ def _make_run_fleet_general(FAIL=False):
                 pw = 0.0
                 pc = 0.0
                 ps = 0.0
+                if POWER:  # the computing jobs' drops summed afresh, in job order
+                    for b in range(N):
+                        pflag[b] = False
+                    for b in range(nch):
+                        pflag[cidx[(ch + b) & mask]] = True
+                    dsum = 0.0
+                    for b in range(N):
+                        if pflag[b]:
+                            dsum += dslow[b] if inflight[b] else dfull[b]
 
             # Next event: the earliest head of the three clocks. The writer
             # clock's rate changes only with the writers (one division then).
@@ -2468,10 +2624,41 @@ def _make_run_fleet_general(FAIL=False):
             if measuring:
                 occupancy[np.uintp(nw)] += dt
                 wait_time += nwait * dt
+            ta = t
             t += dt
             if FAIL:
                 if xev:
                     t = tnext
+            if POWER:  # the level from this instant on, held on [ta, t)
+                if nch == 0:
+                    dsum = 0.0
+                    pnow = pidle
+                elif pequal:
+                    pnow = pidle + rc[nch] * (nch * dfull[0])
+                else:
+                    pnow = pidle + rc[nch] * dsum
+                if t != ta:
+                    grow = False
+                    for jd in range(nd):
+                        if dq_n[jd] == pcap:
+                            grow = True
+                    if grow:
+                        dq_e, dq_p = _pw_grow(dq_e, dq_p, dq_h, dq_n)
+                        pcap *= 2
+                    _pw_level(ta, t, pnow, measuring, dq_e, dq_p, dq_h, dq_n, ramp_d, ramp_x,
+                              above, ramp_out)
+                    if measuring:
+                        psum += pnow * (t - ta)
+                        _pw_hist(ph_t, ph_x, pnow, t - ta, ph_lo, ph_scale)
+                        pmin = min(pmin, pnow)
+                        pmax = max(pmax, pnow)
+        if POWER:
+            pw_out[PO_SUM] = psum
+            pw_out[PO_MIN] = pmin if measuring else np.nan
+            pw_out[PO_MAX] = pmax if measuring else np.nan
+            pw_out[PO_WINDOW] = t - t0 if measuring else 0.0
+            pw_out[PO_P01] = _pw_quantile(ph_t, ph_x, 0.01) if measuring else np.nan
+            pw_out[PO_P99] = _pw_quantile(ph_t, ph_x, 0.99) if measuring else np.nan
         if measuring:
             for b in range(nwh):
                 i = widx[(wh + b) & mask]
@@ -2505,25 +2692,47 @@ def _make_run_fleet_general(FAIL=False):
 run_fleet_general = _make_run_fleet_general()
 #: The general kernel with failures, restarts and outages (MODEL.md E8).
 run_fleet_general_fail = _make_run_fleet_general(True)
+#: The general kernel with power and ramps (MODEL.md E6).
+run_fleet_general_power = _make_run_fleet_general(POWER=True)
+run_fleet_general_fail_power = _make_run_fleet_general(True, POWER=True)
 
 
-def _make_run_fleets_general(FAIL=False):
-    """``run_fleets`` for ``run_fleet_general`` (FAIL: ``run_fleet_general_fail``)."""
+def _make_run_fleets_general(FAIL=False, POWER=False):
+    """``run_fleets`` for ``run_fleet_general`` (FAIL: ``run_fleet_general_fail``;
+    POWER: ``run_fleet_general_power``, pw_out (F, ``PW_COLUMNS``), ramp_out
+    (F, nd, nx, 2))."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
-    @_variant("run_fleets_general" + ("_fail" if FAIL else ""))
+    @_variant("run_fleets_general" + ("_fail" if FAIL else "") + ("_power" if POWER else ""))
     def run_fleets_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
                            max_writers, key0, key1, fleet0, cycles, burn_in, level, stop_at_passage,
                            record, ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
                            passage_time, passage_cycle, end_time, events, waits, skips, wait_time,
                            table, wtable, dur_out, wait_out, fail_in=None, fail_keys=None,
-                           fail_out=None):
+                           fail_out=None, pw_in=None, ramp_d=None, ramp_x=None, pw_out=None,
+                           ramp_out=None):
         """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,);
         dur_out, wait_out (F, B + 4) (``_OUT_SUM``); FAIL: fail_in, fail_keys as
         ``run_fleet`` takes them, fail_out (F, N + 1, ``FAIL_COLUMNS``)."""
         F = theta.shape[0]
         for g in prange(F):
-            if FAIL:
+            if POWER and FAIL:
+                p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_fail_power(
+                    T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
+                    key0, key1,
+                    fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+                    ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
+                    dur_out[g], wait_out[g], fail_in, fail_keys, fail_out[g], pw_in, ramp_d,
+                    ramp_x, pw_out[g], ramp_out[g])
+            elif POWER:
+                p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_power(
+                    T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
+                    key0, key1,
+                    fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
+                    ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
+                    dur_out[g], wait_out[g], None, None, None, pw_in, ramp_d, ramp_x, pw_out[g],
+                    ramp_out[g])
+            elif FAIL:
                 p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_fail(
                     T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
                     key0, key1,
@@ -2550,6 +2759,8 @@ def _make_run_fleets_general(FAIL=False):
 
 run_fleets_general = _make_run_fleets_general()
 run_fleets_general_fail = _make_run_fleets_general(True)
+run_fleets_general_power = _make_run_fleets_general(POWER=True)
+run_fleets_general_fail_power = _make_run_fleets_general(True, POWER=True)
 
 
 # -- forward flux sampling on the base model (stormsim.risk.splitting) --

@@ -29,11 +29,15 @@ run_fleets_fail = _kernel.run_fleets_fail
 run_fleets_nodur = _kernel.run_fleets_nodur
 FAIL_COLUMNS = _kernel.FAIL_COLUMNS
 run_fleets_power = _kernel.run_fleets_power
+run_fleets_fail_power = _kernel.run_fleets_fail_power
 PW_COLUMNS = _kernel.PW_COLUMNS
 PO_SUM, PO_MIN, PO_MAX, PO_WINDOW = (_kernel.PO_SUM, _kernel.PO_MIN, _kernel.PO_MAX,
                                      _kernel.PO_WINDOW)
+PO_P01, PO_P99, PW_BINS = _kernel.PO_P01, _kernel.PO_P99, _kernel.PW_BINS
 run_fleets_general = _kernel.run_fleets_general
 run_fleets_general_fail = _kernel.run_fleets_general_fail
+run_fleets_general_power = _kernel.run_fleets_general_power
+run_fleets_general_fail_power = _kernel.run_fleets_general_fail_power
 ffs_flux = _kernel.ffs_flux
 ffs_stage = _kernel.ffs_stage
 FFS_MAX_EVENTS = _kernel.FFS_MAX_EVENTS

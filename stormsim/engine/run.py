@@ -131,9 +131,18 @@ class Run:
         r_c eps_i of that time its slowdown costs. For blocking fleets
         without a writer cap it is ``writing_time``.
     power_mean, power_min, power_max : float64 (fleets,) or None
-        MODEL.md E6, for a fleet with power (``Fleet.has_power``) run by the
-        anonymous kernel (None otherwise): the fleet's power P(t) (W) over
-        the measured window, time-weighted mean, minimum and maximum.
+        MODEL.md E6, for a fleet with power (``Fleet.has_power``; None
+        otherwise), either kernel: the fleet's power P(t) (W) over the
+        measured window, time-weighted mean, minimum and maximum.
+    power_p01, power_p99 : float64 (fleets,) or None
+        P's time-weighted 1st and 99th percentiles over the measured window
+        (W): the least level x with the time at P <= x at least 1 % (99 %)
+        of the window, from a histogram of PW_BINS = 4096 equal bins over
+        [sum of idle_power, sum of busy_power] (``door.PW_BINS``): the
+        highest level in the bin that holds the exact percentile, so off by
+        less than one bin, (sum busy - sum idle) / 4096, and exact where
+        that bin holds a single level (as with equal drops uncapped, N <=
+        2048: levels a drop apart).
     ramp_share : float64 (fleets, len D, len X) or None
         For each window D and threshold X of ``simulate(ramps=(D, X))``: the
         fraction of the measured window with R_D(t) >= X, where R_D(t) is the
@@ -187,6 +196,8 @@ class Run:
     power_mean: np.ndarray | None = field(default=None, repr=False)
     power_min: np.ndarray | None = field(default=None, repr=False)
     power_max: np.ndarray | None = field(default=None, repr=False)
+    power_p01: np.ndarray | None = field(default=None, repr=False)
+    power_p99: np.ndarray | None = field(default=None, repr=False)
     ramp_share: np.ndarray | None = field(default=None, repr=False)
     ramp_events: np.ndarray | None = field(default=None, repr=False)
     ramp_windows: tuple | None = field(default=None, repr=False)
@@ -490,9 +501,15 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         MODEL.md E6, for a fleet with power: the windows D (s, each > 0 and
         finite) and thresholds X (W, finite) of the ramp observables
         ``ramp_share`` and ``ramp_events`` (None: none, power's mean, min and
-        max only). Power runs through the event loop of the anonymous
-        kernel (``run_fleets_power``; no fast-forward, no failures yet); the
-        general kernel leaves the power fields None.
+        max only). A job computing at rate r draws idle + r (busy - idle):
+        an async job computing while its persist is in flight or queued
+        at its slowed rate r_c (1 - eps_i); snapshotting, writing
+        (blocking), queued (E5), waiting (E1 WAIT) or DOWN (restarting
+        after a failure, MODEL.md E8: a job that fails stops computing at
+        once, an outage every job) it draws idle. Power runs through the
+        event loop of either kernel, with failures or without
+        (``run_fleets_power``, ``run_fleets_general_power`` and their
+        ``_fail_`` variants; no fast-forward).
     durations : bool
         Record the checkpoints' write durations and waits (MODEL.md E7:
         ``durations_count``, ``_sum``, ``_max``, ``_hist`` and ``wait_*``;
@@ -553,7 +570,7 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     ramps = _check_ramps(fleet, ramps)
     general, ff, rings = _choose_engine(fleet, queues, kernel, fast_forward,
                                         bool(stop_at_passage) and (passage_level or 0) >= 2)
-    power = fleet.has_power and not general
+    power = fleet.has_power
     if power and ff:
         if fast_forward is True:
             raise SpecError("fast_forward = True: a fleet with power (MODEL.md E6) runs through "
@@ -597,9 +614,6 @@ def _check_ramps(fleet: Fleet, ramps) -> tuple[np.ndarray, np.ndarray]:
     for k, x in enumerate(X):
         if not math.isfinite(x):
             raise SpecError(f"ramps threshold X[{k}] = {float(x)!r} W: must be finite")
-    if fleet.has_power and fleet.has_failures:
-        raise SpecError("a fleet with power (MODEL.md E6) and failures (E8): not supported "
-                        "together yet; drop one")
     return D, X
 
 
@@ -707,7 +721,9 @@ class _Outputs:
             share = np.where(window[:, None, None] > 0,
                              self.ramp_out[:, :, :, 0] / window[:, None, None], np.nan)
         return {"power_mean": mean, "power_min": self.pw_out[:, door.PO_MIN].copy(),
-                "power_max": self.pw_out[:, door.PO_MAX].copy(), "ramp_share": share,
+                "power_max": self.pw_out[:, door.PO_MAX].copy(),
+                "power_p01": self.pw_out[:, door.PO_P01].copy(),
+                "power_p99": self.pw_out[:, door.PO_P99].copy(), "ramp_share": share,
                 "ramp_events": self.ramp_out[:, :, :, 1].astype(np.int64),
                 "ramp_windows": tuple(float(x) for x in plan.power[0]),
                 "ramp_thresholds": tuple(float(x) for x in plan.power[1])}
@@ -770,10 +786,22 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
                 *common, *plan.rings, fire_buf, *outputs,
                 out.waits[lo:hi], out.skips[lo:hi], out.wait_time[lo:hi], _DURATION_CELLS,
                 _WAIT_CELLS, out.dur_out[lo:hi], out.wait_out[lo:hi])
-        if out.fail_out is None:
+        if out.pw_out is not None and out.fail_out is not None:
+            door.run_fleets_general_fail_power(*args, *inputs.failures, out.fail_out[lo:hi],
+                                               inputs.power, plan.power[0], plan.power[1],
+                                               out.pw_out[lo:hi], out.ramp_out[lo:hi])
+        elif out.pw_out is not None:
+            door.run_fleets_general_power(*args, None, None, None, inputs.power, plan.power[0],
+                                          plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi])
+        elif out.fail_out is None:
             door.run_fleets_general(*args)
         else:
             door.run_fleets_general_fail(*args, *inputs.failures, out.fail_out[lo:hi])
+    elif out.fail_out is not None and out.pw_out is not None:
+        door.run_fleets_fail_power(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
+                                   _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,
+                                   out.fail_out[lo:hi], inputs.power, plan.power[0],
+                                   plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi])
     elif out.fail_out is not None:
         door.run_fleets_fail(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
                              _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,

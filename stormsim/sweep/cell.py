@@ -346,13 +346,6 @@ def _with_power(v: dict, n: int, table, fleet: Fleet) -> Fleet:
                 idle, tuple) else idle)
         except SpecError as exc:
             raise Bad(str(exc)) from None
-    if powered.has_power and powered.has_failures:
-        raise Bad("busy_power, idle_power: power (MODEL.md E6) and failures (mtbf, outage_mtbf; "
-                  "E8) do not run together yet; drop one")
-    if powered.has_power and choose_kernel(powered):
-        raise Bad("busy_power, idle_power: power (MODEL.md E6) is recorded by the anonymous "
-                  "kernel only (blocking jobs, equal weights, no writer cap) for now; this "
-                  "cell's fleet runs the general kernel")
     return powered
 
 

@@ -196,6 +196,13 @@ RESULT_ARRAYS: tuple[ResultArray, ...] = (
                 "the fleet's lowest power over the measured window (MODEL.md E6)", power=True),
     ResultArray("power_max", np.float64, "W",
                 "the fleet's highest power over the measured window (MODEL.md E6)", power=True),
+    ResultArray("power_p01", np.float64, "W",
+                "the fleet's power's time-weighted 1st percentile over the measured window "
+                "(MODEL.md E6; to one of 4096 bins over [sum idle, sum busy], exact where the "
+                "bin holds one level)", power=True),
+    ResultArray("power_p99", np.float64, "W",
+                "the fleet's power's time-weighted 99th percentile over the measured window "
+                "(MODEL.md E6; as power_p01)", power=True),
     ResultArray("ramp_share", np.float64, "1",
                 "share of the measured window with R_D(t) >= X, R_D(t) the highest power of "
                 "[t - D, t] less P(t), per window D and threshold X (MODEL.md E6)",

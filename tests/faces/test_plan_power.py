@@ -139,3 +139,52 @@ def test_the_command_line_refuses_gpus_with_a_table(tmp_path, capsys):
     rc = main(["plan", str(table), "--bandwidth", "40GB/s", "--gpus", "8", "-q"])
     assert rc == 2
     assert "--gpus 8 with a job table: give the table a gpus column" in capsys.readouterr().err
+
+
+#: A time-weighted mean of a constant draw, summed in another order: rounding only.
+CONSTANT_RTOL = 1e-12
+
+
+def test_every_what_if_has_its_drops_and_async_without_a_stop_drops_nothing():
+    p = stormsim.plan(FLEET, [2], max_seconds=SECONDS, progress=None)
+    rows = {r.scenario: r for r in p.power}
+    assert list(rows) == [r.scenario for r in p.rows]
+    assert all(r.drops is not None and r.reason == "" for r in p.power), p.table()
+    # a free snapshot and no slowdown: no job ever stops computing, the draw is constant
+    free = rows["async"]
+    assert not free.drops.ramp_events_per_day.any()
+    assert free.power_mean.value == pytest.approx(float(FLEET.busy_power.sum()), rel=CONSTANT_RTOL)
+    # a writer cap of 3 queues the 4th writer (queued, it stops computing all the same): the
+    # cap thins the 3-job drops within a second, it cannot add to them
+    capped, fleet = rows["writers <= 3"].drops, rows["fleet"].drops
+    assert capped.ramp_events_per_day_hi[0, 1] <= fleet.ramp_events_per_day_hi[0, 1]
+
+
+def test_the_power_csv_has_a_row_per_scenario_window_and_threshold(power_plan, capsys):
+    import csv
+    import io
+
+    from stormsim.plan_power import POWER_COLUMNS
+
+    rows = list(csv.DictReader(io.StringIO(power_plan.power_csv())))
+    assert len(rows) == 2 * 3 and list(rows[0]) == list(POWER_COLUMNS)
+    assert float(rows[0]["ramp_events_per_day"]) == power_plan.power[0].drops.ramp_events_per_day[0, 0]
+    rc = main(["plan", "--jobs", "12", "--size", "840GB", "--interval", "30min", "--jitter", "2%",
+               "--bandwidth", "40GB/s", "--gpus", "1024", "--gpu-power", "700W",
+               "--gpu-idle-power", "100W", "--no-what-if", "--levels", "2", "--max-seconds", "10",
+               "-q", "--format", "csv", "--power"])
+    assert rc == 0 and capsys.readouterr().out.startswith(",".join(POWER_COLUMNS))
+    assert main(["plan", "--jobs", "2", "--size", "1GB", "--interval", "1min", "--jitter", "2%",
+                 "--bandwidth", "1GB/s", "--power"]) == 2
+    assert "--power selects the power section's CSV" in capsys.readouterr().err
+
+
+def test_an_outage_is_a_step_of_the_whole_computing_draw():
+    p = stormsim.plan(FLEET, [2], what_if=False, outage_mtbf="30 d", mtbf="24 h",
+                      max_seconds=SECONDS)
+    (note,) = [n for n in p.notes if n.startswith("Outages")]
+    idle = 12 * 1024 * 100.0
+    step = power_law(FLEET, FLEET.busy_power, FLEET.idle_power).mean - idle
+    assert f"about {step / 1e6:.3g} MW within an instant" in note and "0.0333 a day" in note
+    plain = stormsim.plan(FLEET, [2], what_if=False, mtbf="24 h", max_seconds=SECONDS)
+    assert not [n for n in plain.notes if n.startswith("Outages")]

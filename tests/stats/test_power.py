@@ -178,3 +178,20 @@ def test_ramp_intervals_cover_the_long_run_value():
     assert np.all(truth.method == "ratio-log"), truth.method    # a measurable truth everywhere
     assert covered_rate.min() >= COVERED_AT_LEAST, covered_rate
     assert covered_share.min() >= COVERED_AT_LEAST, covered_share
+
+
+def test_the_engines_percentiles_are_the_laws_on_a_jittered_base_fleet():
+    # equal drops: power is a function of n_w, so the law gives its distribution. Here
+    # the law's CDF is 0.0038 one level below its 1st percentile and 0.021 at it: a
+    # fleet's time share at those levels over 3000 cycles (~2 % relative error) would
+    # have to be off by a factor of 2.6 to move its percentile, so every fleet's
+    # percentiles are the law's exactly (the top level is the 99th percentile)
+    fleet = stormsim.Fleet.identical(6, T=1.0, load=0.6, jitter=0.05).replace(
+        busy_power=700.0, idle_power=100.0)
+    law = power_law(fleet, fleet.busy_power, fleet.idle_power)
+    cdf = np.cumsum(law.pmf[::-1])
+    assert cdf[1] < 0.01 / 2.5 and cdf[2] > 0.01 * 2 and cdf[-2] < 0.99 / 1.9, cdf
+    run = stormsim.simulate(fleet, fleets=32, cycles=3000, seed=5)
+    np.testing.assert_array_equal(run.power_p01, law.quantile(0.01))
+    np.testing.assert_array_equal(run.power_p99, law.quantile(0.99))
+    assert law.quantile(0.01) == 1800.0 and law.quantile(0.99) == 4200.0

@@ -105,8 +105,6 @@ def test_per_job_powers_and_units():
     (POWER + "ramp_thresholds = 0", "ramp_thresholds = 0: every threshold must be > 0 W"),
     (POWER + "ramp_thresholds = [1, 1]", "ramp_thresholds = [1, 1]: lists a threshold twice"),
     ("busy_power = 100\nidle_power = 100", "ramp_thresholds: the default, one job's drop"),
-    (POWER + 'mtbf = "3 h"', "busy_power, idle_power: power (MODEL.md E6) and failures"),
-    (POWER + "max_writers = 2", "busy_power, idle_power: power (MODEL.md E6) is recorded by"),
 ])
 def test_a_bad_power_key_is_an_error_naming_it_first(line, words):
     """Refused when the file is read, as a SpecError (SweepError) whose message,
@@ -118,6 +116,20 @@ def test_a_bad_power_key_is_an_error_naming_it_first(line, words):
     tail = str(exc.value).split(": ", 1)[1]                       # after "<sweep>: "
     tail = tail.split(": ", 1)[1] if tail.startswith("cell ") else tail.removeprefix("[fixed] ")
     assert tail.startswith(words.split(" ")[0].rstrip(":,")), tail
+
+
+def test_power_with_failures_and_in_the_general_kernel_is_the_runs():
+    """Cells whose fleets fail (MODEL.md E8) or run the general kernel (async, a
+    writer cap) keep the Run's power arrays too, beside their other ones."""
+    sw = parse_sweep(FIXED + POWER + 'mtbf = "3 h"\n[grid]\nmax_writers = ["none", 2]\n'
+                     'checkpoint = ["blocking", "async"]\n')
+    for c in sw.cells:
+        run = stormsim.simulate(c.fleet, fleets=4, **c.simulate_kwargs())
+        part = Part.from_run(make_piece(sw, c.index, 0, 4), run, sweep_hash=sw.hash,
+                             keep_per_fleet=True)
+        for name in POWER_ARRAYS:
+            assert part.arrays[name].tobytes() == np.asarray(getattr(run, name)).tobytes()
+        assert part.arrays["committed_work"] is not None
 
 
 def test_job_tables_give_power_as_columns_or_take_the_keys(tmp_path):
