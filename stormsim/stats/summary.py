@@ -16,6 +16,13 @@ report`` all take a cell's numbers from :func:`cell_summary`:
   same law), else NaN: unlike jobs without per-job fractions have no
   honest baseline (Binomial(N, mean p) is not theirs).
 
+Cells whose jobs fail (MODEL.md E8) add goodput and its parts
+(``stormsim.stats.goodput``); cells with power (E6) add the mean draw with its
+interval and, per ramp window D and threshold X, ramp events per day and the
+time share with R_D >= X with their intervals (``stormsim.stats.power``:
+``mean_power``, ``ramp_estimate_of``; the row's ``ramps``, a RampEstimate,
+and :func:`ramp_table` for the table on (cell, ramp_window, ramp_threshold)).
+
 Structural NaN: a fleet stopped at its first passage to n_w >= L
 (``stop_at_passage`` with ``passage_level = L``) never spends time at
 n_w >= L: the run ends the instant it gets there. Its P(n_w >= k) for k >= L

@@ -48,7 +48,10 @@ class CellResult:
     ``cell.risk``: its storm risk (risk_levels; see the attribute).
     The checkpoint durations and waits (MODEL.md E7) are such arrays too
     (``durations_hist``, ``wait_sum``, ...; ``wait_count`` is ``durations_count``),
-    None in a file written before they were recorded.
+    None in a file written before they were recorded. So are the per-fleet
+    sums of a cell with failures (MODEL.md E8; ``has_failures``) and the power
+    arrays of a cell with power (E6; ``has_power``: ``power_mean``, ...,
+    ``ramp_events`` on ``ramp_windows`` x ``ramp_thresholds``), None in others.
     """
 
     index: int

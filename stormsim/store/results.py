@@ -161,6 +161,12 @@ class Results:
         Failures and goodput (MODEL.md E8): the GOODPUT_KEYS (``goodput``,
         ``goodput_lo``, ``goodput_lost``, ..., ``failures_per_day``; NaN, -1
         and 'none' for a cell without failures).
+        Power (MODEL.md E6): the POWER_KEYS (``power_mean`` with ``_lo``,
+        ``_hi``, ``power_min``, ``power_max``; NaN for a cell without power)
+        and, per ramp window D and threshold X of some cell, each of
+        RAMP_ARRAYS as ``ramp_column`` names it (``ramp_events_per_day_D60_X614400``,
+        ``..._lo``, ``ramp_share_D1_X614400``, ``ramp_method_D1_X614400``; NaN
+        and '' in cells without them).
         The keys of 0.2.0 (``P(n_w>=L):lo``, ``k:L``, ...) still read, with a
         DeprecationWarning, for one release; so do ``tail=`` and ``level=``.
         """
