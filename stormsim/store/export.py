@@ -33,6 +33,7 @@ from ..stats.summary import (BY_LEVEL, CHECKPOINT_KEYS, GOODPUT_KEYS, METHOD_COD
 from ..sweep.cellrisk import PER_DAY, RISK_ARRAYS, RISK_SCALARS, asked_levels, per_day, risk_table
 from ..sweep.keys import PARAM_ATTRS
 from .layout import grid_attrs, grid_axes
+from .tables import grid_value
 
 __all__ = ["inspect_csv", "inspect_json", "to_dataframe", "to_xarray"]
 
@@ -268,7 +269,7 @@ def _rows(res, levels, unit: str, storms: bool = False,
     rows = []
     for i in range(res.n_cells):
         r = {"cell": i}
-        r.update({key: (s[key][i] if key in s else P[key][i]) for key in names[1:]})
+        r.update({key: (s[key][i] if key in s else grid_value(res, key, i)) for key in names[1:]})
         for lv in levels:
             if not s[level_column("k", lv)][i]:                   # k > the cell's N
                 r[level_column("p_ge_method", lv)] = "no such level"

@@ -5,8 +5,10 @@ neither: the readers sit above this module.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
+import tomllib
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,9 +22,25 @@ from ..stats.summary import GOODPUT_PARTS, level_column, ramp_column
 from ..stats.tails import monotone_bound
 from .cellresult import CellRisk
 
-__all__ = ["cells_table", "inspect_table", "outline_table", "physical_units", "render",
+__all__ = ["cells_table", "grid_value", "inspect_table", "outline_table", "physical_units", "render",
            "durations_table_text", "goodput_table_text", "power_table_text", "risk_table_text",
            "storms_table_text", "sweep_figures"]
+
+
+def grid_value(res, key: str, i: int):
+    """Cell i's value of the grid key ``key``: its parameter column's, or for a key
+    without a column (``fast_forward``, ``ramp_windows``, ``risk_levels``, ...)
+    the value as the sweep file gives it, as JSON text."""
+    col = res.params.get(key)
+    if col is not None:
+        return col[i]
+    try:
+        grid = tomllib.loads(res.sweep_toml).get("grid", {})
+        shape = tuple(len(grid[k]) for k in res.grid_keys)
+        at = np.unravel_index(i, shape)[list(res.grid_keys).index(key)]
+        return json.dumps(grid[key][at])
+    except (tomllib.TOMLDecodeError, KeyError, ValueError):  # the stored text is informative only
+        return "?"
 
 
 def render(header: list, rows: list) -> list[str]:
@@ -169,7 +187,7 @@ def storms_table_text(res, tail) -> str | None:
         lab = f"n_w>={s[level_column('k', lv)][0]}" if same_n and res.n_cells else f"n_w>={lv}"
         head += [f"{unit}({lab}) [95% CI]", f"storm duration({lab}) [95% CI]"]
     for i in range(res.n_cells):
-        row = [str(i), *(fmt_value(res.params[g][i]) for g in res.grid_keys)]
+        row = [str(i), *(fmt_value(grid_value(res, g, i)) for g in res.grid_keys)]
         for lv in tail:
             rate, dur = _at(s, "storms_per_s", lv, i), _at(s, "storm_duration", lv, i)
             m = s[level_column("storms_method", lv)][i]
@@ -204,7 +222,7 @@ def durations_table_text(res, s) -> str:
     rows = []
     for i in range(res.n_cells):
         c = s["checkpoints"][i]
-        row = [str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
+        row = [str(i)] + [fmt_value(grid_value(res, k, i)) for k in res.grid_keys]
         row.append("-" if not c >= 0 else str(int(c)))
         row += [fmt_ci(*(s[f"{k}{e}"][i] for e in ("", "_lo", "_hi")))
                 for k in ("duration_mean", "duration_p99")]
@@ -239,7 +257,7 @@ def goodput_table_text(res, s) -> str | None:
               + GOODPUT_PARTS_SHOWN + ["failures/day [95% CI]", "abandoned writes", "outages"])
     rows = []
     for i in cells:
-        row = [str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
+        row = [str(i)] + [fmt_value(grid_value(res, k, i)) for k in res.grid_keys]
         row.append(fmt_ci(*(s[f"goodput{e}"][i] for e in ("", "_lo", "_hi"))))
         row += [f"{s[f'goodput_{p}'][i]:.3g}" for p in GOODPUT_PARTS]
         row.append(fmt_ci(*(s[f"failures_per_day{e}"][i] for e in ("", "_lo", "_hi"))))
@@ -286,7 +304,7 @@ def power_table_text(res, s) -> str | None:
     if not cells:
         return None
     header = (["cell"] + list(res.grid_keys) + ["mean power [95% CI]", "min", "max"])
-    rows = [[str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
+    rows = [[str(i)] + [fmt_value(grid_value(res, k, i)) for k in res.grid_keys]
             + [_ci_watts(*(s[f"power_mean{e}"][i] for e in ("", "_lo", "_hi"))),
                _watts(s["power_min"][i]), _watts(s["power_max"][i])] for i in cells]
     pairs = sorted({(float(m.group(1)), float(m.group(2))) for k in s
@@ -429,7 +447,7 @@ def _at(s: dict, name: str, lv, i: int) -> tuple[float, float, float]:
 
 
 def _row(res, s: dict, cols: _Columns, i: int) -> list[str]:
-    row = [str(i)] + [fmt_value(res.params[k][i]) for k in res.grid_keys]
+    row = [str(i)] + [fmt_value(grid_value(res, k, i)) for k in res.grid_keys]
     row.append(f"{s['fleets_done'][i]}/{s['fleets'][i]}")
     if cols.has_passage:
         row += _passage_cells(res, s, cols, i)

@@ -350,3 +350,23 @@ def test_the_power_example_loads_with_power_in_every_cell():
     assert sw.n_cells == 6 and all(c.fleet.has_power for c in sw.cells)
     assert [c.run_seed for c in sw.cells] == [c.run_seed for c in bare.cells]
     assert sw.cells[0].ramps == ((1.0, 60.0), (614400.0, 1228800.0, 2457600.0))
+
+
+def test_a_grid_over_ramp_windows_shows_in_inspect_and_the_report(tmp_path, capsys):
+    """ramp_windows has no parameter column (a list per cell): the views show
+    the grid's value as the file gives it, and the table has every cell's D."""
+    from stormsim.cli import main
+
+    out = tmp_path / "windows.h5"
+    text = (FIXED.replace("fleets = 12", "fleets = 4") + POWER
+            + '[grid]\nramp_windows = [[1, 60], "10 s"]\n')
+    assert run_sweep(parse_sweep(text, "w.toml"), out, progress="none").status == "complete"
+    assert main(["inspect", str(out), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["ramp_windows"] for r in rows] == ["[1, 60]", '"10 s"']
+    assert rows[0][ramp_column("ramp_method", 10.0, 614400.0)] == ""      # not its window
+    assert rows[1][ramp_column("ramp_method", 10.0, 614400.0)] != ""
+    assert main(["inspect", str(out)]) == 0 and "Power and ramps" in capsys.readouterr().out
+    assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
+    with h5py.File(out, "r") as f:
+        assert f["ramp_window"][()].tolist() == [1.0, 10.0, 60.0]
