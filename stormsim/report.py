@@ -27,9 +27,9 @@ or the parts of an unfinished sweep) and writes to DIR:
   outage_mtbf), the goodput G with its 95 % interval against the numeric grid
   key with the most values among those cells (ties: ``mtbf``);
 - ``ramp_events_vs_<key>.png``: for a sweep whose jobs have power (MODEL.md E6:
-  busy_power, idle_power), the ramp events per day with their 95 % intervals,
-  one line per ramp window D and threshold X, against the numeric grid key
-  with the most values among those cells;
+  busy_power, idle_power), the ramp events per day with their 95 % intervals
+  against the numeric grid key with the most values among those cells, a
+  panel per ramp window D, a line per threshold X (with an event somewhere);
 - ``report.md``: the sweep, the ``stormsim inspect`` table and the storms at
   the levels asked (``--levels``), the storm risk
   of the cells that ask for it (``risk_levels``: P(n_w >= k) and storms per
@@ -441,37 +441,55 @@ def _goodput_figure(res, fail_cells, xkey):
     return fig, caption
 
 
+def _ramp_events(s, window: float, threshold: float) -> tuple:
+    """A power cell's (events per day, lo, hi) at a window and threshold (NaN
+    where it has no such D and X)."""
+    r = s["ramps"]
+    if window not in r.windows or threshold not in r.thresholds:
+        return (math.nan,) * 3
+    a, b = r.windows.index(window), r.thresholds.index(threshold)
+    return (r.ramp_events_per_day[a, b], r.ramp_events_per_day_lo[a, b],
+            r.ramp_events_per_day_hi[a, b])
+
+
 def _ramp_figure(res, power_cells, xkey):
-    """Ramp events per day (95 % interval) against ``xkey``: one line per window D
-    and threshold X and per value of the other grid keys."""
+    """Ramp events per day (95 % interval) against ``xkey``: a panel per window D,
+    a line per threshold X and value of the other grid keys (those with an event
+    in some cell)."""
     others = [k for k in res.grid_keys if k != xkey]
     groups = _groups(power_cells, others, xkey)
     xs_all = sorted({float(s["params"][xkey]) for s in power_cells})
-    pairs = sorted({(w, x) for s in power_cells for w in s["ramps"].windows
-                    for x in s["ramps"].thresholds})
-    lines = [(lab, grp, pair) for lab, grp in groups.items() for pair in pairs]
-    ys = {}
-    for lab, grp, (window, threshold) in _thin(lines):
-        y = np.full(len(xs_all), np.nan)
-        lo, hi = y.copy(), y.copy()
-        for s in grp:
-            r = s["ramps"]
-            if window in r.windows and threshold in r.thresholds:
-                i = xs_all.index(float(s["params"][xkey]))
-                a, b = r.windows.index(window), r.thresholds.index(threshold)
-                y[i], lo[i], hi[i] = (r.ramp_events_per_day[a, b], r.ramp_events_per_day_lo[a, b],
-                                      r.ramp_events_per_day_hi[a, b])
-        name = f"D={window:g} s, X={threshold / 1e6:.4g} MW"
-        ys[name if lab == "all cells" else f"{lab}, {name}"] = (y, lo, hi)
+    windows = sorted({w for s in power_cells for w in s["ramps"].windows})
+    thresholds = sorted({x for s in power_cells for x in s["ramps"].thresholds})
+    shown_windows = _thin(windows, MAX_PANELS)
+    thinned = len(shown_windows) < len(windows)
+    fig, axes = plots.grid(len(shown_windows), 1, size=(5.0, 4.2))
     unit = " (s)" if xkey in ("T", "d", "jitter") else " (W)" if xkey.endswith("_power") else ""
-    fig = plots.series(xs_all, ys, xlabel=xkey + unit, ylabel="ramp events per day",
-                       logx=_xaxis(xs_all))
-    fig.axes[0].set_title(plots.wrap(f"{res.name}: power ramps against {xkey} (95% CI)",
-                                     fig.get_figwidth() * 0.9, 10), fontsize=10)
+    for ax, window in zip(axes[0], shown_windows):
+        lines = [(lab, grp, x) for lab, grp in groups.items() for x in thresholds
+                 if any(_ramp_events(s, window, x)[0] > 0 for s in grp)]
+        shown = _thin(lines)
+        thinned |= len(shown) < len(lines)
+        ys = {}
+        for lab, grp, threshold in shown:
+            y = np.full((3, len(xs_all)), np.nan)
+            for s in grp:
+                y[:, xs_all.index(float(s["params"][xkey]))] = _ramp_events(s, window, threshold)
+            name = f"X={threshold / 1e6:.4g} MW"
+            ys[name if lab == "all cells" else f"{lab}, {name}"] = tuple(y)
+        pos = [v for y, _, _ in ys.values() for v in y if v > 0]
+        plots.series(xs_all, ys, ax=ax, xlabel=xkey + unit, ylabel="ramp events per day",
+                     logx=_xaxis(xs_all), logy=bool(pos) and max(pos) >= 10 * min(pos))
+        ax.set_title(f"D = {window:g} s", fontsize=9)
+    _suptitle(fig, f"{res.name}: power ramps against {xkey} (95% CI)")
     caption = (f"Ramp events per day (the fleet's draw falling by X or more within D seconds, "
-               f"MODEL.md E6) against {xkey}, with their 95 % intervals over the independent "
-               "fleets (stormsim.stats.power.ramp_estimate_of), for the cells with power. The "
-               "mean draw and the time shares with R_D >= X are in report.md's power table.")
+               f"MODEL.md E6) against {xkey}, a panel per window D, with their 95 % intervals "
+               "over the independent fleets (stormsim.stats.power.ramp_estimate_of), for the "
+               "cells with power; a threshold with no event in any cell is left out (its upper "
+               "bound is in report.md's power table, with the mean draw and the time shares "
+               "with R_D >= X).")
+    if thinned:
+        caption += " Only every k-th panel or line is drawn (too many to tell apart)."
     return fig, caption
 
 
