@@ -79,7 +79,9 @@ def keys_page() -> str:
     roles = {"fleet": "through the fleet's canonical encoding (N, T, d, cap, f, sigma and the options)",
              "always": "always, by value", "unless-default": "by value, unless at its default",
              "no": "no", "identity": "no, but in the sweep's identity away from its default "
-             "(a resume with another value is refused)"}
+             "(a resume with another value is refused)",
+             "observed": "no (observed: it moves no draw), but in the sweep's identity where the "
+             "cell has power (a resume with another value is refused)"}
     out = [BANNER.format(src="stormsim/sweep/keys.py (KEYS)"),
            "# Sweep keys\n",
            "A sweep file (TOML) has three tables:\n"]

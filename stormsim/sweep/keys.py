@@ -34,8 +34,10 @@ SEED_DOMAIN = b"stormsim.sweep.cell-seed/1\0"
 #: "no": not at all (``fleets``: more fleets extend a cell);
 #: "identity": not in the run seed (the same draws), but in the sweep's
 #: identity (``fast_forward``: another engine's digits, which a resume must
-#: not mix with the first one's; the storm risk's settings).
-SEED_ROLES = ("fleet", "always", "unless-default", "no", "identity")
+#: not mix with the first one's; the storm risk's settings);
+#: "observed": not in the run seed (it moves no draw), in the sweep's identity
+#: where the cell observes it (power, MODEL.md E6: ``Cell.identity``).
+SEED_ROLES = ("fleet", "always", "unless-default", "no", "identity", "observed")
 
 
 class _Marker:
@@ -167,26 +169,27 @@ KEYS: tuple[Key, ...] = (
         "outages)", ck.time_or_inf(True, True, per_job=False), math.inf, _f8,
         units="s", long_name="mean time between outages M_0, MODEL.md E8 (inf: none)"),
     # MODEL.md E6: observed only (power moves no draw), so in no run seed; a
-    # cell's identity has them where power is on (Cell.identity)
+    # cell's identity has them where power is on (seed "observed", Cell.identity)
     Key("busy_power", "each job's draw computing at full rate P^busy (MODEL.md E6): watts or "
         "a power with its unit such as '716.8 kW', or a list with one per job; with "
         "idle_power (both or neither); 'none' (the default): power off",
-        ck.power_or_none, None, _f8, seed="no",
+        ck.power_or_none, None, _f8, seed="observed",
         units="W", long_name="a job's draw computing at full rate, MODEL.md E6 (NaN: power off "
         "or jobs differ)"),
     Key("idle_power", "each job's draw while writing or stopped P^idle (MODEL.md E6): watts or "
         "a power with its unit such as '102.4 kW' (at most busy_power), or a list with one per "
         "job; with busy_power; 'none' (the default): power off",
-        ck.power_or_none, None, _f8, seed="no",
+        ck.power_or_none, None, _f8, seed="observed",
         units="W", long_name="a job's draw writing or stopped, MODEL.md E6 (NaN: power off or "
         "jobs differ)"),
     Key("ramp_windows", "the windows D of the power ramps (MODEL.md E6; cells with power): a "
         "time > 0 (seconds or with its unit such as '1 min') or a list of them (default "
-        "[1, 60])", ck.ramp_windows, (1.0, 60.0), seed="no", aliases=("windows",)),
+        "[1, 60])", ck.ramp_windows, (1.0, 60.0), seed="observed", aliases=("windows",)),
     Key("ramp_thresholds", "the thresholds X of the power ramps (MODEL.md E6; cells with "
         "power): a power > 0 (watts or with its unit such as '1 MW') or a list of them; "
         "'none' (the default): one job's drop, the largest busy_power - idle_power of the "
-        "cell's jobs", ck.ramp_thresholds, None, seed="no", aliases=("thresholds", "drops")),
+        "cell's jobs", ck.ramp_thresholds, None, seed="observed",
+        aliases=("thresholds", "drops")),
     Key("launch", "'random', 'sync' or 'stagger'", ck.one_of("random", "sync", "stagger"),
         "random", str, aliases=("theta",), seed="always", kwarg=True,
         units=None, long_name="initial phases: random, sync or stagger"),

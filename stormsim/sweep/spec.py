@@ -30,7 +30,8 @@ place in error messages and in the parameter table), and nothing else:
 - ``aliases``: names people type for it, answered with "did you mean";
 - ``seed``: how it enters the run seed (:data:`SEED_ROLES`). A new key MUST
   be ``"unless-default"`` (or ``"no"`` if it changes nothing simulated, or
-  ``"identity"`` if it changes the digits but not the draws):
+  ``"identity"`` if it changes the digits but not the draws, or ``"observed"``
+  if it changes what is recorded but no draw, in the identity where recorded):
   at its default it is left out of the seed's canonical bytes, so every
   existing sweep keeps its run seeds, its identity and its numbers (a Fleet
   option is ``"fleet"``: ``Fleet.canonical`` leaves it out at its default).
