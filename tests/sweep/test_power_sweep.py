@@ -370,3 +370,19 @@ def test_a_grid_over_ramp_windows_shows_in_inspect_and_the_report(tmp_path, caps
     assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
     with h5py.File(out, "r") as f:
         assert f["ramp_window"][()].tolist() == [1.0, 10.0, 60.0]
+
+
+def test_a_resume_with_other_power_keys_is_refused(swept, tmp_path):
+    """The power keys move no seed but are in the sweep's identity where power is
+    on: a result of other thresholds (or none) is another sweep's."""
+    import shutil
+
+    out, _ = swept
+    copy = tmp_path / "power.h5"
+    shutil.copy(out, copy)
+    other = parse_sweep(GRID_OK.replace('"1.2288 MW"', '"2 MW"'), "other.toml")
+    assert [c.run_seed for c in other.cells] == [c.run_seed for c in parse_sweep(GRID_OK).cells]
+    with pytest.raises(SweepError, match="holds the results of a different sweep"):
+        run_sweep(other, copy, progress="none")
+    with pytest.raises(SweepError, match="holds the results of a different sweep"):
+        run_sweep(parse_sweep(PLAIN, "plain.toml"), copy, progress="none")
