@@ -386,3 +386,22 @@ def test_a_resume_with_other_power_keys_is_refused(swept, tmp_path):
         run_sweep(other, copy, progress="none")
     with pytest.raises(SweepError, match="holds the results of a different sweep"):
         run_sweep(parse_sweep(PLAIN, "plain.toml"), copy, progress="none")
+
+
+def test_the_file_opens_in_xarray_with_the_ramp_dimensions(swept):
+    """The file's table, /grid and a cell group open with h5netcdf, the ramp
+    arrays on their named dimensions."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    out, _ = swept
+    with xr.open_dataset(out, engine="h5netcdf") as ds:
+        assert ds["ramp_share"].dims == ("cell", "ramp_window", "ramp_threshold")
+        assert ds["ramp_threshold"].values.tolist() == [614400.0, 1228800.0]
+    with xr.open_dataset(out, engine="h5netcdf", group="grid") as g:
+        got = g["ramp_events_per_day"].sel(cap_fraction=1.0, ramp_window=60.0).values
+        want = open_results(out).to_xarray()["ramp_events_per_day"].sel(
+            cap_fraction=1.0, ramp_window=60.0).values
+        assert got.tobytes() == want.tobytes()
+    with xr.open_dataset(out, engine="h5netcdf", group="cells/000001") as c:
+        assert c["ramp_events"].dims == ("fleet", "ramp_window", "ramp_threshold")
+        assert c["power_p99"].attrs["units"] == "W"
