@@ -346,6 +346,10 @@ def _with_power(v: dict, n: int, table, fleet: Fleet) -> Fleet:
                 idle, tuple) else idle)
         except SpecError as exc:
             raise Bad(str(exc)) from None
+    if v["launch"] == "stagger" and powered.has_power and not powered.is_identical:
+        raise Bad("busy_power, idle_power: launch = 'stagger' places identical jobs, and the "
+                  "engine counts per-job power among what makes jobs identical; give one "
+                  "busy_power and one idle_power, or launch = 'random' or 'sync'")
     return powered
 
 

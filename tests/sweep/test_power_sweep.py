@@ -105,6 +105,8 @@ def test_per_job_powers_and_units():
     (POWER + "ramp_thresholds = 0", "ramp_thresholds = 0: every threshold must be > 0 W"),
     (POWER + "ramp_thresholds = [1, 1]", "ramp_thresholds = [1, 1]: lists a threshold twice"),
     ("busy_power = 100\nidle_power = 100", "ramp_thresholds: the default, one job's drop"),
+    ('busy_power = [7, 8, 7, 8, 7, 8]\nidle_power = 1\nlaunch = "stagger"',
+     "busy_power, idle_power: launch = 'stagger' places identical jobs"),
 ])
 def test_a_bad_power_key_is_an_error_naming_it_first(line, words):
     """Refused when the file is read, as a SpecError (SweepError) whose message,
