@@ -59,7 +59,7 @@ from ..stats.summary import (BY_LEVEL, METHOD_CODES, RAMP_ARRAYS, SCALARS, cell_
 from ..stats.interval import CONFIDENCE
 from ..stats.tails import block_ranges
 from ..sweep.cellrisk import RISK_ARRAYS, RISK_SCALARS, risk_table
-from ..sweep.keys import KEY, PARAM_ATTRS
+from ..sweep.keys import KEY, KEYS, PARAM_ATTRS
 from ..sweep.work import RESULT_ARRAYS
 from .cellresult import FAILURE_FLEET_ARRAYS, FLEET_ARRAYS, POWER_FLEET_ARRAYS, cell_from_parts
 from .identity import settings_json
@@ -102,6 +102,11 @@ CELL_ARRAYS = {
     "block_start": (("block",), "1", "first fleet of each block"),
     "block_fleets": (("block",), "1", "fleets in each block"),
 }
+
+
+#: The long name of ``window`` in a cell with power (MODEL.md E6).
+POWER_WINDOW_LONG_NAME = ("length of the measured window (MODEL.md E6, E8; cells with power or "
+                          "failures)")
 
 
 def _result_attrs(name: str):
@@ -291,7 +296,8 @@ def _fill(f, sweep, parts_of, level: float, risk_of) -> None:
     cells = f.create_group("cells")
     rows, risks = [], []
     for c in sweep.cells:
-        rows.append(_write_cell(cells, c, sweep.occupancy, parts_of(c.index), level))
+        rows.append(_write_cell(cells, c, sweep.occupancy, parts_of(c.index), level,
+                                _unobserved(c, sweep.grid_keys)))
         risks.append(_write_risk(cells[cell_group(c.index)], _risk_of(risk_of, c))
                      if c.has_risk else None)
     table = table_of_rows(rows)
@@ -331,7 +337,16 @@ def _write_risk(g, part) -> dict:
     return {"levels": part.levels, **part.arrays}
 
 
-def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
+def _unobserved(c, grid_keys) -> set:
+    """The keys seeded "observed" (power, MODEL.md E6) that cell c's ``params``
+    attribute leaves out: all of them (but grid keys) where the cell has no
+    power, so that such a cell's group is the one written before power was a key."""
+    if c.fleet.has_power:
+        return set()
+    return {k.name for k in KEYS if k.seed == "observed" and k.name not in grid_keys}
+
+
+def _write_cell(cells, c, occupancy: str, parts, level: float, leave_out=frozenset()) -> dict:
     """Cell c's group from its parts (assembled by cell_from_parts, the cell's
     arrays in memory, written whole); returns its summary row
     (stormsim.stats.summary), computed from that cell (no read-back)."""
@@ -340,7 +355,8 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
     cell = cell_from_parts(c, parts, keep_per_fleet=keep)
     g = cells.create_group(cell_group(c.index))
     g.attrs["index"] = c.index
-    g.attrs["params"] = json.dumps(_jsonable(c.values))
+    g.attrs["params"] = json.dumps(_jsonable({k: v for k, v in c.values.items()
+                                              if k not in leave_out}))
     starts, stops = block_ranges(c.fleets)
     scales = _cell_scales(g, c, None if keep else starts.size, cell.has_power)
     for name in FLEET_ARRAYS:
@@ -355,6 +371,8 @@ def _write_cell(cells, c, occupancy: str, parts, level: float) -> dict:
     for name, arr in cell.arrays.items():
         if arr is not None:
             _put(g, scales, name, arr)
+    if cell.has_power:   # (window's own long name is a cell with failures', kept as written)
+        g["window"].attrs["long_name"] = POWER_WINDOW_LONG_NAME
     for a in RESULT_ARRAYS:
         if a.summed:
             _put(g, scales, f"{a.name}_sum", cell.sums[a.name])

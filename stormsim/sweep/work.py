@@ -157,7 +157,7 @@ RESULT_ARRAYS: tuple[ResultArray, ...] = (
     # over its jobs that goodput and its parts need (stormsim.stats.goodput:
     # each a ratio over fleets with the window; cap is the rest)
     ResultArray("window", np.float64, "s",
-                "length of the measured window (MODEL.md E6, E8; cells with power or failures)",
+                "length of the measured window (MODEL.md E8; cells with failures)",
                 failures=True),
     ResultArray("committed_work", np.float64, "s",
                 "compute done in the window that a completed checkpoint made durable, summed "

@@ -407,3 +407,23 @@ def test_the_file_opens_in_xarray_with_the_ramp_dimensions(swept):
     with xr.open_dataset(out, engine="h5netcdf", group="cells/000001") as c:
         assert c["ramp_events"].dims == ("fleet", "ramp_window", "ramp_threshold")
         assert c["power_p99"].attrs["units"] == "W"
+
+
+def test_a_cell_without_power_writes_the_attributes_of_before(swept, tmp_path):
+    """Its ``params`` attribute has none of the power keys and its datasets their
+    long names of before (window: a cell with failures'), so that its group is
+    the one written before power was a key; a cell with power says E6."""
+    import json
+
+    out, plain = swept
+    fail = tmp_path / "fail.h5"
+    text = FIXED.replace("fleets = 12", "fleets = 2") + 'mtbf = "3 h"\n'
+    assert run_sweep(parse_sweep(text, "f.toml"), fail, progress="none").status == "complete"
+    with h5py.File(plain, "r") as f, h5py.File(fail, "r") as g, h5py.File(out, "r") as p:
+        for cell in (f["cells/000000"], g["cells/000000"]):
+            params = json.loads(cell.attrs["params"])
+            assert not {"busy_power", "idle_power", "ramp_windows", "ramp_thresholds"} & set(params)
+        assert g["cells/000000/window"].attrs["long_name"] == (
+            "length of the measured window (MODEL.md E8; cells with failures)")
+        assert "E6" in p["cells/000000/window"].attrs["long_name"]
+        assert json.loads(p["cells/000000"].attrs["params"])["busy_power"] == 716800.0
