@@ -256,19 +256,7 @@ def _add_plan(sub) -> None:
                     "computes again, e.g. 10min (default: a job table's restart column, else 0)")
     pl.add_argument("--outage-mtbf", help="the mean time between outages of the whole fleet, "
                     "each failing every job at once, e.g. 30d (default: none)")
-    pl.add_argument("--gpus", help="identical jobs: accelerators per job, e.g. 1024 (with "
-                    "--gpu-power and --gpu-idle-power: adds each row's mean draw and power drops; "
-                    "a job table gives a gpus column, or busy_power and idle_power)")
-    pl.add_argument("--gpu-power", help="one accelerator's draw computing, e.g. 700W (identical "
-                    "jobs, or every job of a table with a gpus column)")
-    pl.add_argument("--gpu-idle-power", help="one accelerator's draw while its job writes or "
-                    "stops, e.g. 100W")
-    pl.add_argument("--drops", help="with power: the drops counted per day within 1 s and 60 s, "
-                    "powers, e.g. 1MW,5MW,10MW (default: one job's drop, a quarter and a half of "
-                    "the fleet's swing)")
-    pl.add_argument("--power", action="store_true", help="with --format csv, the CSV of the "
-                    "power section instead (a row per scenario, window and threshold; the JSON "
-                    "always has it: power)")
+    _add_plan_power(pl)
     pl.add_argument("--levels", default=None, help="levels k: integers, 'N' or 'N/q' (default: "
                     f"{','.join(DEFAULT_LEVELS)}, the distinct ones >= 2)")
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "
@@ -290,6 +278,23 @@ def _add_plan(sub) -> None:
                     "class (jobs alike in every parameter): count, write time alone and under "
                     "contention (per write), stretch, p99 and GPU lost per job; with --format "
                     "csv, the CSV of the classes instead (the JSON always has them: by_class)")
+
+
+def _add_plan_power(pl) -> None:
+    """``stormsim plan``'s power options (MODEL.md E6)."""
+    pl.add_argument("--gpus", help="identical jobs: accelerators per job, e.g. 1024 (with "
+                    "--gpu-power and --gpu-idle-power: adds each row's mean draw and power drops; "
+                    "a job table gives a gpus column, or busy_power and idle_power)")
+    pl.add_argument("--gpu-power", help="one accelerator's draw computing, e.g. 700W (identical "
+                    "jobs, or every job of a table with a gpus column)")
+    pl.add_argument("--gpu-idle-power", help="one accelerator's draw while its job writes or "
+                    "stops, e.g. 100W")
+    pl.add_argument("--drops", help="with power: the drops counted per day within 1 s and 60 s, "
+                    "powers, e.g. 1MW,5MW,10MW (default: one job's drop, a quarter and a half of "
+                    "the fleet's swing)")
+    pl.add_argument("--power", action="store_true", help="with --format csv, the CSV of the "
+                    "power section instead (a row per scenario, window and threshold; the JSON "
+                    "always has it: power)")
 
 
 def _add_demo(sub) -> None:
