@@ -794,21 +794,22 @@ PW_BINS = 4096
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def _pw_hist(ph_t, ph_x, p, span, lo, scale):
+def _pw_hist(ph, p, span, lo, scale):
     """Level p held span (s) in the window: its time into p's bin
-    (``PW_BINS`` equal bins from lo, scale = bins per W), and the bin's
-    highest level so far."""
+    (``PW_BINS`` equal bins from lo, scale = bins per W), ph[2 j], and the
+    bin's highest level so far, ph[2 j + 1] (side by side: one cache line
+    per level)."""
     x = (p - lo) * scale
     j = 0
     if x > 0.0:
         j = min(int(x), PW_BINS - 1)
-    ph_t[j] += span
-    if p > ph_x[j]:
-        ph_x[j] = p
+    ph[2 * j] += span
+    if p > ph[2 * j + 1]:
+        ph[2 * j + 1] = p
 
 
 @njit(cache=CACHE, nogil=True)
-def _pw_quantile(ph_t, ph_x, q):
+def _pw_quantile(ph, q):
     """The time-weighted q-quantile of P from ``_pw_hist``'s bins: the highest
     level seen in the first bin at which the time at or below it reaches q of
     the total (tests/reference.py ``time_quantile``: the least level x with
@@ -819,14 +820,14 @@ def _pw_quantile(ph_t, ph_x, q):
     most PW_BINS / 2 jobs)."""
     total = 0.0
     for j in range(PW_BINS):
-        total += ph_t[j]
+        total += ph[2 * j]
     target = q * total
     cum = 0.0
     last = np.nan
     for j in range(PW_BINS):
-        if ph_t[j] > 0.0:
-            cum += ph_t[j]
-            last = ph_x[j]
+        if ph[2 * j] > 0.0:
+            cum += ph[2 * j]
+            last = ph[2 * j + 1]
             if cum >= target:
                 return last
     return last
@@ -1100,8 +1101,9 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
             psum = 0.0
             pmin = np.inf
             pmax = -np.inf
-            ph_t = np.zeros(PW_BINS)  # time at power, by bin (``_pw_hist``)
-            ph_x = np.full(PW_BINS, -np.inf)
+            ph = np.zeros(2 * PW_BINS)  # time at power and highest level, by bin (``_pw_hist``)
+            for b in range(PW_BINS):
+                ph[2 * b + 1] = -np.inf
             ph_lo = pidle
             ph_scale = 0.0
             if dsum > 0.0:
@@ -1268,7 +1270,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                                       ramp_x, above, ramp_out)
                             if measuring:
                                 psum += pnow * (tb - t)
-                                _pw_hist(ph_t, ph_x, pnow, tb - t, ph_lo, ph_scale)
+                                _pw_hist(ph, pnow, tb - t, ph_lo, ph_scale)
                                 if ntr < trace_t.shape[0]:
                                     trace_t[ntr] = t
                                     trace_p[ntr] = pnow
@@ -1640,8 +1642,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
             pw_out[PO_MIN] = pmin if measuring else np.nan
             pw_out[PO_MAX] = pmax if measuring else np.nan
             pw_out[PO_WINDOW] = t - t0 if measuring else 0.0
-            pw_out[PO_P01] = _pw_quantile(ph_t, ph_x, 0.01) if measuring else np.nan
-            pw_out[PO_P99] = _pw_quantile(ph_t, ph_x, 0.99) if measuring else np.nan
+            pw_out[PO_P01] = _pw_quantile(ph, 0.01) if measuring else np.nan
+            pw_out[PO_P99] = _pw_quantile(ph, 0.99) if measuring else np.nan
         return p_time, p_cycle, t, events
 
     return run_fleet
@@ -2101,8 +2103,9 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
             psum = 0.0
             pmin = np.inf
             pmax = -np.inf
-            ph_t = np.zeros(PW_BINS)  # time at power, by bin (``_pw_hist``)
-            ph_x = np.full(PW_BINS, -np.inf)
+            ph = np.zeros(2 * PW_BINS)  # time at power and highest level, by bin (``_pw_hist``)
+            for b in range(PW_BINS):
+                ph[2 * b + 1] = -np.inf
             ph_lo = pidle
             ph_scale = 0.0
             if dsum > 0.0:
@@ -2669,7 +2672,7 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
                               above, ramp_out)
                     if measuring:
                         psum += pnow * (t - ta)
-                        _pw_hist(ph_t, ph_x, pnow, t - ta, ph_lo, ph_scale)
+                        _pw_hist(ph, pnow, t - ta, ph_lo, ph_scale)
                         if ntr < trace_t.shape[0]:
                             trace_t[ntr] = ta
                             trace_p[ntr] = pnow
@@ -2681,8 +2684,8 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
             pw_out[PO_MIN] = pmin if measuring else np.nan
             pw_out[PO_MAX] = pmax if measuring else np.nan
             pw_out[PO_WINDOW] = t - t0 if measuring else 0.0
-            pw_out[PO_P01] = _pw_quantile(ph_t, ph_x, 0.01) if measuring else np.nan
-            pw_out[PO_P99] = _pw_quantile(ph_t, ph_x, 0.99) if measuring else np.nan
+            pw_out[PO_P01] = _pw_quantile(ph, 0.01) if measuring else np.nan
+            pw_out[PO_P99] = _pw_quantile(ph, 0.99) if measuring else np.nan
         if measuring:
             for b in range(nwh):
                 i = widx[(wh + b) & mask]
