@@ -590,6 +590,11 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     if power_trace and not fleet.has_power:
         raise SpecError(f"power_trace = {power_trace}: the fleet has no power "
                         "(Fleet(busy_power=, idle_power=), MODEL.md E6)")
+    if power_trace:
+        check_memory(f"power_trace = {power_trace} with fleets = {fleets} (fleets x power_trace "
+                     "x 16 B)", 16.0 * fleets * power_trace,
+                     "record fewer steps, or fewer fleets per call (fleet_start continues a run "
+                     "in pieces)")
     general, ff, rings = _choose_engine(fleet, queues, kernel, fast_forward,
                                         bool(stop_at_passage) and (passage_level or 0) >= 2)
     power = fleet.has_power

@@ -373,3 +373,11 @@ def test_power_trace_is_refused_by_name():
     for bad in (-1, 2.5, "3", True, None):
         with pytest.raises(SpecError, match="^power_trace"):
             stormsim.simulate(powered, fleets=1, cycles=2, power_trace=bad)
+
+
+def test_a_power_trace_beyond_memory_is_refused_by_name():
+    from stormsim import SpecError
+
+    powered = Fleet.identical(3, load=0.5, busy_power=700.0, idle_power=100.0)
+    with pytest.raises(SpecError, match=r"^power_trace = 1000000000000 with fleets = 2"):
+        stormsim.simulate(powered, fleets=2, cycles=2, power_trace=10**12)
