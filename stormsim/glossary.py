@@ -145,6 +145,11 @@ QUANTITIES: tuple[Quantity, ...] = (
         api=("Run.power_mean", "Run.power_min", "Run.power_max", "Run.power_p01",
              "Run.power_p99", "PowerRow.power_mean")),
     Quantity(
+        "power_trace", "P(t)", "W",
+        "the first m steps of the fleet's power P over the measured window, per fleet: each "
+        "step's start (s, an event instant) and its P (MODEL.md E6)",
+        api=("simulate(power_trace)", "Run.power_trace_t", "Run.power_trace_p")),
+    Quantity(
         "ramp_window", "D", "s",
         "a ramp's window: R_D(t) is the highest power of [t - D, t] less P(t) (MODEL.md E6)",
         api=("simulate(ramps)", "Run.ramp_windows")),
