@@ -248,7 +248,15 @@ def _add_plan(sub) -> None:
                     help="the fleet's own writer cap: at most K of its checkpoints write at once, "
                     "the others queue (default: none; with a job table too, which has no "
                     "column for it); the what-if rows keep it")
-    _add_plan_failures_power(pl)
+    pl.add_argument("--mtbf", help="failures: every job's mean time between failures, e.g. 24h "
+                    "(default: a job table's mtbf column, else none); adds each row's goodput "
+                    "and recommends a checkpoint interval (Young's, Daly's and the contended "
+                    "one, with the goodput it gains)")
+    pl.add_argument("--restart", help="with --mtbf: every job's time from a failure until it "
+                    "computes again, e.g. 10min (default: a job table's restart column, else 0)")
+    pl.add_argument("--outage-mtbf", help="the mean time between outages of the whole fleet, "
+                    "each failing every job at once, e.g. 30d (default: none)")
+    _add_plan_power(pl)
     pl.add_argument("--levels", default=None, help="levels k: integers, 'N' or 'N/q' (default: "
                     f"{','.join(DEFAULT_LEVELS)}, the distinct ones >= 2)")
     pl.add_argument("--watchdog", default="600 s", help="report the share of checkpoint writes "
@@ -272,16 +280,8 @@ def _add_plan(sub) -> None:
                     "csv, the CSV of the classes instead (the JSON always has them: by_class)")
 
 
-def _add_plan_failures_power(pl) -> None:
-    """``stormsim plan``'s failure (MODEL.md E8) and power (E6) options."""
-    pl.add_argument("--mtbf", help="failures: every job's mean time between failures, e.g. 24h "
-                    "(default: a job table's mtbf column, else none); adds each row's goodput "
-                    "and recommends a checkpoint interval (Young's, Daly's and the contended "
-                    "one, with the goodput it gains)")
-    pl.add_argument("--restart", help="with --mtbf: every job's time from a failure until it "
-                    "computes again, e.g. 10min (default: a job table's restart column, else 0)")
-    pl.add_argument("--outage-mtbf", help="the mean time between outages of the whole fleet, "
-                    "each failing every job at once, e.g. 30d (default: none)")
+def _add_plan_power(pl) -> None:
+    """``stormsim plan``'s power options (MODEL.md E6)."""
     pl.add_argument("--gpus", help="identical jobs: accelerators per job, e.g. 1024 (with "
                     "--gpu-power and --gpu-idle-power: adds each row's mean draw and power drops; "
                     "a job table gives a gpus column, or busy_power and idle_power)")

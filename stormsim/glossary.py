@@ -153,6 +153,11 @@ QUANTITIES: tuple[Quantity, ...] = (
                "file:power_p99", "summary:power_mean", "summary:power_mean_lo",
                "summary:power_mean_hi", "summary:power_min", "summary:power_max")),
     Quantity(
+        "power_trace", "P(t)", "W",
+        "the first m steps of the fleet's power P over the measured window, per fleet: each "
+        "step's start (s, an event instant) and its P (MODEL.md E6)",
+        api=("simulate(power_trace)", "Run.power_trace_t", "Run.power_trace_p")),
+    Quantity(
         "ramp_window", "D", "s",
         "a ramp's window: R_D(t) is the highest power of [t - D, t] less P(t) (MODEL.md E6)",
         api=("simulate(ramps)", "Run.ramp_windows", "CellResult.ramp_windows"),

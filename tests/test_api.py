@@ -42,6 +42,19 @@ def test_run_shapes_and_dtypes():
     assert (unrecorded.passage_cycle == -1).all()
 
 
+def test_power_fields_shapes_and_dtypes():
+    fleet = stormsim.Fleet(T=[1.0, 1.2, 0.9], d=[0.05, 0.04, 0.06], busy_power=700.0,
+                           idle_power=100.0)
+    run = stormsim.simulate(fleet, fleets=4, cycles=7, ramps=((1.0, 2.0), (50.0,)),
+                            power_trace=5)
+    for name in ("power_mean", "power_min", "power_max", "power_p01", "power_p99"):
+        assert getattr(run, name).shape == (4,) and getattr(run, name).dtype == "float64", name
+    assert run.ramp_share.shape == (4, 2, 1) and run.ramp_events.dtype == "int64"
+    for name in ("power_trace_t", "power_trace_p"):
+        assert getattr(run, name).shape == (4, 5) and getattr(run, name).dtype == "float64", name
+    assert stormsim.simulate(fleet, fleets=1, cycles=3).power_trace_t is None
+
+
 def test_progress_is_reported_per_batch():
     seen = []
     fleet = stormsim.Fleet.identical(3, load=0.5)

@@ -18,8 +18,8 @@ import stormsim
 from stormsim import Fleet, SpecError
 
 FLEET = Fleet.identical(4, T=1.0, load=0.5, jitter=0.01)
-POWER_FLEET = FLEET.replace(busy_power=700.0, idle_power=100.0)
-RAMP_RUN = stormsim.simulate(POWER_FLEET, fleets=2, cycles=5, ramps=((0.5,), (500.0,)))
+POWERED = FLEET.replace(busy_power=700.0, idle_power=100.0)
+RAMP_RUN = stormsim.simulate(POWERED, fleets=2, cycles=5, ramps=((0.5,), (500.0,)))
 
 SWEEP_TEXT = "[fixed]\nN = 2\nT = 1.0\nd = 0.1\nlaunch = 'random'\nfleets = 2\ncycles = 10\n"
 
@@ -51,6 +51,9 @@ CASES = [
         stop_at_passage=FLAG, fleet_start=COUNT + [-1], batch_size=COUNT_OPT + [0],
         threads=COUNT_OPT + [0], progress=PROGRESS, queues=CHOICE, kernel=CHOICE,
         fast_forward=["yes", 1, None, ["auto"]])),
+    ("simulate", stormsim.simulate, dict(fleet=POWERED, fleets=2, cycles=10), dict(
+        ramps=["x", (1.0,), ((0.0,), (1.0,)), ((1.0,), (math.nan,))],
+        power_trace=COUNT + [-1])),
     ("plan", stormsim.plan, dict(fleet=FLEET, levels=[2], what_if=False, max_seconds=1.0),
      dict(fleet=NOT_A_FLEET, levels=["x", "N/0", 2.5, True, None, [0], [5], [[2]]],
           what_if=FLAG, max_seconds=NUMBER + [0.0], seed=COUNT,
@@ -118,7 +121,7 @@ CASES = [
         idle_power=PER_JOB + [800.0, [800.0] * 4],
         law=["law", 3, stormsim.stationary(Fleet.identical(3, load=0.5, jitter=0.01))])),
     ("ramp_estimate", stormsim.ramp_estimate, dict(run=RAMP_RUN), dict(
-        run=["run", 3, stormsim.simulate(POWER_FLEET, fleets=2, cycles=3)],
+        run=["run", 3, stormsim.simulate(POWERED, fleets=2, cycles=3)],
         confidence=NUMBER + [0.0, 1.5])),
     ("best_interval", stormsim.best_interval, dict(fleet=FLEET, mtbf="24 h"), dict(
         fleet=NOT_A_FLEET, mtbf=NUMBER + ["24 GB", "-1 h", 0.0], restart=NUMBER_OPT + ["1 GB", -1.0])),

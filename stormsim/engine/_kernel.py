@@ -794,21 +794,22 @@ PW_BINS = 4096
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def _pw_hist(ph_t, ph_x, p, span, lo, scale):
+def _pw_hist(ph, p, span, lo, scale):
     """Level p held span (s) in the window: its time into p's bin
-    (``PW_BINS`` equal bins from lo, scale = bins per W), and the bin's
-    highest level so far."""
+    (``PW_BINS`` equal bins from lo, scale = bins per W), ph[2 j], and the
+    bin's highest level so far, ph[2 j + 1] (side by side: one cache line
+    per level)."""
     x = (p - lo) * scale
     j = 0
     if x > 0.0:
         j = min(int(x), PW_BINS - 1)
-    ph_t[j] += span
-    if p > ph_x[j]:
-        ph_x[j] = p
+    ph[2 * j] += span
+    if p > ph[2 * j + 1]:
+        ph[2 * j + 1] = p
 
 
 @njit(cache=CACHE, nogil=True)
-def _pw_quantile(ph_t, ph_x, q):
+def _pw_quantile(ph, q):
     """The time-weighted q-quantile of P from ``_pw_hist``'s bins: the highest
     level seen in the first bin at which the time at or below it reaches q of
     the total (tests/reference.py ``time_quantile``: the least level x with
@@ -819,14 +820,14 @@ def _pw_quantile(ph_t, ph_x, q):
     most PW_BINS / 2 jobs)."""
     total = 0.0
     for j in range(PW_BINS):
-        total += ph_t[j]
+        total += ph[2 * j]
     target = q * total
     cum = 0.0
     last = np.nan
     for j in range(PW_BINS):
-        if ph_t[j] > 0.0:
-            cum += ph_t[j]
-            last = ph_x[j]
+        if ph[2 * j] > 0.0:
+            cum += ph[2 * j]
+            last = ph[2 * j + 1]
             if cum >= target:
                 return last
     return last
@@ -918,7 +919,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
     arguments: pw_in (N + 1,) the drops busy_i - idle_i (rows i < N) and the
     sum of idle (row N); ramp_d (nd,) the windows D (> 0); ramp_x (nx,) the
     thresholds X; pw_out (``PW_COLUMNS``,) and ramp_out (nd, nx, 2) (time
-    with R_D >= X, s; up-crossings), overwritten.
+    with R_D >= X, s; up-crossings), overwritten; trace_t, trace_p (m,)
+    (m >= 0): the start (s) and P (W) of the first m levels of positive
+    length in the measured window (one per interval between consecutive
+    instants, so a level can repeat the one before where an instant changed
+    no draw), NaN beyond.
     Each variant has its own name (``_variant``), so its own symbols and
     cache entries.
 
@@ -961,7 +966,7 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                   level, stop_at_passage, record, ring_w, ring_c, firings,
                   occupancy, upcross, writing, table, dur_out, fail_in=None, fail_keys=None,
                   fail_out=None, pw_in=None, ramp_d=None, ramp_x=None, pw_out=None,
-                  ramp_out=None):
+                  ramp_out=None, trace_t=None, trace_p=None):
         """Integrate one fleet exactly, event to event (see MODEL.md).
 
         Parameters are validated arrays: T, d, sigma (N,); rw (N+1,) writer rate
@@ -1096,12 +1101,17 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
             psum = 0.0
             pmin = np.inf
             pmax = -np.inf
-            ph_t = np.zeros(PW_BINS)  # time at power, by bin (``_pw_hist``)
-            ph_x = np.full(PW_BINS, -np.inf)
+            ph = np.zeros(2 * PW_BINS)  # time at power and highest level, by bin (``_pw_hist``)
+            for b in range(PW_BINS):
+                ph[2 * b + 1] = -np.inf
             ph_lo = pidle
             ph_scale = 0.0
             if dsum > 0.0:
                 ph_scale = PW_BINS / dsum
+            ntr = 0  # levels of the window recorded in trace_t, trace_p (NaN beyond)
+            for b in range(trace_t.shape[0]):
+                trace_t[b] = np.nan
+                trace_p[b] = np.nan
         for n in range(N + 1):
             occupancy[n] = 0.0
             upcross[n] = 0
@@ -1260,7 +1270,11 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
                                       ramp_x, above, ramp_out)
                             if measuring:
                                 psum += pnow * (tb - t)
-                                _pw_hist(ph_t, ph_x, pnow, tb - t, ph_lo, ph_scale)
+                                _pw_hist(ph, pnow, tb - t, ph_lo, ph_scale)
+                                if ntr < trace_t.shape[0]:
+                                    trace_t[ntr] = t
+                                    trace_p[ntr] = pnow
+                                    ntr += 1
                                 pmin = min(pmin, pnow)
                                 pmax = max(pmax, pnow)
                     t += dt
@@ -1628,8 +1642,8 @@ def _make_run_fleet(FAST, LONE=True, FAIL=False, DUR=True, POWER=False):
             pw_out[PO_MIN] = pmin if measuring else np.nan
             pw_out[PO_MAX] = pmax if measuring else np.nan
             pw_out[PO_WINDOW] = t - t0 if measuring else 0.0
-            pw_out[PO_P01] = _pw_quantile(ph_t, ph_x, 0.01) if measuring else np.nan
-            pw_out[PO_P99] = _pw_quantile(ph_t, ph_x, 0.99) if measuring else np.nan
+            pw_out[PO_P01] = _pw_quantile(ph, 0.01) if measuring else np.nan
+            pw_out[PO_P99] = _pw_quantile(ph, 0.99) if measuring else np.nan
         return p_time, p_cycle, t, events
 
     return run_fleet
@@ -1660,7 +1674,8 @@ def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
                    level, stop_at_passage, record, ring_w, ring_c, firings,
                    occupancy, upcross, writing, passage_time, passage_cycle, end_time, events,
                    table, dur_out, fail_in=None, fail_keys=None, fail_out=None, pw_in=None,
-                   ramp_d=None, ramp_x=None, pw_out=None, ramp_out=None):
+                   ramp_d=None, ramp_x=None, pw_out=None, ramp_out=None, trace_t=None,
+                   trace_p=None):
         """Run F independent fleets in parallel; fleet f has global index fleet0 + f.
 
         theta: (F, N); firings (F, N, cycles)
@@ -1670,7 +1685,8 @@ def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
         FAIL (``run_fleets_fail``): fail_in, fail_keys as ``run_fleet`` takes
         them, fail_out (F, N + 1, ``FAIL_COLUMNS``). POWER
         (``run_fleets_power``): pw_in, ramp_d, ramp_x as ``run_fleet`` takes
-        them, pw_out (F, ``PW_COLUMNS``), ramp_out (F, nd, nx, 2).
+        them, pw_out (F, ``PW_COLUMNS``), ramp_out (F, nd, nx, 2), trace_t,
+        trace_p (F, m).
         """
         F = theta.shape[0]
         for f in prange(F):
@@ -1679,13 +1695,14 @@ def _make_run_fleets(FAST, FAIL=False, DUR=True, POWER=False):
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
                     occupancy[f], upcross[f], writing[f], table, dur_out[f], fail_in, fail_keys,
-                    fail_out[f], pw_in, ramp_d, ramp_x, pw_out[f], ramp_out[f])
+                    fail_out[f], pw_in, ramp_d, ramp_x, pw_out[f], ramp_out[f], trace_t[f],
+                    trace_p[f])
             elif POWER:
                 p_t, p_c, t_end, n_ev = run_fleet_power(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
                     level, stop_at_passage, record, ring_w, ring_c, firings[f],
                     occupancy[f], upcross[f], writing[f], table, dur_out[f], None, None, None,
-                    pw_in, ramp_d, ramp_x, pw_out[f], ramp_out[f])
+                    pw_in, ramp_d, ramp_x, pw_out[f], ramp_out[f], trace_t[f], trace_p[f])
             elif FAIL:
                 p_t, p_c, t_end, n_ev = run_fleet_fail(
                     T, d, sigma, rw, rc, theta[f], key0, key1, fleet0 + f, cycles, burn_in,
@@ -1904,7 +1921,8 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
     abandoned: the reference draws it at the write's end).
 
     POWER (MODEL.md E6; with FAIL or without, ``run_fleet_general_power``,
-    ``run_fleet_general_fail_power``): the fleet's power P(t) and
+    ``run_fleet_general_fail_power``; pw_in .. trace_p as ``run_fleet``
+    takes them): the fleet's power P(t) and
     its ramps over the measured window, as ``run_fleet``'s POWER variant
     takes and gives them (pw_in, ramp_d, ramp_x, pw_out, ramp_out). Every
     use sits under a bare ``if POWER:``, pruned before typing. The jobs
@@ -1928,7 +1946,7 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
                           ring_w, ring_c, ring_s, firings, occupancy, upcross, writing,
                           table, wtable, dur_out, wait_out, fail_in=None, fail_keys=None,
                           fail_out=None, pw_in=None, ramp_d=None, ramp_x=None, pw_out=None,
-                          ramp_out=None):
+                          ramp_out=None, trace_t=None, trace_p=None):
         """Integrate one fleet with asynchronous checkpoints and weights (MODEL.md E1, E2).
 
         T, d, sigma, weight (w_i > 0), snap (s_i >= 0), slow (eps_i in [0, 1]):
@@ -2085,12 +2103,17 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
             psum = 0.0
             pmin = np.inf
             pmax = -np.inf
-            ph_t = np.zeros(PW_BINS)  # time at power, by bin (``_pw_hist``)
-            ph_x = np.full(PW_BINS, -np.inf)
+            ph = np.zeros(2 * PW_BINS)  # time at power and highest level, by bin (``_pw_hist``)
+            for b in range(PW_BINS):
+                ph[2 * b + 1] = -np.inf
             ph_lo = pidle
             ph_scale = 0.0
             if dsum > 0.0:
                 ph_scale = PW_BINS / dsum
+            ntr = 0  # levels of the window recorded in trace_t, trace_p (NaN beyond)
+            for b in range(trace_t.shape[0]):
+                trace_t[b] = np.nan
+                trace_p[b] = np.nan
         if FAIL:
             # Work (MODEL.md E8): wcur, the current compute interval's work
             # (0 once done); acc, the work of the intervals done since the
@@ -2649,7 +2672,11 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
                               above, ramp_out)
                     if measuring:
                         psum += pnow * (t - ta)
-                        _pw_hist(ph_t, ph_x, pnow, t - ta, ph_lo, ph_scale)
+                        _pw_hist(ph, pnow, t - ta, ph_lo, ph_scale)
+                        if ntr < trace_t.shape[0]:
+                            trace_t[ntr] = ta
+                            trace_p[ntr] = pnow
+                            ntr += 1
                         pmin = min(pmin, pnow)
                         pmax = max(pmax, pnow)
         if POWER:
@@ -2657,8 +2684,8 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
             pw_out[PO_MIN] = pmin if measuring else np.nan
             pw_out[PO_MAX] = pmax if measuring else np.nan
             pw_out[PO_WINDOW] = t - t0 if measuring else 0.0
-            pw_out[PO_P01] = _pw_quantile(ph_t, ph_x, 0.01) if measuring else np.nan
-            pw_out[PO_P99] = _pw_quantile(ph_t, ph_x, 0.99) if measuring else np.nan
+            pw_out[PO_P01] = _pw_quantile(ph, 0.01) if measuring else np.nan
+            pw_out[PO_P99] = _pw_quantile(ph, 0.99) if measuring else np.nan
         if measuring:
             for b in range(nwh):
                 i = widx[(wh + b) & mask]
@@ -2700,7 +2727,7 @@ run_fleet_general_fail_power = _make_run_fleet_general(True, POWER=True)
 def _make_run_fleets_general(FAIL=False, POWER=False):
     """``run_fleets`` for ``run_fleet_general`` (FAIL: ``run_fleet_general_fail``;
     POWER: ``run_fleet_general_power``, pw_out (F, ``PW_COLUMNS``), ramp_out
-    (F, nd, nx, 2))."""
+    (F, nd, nx, 2), trace_t, trace_p (F, m))."""
 
     @njit(cache=CACHE, nogil=True, parallel=True)
     @_variant("run_fleets_general" + ("_fail" if FAIL else "") + ("_power" if POWER else ""))
@@ -2710,7 +2737,7 @@ def _make_run_fleets_general(FAIL=False, POWER=False):
                            passage_time, passage_cycle, end_time, events, waits, skips, wait_time,
                            table, wtable, dur_out, wait_out, fail_in=None, fail_keys=None,
                            fail_out=None, pw_in=None, ramp_d=None, ramp_x=None, pw_out=None,
-                           ramp_out=None):
+                           ramp_out=None, trace_t=None, trace_p=None):
         """``run_fleets`` for ``run_fleet_general``; waits, skips (F,) int64, wait_time (F,);
         dur_out, wait_out (F, B + 4) (``_OUT_SUM``); FAIL: fail_in, fail_keys as
         ``run_fleet`` takes them, fail_out (F, N + 1, ``FAIL_COLUMNS``)."""
@@ -2723,7 +2750,7 @@ def _make_run_fleets_general(FAIL=False, POWER=False):
                     fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
                     ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
                     dur_out[g], wait_out[g], fail_in, fail_keys, fail_out[g], pw_in, ramp_d,
-                    ramp_x, pw_out[g], ramp_out[g])
+                    ramp_x, pw_out[g], ramp_out[g], trace_t[g], trace_p[g])
             elif POWER:
                 p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_power(
                     T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,
@@ -2731,7 +2758,7 @@ def _make_run_fleets_general(FAIL=False, POWER=False):
                     fleet0 + g, cycles, burn_in, level, stop_at_passage, record, ring_w, ring_c,
                     ring_s, firings[g], occupancy[g], upcross[g], writing[g], table, wtable,
                     dur_out[g], wait_out[g], None, None, None, pw_in, ramp_d, ramp_x, pw_out[g],
-                    ramp_out[g])
+                    ramp_out[g], trace_t[g], trace_p[g])
             elif FAIL:
                 p_t, p_c, t_end, n_ev, n_wait, n_skip, t_wait = run_fleet_general_fail(
                     T, d, sigma, f, rc, theta[g], weight, snap, slow, skip, is_async, max_writers,

@@ -153,6 +153,16 @@ class Run:
         opening counts if R_D was below X just before).
     ramp_windows, ramp_thresholds : tuple of float or None
         The D (s) and X (W) those axes stand for.
+    power_trace_t, power_trace_p : float64 (fleets, m) or None
+        For ``simulate(power_trace=m)``, m >= 1, and a fleet with power
+        (None otherwise): the first m steps of P over the measured window,
+        each its start (s, an exact event instant) and its P (W); the first
+        is P at the window's start. A step is the interval between two
+        consecutive instants of the event loop (of positive length), so a
+        step can repeat the one before where an instant changed no job's
+        draw (an uncontended persist ending, a write ending into a zero
+        compute interval). NaN beyond the steps a fleet had (a window with
+        fewer than m, or none).
 
     The goodput G = committed work / (N x window) and its decomposition
     (``goodput_parts``: writing, lost, down, cap, uncommitted; with G they
@@ -202,6 +212,8 @@ class Run:
     ramp_events: np.ndarray | None = field(default=None, repr=False)
     ramp_windows: tuple | None = field(default=None, repr=False)
     ramp_thresholds: tuple | None = field(default=None, repr=False)
+    power_trace_t: np.ndarray | None = field(default=None, repr=False)
+    power_trace_p: np.ndarray | None = field(default=None, repr=False)
 
     #: The histograms' edges (``DURATION_EDGES`` on d_i, ``WAIT_EDGES`` on T_i).
     duration_edges = DURATION_EDGES
@@ -439,7 +451,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
              stop_at_passage: bool = True, fleet_start: int = 0,
              batch_size: int | None = None, threads: int | None = None,
              progress=None, queues: str = "auto", kernel: str = "auto",
-             fast_forward="auto", durations: bool = True, ramps=None) -> Run:
+             fast_forward="auto", durations: bool = True, ramps=None,
+             power_trace: int = 0) -> Run:
     """Simulate independent fleets exactly, event to event (MODEL.md).
 
     Parameters
@@ -510,6 +523,11 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
         event loop of either kernel, with failures or without
         (``run_fleets_power``, ``run_fleets_general_power`` and their
         ``_fail_`` variants; no fast-forward).
+    power_trace : int >= 0
+        For a fleet with power: record per fleet the first ``power_trace``
+        steps of P over the measured window (``Run.power_trace_t``,
+        ``power_trace_p``; memory fleets x power_trace x 16 B). 0 (the
+        default): none, those fields None.
     durations : bool
         Record the checkpoints' write durations and waits (MODEL.md E7:
         ``durations_count``, ``_sum``, ``_max``, ``_hist`` and ``wait_*``;
@@ -532,8 +550,8 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     ------
     SpecError
         Bad input, before any fleet runs: ``fleet`` is not a Fleet; a count,
-        ``seed``, ``passage_level``, ``batch_size`` or ``threads`` that is not
-        an integer in its range (``fleet_start + fleets`` at most 2**63,
+        ``seed``, ``passage_level``, ``batch_size``, ``threads`` or
+        ``power_trace`` that is not an integer in its range (``fleet_start + fleets`` at most 2**63,
         ``threads`` at most numba's thread count); a flag that is not True or
         False; a ``progress`` that is not a callable, True, False or None; an
         unknown ``queues``, ``kernel`` or ``fast_forward``; ``kernel =
@@ -568,6 +586,15 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
     _check_memory(n, fleets, cycles, bool(record_firings), batch_size, threads)
     _check_failure_rates(fleet)
     ramps = _check_ramps(fleet, ramps)
+    power_trace = check_int("power_trace", power_trace, 0)
+    if power_trace and not fleet.has_power:
+        raise SpecError(f"power_trace = {power_trace}: the fleet has no power "
+                        "(Fleet(busy_power=, idle_power=), MODEL.md E6)")
+    if power_trace:
+        check_memory(f"power_trace = {power_trace} with fleets = {fleets} (fleets x power_trace "
+                     "x 16 B)", 16.0 * fleets * power_trace,
+                     "record fewer steps, or fewer fleets per call (fleet_start continues a run "
+                     "in pieces)")
     general, ff, rings = _choose_engine(fleet, queues, kernel, fast_forward,
                                         bool(stop_at_passage) and (passage_level or 0) >= 2)
     power = fleet.has_power
@@ -582,10 +609,10 @@ def simulate(fleet: Fleet, launch="random", fleets: int = 1000, cycles: int = 80
                  stop_at_passage=stop_at_passage, record_firings=record_firings,
                  fleet_start=fleet_start, batch_size=batch_size, general=general,
                  fast_forward=ff, rings=rings, durations=bool(durations),
-                 power=ramps if power else None)
+                 power=ramps if power else None, power_trace=power_trace if power else 0)
     inputs = door.prepare(fleet, seed)
     out = _Outputs.empty(fleets, n, cycles, record_firings, failures=fleet.has_failures,
-                         ramps=plan.power)
+                         ramps=plan.power, trace=plan.power_trace)
     with door.numba_threads(threads):
         _run_batches(inputs, theta_spec, plan, out, progress)
     launch_label = launch if isinstance(launch, str) else "explicit"
@@ -658,6 +685,7 @@ class _Plan:
     rings: tuple             # ring flags of the kernel's queues
     durations: bool = True   # record the write durations and waits (E7)
     power: tuple | None = None  # (D, X) of the ramps when power runs (E6), else None
+    power_trace: int = 0     # steps of P recorded per fleet (E6), 0 for none
 
 
 @dataclass(frozen=True)
@@ -683,10 +711,14 @@ class _Outputs:
     # Per fleet, MODEL.md E6 (``_kernel.PO_SUM``), and (D, X, share time or up-crossings); None: no power.
     pw_out: np.ndarray | None = None
     ramp_out: np.ndarray | None = None
+    # Per fleet, the power trace's step starts (s) and levels (W); (fleets, 0) for none.
+    trace_t: np.ndarray | None = None
+    trace_p: np.ndarray | None = None
 
     @classmethod
     def empty(cls, fleets: int, n: int, cycles: int, record_firings: bool,
-              failures: bool = False, ramps: tuple | None = None) -> "_Outputs":
+              failures: bool = False, ramps: tuple | None = None,
+              trace: int = 0) -> "_Outputs":
         return cls(firings=np.full((fleets, n, cycles), np.nan) if record_firings else None,
                    occupancy=np.empty((fleets, n + 1)),
                    upcross=np.empty((fleets, n + 1), dtype=np.int64),
@@ -699,7 +731,9 @@ class _Outputs:
                    fail_out=np.zeros((fleets, n + 1, door.FAIL_COLUMNS)) if failures else None,
                    pw_out=None if ramps is None else np.zeros((fleets, door.PW_COLUMNS)),
                    ramp_out=None if ramps is None else np.zeros((fleets, ramps[0].size,
-                                                                 ramps[1].size, 2)))
+                                                                 ramps[1].size, 2)),
+                   trace_t=None if ramps is None else np.full((fleets, trace), np.nan),
+                   trace_p=None if ramps is None else np.full((fleets, trace), np.nan))
 
     def run(self, fleet: Fleet, launch, seed: int, plan: _Plan, passage_level) -> Run:
         """The filled arrays as a Run (the E7 fields None where durations were off)."""
@@ -726,7 +760,9 @@ class _Outputs:
                 "power_p99": self.pw_out[:, door.PO_P99].copy(), "ramp_share": share,
                 "ramp_events": self.ramp_out[:, :, :, 1].astype(np.int64),
                 "ramp_windows": tuple(float(x) for x in plan.power[0]),
-                "ramp_thresholds": tuple(float(x) for x in plan.power[1])}
+                "ramp_thresholds": tuple(float(x) for x in plan.power[1]),
+                "power_trace_t": self.trace_t if plan.power_trace else None,
+                "power_trace_p": self.trace_p if plan.power_trace else None}
 
     def _durations(self, plan: _Plan) -> dict:
         """The E7 fields: each checkpoint's duration and wait, counted, summed, their
@@ -789,10 +825,12 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
         if out.pw_out is not None and out.fail_out is not None:
             door.run_fleets_general_fail_power(*args, *inputs.failures, out.fail_out[lo:hi],
                                                inputs.power, plan.power[0], plan.power[1],
-                                               out.pw_out[lo:hi], out.ramp_out[lo:hi])
+                                               out.pw_out[lo:hi], out.ramp_out[lo:hi],
+                                               out.trace_t[lo:hi], out.trace_p[lo:hi])
         elif out.pw_out is not None:
             door.run_fleets_general_power(*args, None, None, None, inputs.power, plan.power[0],
-                                          plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi])
+                                          plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi],
+                                          out.trace_t[lo:hi], out.trace_p[lo:hi])
         elif out.fail_out is None:
             door.run_fleets_general(*args)
         else:
@@ -801,7 +839,8 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
         door.run_fleets_fail_power(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
                                    _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,
                                    out.fail_out[lo:hi], inputs.power, plan.power[0],
-                                   plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi])
+                                   plan.power[1], out.pw_out[lo:hi], out.ramp_out[lo:hi],
+                                   out.trace_t[lo:hi], out.trace_p[lo:hi])
     elif out.fail_out is not None:
         door.run_fleets_fail(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
                              _DURATION_CELLS, out.dur_out[lo:hi], *inputs.failures,
@@ -810,7 +849,7 @@ def _run_batch(inputs, theta, plan: _Plan, out: _Outputs, lo: int, hi: int) -> N
         door.run_fleets_power(*inputs.base, theta, *common, *plan.rings, fire_buf, *outputs,
                               _DURATION_CELLS, out.dur_out[lo:hi], None, None, None,
                               inputs.power, plan.power[0], plan.power[1], out.pw_out[lo:hi],
-                              out.ramp_out[lo:hi])
+                              out.ramp_out[lo:hi], out.trace_t[lo:hi], out.trace_p[lo:hi])
     else:
         if plan.fast_forward:
             run_fleets = door.run_fleets_ff

@@ -48,7 +48,7 @@ CASES = {
     "e4_mixing.py": (["E4m"], ["e4_mixing"], None),
     "e4_product_form.py": (["5x"], ["e4_product_form"], None),
     # power drops (MODEL.md E6): statistical; its mean against the law is asserted inside
-    "e6_power.py": (["E6"], ["e6_power_drops"], None),
+    "e6_power.py": (["E6"], ["e6_power_drops", "e6_power_trace"], None),
     # failures and goodput (MODEL.md E8): Daly's law and the contention-aware interval
     "e8_goodput.py": (["E8"], ["e8_daly_cases"], None),
 }

@@ -296,3 +296,88 @@ def test_power_with_failures_changes_no_other_output_by_a_bit(general):
                  "checkpoint_time"):
         assert getattr(plain, name).tobytes() == getattr(run, name).tobytes(), name
     assert np.all(run.power_min <= run.power_mean) and np.all(run.power_mean <= run.power_max)
+
+
+# -- power traces (simulate(power_trace=m)) ---------------------------------------------
+
+def assert_trace_matches(run, ref, fleet, m, row=0):
+    """The first m steps of P over the window against the reference's levels
+    (its ``power_levels`` from the window's start on): the same steps, their
+    starts to RTOL of the run's length (each an instant both integrators
+    reach by their own sums: see test_reference.py) and their P to RTOL of
+    the fleet's busy power (as the mean)."""
+    t, p = run.power_trace_t[row], run.power_trace_p[row]
+    assert t.shape == p.shape == (m,)
+    a, _, watts = ref["power_levels"]
+    if math.isnan(ref["power_mean"]):
+        assert np.all(np.isnan(t)) and np.all(np.isnan(p))
+        return
+    first = int(np.searchsorted(a, ref["power_start"]))
+    a, watts = a[first:first + m], watts[first:first + m]
+    k = a.size
+    assert np.all(np.isnan(t[k:])) and np.all(np.isnan(p[k:]))
+    assert t[0] == run.power_trace_t[row][0] and not np.isnan(t[:k]).any()
+    tscale = max(1.0, float(ref["end_time"]))
+    np.testing.assert_allclose(t[:k], a, rtol=0, atol=RTOL * tscale)
+    pscale = float(np.max(fleet.busy_power)) * fleet.n_jobs
+    np.testing.assert_allclose(p[:k], watts, rtol=0, atol=RTOL * pscale)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_power_traces_match_the_reference_levels(seed):
+    kind = seed % 3  # the anonymous kernel, the general one, either with failures
+    if kind == 0:
+        case = general_case(seed)
+    elif kind == 1:
+        case = blocking_failure_case(seed)
+    else:
+        case = general_case(seed, failures=True)
+    fleet, theta, cycles, burn_in, level, D, X = case
+    m = [1, 7, 40, 100000][seed % 4]
+    run = stormsim.simulate(fleet, launch=theta, fleets=1, cycles=cycles, seed=seed,
+                            burn_in=burn_in, passage_level=level, ramps=(D, X), power_trace=m)
+    ref = reference_of(fleet, theta, cycles, burn_in, level, D, X, seed)
+    assert_trace_matches(run, ref, fleet, m)
+    if not math.isnan(ref["power_mean"]):
+        # the window's start and its first level, exactly where the window opens
+        assert run.power_trace_t[0, 0] == pytest.approx(ref["power_start"], rel=0, abs=RTOL * max(
+            1.0, float(ref["end_time"])))
+
+
+def test_power_traces_are_off_by_default_and_leave_every_other_output_alone():
+    fleet = _mixed_fleet()
+    kw = dict(fleets=5, cycles=30, seed=2, burn_in=3, ramps=((1.0,), (300.0,)))
+    plain = stormsim.simulate(fleet, **kw)
+    traced = stormsim.simulate(fleet, **kw, power_trace=25, batch_size=2)
+    assert plain.power_trace_t is None and plain.power_trace_p is None
+    assert traced.power_trace_t.shape == traced.power_trace_p.shape == (5, 25)
+    for name in (*POWER_FIELDS, *OTHER_FIELDS, *GENERAL_FIELDS):
+        a, b = getattr(plain, name), getattr(traced, name)
+        assert (a is None and b is None) or a.tobytes() == b.tobytes(), name
+    # steps in time order, within the window, P between its min and max
+    t = traced.power_trace_t
+    assert np.all(np.diff(t, axis=1) > 0)
+    assert np.all(traced.power_trace_p >= traced.power_min[:, None])
+    assert np.all(traced.power_trace_p <= traced.power_max[:, None])
+    again = stormsim.simulate(fleet, **kw, power_trace=25, threads=1)
+    assert again.power_trace_t.tobytes() == t.tobytes()
+    assert again.power_trace_p.tobytes() == traced.power_trace_p.tobytes()
+
+
+def test_power_trace_is_refused_by_name():
+    from stormsim import SpecError
+
+    with pytest.raises(SpecError, match="^power_trace = 3: the fleet has no power"):
+        stormsim.simulate(Fleet.identical(3, load=0.5), fleets=1, cycles=2, power_trace=3)
+    powered = Fleet.identical(3, load=0.5, busy_power=700.0, idle_power=100.0)
+    for bad in (-1, 2.5, "3", True, None):
+        with pytest.raises(SpecError, match="^power_trace"):
+            stormsim.simulate(powered, fleets=1, cycles=2, power_trace=bad)
+
+
+def test_a_power_trace_beyond_memory_is_refused_by_name():
+    from stormsim import SpecError
+
+    powered = Fleet.identical(3, load=0.5, busy_power=700.0, idle_power=100.0)
+    with pytest.raises(SpecError, match=r"^power_trace = 1000000000000 with fleets = 2"):
+        stormsim.simulate(powered, fleets=2, cycles=2, power_trace=10**12)

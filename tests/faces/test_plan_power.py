@@ -188,3 +188,19 @@ def test_an_outage_is_a_step_of_the_whole_computing_draw():
     assert f"about {step / 1e6:.3g} MW within an instant" in note and "0.0333 a day" in note
     plain = stormsim.plan(FLEET, [2], what_if=False, mtbf="24 h", max_seconds=SECONDS)
     assert not [n for n in plain.notes if n.startswith("Outages")]
+
+
+def test_an_operator_plans_power_from_a_job_table_with_gpu_counts(tmp_path, capsys):
+    table = tmp_path / "jobs.csv"
+    table.write_text("size [GB],compute_interval [min],jitter [%],gpus\n"
+                     + "840,30,2,1024\n" * 4 + "420,30,2,512\n" * 4)
+    rc = main(["plan", str(table), "--bandwidth", "40GB/s", "--gpu-power", "700W",
+               "--gpu-idle-power", "100W", "--drops", "1MW", "--no-what-if", "--levels", "2",
+               "--max-seconds", "10", "-q"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "Power: drops per day" in out and ">= 1 MW" in out
+    # 4 x 614.4 kW + 4 x 307.2 kW of drops; mean draw from the law (a mixed base fleet)
+    fleet = stormsim.Fleet.from_csv(table, bandwidth="40 GB/s", gpu_power="700 W",
+                                    gpu_idle_power="100 W")
+    mean = power_law(fleet, fleet.busy_power, fleet.idle_power).mean
+    assert f"{mean / 1e6:.3g} (exact)" in out
