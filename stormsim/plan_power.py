@@ -18,9 +18,8 @@ import numpy as np
 
 from ._format import fmt_interval, fmt_value
 from .engine.model import Fleet
-from .stats.durations import ratio
 from .stats.interval import Interval
-from .stats.power import RampEstimate, power_law, ramp_estimate
+from .stats.power import RampEstimate, mean_power, power_law, ramp_estimate
 
 __all__ = ["POWER_COLUMNS", "POWER_NOTE", "POWER_WINDOWS", "PowerRow", "default_thresholds", "outage_note",
            "power_lines", "power_records", "power_row", "ramps_for"]
@@ -130,11 +129,9 @@ def _mean_power(fleet: Fleet, run, exact: bool) -> Interval:
     if exact:
         m = power_law(fleet, fleet.busy_power, fleet.idle_power).mean
         return Interval(m, m, m, "exact", unit="W")
-    if run is None or getattr(run, "power_mean", None) is None:
+    if run is None:
         return Interval(math.nan, math.nan, math.nan, "not simulated", unit="W")
-    w = np.asarray(run.window, dtype=np.float64)
-    got = ratio(run.power_mean * w, w, unit="W")
-    return got
+    return mean_power(run.window, run.power_mean)
 
 
 def power_row(name: str, fleet: Fleet, run, exact: bool, missing: str) -> PowerRow:
@@ -144,9 +141,6 @@ def power_row(name: str, fleet: Fleet, run, exact: bool, missing: str) -> PowerR
     mean = _mean_power(fleet, run, exact)
     if run is None:
         return PowerRow(name, mean, None, missing)
-    if getattr(run, "ramp_events", None) is None:
-        return PowerRow(name, mean, None, "not simulated: this scenario's kernel does not "
-                        "record power yet")
     return PowerRow(name, mean, ramp_estimate(run))
 
 

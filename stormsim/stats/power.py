@@ -261,4 +261,4 @@ def mean_power(window, power_mean, confidence: float = CONFIDENCE) -> Interval:
     to the time (``stats.durations.ratio``: delta method; NaN ends with fewer
     than 2 fleets). Per-fleet arrays as a Run (or a sweep's cell) has them."""
     window = np.asarray(window, dtype=np.float64)
-    return ratio(np.asarray(power_mean, dtype=np.float64) * window, window, confidence)
+    return ratio(np.asarray(power_mean, dtype=np.float64) * window, window, confidence, unit="W")
