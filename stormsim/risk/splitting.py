@@ -163,6 +163,12 @@ def check_splittable(fleet: Fleet) -> None:
                         "Use storm_risk(..., method='plain') (plain Monte Carlo) for it")
 
 
+def _is_general(fleet: Fleet) -> bool:
+    """The fleet runs on the general dynamics (``engine._kernel.gffs_*``): async
+    jobs, unequal weights or a writer cap; the base model on the two-clock one."""
+    return not fleet.is_anonymous
+
+
 def _theta(inputs, launch, rep0, R):
     """Replicate r's flux fleet starts as fleet rep0 + r of ``simulate`` would."""
     spec = resolve(launch, inputs.fleet, 1)
@@ -173,7 +179,12 @@ def _theta(inputs, launch, rep0, R):
 
 def _flux(inputs, split: SplitSettings, launch, rep0, R, lo):
     """R flux runs (replicates rep0..) of ``split``'s flux_cycles, measured after its
-    burn_in, each keeping up to ``split.reservoir`` entries into {S >= lo}."""
+    burn_in, each keeping up to ``split.reservoir`` entries into {S >= lo}:
+    (occupancy, up-crossings, the reservoir's arrays, entries, events, window);
+    the reservoir is (remaining, phase, count) on the base model, the general
+    dynamics' flat states (sf, si) otherwise."""
+    if _is_general(inputs.fleet):
+        return _gflux(inputs, split, launch, rep0, R, lo)
     n, reservoir = inputs.fleet.n_jobs, split.reservoir
     occ = np.zeros((R, n + 1))
     up = np.zeros((R, n + 1), dtype=np.int64)
@@ -189,6 +200,24 @@ def _flux(inputs, split: SplitSettings, launch, rep0, R, lo):
                      occ, up, res_rem, res_ph, res_cnt, entries, events, window,
                      np.int64(split.horizon), _once_a_cycle(split.score_every))
     return occ, up, res_rem, res_ph, res_cnt, entries, events, window
+
+
+def _gflux(inputs, split: SplitSettings, launch, rep0, R, lo):
+    """``_flux`` on the general dynamics (``door.gffs_flux``)."""
+    n, reservoir = inputs.fleet.n_jobs, split.reservoir
+    _, nf, ni = door.gffs_layout(n)
+    occ = np.zeros((R, n + 1))
+    up = np.zeros((R, n + 1), dtype=np.int64)
+    res_f = np.zeros((R, reservoir, nf))
+    res_i = np.zeros((R, reservoir, ni), dtype=np.int64)
+    entries = np.zeros(R, dtype=np.int64)
+    events = np.zeros(R, dtype=np.int64)
+    window = np.zeros(R)
+    door.gffs_flux(door.gffs_fleet(inputs), _theta(inputs, launch, rep0, R), inputs.key0,
+                   inputs.key1, np.int64(rep0), np.int64(lo), np.int64(split.burn_in),
+                   np.int64(split.flux_cycles), occ, up, res_f, res_i, entries, events, window,
+                   np.int64(split.horizon))
+    return occ, up, res_f, res_i, entries, events, window
 
 
 def choose_basin(fleet: Fleet, levels, split: SplitSettings | None = None, *, seed: int = 0,
@@ -274,32 +303,58 @@ def storm_split(fleet: Fleet, levels, split: SplitSettings | None = None, *, see
     return summarise(fleet, ks, out, split, replicates, int(seed), cpu, wall)
 
 
-def _first_bank(res_rem, res_ph, res_cnt, kept):
-    """The first stage's starts: each replicate's kept flux-run entries, in order
-    (remaining times, phases, counts, entries per replicate, next looks)."""
+def _first_bank(res, kept, general):
+    """The first stage's starts: each replicate's kept flux-run entries, in order,
+    one array per part of a state (the base model's remaining times, phases,
+    counts and next looks; the general dynamics' sf and si), and the entries
+    per replicate."""
     R = kept.size
-    bank_rem = np.concatenate([res_rem[r, :kept[r]] for r in range(R)])
-    bank_ph = np.concatenate([res_ph[r, :kept[r]] for r in range(R)])
-    bank_cnt = np.concatenate([res_cnt[r, :kept[r]] for r in range(R)])
-    bank_due = np.full(bank_rem.shape[0], np.inf)     # the flux run's entries: just looked
-    return bank_rem, bank_ph, bank_cnt, kept.astype(np.int64), bank_due
+    bank = tuple(np.concatenate([x[r, :kept[r]] for r in range(R)]) for x in res)
+    if not general:
+        bank += (np.full(bank[0].shape[0], np.inf),)    # the flux run's entries: just looked
+    return bank, kept.astype(np.int64)
 
 
-def _stage_buffers(R: int, M: int, n: int) -> tuple:
-    """The kernel's output buffers of one stage: M trials per replicate."""
-    return (np.zeros((R, M, n + 1)), np.zeros((R, M, n + 1), dtype=np.int64),
-            np.zeros((R, M, n)), np.zeros((R, M, n), dtype=np.int8),
-            np.zeros((R, M, n), dtype=np.int64), np.zeros((R, M), dtype=np.int64),
-            np.zeros((R, M), dtype=np.int64), np.zeros((R, M)))
+def _stage_buffers(R: int, M: int, n: int, general: bool) -> tuple:
+    """The kernel's output buffers of one stage, M trials per replicate:
+    occupancy, up-crossings, the states reached (a tuple, as the bank's
+    parts), status, events."""
+    if general:
+        _, nf, ni = door.gffs_layout(n)
+        states = (np.zeros((R, M, nf)), np.zeros((R, M, ni), dtype=np.int64))
+    else:
+        states = (np.zeros((R, M, n)), np.zeros((R, M, n), dtype=np.int8),
+                  np.zeros((R, M, n), dtype=np.int64), np.zeros((R, M)))
+    return (np.zeros((R, M, n + 1)), np.zeros((R, M, n + 1), dtype=np.int64), states,
+            np.zeros((R, M), dtype=np.int64), np.zeros((R, M), dtype=np.int64))
+
+
+def _stage(inputs, g, bank, bank_lo, bank_n, j, rep0, L0, hi, split, bufs):  # noqa: PLR0913 (a stage's inputs)
+    """Stage j's trials (``door.ffs_stage``, or ``door.gffs_stage`` where g,
+    the general fleet tuple, is given) into ``bufs``."""
+    s_occ, s_up, states, status, ev = bufs
+    if g is None:
+        bank_rem, bank_ph, bank_cnt, bank_due = bank
+        o_rem, o_ph, o_cnt, o_due = states
+        door.ffs_stage(*inputs.base, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
+                       inputs.key0, inputs.key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
+                       np.int64(split.max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
+                       np.int64(split.horizon), _once_a_cycle(split.score_every), np.int64(NEAR_LEVELS),
+                       bank_due, o_due)
+    else:
+        door.gffs_stage(g, bank[0], bank[1], bank_lo, bank_n, inputs.key0, inputs.key1,
+                        np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
+                        np.int64(split.max_events), s_occ, s_up, states[0], states[1], status,
+                        ev, np.int64(split.horizon))
 
 
 def _run(fleet, ks, split: SplitSettings, R, seed, L0, launch, rep0):
     n = fleet.n_jobs
+    general = _is_general(fleet)
     inputs = door.prepare(fleet, seed)
-    occ, up, res_rem, res_ph, res_cnt, entries, events, window = _flux(
-        inputs, split, launch, rep0, R, L0)
-    bank_rem, bank_ph, bank_cnt, bank_n, bank_due = _first_bank(
-        res_rem, res_ph, res_cnt, np.minimum(entries, split.reservoir))
+    g = door.gffs_fleet(inputs) if general else None
+    occ, up, *res, entries, events, window = _flux(inputs, split, launch, rep0, R, L0)
+    bank, bank_n = _first_bank(res, np.minimum(entries, split.reservoir), general)
     interfaces = np.arange(L0, int(ks[-1]) + 1, dtype=np.int64)
     J = interfaces.size - 1
     weight = np.ones(R)                               # prod_{i<j} p_i per replicate
@@ -308,15 +363,12 @@ def _run(fleet, ks, split: SplitSettings, R, seed, L0, launch, rep0):
     p_stage = np.zeros((R, J))
     total_events = int(events.sum())
     truncated = 0
-    s_occ, s_up, o_rem, o_ph, o_cnt, status, ev, o_due = _stage_buffers(R, split.trials, n)
+    bufs = _stage_buffers(R, split.trials, n, general)
+    s_occ, s_up, states, status, ev = bufs
     for j in range(J + 1):
         hi = int(interfaces[j + 1]) if j < J else n + 1
         bank_lo = np.concatenate([[0], np.cumsum(bank_n)[:-1]]).astype(np.int64)
-        door.ffs_stage(*inputs.base, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
-                       inputs.key0, inputs.key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
-                       np.int64(split.max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
-                       np.int64(split.horizon), _once_a_cycle(split.score_every), np.int64(NEAR_LEVELS),
-                       bank_due, o_due)
+        _stage(inputs, g, bank, bank_lo, bank_n, j, rep0, L0, hi, split, bufs)
         total_events += int(ev.sum())
         truncated += int((status < 0).sum())
         above = time_at_or_above(s_occ)
@@ -330,15 +382,9 @@ def _run(fleet, ks, split: SplitSettings, R, seed, L0, launch, rep0):
         p_stage[:, j] = p
         weight = weight * p
         bank_n = ok.sum(axis=1).astype(np.int64)
-        bank_rem = np.ascontiguousarray(o_rem[ok])
-        bank_ph = np.ascontiguousarray(o_ph[ok])
-        bank_cnt = np.ascontiguousarray(o_cnt[ok])
-        bank_due = np.ascontiguousarray(o_due[ok])
-        if bank_rem.shape[0] == 0:          # every replicate died out: deeper terms are 0
-            bank_rem = np.zeros((1, n))
-            bank_ph = np.zeros((1, n), dtype=np.int8)
-            bank_cnt = np.zeros((1, n), dtype=np.int64)
-            bank_due = np.full(1, np.inf)
+        bank = tuple(np.ascontiguousarray(o[ok]) for o in states)
+        if bank[0].shape[0] == 0:       # every replicate died out: deeper terms are 0
+            bank = tuple(np.zeros((1,) + o.shape[2:], dtype=o.dtype) for o in states)
     flux = entries / window
     plain_up = up / window[:, None]
     plain_p = time_at_or_above(occ) / window[:, None]
