@@ -5,9 +5,13 @@ nu_k (up-crossings of n_w to >= k per second, MODEL.md E3) and the time
 fraction P(n_w >= k), down to 1e-12 and below, by stationary forward flux
 sampling (FFS; Allen, Frenkel & ten Wolde 2006) on the exact dynamics.
 
-Scope: the base model (blocking checkpoints, anonymous sharing: the
-two-clock kernel). Asynchronous or weighted fleets (MODEL.md E1, E2) are
-refused with a SpecError; ``storm_risk`` uses plain Monte Carlo for them.
+Scope: every fleet without failures. The base model (blocking checkpoints,
+anonymous sharing) runs on the two-clock kernel, as described below.
+Asynchronous checkpoints (MODEL.md E1: both on_busy rules, snapshots,
+slowdowns), unequal weights (E2) and a writer cap (E5), alone or mixed, run
+on the general dynamics (``engine._kernel.gffs_walk``; "The general
+dynamics" below). Fleets with failures (E8) are refused with a SpecError;
+``storm_risk`` uses plain Monte Carlo for them.
 
 The design
 ----------
@@ -99,6 +103,25 @@ rule "most-entries" at the level entered most often. Sweeps use
 failing trial run all the way back to a quiet fleet; a higher one stops it
 sooner (measured in docs/SPLITTING.md).
 
+The general dynamics: ``gffs_walk`` integrates ``run_fleet_general``'s
+dynamics (without failures; heap queues) on a state it can bank and clone:
+per job its phase (computing, snapshot, wait), its persist in flight or
+queued, its remaining work (stretched by the slowdown while its persist is
+in flight), its counters of firings and of compute intervals drawn, and the
+writer cap's FIFO queue. A flux run is fleet r of ``simulate(fleet,
+seed=seed, kernel="general", queues="heap")`` bit for bit. The score is the
+same integrator run on a copy of the state with the draws replaced:
+``horizon = 0``, the committed future (every compute interval drawn from
+now on never ends: the persists in flight or queued, the snapshots and
+waits under way and the compute intervals already drawn play out, and
+nothing more fires); ``horizon = H``, the mean future (each later interval
+lasts T_i), stopped after the instant at which (H + 1) N firings have been
+made. It can change only at an instant that draws a compute interval (a
+firing, a queue entry under a cap, a skip) or ends a persist, and it is
+looked at after every such instant, whatever ``score_every`` says (the
+"cycle" rule is the base model's only). Clones continue each job's counter
+of compute intervals drawn on their own streams, as on the base model.
+
 Cost: the score is a walk over the predicted future at every look: O(N) for
 the committed future, O(H N) for the look-ahead (with "write-end", an event
 of a trial costs ~40x ``simulate``'s at N = 32; with "cycle" ~5x). Both walks
@@ -153,13 +176,14 @@ def _once_a_cycle(score_every) -> bool:
 
 
 def check_splittable(fleet: Fleet) -> None:
-    """Refuse fleets outside the splitting kernel's scope (the base model)."""
+    """Refuse fleets outside the splitting kernels' scope: fleets with failures
+    (MODEL.md E8). The base model runs on the two-clock kernel, every other
+    fleet (async E1, weights E2, a writer cap E5) on the general dynamics."""
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
-    if not fleet.is_anonymous:
-        raise SpecError("storm_split runs the base model only (blocking checkpoints, equal "
-                        "weights, no failures); this fleet has async jobs, unequal weights or "
-                        f"failures ({fleet!r}). "
+    if fleet.has_failures:
+        raise SpecError(f"fleet = {fleet!r}: storm_split runs fleets without failures only "
+                        "(MODEL.md E8: every mtbf and outage_mtbf inf). "
                         "Use storm_risk(..., method='plain') (plain Monte Carlo) for it")
 
 
@@ -265,7 +289,8 @@ def storm_split(fleet: Fleet, levels, split: SplitSettings | None = None, *, see
 
     Parameters
     ----------
-    fleet : a base-model Fleet (blocking, equal weights)
+    fleet : a Fleet without failures (the base model, or async jobs, unequal
+        weights, a writer cap: the general dynamics)
     levels : int or sequence of int in 1..N
     split : SplitSettings (None: its defaults): trials, replicates (None:
         FIXED_REPLICATES), flux_cycles, burn_in (None: DEFAULT_SPLIT_BURN_IN),
