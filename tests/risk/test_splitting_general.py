@@ -188,3 +188,46 @@ def test_agrees_with_plain_monte_carlo_at_n_16(cell):
     assert any(not flux for _, flux, _, _ in z)
     for k, _, zp, zr in z:
         assert abs(zp) <= Z_AGREE and abs(zr) <= Z_AGREE, (k, zp, zr)
+
+
+@pytest.mark.parametrize("horizon", [0, 2])
+def test_between_two_looks_the_fleet_stays_at_or_below_the_score(horizon):
+    """What makes the basin {score < L_0} a set of quiet states: from one look
+    to the next (the next instant that draws a compute interval or ends a
+    persist) the fleet follows the future the score walked, so n_w, and every
+    up-crossing up to and including the next look's instant, stay at or below
+    the score. Random mixed fleets (async both rules, weights, caps), 300
+    looks each from the launch, the score walked in full (hi = N + 1)."""
+    from stormsim.engine import _kernel
+
+    rng = np.random.default_rng(5)
+    for case in range(12):
+        fleet = _random_fleet(rng)
+        n = fleet.n_jobs
+        inputs = door.prepare(fleet, case)
+        g = door.gffs_fleet(inputs)
+        _, nf, ni = door.gffs_layout(n)
+        sf, si = np.empty(nf), np.empty(ni, dtype=np.int64)
+        sf2, si2 = np.empty(nf), np.empty(ni, dtype=np.int64)
+        _kernel.gffs_launch(inputs.T, door.phases(inputs, None, 0, 1)[0], sf, si)
+        base = np.array([_kernel.stream_base(inputs.key0, inputs.key1, 0, i) for i in range(n)],
+                        dtype=np.uint64)
+        popped, popkey, stack = (np.empty(n, dtype=np.int64), np.empty(n),
+                                 np.empty(n, dtype=np.int64))
+        ctr2 = np.zeros(4, dtype=np.int64)
+        ctr = np.array([0, 0, 0, 1], dtype=np.int64)
+        hi = np.int64(n + 1)
+        score = _kernel.gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, False,
+                                   hi, np.int64(horizon))
+        advance = False
+        for look in range(300):
+            occ = np.zeros(n + 1)
+            up = np.zeros(n + 1, dtype=np.int64)
+            r = _kernel._gffs_call(g, base, sf, si, popped, popkey, stack, 0, advance, hi,
+                                   np.int64(1) << 62, False, np.int64(0), np.int64(0),
+                                   np.int64(1) << 62, occ, up, ctr, np.zeros(1))
+            assert r == _kernel.GW_LOOK
+            advance = True
+            assert not occ[score + 1:].any() and not up[score + 1:].any(), (case, look, score)
+            score = _kernel.gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2,
+                                       True, hi, np.int64(horizon))
