@@ -116,10 +116,12 @@ now on never ends: the persists in flight or queued, the snapshots and
 waits under way and the compute intervals already drawn play out, and
 nothing more fires); ``horizon = H``, the mean future (each later interval
 lasts T_i), stopped after the instant at which (H + 1) N firings have been
-made. It can change only at an instant that draws a compute interval (a
-firing, a queue entry under a cap, a skip) or ends a persist, and it is
-looked at after every such instant, whatever ``score_every`` says (the
-"cycle" rule is the base model's only). Clones continue each job's counter
+made. It can rise only at an instant that draws a compute interval (a
+firing, a queue entry under a cap, a skip) and it is looked at after every
+such instant, whatever ``score_every`` says (the "cycle" rule is the base
+model's only); it can fall where a persist ends, not looked at: a return to
+the basin is seen at the next draw, in flux runs and trials alike, and
+between looks n_w stays at or below the last score. Clones continue each job's counter
 of compute intervals drawn on their own streams, as on the base model.
 
 Cost: the score is a walk over the predicted future at every look: O(N) for

@@ -425,10 +425,11 @@ def _stopped(job: RiskJob, batches: int, est: dict, cpu: float, wall: float, las
 
 
 def _after_plain(job: RiskJob, risk: StormRisk) -> str:
-    """What follows plain Monte Carlo's first run: "done", "plain" (it goes on
-    to the whole budget: it would finish the rest in the budget left, at the
-    CPU/wall ratio it ran at, so splitting is not chosen) or "split" (the
-    levels it left unresolved)."""
+    """What follows plain Monte Carlo's first run: "done" (also where its
+    first MIN_BATCHES batches already spent the whole budget), "plain" (it
+    goes on to the whole budget: it would finish the rest in the budget left,
+    at the CPU/wall ratio it ran at, so splitting is not chosen) or "split"
+    (the levels it left unresolved)."""
     todo = ~risk.resolved
     if not job.can_split:
         return "done"
@@ -438,6 +439,8 @@ def _after_plain(job: RiskJob, risk: StormRisk) -> str:
         return "done"
     speed = risk.cpu_seconds / max(risk.wall_seconds, 1e-9)
     left = job.budget - risk.wall_seconds
+    if left <= 0.0:
+        return "done"
     more = float(np.max(risk.cpu_seconds_needed[todo])) - risk.cpu_seconds
     return "plain" if more / max(speed, 1e-9) <= left else "split"
 

@@ -63,7 +63,7 @@ def _flux_runs(fleet, seed, fleets, cycles, burn_in, lo, horizon, reservoir=4):
 @pytest.mark.parametrize("horizon", [0, 2])
 def test_flux_run_is_the_general_kernel_fleet_bit_for_bit(horizon):
     """40 random small fleets mixing the options: a flux run, stopped at every
-    instant that draws or ends a persist to look at its score (basin edge 2,
+    instant that draws a compute interval to look at its score (basin edge 2,
     reached, so entries are banked; or N + 1, never), gives ``simulate``'s
     general-kernel occupancy, up-crossings and event count bit for bit (the
     same arithmetic in the same order, heap queues): looking changes nothing."""
@@ -193,8 +193,8 @@ def test_agrees_with_plain_monte_carlo_at_n_16(cell):
 @pytest.mark.parametrize("horizon", [0, 2])
 def test_between_two_looks_the_fleet_stays_at_or_below_the_score(horizon):
     """What makes the basin {score < L_0} a set of quiet states: from one look
-    to the next (the next instant that draws a compute interval or ends a
-    persist) the fleet follows the future the score walked, so n_w, and every
+    to the next (the next instant that draws a compute interval) the fleet
+    follows the future the score walked, so n_w, and every
     up-crossing up to and including the next look's instant, stay at or below
     the score. Random mixed fleets (async both rules, weights, caps), 300
     looks each from the launch, the score walked in full (hi = N + 1)."""
