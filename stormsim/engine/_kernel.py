@@ -3627,7 +3627,8 @@ _GFFS_NEVER = np.int64(1) << 62
 
 
 @njit(cache=CACHE, nogil=True)
-def gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, advance, hi, horizon):
+def gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, advance, hi, horizon,
+               none):
     """The importance score of the state (sf, si), to class precision (>= hi
     stops the walk): the largest n_w of its predicted future, integrated on
     the copy (sf2, si2) by ``_gffs_run``. horizon = 0: the committed future
@@ -3636,7 +3637,9 @@ def gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, advance, 
     intervals already drawn play out and nothing more fires). horizon = H >=
     1: the mean future (each later interval lasts exactly T_i), stopped
     after the instant at which (H + 1) N firings have been made. Either way
-    the score is >= n_w and is a function of the state alone."""
+    the score is >= n_w and is a function of the state alone. ctr2 (4,)
+    int64 and none (an empty float64 array) are the caller's scratch: no
+    allocation per look."""
     N = g[0].shape[0]
     sf2[:] = sf
     si2[:] = si
@@ -3644,9 +3647,8 @@ def gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, advance, 
         ctr2[c] = 0
     future = 1 if horizon == 0 else 2
     budget = _GFFS_NEVER if horizon == 0 else (horizon + 1) * N
-    dummy = np.empty(0)
     return _gffs_call(g, base, sf2, si2, popped, popkey, stack, future, advance, hi, budget, False,
-                      0, 0, _GFFS_NEVER, dummy, ctr2[:0], ctr2, dummy)
+                      0, 0, _GFFS_NEVER, none, ctr2[:0], ctr2, none)
 
 
 @njit(cache=CACHE, nogil=True)
@@ -3729,6 +3731,7 @@ def gffs_walk(g, sf, si, base, lo, hi, plain, burn_in, cycles, max_events, occup
     ctr2 = np.zeros(4, dtype=np.int64)
     ctr = np.zeros(4, dtype=np.int64)
     window = np.zeros(1)
+    none = np.empty(0)
     cap = (sf.shape[0] - N - _GF_N) // 4
     count = si[4 * cap + N:4 * cap + 2 * N]
     if plain:
@@ -3742,7 +3745,8 @@ def gffs_walk(g, sf, si, base, lo, hi, plain, burn_in, cycles, max_events, occup
         ctr[_GC_MEAS] = 1
     R = res_f.shape[0]
     n_res = 0
-    s = gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, advance, hi, horizon)
+    s = gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, advance, hi, horizon,
+                   none)
     in_basin = s < lo
     status = 0
     if not plain and s >= hi:
@@ -3757,7 +3761,8 @@ def gffs_walk(g, sf, si, base, lo, hi, plain, burn_in, cycles, max_events, occup
             if r == GW_MAXEV:
                 status = -1
                 break
-            s = gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, True, hi, horizon)
+            s = gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, True, hi, horizon,
+                           none)
             if plain:
                 if in_basin and s >= lo:
                     in_basin = False

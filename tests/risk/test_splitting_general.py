@@ -217,8 +217,9 @@ def test_between_two_looks_the_fleet_stays_at_or_below_the_score(horizon):
         ctr2 = np.zeros(4, dtype=np.int64)
         ctr = np.array([0, 0, 0, 1], dtype=np.int64)
         hi = np.int64(n + 1)
+        none = np.empty(0)
         score = _kernel.gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, False,
-                                   hi, np.int64(horizon))
+                                   hi, np.int64(horizon), none)
         advance = False
         for look in range(300):
             occ = np.zeros(n + 1)
@@ -230,4 +231,4 @@ def test_between_two_looks_the_fleet_stays_at_or_below_the_score(horizon):
             advance = True
             assert not occ[score + 1:].any() and not up[score + 1:].any(), (case, look, score)
             score = _kernel.gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2,
-                                       True, hi, np.int64(horizon))
+                                       True, hi, np.int64(horizon), none)
