@@ -110,8 +110,8 @@ def parser() -> argparse.ArgumentParser:
                       help="stop after this many fleets (default: the cell's risk_fleets)")
     risk.add_argument("--method", choices=("auto", "plain", "splitting"), default=None,
                       help="auto: plain Monte Carlo, then forward flux sampling for the levels "
-                           "it cannot reach in the budget (base model only; async or weighted "
-                           "fleets: plain); plain; splitting (every level) (default: the "
+                           "it cannot reach in the budget (fleets without failures; with "
+                           "failures: plain); plain; splitting (every level) (default: the "
                            "cell's risk_method, else auto)")
     risk.add_argument("--trials", type=int, default=None,
                       help="splitting: clones per stage and replicate (default: the cell's "

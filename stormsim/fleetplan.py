@@ -1398,7 +1398,12 @@ def _row(name, change, f, ks, seed, watchdog, risk_each, clock, where, among, bo
     else:
         clock.step(where, "storm risk" + ("" if exact_applies(f, "random")
                                           else f" (up to {risk_each:.2g} s)"))
-        risk = storm_risk(f, ks, max_seconds=risk_each, seed=seed, **effort)
+        # What-ifs beyond the base model (async, weights, a writer cap) stay on
+        # plain Monte Carlo: splitting them is new, and the plan's regimes read
+        # plain Monte Carlo's one-sided bounds (a saturated capped fleet split
+        # reads "episodes"); the base model as storm_risk chooses.
+        risk = storm_risk(f, ks, max_seconds=risk_each, seed=seed, **effort,
+                          method="auto" if f.is_anonymous else "plain")
         method = np.asarray(risk.level_method, dtype=str)
         rate, lo, hi = (np.array(a, dtype=np.float64)
                         for a in (risk.storms_per_s, risk.storms_per_s_lo, risk.storms_per_s_hi))

@@ -3430,3 +3430,663 @@ def replay_blocks(firings, job, tau, levels, up, busy, reach):
         jobs = order // firings.shape[2]
         _rp_one_fleet(flat[order], jobs, job, (tau, levels, busy[r]), up[r])
         reach[r] = np.min(firings[r][:, -1])
+
+
+# -- forward flux sampling on the general dynamics (E1 async, E2 weights, E5 caps) --
+#
+# A driver of its own, like the base model's above: ``run_fleet_general`` is
+# untouched. ``_gffs_run`` integrates the general kernel's dynamics (no
+# failures, no durations or waits recorded) with binary heaps only, on a
+# fleet state held in two flat arrays, so that a state can be banked,
+# continued by any number of clones (each with its own stream base,
+# continuing each job's counter of compute intervals drawn), and copied for
+# the importance score, which is the same integrator run on the copy with
+# the draws replaced (``future``). Layout, cap = N rounded up to a power of 2:
+#   sf (float64): wkey, skey, ckey, qtime (cap each), rem (N), then _GF_N scalars;
+#   si (int64): widx, sidx, cidx, qidx (cap each), cpos, count, drawn, phase,
+#       inflight, parked (N each), then _GI_N scalars.
+
+_GF_PW = 0
+_GF_PC = 1
+_GF_PS = 2
+_GF_W = 3
+_GF_T = 4
+_GF_N = 5
+_GI_WH = 0
+_GI_NWH = 1
+_GI_SH = 2
+_GI_NSH = 3
+_GI_CH = 4
+_GI_NCH = 5
+_GI_QH = 6
+_GI_QN = 7
+_GI_INST = 8
+_GI_N = 9
+
+#: ``_gffs_run``'s returns in the real mode (future = 0).
+GW_LOOK = 1     # an instant drew a compute interval: look at the score
+GW_DONE = 2     # plain: every job has fired ``cycles`` times
+GW_MAXEV = 3    # a trial reached max_events
+GW_IDLE = 4     # no event left (never in a real fleet)
+
+#: ctr's slots (int64): events, jobs past burn-in, jobs done, measuring (0/1).
+_GC_EV = 0
+_GC_BURN = 1
+_GC_DONE = 2
+_GC_MEAS = 3
+
+
+def gffs_layout(n: int) -> tuple[int, int, int]:
+    """(cap, length of sf, length of si) of a general FFS state of n jobs."""
+    cap = 1
+    while cap < n:
+        cap *= 2
+    return cap, 4 * cap + n + _GF_N, 4 * cap + 6 * n + _GI_N
+
+
+@njit(cache=CACHE, nogil=True)
+def gffs_consts(T, d, f, rc, weight, snap, slow):
+    """The general kernel's per-job and per-count constants, computed as
+    ``run_fleet_general`` computes them: jobp (6, N) rows dw, stretch,
+    tol_w, tol_c, tol_cs, tol_s; tabs (4, N + 1) rows 1 / f, per_w (n / f),
+    r_w (f / n), 1 / r_c; tol3 (3,) the clocks' tolerances; uniform."""
+    N = T.shape[0]
+    uniform = True
+    for i in range(N):
+        if weight[i] != weight[0]:
+            uniform = False
+    tabs = np.zeros((4, N + 1))
+    for n in range(N + 1):
+        tabs[3, n] = 1.0 / rc[n]
+        if n > 0:
+            tabs[0, n] = 1.0 / f[n]
+            tabs[2, n] = f[n] / n
+            tabs[1, n] = 1.0 / tabs[2, n]
+    jobp = np.empty((6, N))
+    tol3 = np.zeros(3)
+    for i in range(N):
+        jobp[0, i] = d[i] if uniform else d[i] / weight[i]
+        jobp[1, i] = 1.0 / (1.0 - slow[i]) if slow[i] < 1.0 else 1.0
+        jobp[2, i] = TIE_RTOL * jobp[0, i]
+        jobp[3, i] = TIE_RTOL * T[i]
+        jobp[4, i] = jobp[3, i] * jobp[1, i]
+        jobp[5, i] = TIE_RTOL * snap[i]
+        tol3[0] = max(tol3[0], jobp[2, i])
+        tol3[1] = max(tol3[1], jobp[4, i])
+        tol3[2] = max(tol3[2], jobp[5, i])
+    return jobp, tabs, tol3, uniform
+
+
+@njit(cache=CACHE, nogil=True)
+def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, jobp, tabs, tol3,
+              uniform, base, sf, si, popped, popkey, stack, future, advance, hi, budget, plain,
+              burn_in, cycles, max_events, occupancy, upcross, ctr, window):
+    """Integrate the general dynamics (``run_fleet_general`` without failures)
+    on the state (sf, si), event to event, with the same arithmetic in the
+    same order (heaps for every queue), so from a launch it gives
+    ``run_fleet_general``'s occupancy and up-crossings with ring_w = ring_c =
+    ring_s = False, bit for bit.
+
+    advance: first move to the next instant (a state saved after its instant
+    was applied); False: apply the present instant first (a launch).
+
+    future = 0 (real): compute intervals drawn from the job's stream
+    ``base[i]`` at its counter ``drawn[i]``; returns GW_LOOK after an instant
+    that drew a compute interval (a firing, a skip, a queue entry: the only
+    instants at which the score can rise), GW_DONE
+    (plain, every job fired ``cycles`` times), GW_MAXEV (ctr's events reached
+    max_events) or GW_IDLE. Measures (occupancy, upcross, window[0]) while
+    ctr[_GC_MEAS]; plain: measuring starts once every job has fired burn_in
+    times, with the opening instant's crossings, as ``run_fleet_general``.
+
+    future = 1 (the committed future): every compute interval started from
+    here never ends (+inf: the job still counts as computing);
+    future = 2 (the mean future): each lasts exactly T_i. Returns the
+    largest n_w seen from the present state on, stopping once it is >= hi,
+    after the instant at which ``budget`` firings have been made, or when no
+    event is left. Nothing is measured.
+    """
+    N = T.shape[0]
+    cap = (sf.shape[0] - N - _GF_N) // 4
+    mask = cap - 1
+    wkey = sf[0:cap]
+    skey = sf[cap:2 * cap]
+    ckey = sf[2 * cap:3 * cap]
+    qtime = sf[3 * cap:4 * cap]
+    rem = sf[4 * cap:4 * cap + N]
+    of = 4 * cap + N
+    widx = si[0:cap]
+    sidx = si[cap:2 * cap]
+    cidx = si[2 * cap:3 * cap]
+    qidx = si[3 * cap:4 * cap]
+    j0 = 4 * cap
+    cpos = si[j0:j0 + N]
+    count = si[j0 + N:j0 + 2 * N]
+    drawn = si[j0 + 2 * N:j0 + 3 * N]
+    phase = si[j0 + 3 * N:j0 + 4 * N]
+    inflight = si[j0 + 4 * N:j0 + 5 * N]
+    parked = si[j0 + 5 * N:j0 + 6 * N]
+    oi = j0 + 6 * N
+    pw = sf[of + _GF_PW]
+    pc = sf[of + _GF_PC]
+    ps = sf[of + _GF_PS]
+    W = sf[of + _GF_W]
+    t = sf[of + _GF_T]
+    wh = si[oi + _GI_WH]
+    nwh = si[oi + _GI_NWH]
+    sh = si[oi + _GI_SH]
+    nsh = si[oi + _GI_NSH]
+    ch = si[oi + _GI_CH]
+    nch = si[oi + _GI_NCH]
+    qh = si[oi + _GI_QH]
+    qn = si[oi + _GI_QN]
+    instants = si[oi + _GI_INST]
+    dw = jobp[0]
+    stretch = jobp[1]
+    tol_w = jobp[2]
+    tol_c = jobp[3]
+    tol_cs = jobp[4]
+    tol_s = jobp[5]
+    inv_f = tabs[0]
+    per_tab = tabs[1]
+    rw_tab = tabs[2]
+    inv_rc = tabs[3]
+    tw = tol3[0]
+    tc = tol3[1]
+    ts = tol3[2]
+    capped = max_writers < N
+    events = ctr[_GC_EV]
+    n_burn = ctr[_GC_BURN]
+    n_done = ctr[_GC_DONE]
+    measuring = ctr[_GC_MEAS] != 0
+    best = nwh
+    fired = 0
+    result = 0
+    while True:
+        if advance:
+            instants += 1
+            if instants >= _REBASE_EVERY * N:
+                instants = 0
+                W = 0.0
+                for b in range(nwh):
+                    q = (wh + b) & mask
+                    wkey[q] -= pw
+                    W += weight[widx[q]]
+                if nwh == 1:
+                    W = weight[widx[wh]]
+                for b in range(nch):
+                    ckey[(ch + b) & mask] -= pc
+                for b in range(nsh):
+                    skey[(sh + b) & mask] -= ps
+                pw = 0.0
+                pc = 0.0
+                ps = 0.0
+            nw = nwh
+            r_w = 0.0
+            per_w = 0.0
+            if nwh > 0:
+                if uniform:
+                    r_w = rw_tab[nw]
+                    per_w = per_tab[nw]
+                else:
+                    r_w = f[nw] / W
+                    per_w = W * inv_f[nw]
+            r_c = rc[nch]
+            dtw = (wkey[wh] - pw) * per_w if nwh > 0 else np.inf
+            dtc = (ckey[ch] - pc) * inv_rc[nch] if nch > 0 else np.inf
+            dts = skey[sh] - ps if nsh > 0 else np.inf
+            dt = min(dtw, min(dtc, dts))
+            if dt == np.inf:
+                result = GW_IDLE
+                break
+            pw = wkey[wh] if dt == dtw else pw + r_w * dt
+            pc = ckey[ch] if dt == dtc else pc + r_c * dt
+            ps = skey[sh] if dt == dts else ps + dt
+            if measuring:
+                occupancy[nw] += dt
+                window[0] += dt
+            t += dt
+        advance = True
+        nw_prev = nwh
+        n_fire = 0
+        top = 0
+        drew = 0
+        # 1. Persists (and blocking writes) that end now; snapshot candidates popped first.
+        n_pop = 0
+        while nwh > 0 and wkey[wh] - pw <= tw:
+            popped[n_pop] = widx[wh]
+            popkey[n_pop] = wkey[wh]
+            n_pop += 1
+            wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, False)
+        n_wpop = n_pop
+        while nsh > 0 and skey[sh] - ps <= ts:
+            popped[n_pop] = sidx[sh]
+            popkey[n_pop] = skey[sh]
+            n_pop += 1
+            sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, False)
+        for b in range(n_wpop):
+            i = popped[b]
+            if popkey[b] - pw > tol_w[i]:
+                nwh = _q_push(wkey, widx, wh, nwh, mask, False, popkey[b], i)
+                continue
+            events += 1
+            inflight[i] = 0
+            W -= weight[i]
+            if phase[i] == _WAIT:
+                if snap[i] > 0.0:
+                    phase[i] = _SNAPSHOT
+                    nsh = _q_push(skey, sidx, sh, nsh, mask, False, ps + snap[i], i)
+                else:
+                    stack[top] = 2 * i + 1
+                    top += 1
+            elif parked[i] != 0:
+                parked[i] = 0
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, False, pc + rem[i], i)
+            elif slow[i] > 0.0 and phase[i] == _COMPUTE:
+                cp = cpos[i]
+                _iq_decrease(ckey, cidx, cpos, ch, mask, False, i,
+                             pc + (ckey[cp] - pc) * (1.0 - slow[i]))
+        # 2. Snapshots that end now: firings.
+        for b in range(n_wpop, n_pop):
+            i = popped[b]
+            if popkey[b] - ps > tol_s[i]:
+                nsh = _q_push(skey, sidx, sh, nsh, mask, False, popkey[b], i)
+                continue
+            stack[top] = 2 * i + 1
+            top += 1
+        # 3. Checkpoints that fall due now.
+        n_pop = 0
+        while nch > 0 and ckey[ch] - pc <= tc:
+            popped[n_pop] = cidx[ch]
+            popkey[n_pop] = ckey[ch]
+            n_pop += 1
+            ch, nch = _iq_pop(ckey, cidx, cpos, ch, nch, mask, False)
+        for b in range(n_pop):
+            i = popped[b]
+            if popkey[b] - pc > (tol_cs[i] if inflight[i] != 0 else tol_c[i]):
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, False, popkey[b], i)
+                continue
+            if snap[i] > 0.0 and inflight[i] == 0:
+                events += 1
+                phase[i] = _SNAPSHOT
+                nsh = _q_push(skey, sidx, sh, nsh, mask, False, ps + snap[i], i)
+                continue
+            stack[top] = 2 * i
+            top += 1
+        # 4. What they set off at this same instant.
+        while top > 0:
+            top -= 1
+            i = stack[top] >> 1
+            if capped and stack[top] & 1:
+                p = qh + qn
+                while p > qh and qtime[(p - 1) & mask] == t and qidx[(p - 1) & mask] > i:
+                    qidx[p & mask] = qidx[(p - 1) & mask]
+                    qtime[p & mask] = qtime[(p - 1) & mask]
+                    p -= 1
+                qidx[p & mask] = i
+                qtime[p & mask] = t
+                qn += 1
+                inflight[i] = 1
+                phase[i] = _COMPUTE
+            elif stack[top] & 1:
+                events += 1
+                k = count[i]
+                count[i] = k + 1
+                if k + 1 == cycles:
+                    n_done += 1
+                if k + 1 == burn_in:
+                    n_burn += 1
+                n_fire += 1
+                inflight[i] = 1
+                W += weight[i]
+                nwh = _q_push(wkey, widx, wh, nwh, mask, False, pw + dw[i], i)
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+                phase[i] = _COMPUTE
+            elif inflight[i] != 0:
+                if is_async[i]:
+                    events += 1
+                if not skip[i]:
+                    phase[i] = _WAIT
+                    continue
+            elif snap[i] > 0.0:
+                events += 1
+                phase[i] = _SNAPSHOT
+                nsh = _q_push(skey, sidx, sh, nsh, mask, False, ps + snap[i], i)
+                continue
+            else:
+                stack[top] = 2 * i + 1
+                top += 1
+                continue
+            # A new compute interval (after a firing, a queue entry or a skip).
+            drew += 1
+            if future == 0:
+                w = T[i]
+                if sigma[i] > 0.0:
+                    w += sigma[i] * stream_normal(base[i], drawn[i])
+                    if w < 0.0:
+                        w = 0.0
+            elif future == 1:
+                w = np.inf
+            else:
+                w = T[i]
+            drawn[i] += 1
+            if w <= tol_c[i]:
+                stack[top] = 2 * i
+                top += 1
+            elif slow[i] >= 1.0:
+                parked[i] = 1
+                rem[i] = w
+            else:
+                nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, False, pc + w * stretch[i], i)
+        if capped:
+            while qn > 0 and nwh < max_writers:
+                i = qidx[qh]
+                qh = (qh + 1) & mask
+                qn -= 1
+                events += 1
+                k = count[i]
+                count[i] = k + 1
+                if k + 1 == cycles:
+                    n_done += 1
+                if k + 1 == burn_in:
+                    n_burn += 1
+                n_fire += 1
+                W += weight[i]
+                nwh = _q_push(wkey, widx, wh, nwh, mask, False, pw + dw[i], i)
+                if measuring and nwh > nw_prev:
+                    upcross[nwh] += 1
+            for b in range(qn - 1, -1, -1):
+                if qtime[(qh + b) & mask] != t:
+                    break
+                events += 1
+        nw = nwh
+        if nw == 0:
+            W = 0.0
+        elif nw == 1:
+            W = weight[widx[wh]]
+        if future != 0:
+            fired += n_fire
+            if nw > best:
+                best = nw
+                if best >= hi:
+                    break
+            if fired >= budget:
+                break
+            continue
+        if plain and not measuring and n_burn == N:
+            measuring = True
+            for b in range(nw_prev + 1, nw + 1):
+                upcross[b] += 1
+        if plain and n_done == N:
+            result = GW_DONE
+            break
+        if drew > 0:
+            result = GW_LOOK
+            break
+        if events >= max_events:
+            result = GW_MAXEV
+            break
+    sf[of + _GF_PW] = pw
+    sf[of + _GF_PC] = pc
+    sf[of + _GF_PS] = ps
+    sf[of + _GF_W] = W
+    sf[of + _GF_T] = t
+    si[oi + _GI_WH] = wh
+    si[oi + _GI_NWH] = nwh
+    si[oi + _GI_SH] = sh
+    si[oi + _GI_NSH] = nsh
+    si[oi + _GI_CH] = ch
+    si[oi + _GI_NCH] = nch
+    si[oi + _GI_QH] = qh
+    si[oi + _GI_QN] = qn
+    si[oi + _GI_INST] = instants
+    ctr[_GC_EV] = events
+    ctr[_GC_BURN] = n_burn
+    ctr[_GC_DONE] = n_done
+    ctr[_GC_MEAS] = 1 if measuring else 0
+    if future != 0:
+        return best
+    return result
+
+
+@njit(cache=CACHE, nogil=True)
+def _gffs_call(g, base, sf, si, popped, popkey, stack, future, advance, hi, budget, plain, burn_in,
+               cycles, max_events, occupancy, upcross, ctr, window):
+    """``_gffs_run`` with the fleet's arrays from the tuple g (``gffs_walk``)."""
+    T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, jobp, tabs, tol3, uniform = g
+    return _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, jobp,
+                     tabs, tol3, uniform, base, sf, si, popped, popkey, stack, future, advance, hi,
+                     budget, plain, burn_in, cycles, max_events, occupancy, upcross, ctr, window)
+
+
+#: A bound no walk reaches (events, firings).
+_GFFS_NEVER = np.int64(1) << 62
+
+
+@njit(cache=CACHE, nogil=True)
+def gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, advance, hi, horizon,
+               none):
+    """The importance score of the state (sf, si), to class precision (>= hi
+    stops the walk): the largest n_w of its predicted future, integrated on
+    the copy (sf2, si2) by ``_gffs_run``. horizon = 0: the committed future
+    (every compute interval drawn from now on never ends, so the persists in
+    flight or queued, the snapshots under way, the waits and the compute
+    intervals already drawn play out and nothing more fires). horizon = H >=
+    1: the mean future (each later interval lasts exactly T_i), stopped
+    after the instant at which (H + 1) N firings have been made. Either way
+    the score is >= n_w and is a function of the state alone. ctr2 (4,)
+    int64 and none (an empty float64 array) are the caller's scratch: no
+    allocation per look."""
+    N = g[0].shape[0]
+    sf2[:] = sf
+    si2[:] = si
+    for c in range(ctr2.shape[0]):
+        ctr2[c] = 0
+    future = 1 if horizon == 0 else 2
+    budget = _GFFS_NEVER if horizon == 0 else (horizon + 1) * N
+    return _gffs_call(g, base, sf2, si2, popped, popkey, stack, future, advance, hi, budget, False,
+                      0, 0, _GFFS_NEVER, none, ctr2[:0], ctr2, none)
+
+
+@njit(cache=CACHE, nogil=True)
+def gffs_save(sf, si, out_f, out_i):
+    """Bank the state (sf, si) in (out_f, out_i), its clocks moved to 0 (every
+    key made relative, wall time and the queue's entry times from its t)."""
+    N = (si.shape[0] - sf.shape[0] + _GF_N - _GI_N) // 5
+    cap = (sf.shape[0] - N - _GF_N) // 4
+    mask = cap - 1
+    of = 4 * cap + N
+    oi = 4 * cap + 6 * N
+    out_f[:] = sf
+    out_i[:] = si
+    for b in range(si[oi + _GI_NWH]):
+        out_f[(si[oi + _GI_WH] + b) & mask] -= sf[of + _GF_PW]
+    for b in range(si[oi + _GI_NSH]):
+        out_f[cap + ((si[oi + _GI_SH] + b) & mask)] -= sf[of + _GF_PS]
+    for b in range(si[oi + _GI_NCH]):
+        out_f[2 * cap + ((si[oi + _GI_CH] + b) & mask)] -= sf[of + _GF_PC]
+    for b in range(si[oi + _GI_QN]):
+        out_f[3 * cap + ((si[oi + _GI_QH] + b) & mask)] -= sf[of + _GF_T]
+    out_f[of + _GF_PW] = 0.0
+    out_f[of + _GF_PC] = 0.0
+    out_f[of + _GF_PS] = 0.0
+    out_f[of + _GF_T] = 0.0
+    out_i[oi + _GI_INST] = 0
+
+
+@njit(cache=CACHE, nogil=True)
+def gffs_launch(T, theta, sf, si):
+    """The launch state: every job computing (1 - theta_i) T_i, pushed in the
+    order ``run_fleet_general`` pushes them, no persist in flight."""
+    N = T.shape[0]
+    cap = (sf.shape[0] - N - _GF_N) // 4
+    mask = cap - 1
+    sf[:] = 0.0
+    si[:] = 0
+    first = (1.0 - theta) * T
+    nch = 0
+    for i in np.argsort(first):
+        nch = _iq_push(sf[2 * cap:3 * cap], si[2 * cap:3 * cap], si[4 * cap:4 * cap + N], 0, nch,
+                       mask, False, first[i], i)
+    si[4 * cap + 6 * N + _GI_NCH] = nch
+
+
+@njit(cache=CACHE, nogil=True)
+def gffs_walk(g, sf, si, base, lo, hi, plain, burn_in, cycles, max_events, occupancy, upcross,
+              out_f, out_i, res_f, res_i, res_key, horizon, advance):
+    """Continue one fleet from the state (sf, si; changed in place) with the
+    stream bases ``base`` (job i's compute intervals read at its counter of
+    intervals drawn, continued from the state's), looking at the score
+    (``gffs_score``) after every instant that draws a compute interval (a
+    firing, a queue entry, a skip): until the next draw the fleet follows the
+    future the last look walked, so n_w stays at or below the last score,
+    which can rise only at a draw; it can fall where a persist ends, which is
+    not looked at (a return to the basin is seen at the next draw: the same
+    rule in flux runs and trials; half the walks of looking there too, 1.7x
+    less CPU on the weighted cell of docs/SPLITTING.md). advance: False for a
+    launch (its instant t = 0 is applied first).
+
+    plain False (a trial): occupancy and upcross accumulate the segment from
+    the start to the stop (the stopping instant's up-crossings included);
+    stops at the first look with score >= hi (status 1, the state banked in
+    out_f, out_i), score < lo (status 0) or after max_events (status -1).
+
+    plain True (a flux run): runs until every job has fired ``cycles``
+    times, measuring once every job has fired ``burn_in`` times; each entry
+    into {score >= lo} from the basin in the measured window is counted and
+    kept in the reservoir res_f, res_i (algorithm R, uniforms from stream
+    ``res_key``). Status: the entries.
+
+    Returns (status, events, measured time).
+    """
+    N = g[0].shape[0]
+    popped = np.empty(N, dtype=np.int64)
+    popkey = np.empty(N)
+    stack = np.empty(N, dtype=np.int64)
+    sf2 = np.empty_like(sf)
+    si2 = np.empty_like(si)
+    ctr2 = np.zeros(4, dtype=np.int64)
+    ctr = np.zeros(4, dtype=np.int64)
+    window = np.zeros(1)
+    none = np.empty(0)
+    cap = (sf.shape[0] - N - _GF_N) // 4
+    count = si[4 * cap + N:4 * cap + 2 * N]
+    if plain:
+        for i in range(N):
+            if count[i] >= burn_in:
+                ctr[_GC_BURN] += 1
+            if count[i] >= cycles:
+                ctr[_GC_DONE] += 1
+        ctr[_GC_MEAS] = 1 if ctr[_GC_BURN] == N else 0
+    else:
+        ctr[_GC_MEAS] = 1
+    R = res_f.shape[0]
+    n_res = 0
+    s = gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, advance, hi, horizon,
+                   none)
+    in_basin = s < lo
+    status = 0
+    if not plain and s >= hi:
+        status = 1
+    if plain or (lo <= s < hi):
+        while True:
+            r = _gffs_call(g, base, sf, si, popped, popkey, stack, 0, advance, hi, _GFFS_NEVER,
+                           plain, burn_in, cycles, max_events, occupancy, upcross, ctr, window)
+            advance = True
+            if r == GW_DONE or r == GW_IDLE:
+                break
+            if r == GW_MAXEV:
+                status = -1
+                break
+            s = gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, True, hi, horizon,
+                           none)
+            if plain:
+                if in_basin and s >= lo:
+                    in_basin = False
+                    if ctr[_GC_MEAS] != 0:
+                        slot = n_res
+                        if n_res >= R:
+                            slot = np.int64(stream_uniform(res_key, n_res) * (n_res + 1))
+                        if slot < R:
+                            gffs_save(sf, si, res_f[slot], res_i[slot])
+                        n_res += 1
+                elif s < lo:
+                    in_basin = True
+            elif s >= hi:
+                status = 1
+                break
+            elif s < lo:
+                status = 0
+                break
+    if plain:
+        return n_res, ctr[_GC_EV], window[0]
+    if status == 1:
+        gffs_save(sf, si, out_f, out_i)
+    return status, ctr[_GC_EV], window[0]
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def gffs_flux(g, theta, key0, key1, rep0, lo, burn_in, cycles, occupancy, upcross, res_f, res_i,
+              entries, events, window, horizon):
+    """``ffs_flux`` on the general dynamics: the flux run of replicate rep0 + r,
+    r < R, one fleet from theta[r] with the streams of fleet rep0 + r under
+    (key0, key1), as in ``simulate``. occupancy, upcross (R, N+1); res_f,
+    res_i (R, M, len sf / len si) reservoirs; entries, events (R,) int64,
+    window (R,)."""
+    R, N = theta.shape
+    rkey = ffs_stage_key(key0, -1)
+    nf = res_f.shape[2]
+    ni = res_i.shape[2]
+    for r in prange(R):
+        sf = np.empty(nf)
+        si = np.empty(ni, dtype=np.int64)
+        gffs_launch(g[0], theta[r], sf, si)
+        base = np.empty(N, dtype=np.uint64)
+        for i in range(N):
+            base[i] = stream_base(key0, key1, rep0 + r, i)
+        n, ev, w = gffs_walk(g, sf, si, base, lo, lo, True, burn_in, cycles, _GFFS_NEVER,
+                             occupancy[r], upcross[r], sf[:0], si[:0], res_f[r], res_i[r],
+                             stream_base(rkey, key1, rep0 + r, 0), horizon, False)
+        entries[r] = n
+        events[r] = ev
+        window[r] = w
+
+
+@njit(cache=CACHE, nogil=True, parallel=True)
+def gffs_stage(g, bank_f, bank_i, bank_lo, bank_n, key0, key1, stage, rep0, lo, hi, max_events,
+               occupancy, upcross, out_f, out_i, status, events, horizon):
+    """``ffs_stage`` on the general dynamics: M trials per replicate, trial m
+    of replicate r from a bank row drawn uniformly from its replicate's rows
+    bank_lo[r] .. + bank_n[r] - 1, with its row and streams a pure function
+    of (seed, stage, replicate, m) (the base model's keys)."""
+    R, M = status.shape
+    N = g[0].shape[0]
+    skey = ffs_stage_key(key0, stage)
+    nf = bank_f.shape[1]
+    ni = bank_i.shape[1]
+    for gi in prange(R * M):
+        r = gi // M
+        m = gi % M
+        for n in range(occupancy.shape[2]):
+            occupancy[r, m, n] = 0.0
+            upcross[r, m, n] = 0
+        if bank_n[r] == 0:
+            status[r, m] = 0
+            events[r, m] = 0
+            continue
+        sid = ((rep0 + r) << 32) + m
+        u = stream_uniform(stream_base(skey, key1, sid, 0), 0)
+        row = bank_lo[r] + min(np.int64(u * bank_n[r]), bank_n[r] - 1)
+        sf = np.empty(nf)
+        si = np.empty(ni, dtype=np.int64)
+        sf[:] = bank_f[row]
+        si[:] = bank_i[row]
+        base = np.empty(N, dtype=np.uint64)
+        for i in range(N):
+            base[i] = stream_base(skey, key1 ^ _FLEET_MUL, sid, i)
+        st, ev, _ = gffs_walk(g, sf, si, base, lo, hi, False, 0, 0, max_events, occupancy[r, m],
+                              upcross[r, m], out_f[r, m], out_i[r, m], bank_f[:0], bank_i[:0],
+                              np.uint64(0), horizon, True)
+        status[r, m] = st
+        events[r, m] = ev

@@ -185,3 +185,22 @@ def numba_threads(threads: int | None):
         yield
     finally:
         numba.set_num_threads(saved)
+
+
+# -- forward flux sampling on the general dynamics (E1, E2, E5; risk.splitting) --
+gffs_flux = _kernel.gffs_flux
+gffs_stage = _kernel.gffs_stage
+gffs_layout = _kernel.gffs_layout
+
+
+def gffs_fleet(inputs: Inputs) -> tuple:
+    """The general FFS kernels' fleet tuple: (T, sigma, f, r_c, weight,
+    snapshot, slowdown, skip, is_async, max_writers) as the general kernel
+    takes them (``Inputs.general``), then its constants (``gffs_consts``)."""
+    f, weight, snap, slow, skip, is_async, max_writers = inputs.general
+    snap = np.ascontiguousarray(snap, dtype=np.float64)
+    slow = np.ascontiguousarray(slow, dtype=np.float64)
+    jobp, tabs, tol3, uniform = _kernel.gffs_consts(inputs.T, inputs.d, f, inputs.rc, weight,
+                                                    snap, slow)
+    return (inputs.T, inputs.sigma, f, inputs.rc, weight, snap, slow, skip, is_async, max_writers,
+            jobp, tabs, tol3, bool(uniform))

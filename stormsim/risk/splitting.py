@@ -5,9 +5,13 @@ nu_k (up-crossings of n_w to >= k per second, MODEL.md E3) and the time
 fraction P(n_w >= k), down to 1e-12 and below, by stationary forward flux
 sampling (FFS; Allen, Frenkel & ten Wolde 2006) on the exact dynamics.
 
-Scope: the base model (blocking checkpoints, anonymous sharing: the
-two-clock kernel). Asynchronous or weighted fleets (MODEL.md E1, E2) are
-refused with a SpecError; ``storm_risk`` uses plain Monte Carlo for them.
+Scope: every fleet without failures. The base model (blocking checkpoints,
+anonymous sharing) runs on the two-clock kernel, as described below.
+Asynchronous checkpoints (MODEL.md E1: both on_busy rules, snapshots,
+slowdowns), unequal weights (E2) and a writer cap (E5), alone or mixed, run
+on the general dynamics (``engine._kernel.gffs_walk``; "The general
+dynamics" below). Fleets with failures (E8) are refused with a SpecError;
+``storm_risk`` uses plain Monte Carlo for them.
 
 The design
 ----------
@@ -99,6 +103,27 @@ rule "most-entries" at the level entered most often. Sweeps use
 failing trial run all the way back to a quiet fleet; a higher one stops it
 sooner (measured in docs/SPLITTING.md).
 
+The general dynamics: ``gffs_walk`` integrates ``run_fleet_general``'s
+dynamics (without failures; heap queues) on a state it can bank and clone:
+per job its phase (computing, snapshot, wait), its persist in flight or
+queued, its remaining work (stretched by the slowdown while its persist is
+in flight), its counters of firings and of compute intervals drawn, and the
+writer cap's FIFO queue. A flux run is fleet r of ``simulate(fleet,
+seed=seed, kernel="general", queues="heap")`` bit for bit. The score is the
+same integrator run on a copy of the state with the draws replaced:
+``horizon = 0``, the committed future (every compute interval drawn from
+now on never ends: the persists in flight or queued, the snapshots and
+waits under way and the compute intervals already drawn play out, and
+nothing more fires); ``horizon = H``, the mean future (each later interval
+lasts T_i), stopped after the instant at which (H + 1) N firings have been
+made. It can rise only at an instant that draws a compute interval (a
+firing, a queue entry under a cap, a skip) and it is looked at after every
+such instant, whatever ``score_every`` says (the "cycle" rule is the base
+model's only); it can fall where a persist ends, not looked at: a return to
+the basin is seen at the next draw, in flux runs and trials alike, and
+between looks n_w stays at or below the last score. Clones continue each job's counter
+of compute intervals drawn on their own streams, as on the base model.
+
 Cost: the score is a walk over the predicted future at every look: O(N) for
 the committed future, O(H N) for the look-ahead (with "write-end", an event
 of a trial costs ~40x ``simulate``'s at N = 32; with "cycle" ~5x). Both walks
@@ -153,14 +178,21 @@ def _once_a_cycle(score_every) -> bool:
 
 
 def check_splittable(fleet: Fleet) -> None:
-    """Refuse fleets outside the splitting kernel's scope (the base model)."""
+    """Refuse fleets outside the splitting kernels' scope: fleets with failures
+    (MODEL.md E8). The base model runs on the two-clock kernel, every other
+    fleet (async E1, weights E2, a writer cap E5) on the general dynamics."""
     if not isinstance(fleet, Fleet):
         raise SpecError(f"fleet = {fleet!r}: must be a stormsim.Fleet")
-    if not fleet.is_anonymous:
-        raise SpecError("storm_split runs the base model only (blocking checkpoints, equal "
-                        "weights, no failures); this fleet has async jobs, unequal weights or "
-                        f"failures ({fleet!r}). "
+    if fleet.has_failures:
+        raise SpecError(f"fleet = {fleet!r}: storm_split runs fleets without failures only "
+                        "(MODEL.md E8: every mtbf and outage_mtbf inf). "
                         "Use storm_risk(..., method='plain') (plain Monte Carlo) for it")
+
+
+def _is_general(fleet: Fleet) -> bool:
+    """The fleet runs on the general dynamics (``engine._kernel.gffs_*``): async
+    jobs, unequal weights or a writer cap; the base model on the two-clock one."""
+    return not fleet.is_anonymous
 
 
 def _theta(inputs, launch, rep0, R):
@@ -173,7 +205,12 @@ def _theta(inputs, launch, rep0, R):
 
 def _flux(inputs, split: SplitSettings, launch, rep0, R, lo):
     """R flux runs (replicates rep0..) of ``split``'s flux_cycles, measured after its
-    burn_in, each keeping up to ``split.reservoir`` entries into {S >= lo}."""
+    burn_in, each keeping up to ``split.reservoir`` entries into {S >= lo}:
+    (occupancy, up-crossings, the reservoir's arrays, entries, events, window);
+    the reservoir is (remaining, phase, count) on the base model, the general
+    dynamics' flat states (sf, si) otherwise."""
+    if _is_general(inputs.fleet):
+        return _gflux(inputs, split, launch, rep0, R, lo)
     n, reservoir = inputs.fleet.n_jobs, split.reservoir
     occ = np.zeros((R, n + 1))
     up = np.zeros((R, n + 1), dtype=np.int64)
@@ -189,6 +226,24 @@ def _flux(inputs, split: SplitSettings, launch, rep0, R, lo):
                      occ, up, res_rem, res_ph, res_cnt, entries, events, window,
                      np.int64(split.horizon), _once_a_cycle(split.score_every))
     return occ, up, res_rem, res_ph, res_cnt, entries, events, window
+
+
+def _gflux(inputs, split: SplitSettings, launch, rep0, R, lo):
+    """``_flux`` on the general dynamics (``door.gffs_flux``)."""
+    n, reservoir = inputs.fleet.n_jobs, split.reservoir
+    _, nf, ni = door.gffs_layout(n)
+    occ = np.zeros((R, n + 1))
+    up = np.zeros((R, n + 1), dtype=np.int64)
+    res_f = np.zeros((R, reservoir, nf))
+    res_i = np.zeros((R, reservoir, ni), dtype=np.int64)
+    entries = np.zeros(R, dtype=np.int64)
+    events = np.zeros(R, dtype=np.int64)
+    window = np.zeros(R)
+    door.gffs_flux(door.gffs_fleet(inputs), _theta(inputs, launch, rep0, R), inputs.key0,
+                   inputs.key1, np.int64(rep0), np.int64(lo), np.int64(split.burn_in),
+                   np.int64(split.flux_cycles), occ, up, res_f, res_i, entries, events, window,
+                   np.int64(split.horizon))
+    return occ, up, res_f, res_i, entries, events, window
 
 
 def choose_basin(fleet: Fleet, levels, split: SplitSettings | None = None, *, seed: int = 0,
@@ -236,7 +291,8 @@ def storm_split(fleet: Fleet, levels, split: SplitSettings | None = None, *, see
 
     Parameters
     ----------
-    fleet : a base-model Fleet (blocking, equal weights)
+    fleet : a Fleet without failures (the base model, or async jobs, unequal
+        weights, a writer cap: the general dynamics)
     levels : int or sequence of int in 1..N
     split : SplitSettings (None: its defaults): trials, replicates (None:
         FIXED_REPLICATES), flux_cycles, burn_in (None: DEFAULT_SPLIT_BURN_IN),
@@ -274,32 +330,58 @@ def storm_split(fleet: Fleet, levels, split: SplitSettings | None = None, *, see
     return summarise(fleet, ks, out, split, replicates, int(seed), cpu, wall)
 
 
-def _first_bank(res_rem, res_ph, res_cnt, kept):
-    """The first stage's starts: each replicate's kept flux-run entries, in order
-    (remaining times, phases, counts, entries per replicate, next looks)."""
+def _first_bank(res, kept, general):
+    """The first stage's starts: each replicate's kept flux-run entries, in order,
+    one array per part of a state (the base model's remaining times, phases,
+    counts and next looks; the general dynamics' sf and si), and the entries
+    per replicate."""
     R = kept.size
-    bank_rem = np.concatenate([res_rem[r, :kept[r]] for r in range(R)])
-    bank_ph = np.concatenate([res_ph[r, :kept[r]] for r in range(R)])
-    bank_cnt = np.concatenate([res_cnt[r, :kept[r]] for r in range(R)])
-    bank_due = np.full(bank_rem.shape[0], np.inf)     # the flux run's entries: just looked
-    return bank_rem, bank_ph, bank_cnt, kept.astype(np.int64), bank_due
+    bank = tuple(np.concatenate([x[r, :kept[r]] for r in range(R)]) for x in res)
+    if not general:
+        bank += (np.full(bank[0].shape[0], np.inf),)    # the flux run's entries: just looked
+    return bank, kept.astype(np.int64)
 
 
-def _stage_buffers(R: int, M: int, n: int) -> tuple:
-    """The kernel's output buffers of one stage: M trials per replicate."""
-    return (np.zeros((R, M, n + 1)), np.zeros((R, M, n + 1), dtype=np.int64),
-            np.zeros((R, M, n)), np.zeros((R, M, n), dtype=np.int8),
-            np.zeros((R, M, n), dtype=np.int64), np.zeros((R, M), dtype=np.int64),
-            np.zeros((R, M), dtype=np.int64), np.zeros((R, M)))
+def _stage_buffers(R: int, M: int, n: int, general: bool) -> tuple:
+    """The kernel's output buffers of one stage, M trials per replicate:
+    occupancy, up-crossings, the states reached (a tuple, as the bank's
+    parts), status, events."""
+    if general:
+        _, nf, ni = door.gffs_layout(n)
+        states = (np.zeros((R, M, nf)), np.zeros((R, M, ni), dtype=np.int64))
+    else:
+        states = (np.zeros((R, M, n)), np.zeros((R, M, n), dtype=np.int8),
+                  np.zeros((R, M, n), dtype=np.int64), np.zeros((R, M)))
+    return (np.zeros((R, M, n + 1)), np.zeros((R, M, n + 1), dtype=np.int64), states,
+            np.zeros((R, M), dtype=np.int64), np.zeros((R, M), dtype=np.int64))
+
+
+def _stage(inputs, g, bank, bank_lo, bank_n, j, rep0, L0, hi, split, bufs):  # noqa: PLR0913 (a stage's inputs)
+    """Stage j's trials (``door.ffs_stage``, or ``door.gffs_stage`` where g,
+    the general fleet tuple, is given) into ``bufs``."""
+    s_occ, s_up, states, status, ev = bufs
+    if g is None:
+        bank_rem, bank_ph, bank_cnt, bank_due = bank
+        o_rem, o_ph, o_cnt, o_due = states
+        door.ffs_stage(*inputs.base, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
+                       inputs.key0, inputs.key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
+                       np.int64(split.max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
+                       np.int64(split.horizon), _once_a_cycle(split.score_every), np.int64(NEAR_LEVELS),
+                       bank_due, o_due)
+    else:
+        door.gffs_stage(g, bank[0], bank[1], bank_lo, bank_n, inputs.key0, inputs.key1,
+                        np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
+                        np.int64(split.max_events), s_occ, s_up, states[0], states[1], status,
+                        ev, np.int64(split.horizon))
 
 
 def _run(fleet, ks, split: SplitSettings, R, seed, L0, launch, rep0):
     n = fleet.n_jobs
+    general = _is_general(fleet)
     inputs = door.prepare(fleet, seed)
-    occ, up, res_rem, res_ph, res_cnt, entries, events, window = _flux(
-        inputs, split, launch, rep0, R, L0)
-    bank_rem, bank_ph, bank_cnt, bank_n, bank_due = _first_bank(
-        res_rem, res_ph, res_cnt, np.minimum(entries, split.reservoir))
+    g = door.gffs_fleet(inputs) if general else None
+    occ, up, *res, entries, events, window = _flux(inputs, split, launch, rep0, R, L0)
+    bank, bank_n = _first_bank(res, np.minimum(entries, split.reservoir), general)
     interfaces = np.arange(L0, int(ks[-1]) + 1, dtype=np.int64)
     J = interfaces.size - 1
     weight = np.ones(R)                               # prod_{i<j} p_i per replicate
@@ -308,15 +390,12 @@ def _run(fleet, ks, split: SplitSettings, R, seed, L0, launch, rep0):
     p_stage = np.zeros((R, J))
     total_events = int(events.sum())
     truncated = 0
-    s_occ, s_up, o_rem, o_ph, o_cnt, status, ev, o_due = _stage_buffers(R, split.trials, n)
+    bufs = _stage_buffers(R, split.trials, n, general)
+    s_occ, s_up, states, status, ev = bufs
     for j in range(J + 1):
         hi = int(interfaces[j + 1]) if j < J else n + 1
         bank_lo = np.concatenate([[0], np.cumsum(bank_n)[:-1]]).astype(np.int64)
-        door.ffs_stage(*inputs.base, bank_rem, bank_ph, bank_cnt, bank_lo, bank_n,
-                       inputs.key0, inputs.key1, np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
-                       np.int64(split.max_events), s_occ, s_up, o_rem, o_ph, o_cnt, status, ev,
-                       np.int64(split.horizon), _once_a_cycle(split.score_every), np.int64(NEAR_LEVELS),
-                       bank_due, o_due)
+        _stage(inputs, g, bank, bank_lo, bank_n, j, rep0, L0, hi, split, bufs)
         total_events += int(ev.sum())
         truncated += int((status < 0).sum())
         above = time_at_or_above(s_occ)
@@ -330,15 +409,9 @@ def _run(fleet, ks, split: SplitSettings, R, seed, L0, launch, rep0):
         p_stage[:, j] = p
         weight = weight * p
         bank_n = ok.sum(axis=1).astype(np.int64)
-        bank_rem = np.ascontiguousarray(o_rem[ok])
-        bank_ph = np.ascontiguousarray(o_ph[ok])
-        bank_cnt = np.ascontiguousarray(o_cnt[ok])
-        bank_due = np.ascontiguousarray(o_due[ok])
-        if bank_rem.shape[0] == 0:          # every replicate died out: deeper terms are 0
-            bank_rem = np.zeros((1, n))
-            bank_ph = np.zeros((1, n), dtype=np.int8)
-            bank_cnt = np.zeros((1, n), dtype=np.int64)
-            bank_due = np.full(1, np.inf)
+        bank = tuple(np.ascontiguousarray(o[ok]) for o in states)
+        if bank[0].shape[0] == 0:       # every replicate died out: deeper terms are 0
+            bank = tuple(np.zeros((1,) + o.shape[2:], dtype=o.dtype) for o in states)
     flux = entries / window
     plain_up = up / window[:, None]
     plain_p = time_at_or_above(occ) / window[:, None]

@@ -37,15 +37,17 @@ would cost plain Monte Carlo more than the remaining budget (its own estimate
 above), they go to forward flux sampling (stormsim.risk.splitting), in rounds of
 replicates until they reach ``rel_error`` or the budget is spent; otherwise
 plain Monte Carlo continues. So splitting is never chosen where plain Monte
-Carlo suffices (shallow tails, where splitting loses). Splitting runs the base
-model only: asynchronous or weighted fleets (MODEL.md E1, E2) use plain Monte
-Carlo whatever ``method`` says, except that ``method="splitting"`` on them is
-an error. ``level_method`` names the method of each level.
+Carlo suffices (shallow tails, where splitting loses). Splitting runs every
+fleet without failures: the base model on its two-clock kernel, asynchronous,
+weighted and capped fleets (MODEL.md E1, E2, E5) on the general dynamics;
+fleets with failures (E8) use plain Monte Carlo whatever ``method`` says,
+except that ``method="splitting"`` on them is an error. ``level_method``
+names the method of each level.
 
 A fixed effort (``max_seconds=None``; sweeps): plain Monte Carlo runs until
 every level is resolved or ``max_fleets`` fleets (whole batches) are done;
 "auto" splits the levels left unresolved with exactly ``split.replicates``
-replicates (``storm_split``; base model only); "splitting" splits them all.
+replicates (``storm_split``; no failures); "splitting" splits them all.
 No timing enters: a function of (seed, inputs, max_fleets, the settings).
 
 Splitting's settings (clones per stage, flux run, look-ahead, basin, score
@@ -200,7 +202,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = DEFAULT_REL_ERROR,  # no
         plain Monte Carlo, then splitting for the levels it cannot reach in
         the budget; see the module docstring), "exact" (the long-run law,
         whatever the launch; a SpecError where none exists), "plain", or
-        "splitting" (every level by stormsim.risk.splitting; base model only)
+        "splitting" (every level by stormsim.risk.splitting; fleets without
+        failures)
     split : SplitSettings, splitting's settings (None: its defaults): clones
         per stage (``trials``), ``flux_cycles``, look-ahead (``horizon``),
         basin edge (a level is lowered to the deepest level split), when the
@@ -227,8 +230,8 @@ def storm_risk(fleet: Fleet, levels, rel_error: float = DEFAULT_REL_ERROR,  # no
     ------
     SpecError
         An argument out of its range (naming it); ``method="exact"`` where no
-        exact law exists; ``method="splitting"`` on an asynchronous or
-        weighted fleet; a fixed effort without ``max_fleets``; ``replicates``
+        exact law exists; ``method="splitting"`` on a fleet with
+        failures; a fixed effort without ``max_fleets``; ``replicates``
         with a time budget; ``split.burn_in`` other than ``burn_in``.
     TypeError
         A keyword storm_risk does not take.
@@ -286,8 +289,9 @@ class RiskJob:
 
     @property
     def can_split(self) -> bool:
-        """Whether levels may go to splitting (a base-model fleet, a method that splits)."""
-        return self.method != "plain" and self.fleet.is_anonymous
+        """Whether levels may go to splitting (a fleet without failures, a method
+        that splits)."""
+        return self.method != "plain" and not self.fleet.has_failures
 
 
 def _checked(fleet, levels, rel_error, max_seconds, seed, cycles, burn_in, launch,  # noqa: PLR0913 (storm_risk's)
@@ -421,10 +425,11 @@ def _stopped(job: RiskJob, batches: int, est: dict, cpu: float, wall: float, las
 
 
 def _after_plain(job: RiskJob, risk: StormRisk) -> str:
-    """What follows plain Monte Carlo's first run: "done", "plain" (it goes on
-    to the whole budget: it would finish the rest in the budget left, at the
-    CPU/wall ratio it ran at, so splitting is not chosen) or "split" (the
-    levels it left unresolved)."""
+    """What follows plain Monte Carlo's first run: "done" (also where its
+    first MIN_BATCHES batches already spent the whole budget), "plain" (it
+    goes on to the whole budget: it would finish the rest in the budget left,
+    at the CPU/wall ratio it ran at, so splitting is not chosen) or "split"
+    (the levels it left unresolved)."""
     todo = ~risk.resolved
     if not job.can_split:
         return "done"
@@ -434,6 +439,8 @@ def _after_plain(job: RiskJob, risk: StormRisk) -> str:
         return "done"
     speed = risk.cpu_seconds / max(risk.wall_seconds, 1e-9)
     left = job.budget - risk.wall_seconds
+    if left <= 0.0:
+        return "done"
     more = float(np.max(risk.cpu_seconds_needed[todo])) - risk.cpu_seconds
     return "plain" if more / max(speed, 1e-9) <= left else "split"
 

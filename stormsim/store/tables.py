@@ -94,7 +94,7 @@ def _risk_line(risky: list) -> str:
             n = batch * -(-kw["max_fleets"] // batch)
             fleets, events = fleets + n, events + run_events(c.n_jobs, n, c.cycles)
             seconds += run_seconds(c.n_jobs, n, c.cycles)
-        if method == "splitting" or (method == "auto" and c.fleet.is_anonymous):
+        if method == "splitting" or (method == "auto" and not c.fleet.has_failures):
             after += method == "auto"
             every += method == "splitting"
             reps.add(kw.get("replicates", FIXED_REPLICATES))

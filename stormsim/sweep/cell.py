@@ -484,7 +484,7 @@ def _check_risk(v: dict, n: int, fleet: Fleet) -> None:
                   "basin's edge L_0 must be a level in 1..max(risk_levels); lower it, or use "
                   "'raised' or 'most-entries'")
     flux = v["risk_flux_cycles"] or RISK_DEFAULTS["flux_cycles"]
-    if method != "plain" and fleet.is_anonymous and v["burn_in"] >= flux:
+    if method != "plain" and not fleet.has_failures and v["burn_in"] >= flux:
         raise Bad(f"burn_in = {v['burn_in']} must be below risk_flux_cycles = {flux} (each "
                   "splitting replicate's flux run is measured after the burn-in): raise "
                   "risk_flux_cycles, or use risk_method = 'plain'")

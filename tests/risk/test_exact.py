@@ -29,7 +29,8 @@ def test_auto_answers_a_jittered_base_fleet_from_the_law_and_says_so():
 
 def test_auto_simulates_what_the_law_cannot_answer():
     """A launch in a given state (a transient), a fleet without jitter, an
-    async or a weighted fleet: simulated, never answered from the law."""
+    async or a weighted fleet: simulated (plain Monte Carlo, then splitting for
+    the levels it leaves unresolved), never answered from the law."""
     cases = {"sync": (_base(8), dict(launch="sync")),
              "no jitter": (stormsim.Fleet.identical(8, load=0.6), {}),
              "async": (stormsim.Fleet.identical(8, load=0.6, jitter=0.01, checkpoint="async"), {}),
@@ -38,7 +39,7 @@ def test_auto_simulates_what_the_law_cannot_answer():
     for name, (fleet, kw) in cases.items():
         r = stormsim.storm_risk(fleet, [2], max_seconds=None, max_fleets=32, seed=1,
                                 cycles=100, burn_in=10, **kw)
-        assert list(r.level_method) == ["plain"] and r.fleets == 32, name
+        assert r.level_method[0] in ("plain", "splitting") and r.fleets == 32, name
 
 
 def test_method_exact_refuses_a_fleet_without_a_law_and_warns_without_jitter():

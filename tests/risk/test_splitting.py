@@ -234,12 +234,9 @@ def test_basin_rules_place_the_edge_where_they_say():
 
 
 def test_refuses_what_it_does_not_model():
-    a = stormsim.Fleet.identical(8, load=0.5, checkpoint="async")
-    with pytest.raises(SpecError, match="base model only.*method='plain'"):
+    a = stormsim.Fleet.identical(8, load=0.5, mtbf=100.0)
+    with pytest.raises(SpecError, match="^fleet = .*without failures.*method='plain'"):
         storm_split(a, [3])
-    w = stormsim.Fleet(T=[1.0] * 4, d=[0.1] * 4, weights=[1, 2, 1, 1])
-    with pytest.raises(SpecError, match="base model only"):
-        storm_split(w, [3])
     with pytest.raises(SpecError, match="levels"):
         storm_split(_paper_cell(), [0])
     with pytest.raises(SpecError, match="trials"):
@@ -280,13 +277,13 @@ def test_storm_risk_splits_the_levels_plain_monte_carlo_cannot_reach():
     assert "splitting levels:" in str(r) and r.to_dict()["split"]["replicates"] >= 4
 
 
-@pytest.mark.slow  # async fleets
-def test_storm_risk_uses_plain_monte_carlo_for_async_fleets():
-    a = stormsim.Fleet.identical(8, load=0.5, checkpoint="async", jitter=0.01)
+@pytest.mark.slow  # fleets with failures
+def test_storm_risk_uses_plain_monte_carlo_for_fleets_with_failures():
+    a = stormsim.Fleet.identical(8, load=0.5, checkpoint="async", jitter=0.01, mtbf=1e4)
     r = stormsim.storm_risk(a, [8], rel_error=0.1, max_seconds=None, max_fleets=64, cycles=100,
                             burn_in=10)
     assert r.split is None and list(r.level_method) == ["plain"]
-    with pytest.raises(SpecError, match="base model only"):
+    with pytest.raises(SpecError, match="without failures"):
         stormsim.storm_risk(a, [8], method="splitting")
     with pytest.raises(SpecError, match="method = 'fancy'"):
         stormsim.storm_risk(a, [8], method="fancy")

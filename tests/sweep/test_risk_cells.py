@@ -342,10 +342,11 @@ def test_risk_rules_between_keys():
         _sweep(base.replace("risk_flux_cycles = 300", "risk_flux_cycles = 10"))
     _sweep(base.replace("risk_flux_cycles = 300", "risk_flux_cycles = 10")
            .replace("[fixed]", '[fixed]\nrisk_method = "plain"'))              # never splits
-    asyn = base.replace("[fixed]", '[fixed]\ncheckpoint = "async"\nrisk_method = "splitting"')
-    with pytest.raises(SweepError, match=r"risk_method = 'splitting': storm_split runs the base "
-                       r"model only.*use risk_method = 'plain' or 'auto'"):
-        _sweep(asyn)
+    failing = base.replace("[fixed]", '[fixed]\nmtbf = 1e4\nrisk_method = "splitting"')
+    with pytest.raises(SweepError, match=r"risk_method = 'splitting': fleet = .*without "
+                       r"failures.*use risk_method = 'plain' or 'auto'"):
+        _sweep(failing)
+    _sweep(base.replace("[fixed]", '[fixed]\ncheckpoint = "async"\nrisk_method = "splitting"'))
 
 
 @pytest.mark.slow  # ~1.3 s: a report's figures
