@@ -1939,6 +1939,17 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
     no job computing (~1 ulp of drift at most between).
     """
 
+    # LONE: a lone instant (one key reached, none other within the tie rule's
+    # widest tolerance on any clock; no writer cap), known at the next-event
+    # choice, takes a short path that does what the general path does then,
+    # the same operations in the same order (so the same bits), and nothing
+    # else: a compute end off a ring whose job goes to its snapshot (the
+    # whole instant); a persist's end not followed by a firing (steps 1 and
+    # 2 for it alone; steps 3 on only if a compute key is then due); a
+    # snapshot's end (its firing put on the stack; steps 3 on). Only without
+    # failures and power (FAIL, POWER): those variants keep the code of before.
+    LONE = not FAIL and not POWER
+
     @njit(cache=CACHE, nogil=True)
     @_variant("run_fleet_general" + ("_fail" if FAIL else "") + ("_power" if POWER else ""))
     def run_fleet_general(T, d, sigma, f, rc, theta, weight, snap, slow, skip, is_async,
@@ -2181,6 +2192,8 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
         p_time = np.inf
         p_cycle = -1
         instants = 0
+        lone = 0  # the next instant is a lone persist's (1), snapshot's (2), compute's (3) end (LONE)
+        nw = 0
         while True:
             nw_prev = nwh
             wset = False  # the writer set changed at this instant
@@ -2188,406 +2201,466 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
             skipped = 0
             n_fire = 0
             top = 0
-            if FAIL:
-                if xev:
-                    xev = False
-                    # 0. Every failure, outage and end of DOWN at this instant.
-                    while True:
-                        if o_at <= t:  # an outage: every job fails at once
-                            if measuring:
-                                fail_out[N, 0] += 1.0
-                            j0 = 0
-                            j1 = N
-                        elif xk[0] <= t:
-                            j0 = xi[0]
-                            j1 = j0 + 1
-                            if ft[j0] > t:  # DOWN ends: a fresh compute interval
-                                i = j0
-                                events += 1
-                                if measuring:
-                                    fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
-                                de[i] = np.inf
-                                w = _draw(T, sigma, base, i, drawn[np.uintp(i)])
-                                drawn[np.uintp(i)] += 1
-                                phase[np.uintp(i)] = _COMPUTE
-                                if w <= tol_c[np.uintp(i)]:
-                                    acc[i] += w
-                                    wcur[i] = 0.0
-                                    stack[np.uintp(top)] = 2 * i  # due at once
-                                    top += 1
-                                else:
-                                    wcur[i] = w
-                                    cin[i] = t
-                                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w, i)
-                                    if POWER:
-                                        dsum += dfull[i]
-                                _xh_set(xk, xi, xpos, N, i, ft[i])
-                                continue
-                        else:
-                            break
-                        for i in range(j0, j1):
-                            events += 1
-                            lost = acc[i] + capw[i]
-                            if de[i] < np.inf:  # DOWN again
-                                if measuring:
-                                    fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
-                            else:
-                                busy = inflight[np.uintp(i)]
-                                if busy:  # its persist (write) leaves the writers or the queue
-                                    nw0 = nwh
-                                    kx, nwh = _q_remove(wkey, widx, wh, nwh, mask, ring_w, i)
-                                    if nwh < nw0:
-                                        W -= weight[np.uintp(i)]
-                                        wset = True
-                                        if measuring:
-                                            fail_out[i, _FO_ABANDON] += 1.0
-                                            writing[np.uintp(i)] += t - max(since[np.uintp(i)], t0)
-                                    else:
-                                        p = 0
-                                        while p < qn and qidx[(qh + p) & mask] != i:
-                                            p += 1
-                                        for q in range(p, qn - 1):
-                                            qidx[(qh + q) & mask] = qidx[(qh + q + 1) & mask]
-                                            qtime[(qh + q) & mask] = qtime[(qh + q + 1) & mask]
-                                        qn -= 1
-                                    if not is_async[np.uintp(i)]:  # its next interval: not begun
-                                        drawn[np.uintp(i)] -= 1
-                                    inflight[np.uintp(i)] = False
-                                if phase[np.uintp(i)] == _SNAPSHOT:
-                                    kx, nsh = _q_remove(skey, sidx, sh, nsh, mask, ring_s, i)
-                                elif phase[np.uintp(i)] == _WAIT:
-                                    if is_async[np.uintp(i)]:
-                                        nwait -= 1
-                                elif parked[np.uintp(i)]:
-                                    parked[np.uintp(i)] = False
-                                else:  # computing
-                                    r = ckey[np.uintp(cpos[np.uintp(i)])] - pc
-                                    nch = _iq_remove(ckey, cidx, cpos, ch, nch, mask, ring_c, i)
-                                    if POWER:
-                                        dsum -= dslow[i] if busy else dfull[i]
-                                    if busy and slow[np.uintp(i)] > 0.0:
-                                        if measuring:
-                                            slowed[i] += slow[np.uintp(i)] * (wst[i] - r)
-                                        r *= 1.0 - slow[np.uintp(i)]
-                                    lost += wcur[i] - r
-                                    if measuring:
-                                        incomp[i] += t - max(cin[i], t0)
-                                phase[np.uintp(i)] = _COMPUTE
-                                wacc[np.uintp(i)] = 0.0
-                            if measuring:
-                                fail_out[i, _FO_FAIL] += 1.0
-                                fail_out[i, _FO_LOST] += lost - pre_p[i] - pre_c[i]
-                            acc[i] = 0.0
-                            capw[i] = 0.0
-                            wcur[i] = 0.0
-                            pre_p[i] = 0.0
-                            pre_c[i] = 0.0
-                            dstart[i] = t
-                            de[i] = t + restart[i]
-                        if j1 - j0 == N and o_at <= t:
-                            for i in range(N):
-                                _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
-                            o_at = t + fail_in[N, 0] * stream_exponential(obase, o_drawn)
-                            o_drawn += 1
-                        else:
-                            i = j0
-                            ft[i] = t + fail_in[i, 0] * stream_exponential(fbase[i], nfd[i])
-                            nfd[i] += 1
-                            _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
-                    tnext = min(xk[0], o_at)
-            # 1. Persists (and blocking writes) that end now. The snapshot
-            # candidates are popped first, so that a snapshot begun now (however
-            # short) ends at a later instant.
-            n_pop = 0
-            while nwh > 0 and wkey[np.uintp(wh)] - pw <= tw:
-                popped[np.uintp(n_pop)] = widx[np.uintp(wh)]
-                popkey[np.uintp(n_pop)] = wkey[np.uintp(wh)]
-                n_pop += 1
-                wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
-            n_wpop = n_pop
-            while nsh > 0 and skey[np.uintp(sh)] - ps <= ts:
-                popped[np.uintp(n_pop)] = sidx[np.uintp(sh)]
-                popkey[np.uintp(n_pop)] = skey[np.uintp(sh)]
-                n_pop += 1
-                sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
-            for b in range(n_wpop):
-                i = popped[np.uintp(b)]
-                if popkey[np.uintp(b)] - pw > tol_w[np.uintp(i)]:
-                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[np.uintp(b)], i)
-                    continue
-                events += 1
-                wset = True
-                inflight[np.uintp(i)] = False
-                W -= weight[np.uintp(i)]
-                if FAIL:
-                    if measuring:
-                        committed[i] += capw[i] - pre_c[i]
-                    capw[i] = 0.0
-                    pre_c[i] = 0.0
-                if measuring:
-                    writing[np.uintp(i)] += t - max(since[np.uintp(i)], t0)
-                    _record(dur_out, table, t - since[np.uintp(i)], inv_d[np.uintp(i)])
-                    if cwait[np.uintp(i)] > 0.0:  # most checkpoints do not wait: counted at the end
-                        _record(wait_out, wtable, cwait[np.uintp(i)], inv_T[np.uintp(i)])
-                if phase[np.uintp(i)] == _WAIT:
-                    if is_async[np.uintp(i)]:
-                        nwait -= 1
-                        wacc[np.uintp(i)] += t - wstart[np.uintp(i)]
-                    if snap[np.uintp(i)] > 0.0:
-                        phase[np.uintp(i)] = _SNAPSHOT
-                        nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
-                    else:
-                        stack[np.uintp(top)] = 2 * i + 1
-                        top += 1
-                elif parked[np.uintp(i)]:
-                    parked[np.uintp(i)] = False
-                    if FAIL:
-                        cin[i] = t
-                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[np.uintp(i)], i)
-                    if POWER:
-                        dsum += dfull[i]
-                elif slow[np.uintp(i)] > 0.0 and phase[np.uintp(i)] == _COMPUTE:
-                    cp = np.uintp(cpos[np.uintp(i)])
-                    if POWER:  # back to full rate
-                        dsum += dfull[i] - dslow[i]
-                    if FAIL:
-                        if measuring:
-                            slowed[i] += slow[np.uintp(i)] * (wst[i] - (ckey[cp] - pc))
-                    # Back to full rate: the remaining work w sat at w / (1 - eps)
-                    # on the compute clock; the key can only decrease.
-                    _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
-                                 pc + (ckey[cp] - pc) * (1.0 - slow[np.uintp(i)]))
-            # 2. Snapshots that end now: firings.
-            for b in range(n_wpop, n_pop):
-                i = popped[np.uintp(b)]
-                if popkey[np.uintp(b)] - ps > tol_s[np.uintp(i)]:
-                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[np.uintp(b)], i)
-                    continue
-                stack[np.uintp(top)] = 2 * i + 1
-                top += 1
-            # 3. Checkpoints that fall due now.
-            n_pop = 0
-            while nch > 0 and ckey[np.uintp(ch)] - pc <= tc:
-                popped[np.uintp(n_pop)] = cidx[np.uintp(ch)]
-                popkey[np.uintp(n_pop)] = ckey[np.uintp(ch)]
-                n_pop += 1
-                # ``_iq_pop`` and ``_ih_pop`` written out: inlined, their
-                # branches kept the three arrays' references counted (atomic
-                # NRT_incref and NRT_decref) at every pop, ~40% of (g)'s time
-                # with the draw's.
-                if ring_c:
+            quick = 0  # 1: the instant done in short; 2: a persist's end done, steps 3 on
+            if LONE and lone == 3:
+                i = cidx[np.uintp(ch)]
+                if snap[np.uintp(i)] > 0.0 and not inflight[np.uintp(i)]:
+                    # Its key less the clock is exactly 0.0: it passes its own
+                    # tolerance; to its snapshot (the general path's step 3).
+                    quick = 1
                     ch = (ch + 1) & mask
                     nch -= 1
-                else:
-                    nch -= 1
-                    hk = ckey[nch]
-                    hj = cidx[nch]
-                    hp = 0
-                    while True:
-                        hc = 2 * hp + 1
-                        if hc >= nch:
-                            break
-                        if hc + 1 < nch and ckey[hc + 1] < ckey[hc]:
-                            hc += 1
-                        if ckey[hc] >= hk:
-                            break
-                        ckey[hp] = ckey[hc]
-                        cidx[hp] = cidx[hc]
-                        cpos[cidx[hp]] = hp
-                        hp = hc
-                    if nch > 0:
-                        ckey[hp] = hk
-                        cidx[hp] = hj
-                        cpos[hj] = hp
-            for b in range(n_pop):
-                i = popped[np.uintp(b)]
-                ui = np.uintp(i)
-                if popkey[np.uintp(b)] - pc > (tol_cs[ui] if inflight[ui] else tol_c[ui]):
-                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[np.uintp(b)], i)
-                    continue
-                if POWER:  # it stops computing
-                    dsum -= dslow[i] if inflight[ui] else dfull[i]
-                if FAIL:  # the interval is done
-                    if measuring:
-                        incomp[i] += t - max(cin[i], t0)
-                        if inflight[np.uintp(i)] and slow[np.uintp(i)] > 0.0:
-                            slowed[i] += slow[np.uintp(i)] * (wst[i] - (popkey[np.uintp(b)] - pc))
-                    acc[i] += wcur[i]
-                    wcur[i] = 0.0
-                if snap[np.uintp(i)] > 0.0 and not inflight[np.uintp(i)]:  # the common case, off the stack
                     events += 1
                     phase[np.uintp(i)] = _SNAPSHOT
                     nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
-                    continue
-                stack[np.uintp(top)] = 2 * i
-                top += 1
-            # 4. What they set off at this same instant (each job at most once
-            # on the stack: an item pushes at most its own follow-up).
-            while top > 0:
-                top -= 1
-                i = stack[np.uintp(top)] >> 1
-                if capped and stack[np.uintp(top)] & 1:
-                    # Ready to write under a cap: queue (by index among this
-                    # instant's arrivals); admitted below, its compute interval
-                    # begins now, as after a firing.
-                    p = qh + qn
-                    while p > qh and qtime[(p - 1) & mask] == t and qidx[(p - 1) & mask] > i:
-                        qidx[p & mask] = qidx[(p - 1) & mask]
-                        qtime[p & mask] = qtime[(p - 1) & mask]
-                        p -= 1
-                    qidx[p & mask] = i
-                    qtime[p & mask] = t
-                    qn += 1
-                    inflight[np.uintp(i)] = True
-                    phase[np.uintp(i)] = _COMPUTE
-                    if FAIL:  # captured: the work the checkpoint will make durable
-                        capw[i] = acc[i]
-                        pre_c[i] = pre_p[i]
-                        acc[i] = 0.0
-                        pre_p[i] = 0.0
-                elif stack[np.uintp(top)] & 1:  # a firing: the persist starts, a compute interval begins
+            elif LONE and lone == 2:
+                # A snapshot ends alone: it passes its own tolerance and fires
+                # (step 2); no compute key is due (step 3 finds none).
+                stack[0] = 2 * sidx[np.uintp(sh)] + 1
+                top = 1
+                sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
+                quick = 2
+            elif LONE and lone == 1:
+                i = widx[np.uintp(wh)]
+                if phase[np.uintp(i)] != _WAIT or snap[np.uintp(i)] > 0.0:
+                    # Its key less the clock is exactly 0.0: step 1 for it alone
+                    # (no firing follows); steps 3 on only if a compute key is
+                    # now due (a re-keyed or unparked job).
+                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
                     events += 1
-                    k = count[np.uintp(i)]
-                    if record and k < cycles:
-                        firings[i, k] = t
-                    count[np.uintp(i)] = k + 1
-                    if k + 1 == cycles:
-                        n_done += 1
-                    if k + 1 == burn_in:
-                        n_burn += 1
-                    n_fire += 1
-                    since[np.uintp(i)] = t
-                    cwait[np.uintp(i)] = wacc[np.uintp(i)]
-                    wacc[np.uintp(i)] = 0.0
-                    inflight[np.uintp(i)] = True
-                    if FAIL:
-                        capw[i] = acc[i]
-                        pre_c[i] = pre_p[i]
-                        acc[i] = 0.0
-                        pre_p[i] = 0.0
                     wset = True
-                    W += weight[np.uintp(i)]
-                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[np.uintp(i)], i)
-                    # Persists that end now were applied first: level nwh is
-                    # crossed now iff above the writers before this instant.
-                    if measuring and nwh > nw_prev:
-                        upcross[np.uintp(nwh)] += 1
-                    phase[np.uintp(i)] = _COMPUTE
-                elif inflight[np.uintp(i)]:  # due with the previous persist in flight
-                    if is_async[np.uintp(i)]:  # (a blocking job's zero-length interval is no event)
-                        events += 1
-                    if not skip[np.uintp(i)]:
-                        phase[np.uintp(i)] = _WAIT
+                    inflight[np.uintp(i)] = False
+                    W -= weight[np.uintp(i)]
+                    if measuring:
+                        writing[np.uintp(i)] += t - max(since[np.uintp(i)], t0)
+                        _record(dur_out, table, t - since[np.uintp(i)], inv_d[np.uintp(i)])
+                        if cwait[np.uintp(i)] > 0.0:
+                            _record(wait_out, wtable, cwait[np.uintp(i)], inv_T[np.uintp(i)])
+                    if phase[np.uintp(i)] == _WAIT:
                         if is_async[np.uintp(i)]:
-                            # (a blocking job with a zero compute interval waits
-                            # for its own write: it fires again at once, no wait)
-                            entered += 1
-                            nwait += 1
-                            wstart[np.uintp(i)] = t
+                            nwait -= 1
+                            wacc[np.uintp(i)] += t - wstart[np.uintp(i)]
+                        phase[np.uintp(i)] = _SNAPSHOT
+                        nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
+                    elif parked[np.uintp(i)]:
+                        parked[np.uintp(i)] = False
+                        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[np.uintp(i)], i)
+                    elif slow[np.uintp(i)] > 0.0 and phase[np.uintp(i)] == _COMPUTE:
+                        cp = np.uintp(cpos[np.uintp(i)])
+                        _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
+                                     pc + (ckey[cp] - pc) * (1.0 - slow[np.uintp(i)]))
+                    if nch > 0 and ckey[np.uintp(ch)] - pc <= tc:
+                        quick = 2
+                    else:
+                        quick = 1
+                        nw = nwh
+                        if nw == 0:  # as below
+                            W = 0.0
+                        elif nw == 1:
+                            W = weight[np.uintp(widx[np.uintp(wh)])]
+            if quick == 0:
+                if FAIL:
+                    if xev:
+                        xev = False
+                        # 0. Every failure, outage and end of DOWN at this instant.
+                        while True:
+                            if o_at <= t:  # an outage: every job fails at once
+                                if measuring:
+                                    fail_out[N, 0] += 1.0
+                                j0 = 0
+                                j1 = N
+                            elif xk[0] <= t:
+                                j0 = xi[0]
+                                j1 = j0 + 1
+                                if ft[j0] > t:  # DOWN ends: a fresh compute interval
+                                    i = j0
+                                    events += 1
+                                    if measuring:
+                                        fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
+                                    de[i] = np.inf
+                                    w = _draw(T, sigma, base, i, drawn[np.uintp(i)])
+                                    drawn[np.uintp(i)] += 1
+                                    phase[np.uintp(i)] = _COMPUTE
+                                    if w <= tol_c[np.uintp(i)]:
+                                        acc[i] += w
+                                        wcur[i] = 0.0
+                                        stack[np.uintp(top)] = 2 * i  # due at once
+                                        top += 1
+                                    else:
+                                        wcur[i] = w
+                                        cin[i] = t
+                                        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w, i)
+                                        if POWER:
+                                            dsum += dfull[i]
+                                    _xh_set(xk, xi, xpos, N, i, ft[i])
+                                    continue
+                            else:
+                                break
+                            for i in range(j0, j1):
+                                events += 1
+                                lost = acc[i] + capw[i]
+                                if de[i] < np.inf:  # DOWN again
+                                    if measuring:
+                                        fail_out[i, _FO_DOWN] += t - max(dstart[i], t0)
+                                else:
+                                    busy = inflight[np.uintp(i)]
+                                    if busy:  # its persist (write) leaves the writers or the queue
+                                        nw0 = nwh
+                                        kx, nwh = _q_remove(wkey, widx, wh, nwh, mask, ring_w, i)
+                                        if nwh < nw0:
+                                            W -= weight[np.uintp(i)]
+                                            wset = True
+                                            if measuring:
+                                                fail_out[i, _FO_ABANDON] += 1.0
+                                                writing[np.uintp(i)] += t - max(since[np.uintp(i)], t0)
+                                        else:
+                                            p = 0
+                                            while p < qn and qidx[(qh + p) & mask] != i:
+                                                p += 1
+                                            for q in range(p, qn - 1):
+                                                qidx[(qh + q) & mask] = qidx[(qh + q + 1) & mask]
+                                                qtime[(qh + q) & mask] = qtime[(qh + q + 1) & mask]
+                                            qn -= 1
+                                        if not is_async[np.uintp(i)]:  # its next interval: not begun
+                                            drawn[np.uintp(i)] -= 1
+                                        inflight[np.uintp(i)] = False
+                                    if phase[np.uintp(i)] == _SNAPSHOT:
+                                        kx, nsh = _q_remove(skey, sidx, sh, nsh, mask, ring_s, i)
+                                    elif phase[np.uintp(i)] == _WAIT:
+                                        if is_async[np.uintp(i)]:
+                                            nwait -= 1
+                                    elif parked[np.uintp(i)]:
+                                        parked[np.uintp(i)] = False
+                                    else:  # computing
+                                        r = ckey[np.uintp(cpos[np.uintp(i)])] - pc
+                                        nch = _iq_remove(ckey, cidx, cpos, ch, nch, mask, ring_c, i)
+                                        if POWER:
+                                            dsum -= dslow[i] if busy else dfull[i]
+                                        if busy and slow[np.uintp(i)] > 0.0:
+                                            if measuring:
+                                                slowed[i] += slow[np.uintp(i)] * (wst[i] - r)
+                                            r *= 1.0 - slow[np.uintp(i)]
+                                        lost += wcur[i] - r
+                                        if measuring:
+                                            incomp[i] += t - max(cin[i], t0)
+                                    phase[np.uintp(i)] = _COMPUTE
+                                    wacc[np.uintp(i)] = 0.0
+                                if measuring:
+                                    fail_out[i, _FO_FAIL] += 1.0
+                                    fail_out[i, _FO_LOST] += lost - pre_p[i] - pre_c[i]
+                                acc[i] = 0.0
+                                capw[i] = 0.0
+                                wcur[i] = 0.0
+                                pre_p[i] = 0.0
+                                pre_c[i] = 0.0
+                                dstart[i] = t
+                                de[i] = t + restart[i]
+                            if j1 - j0 == N and o_at <= t:
+                                for i in range(N):
+                                    _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
+                                o_at = t + fail_in[N, 0] * stream_exponential(obase, o_drawn)
+                                o_drawn += 1
+                            else:
+                                i = j0
+                                ft[i] = t + fail_in[i, 0] * stream_exponential(fbase[i], nfd[i])
+                                nfd[i] += 1
+                                _xh_set(xk, xi, xpos, N, i, min(ft[i], de[i]))
+                        tnext = min(xk[0], o_at)
+                # 1. Persists (and blocking writes) that end now. The snapshot
+                # candidates are popped first, so that a snapshot begun now (however
+                # short) ends at a later instant.
+                n_pop = 0
+                while nwh > 0 and wkey[np.uintp(wh)] - pw <= tw:
+                    popped[np.uintp(n_pop)] = widx[np.uintp(wh)]
+                    popkey[np.uintp(n_pop)] = wkey[np.uintp(wh)]
+                    n_pop += 1
+                    wh, nwh = _q_pop(wkey, widx, wh, nwh, mask, ring_w)
+                n_wpop = n_pop
+                while nsh > 0 and skey[np.uintp(sh)] - ps <= ts:
+                    popped[np.uintp(n_pop)] = sidx[np.uintp(sh)]
+                    popkey[np.uintp(n_pop)] = skey[np.uintp(sh)]
+                    n_pop += 1
+                    sh, nsh = _q_pop(skey, sidx, sh, nsh, mask, ring_s)
+                for b in range(n_wpop):
+                    i = popped[np.uintp(b)]
+                    if popkey[np.uintp(b)] - pw > tol_w[np.uintp(i)]:
+                        nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, popkey[np.uintp(b)], i)
                         continue
-                    skipped += 1  # skipped: a new compute interval, as after a firing
-                elif snap[np.uintp(i)] > 0.0:  # due, no persist in flight: snapshot
                     events += 1
-                    phase[np.uintp(i)] = _SNAPSHOT
-                    nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
-                    continue
-                else:  # s = 0: the firing is at this instant
+                    wset = True
+                    inflight[np.uintp(i)] = False
+                    W -= weight[np.uintp(i)]
+                    if FAIL:
+                        if measuring:
+                            committed[i] += capw[i] - pre_c[i]
+                        capw[i] = 0.0
+                        pre_c[i] = 0.0
+                    if measuring:
+                        writing[np.uintp(i)] += t - max(since[np.uintp(i)], t0)
+                        _record(dur_out, table, t - since[np.uintp(i)], inv_d[np.uintp(i)])
+                        if cwait[np.uintp(i)] > 0.0:  # most checkpoints do not wait: counted at the end
+                            _record(wait_out, wtable, cwait[np.uintp(i)], inv_T[np.uintp(i)])
+                    if phase[np.uintp(i)] == _WAIT:
+                        if is_async[np.uintp(i)]:
+                            nwait -= 1
+                            wacc[np.uintp(i)] += t - wstart[np.uintp(i)]
+                        if snap[np.uintp(i)] > 0.0:
+                            phase[np.uintp(i)] = _SNAPSHOT
+                            nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
+                        else:
+                            stack[np.uintp(top)] = 2 * i + 1
+                            top += 1
+                    elif parked[np.uintp(i)]:
+                        parked[np.uintp(i)] = False
+                        if FAIL:
+                            cin[i] = t
+                        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + rem[np.uintp(i)], i)
+                        if POWER:
+                            dsum += dfull[i]
+                    elif slow[np.uintp(i)] > 0.0 and phase[np.uintp(i)] == _COMPUTE:
+                        cp = np.uintp(cpos[np.uintp(i)])
+                        if POWER:  # back to full rate
+                            dsum += dfull[i] - dslow[i]
+                        if FAIL:
+                            if measuring:
+                                slowed[i] += slow[np.uintp(i)] * (wst[i] - (ckey[cp] - pc))
+                        # Back to full rate: the remaining work w sat at w / (1 - eps)
+                        # on the compute clock; the key can only decrease.
+                        _iq_decrease(ckey, cidx, cpos, ch, mask, ring_c, i,
+                                     pc + (ckey[cp] - pc) * (1.0 - slow[np.uintp(i)]))
+                # 2. Snapshots that end now: firings.
+                for b in range(n_wpop, n_pop):
+                    i = popped[np.uintp(b)]
+                    if popkey[np.uintp(b)] - ps > tol_s[np.uintp(i)]:
+                        nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, popkey[np.uintp(b)], i)
+                        continue
                     stack[np.uintp(top)] = 2 * i + 1
                     top += 1
-                    continue
-                # A new compute interval (after a firing or a skip), drawn at one
-                # place in the loop (two inlined copies of the ziggurat cost
-                # ~20 ns per draw more, measured). ``_draw`` written out: inlined,
-                # it kept sigma's and base's references counted at every draw.
-                w = T[np.uintp(i)]
-                if sigma[np.uintp(i)] > 0.0:
-                    w += sigma[np.uintp(i)] * stream_normal(base[np.uintp(i)], drawn[np.uintp(i)])
-                    if w < 0.0:
-                        w = 0.0
-                drawn[np.uintp(i)] += 1
-                if FAIL:
-                    wcur[i] = w
-                if w <= tol_c[np.uintp(i)]:
-                    if FAIL:
-                        acc[i] += w
+            if quick != 1:
+                # 3. Checkpoints that fall due now.
+                n_pop = 0
+                while nch > 0 and ckey[np.uintp(ch)] - pc <= tc:
+                    popped[np.uintp(n_pop)] = cidx[np.uintp(ch)]
+                    popkey[np.uintp(n_pop)] = ckey[np.uintp(ch)]
+                    n_pop += 1
+                    # ``_iq_pop`` and ``_ih_pop`` written out: inlined, their
+                    # branches kept the three arrays' references counted (atomic
+                    # NRT_incref and NRT_decref) at every pop, ~40% of (g)'s time
+                    # with the draw's.
+                    if ring_c:
+                        ch = (ch + 1) & mask
+                        nch -= 1
+                    else:
+                        nch -= 1
+                        hk = ckey[nch]
+                        hj = cidx[nch]
+                        hp = 0
+                        while True:
+                            hc = 2 * hp + 1
+                            if hc >= nch:
+                                break
+                            if hc + 1 < nch and ckey[hc + 1] < ckey[hc]:
+                                hc += 1
+                            if ckey[hc] >= hk:
+                                break
+                            ckey[hp] = ckey[hc]
+                            cidx[hp] = cidx[hc]
+                            cpos[cidx[hp]] = hp
+                            hp = hc
+                        if nch > 0:
+                            ckey[hp] = hk
+                            cidx[hp] = hj
+                            cpos[hj] = hp
+                for b in range(n_pop):
+                    i = popped[np.uintp(b)]
+                    ui = np.uintp(i)
+                    if popkey[np.uintp(b)] - pc > (tol_cs[ui] if inflight[ui] else tol_c[ui]):
+                        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, popkey[np.uintp(b)], i)
+                        continue
+                    if POWER:  # it stops computing
+                        dsum -= dslow[i] if inflight[ui] else dfull[i]
+                    if FAIL:  # the interval is done
+                        if measuring:
+                            incomp[i] += t - max(cin[i], t0)
+                            if inflight[np.uintp(i)] and slow[np.uintp(i)] > 0.0:
+                                slowed[i] += slow[np.uintp(i)] * (wst[i] - (popkey[np.uintp(b)] - pc))
+                        acc[i] += wcur[i]
                         wcur[i] = 0.0
-                    stack[np.uintp(top)] = 2 * i  # due again at once
+                    if snap[np.uintp(i)] > 0.0 and not inflight[np.uintp(i)]:  # common: off the stack
+                        events += 1
+                        phase[np.uintp(i)] = _SNAPSHOT
+                        nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
+                        continue
+                    stack[np.uintp(top)] = 2 * i
                     top += 1
-                elif slow[np.uintp(i)] >= 1.0:
-                    parked[np.uintp(i)] = True
-                    rem[np.uintp(i)] = w
-                else:
+                # 4. What they set off at this same instant (each job at most once
+                # on the stack: an item pushes at most its own follow-up).
+                while top > 0:
+                    top -= 1
+                    i = stack[np.uintp(top)] >> 1
+                    if capped and stack[np.uintp(top)] & 1:
+                        # Ready to write under a cap: queue (by index among this
+                        # instant's arrivals); admitted below, its compute interval
+                        # begins now, as after a firing.
+                        p = qh + qn
+                        while p > qh and qtime[(p - 1) & mask] == t and qidx[(p - 1) & mask] > i:
+                            qidx[p & mask] = qidx[(p - 1) & mask]
+                            qtime[p & mask] = qtime[(p - 1) & mask]
+                            p -= 1
+                        qidx[p & mask] = i
+                        qtime[p & mask] = t
+                        qn += 1
+                        inflight[np.uintp(i)] = True
+                        phase[np.uintp(i)] = _COMPUTE
+                        if FAIL:  # captured: the work the checkpoint will make durable
+                            capw[i] = acc[i]
+                            pre_c[i] = pre_p[i]
+                            acc[i] = 0.0
+                            pre_p[i] = 0.0
+                    elif stack[np.uintp(top)] & 1:  # a firing: the persist starts, a compute interval begins
+                        events += 1
+                        k = count[np.uintp(i)]
+                        if record and k < cycles:
+                            firings[i, k] = t
+                        count[np.uintp(i)] = k + 1
+                        if k + 1 == cycles:
+                            n_done += 1
+                        if k + 1 == burn_in:
+                            n_burn += 1
+                        n_fire += 1
+                        since[np.uintp(i)] = t
+                        cwait[np.uintp(i)] = wacc[np.uintp(i)]
+                        wacc[np.uintp(i)] = 0.0
+                        inflight[np.uintp(i)] = True
+                        if FAIL:
+                            capw[i] = acc[i]
+                            pre_c[i] = pre_p[i]
+                            acc[i] = 0.0
+                            pre_p[i] = 0.0
+                        wset = True
+                        W += weight[np.uintp(i)]
+                        nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[np.uintp(i)], i)
+                        # Persists that end now were applied first: level nwh is
+                        # crossed now iff above the writers before this instant.
+                        if measuring and nwh > nw_prev:
+                            upcross[np.uintp(nwh)] += 1
+                        phase[np.uintp(i)] = _COMPUTE
+                    elif inflight[np.uintp(i)]:  # due with the previous persist in flight
+                        if is_async[np.uintp(i)]:  # (a blocking job's zero-length interval is no event)
+                            events += 1
+                        if not skip[np.uintp(i)]:
+                            phase[np.uintp(i)] = _WAIT
+                            if is_async[np.uintp(i)]:
+                                # (a blocking job with a zero compute interval waits
+                                # for its own write: it fires again at once, no wait)
+                                entered += 1
+                                nwait += 1
+                                wstart[np.uintp(i)] = t
+                            continue
+                        skipped += 1  # skipped: a new compute interval, as after a firing
+                    elif snap[np.uintp(i)] > 0.0:  # due, no persist in flight: snapshot
+                        events += 1
+                        phase[np.uintp(i)] = _SNAPSHOT
+                        nsh = _q_push(skey, sidx, sh, nsh, mask, ring_s, ps + snap[np.uintp(i)], i)
+                        continue
+                    else:  # s = 0: the firing is at this instant
+                        stack[np.uintp(top)] = 2 * i + 1
+                        top += 1
+                        continue
+                    # A new compute interval (after a firing or a skip), drawn at one
+                    # place in the loop (two inlined copies of the ziggurat cost
+                    # ~20 ns per draw more, measured). ``_draw`` written out: inlined,
+                    # it kept sigma's and base's references counted at every draw.
+                    w = T[np.uintp(i)]
+                    if sigma[np.uintp(i)] > 0.0:
+                        w += sigma[np.uintp(i)] * stream_normal(base[np.uintp(i)], drawn[np.uintp(i)])
+                        if w < 0.0:
+                            w = 0.0
+                    drawn[np.uintp(i)] += 1
                     if FAIL:
-                        cin[i] = t
-                        wst[i] = w * stretch[np.uintp(i)]
-                    nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c, pc + w * stretch[np.uintp(i)], i)
-                    if POWER:
-                        dsum += dslow[i] if inflight[np.uintp(i)] else dfull[i]
-            if capped:
-                # Admissions (E5), first come first served, while fewer than K write.
-                while qn > 0 and nwh < max_writers:
-                    i = qidx[qh]
-                    # Its time queued, from its own entry time: the job may have
-                    # entered WAIT since (for its next checkpoint, wstart).
-                    queued = t - qtime[qh]
-                    qh = (qh + 1) & mask
-                    qn -= 1
-                    events += 1
-                    k = count[np.uintp(i)]
-                    if record and k < cycles:
-                        firings[i, k] = t
-                    count[np.uintp(i)] = k + 1
-                    if k + 1 == cycles:
-                        n_done += 1
-                    if k + 1 == burn_in:
-                        n_burn += 1
-                    n_fire += 1
-                    since[np.uintp(i)] = t
-                    cwait[np.uintp(i)] = wacc[np.uintp(i)] + queued
-                    wacc[np.uintp(i)] = 0.0
-                    wset = True
-                    W += weight[np.uintp(i)]
-                    nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[np.uintp(i)], i)
-                    if measuring and nwh > nw_prev:
-                        upcross[np.uintp(nwh)] += 1
-                # Arrivals of this instant left waiting entered QUEUE: an event each.
-                for b in range(qn - 1, -1, -1):
-                    if qtime[(qh + b) & mask] != t:
+                        wcur[i] = w
+                    if w <= tol_c[np.uintp(i)]:
+                        if FAIL:
+                            acc[i] += w
+                            wcur[i] = 0.0
+                        stack[np.uintp(top)] = 2 * i  # due again at once
+                        top += 1
+                    elif slow[np.uintp(i)] >= 1.0:
+                        parked[np.uintp(i)] = True
+                        rem[np.uintp(i)] = w
+                    else:
+                        if FAIL:
+                            cin[i] = t
+                            wst[i] = w * stretch[np.uintp(i)]
+                        nch = _iq_push(ckey, cidx, cpos, ch, nch, mask, ring_c,
+                                       pc + w * stretch[np.uintp(i)], i)
+                        if POWER:
+                            dsum += dslow[i] if inflight[np.uintp(i)] else dfull[i]
+                if capped:
+                    # Admissions (E5), first come first served, while fewer than K write.
+                    while qn > 0 and nwh < max_writers:
+                        i = qidx[qh]
+                        # Its time queued, from its own entry time: the job may have
+                        # entered WAIT since (for its next checkpoint, wstart).
+                        queued = t - qtime[qh]
+                        qh = (qh + 1) & mask
+                        qn -= 1
+                        events += 1
+                        k = count[np.uintp(i)]
+                        if record and k < cycles:
+                            firings[i, k] = t
+                        count[np.uintp(i)] = k + 1
+                        if k + 1 == cycles:
+                            n_done += 1
+                        if k + 1 == burn_in:
+                            n_burn += 1
+                        n_fire += 1
+                        since[np.uintp(i)] = t
+                        cwait[np.uintp(i)] = wacc[np.uintp(i)] + queued
+                        wacc[np.uintp(i)] = 0.0
+                        wset = True
+                        W += weight[np.uintp(i)]
+                        nwh = _q_push(wkey, widx, wh, nwh, mask, ring_w, pw + dw[np.uintp(i)], i)
+                        if measuring and nwh > nw_prev:
+                            upcross[np.uintp(nwh)] += 1
+                    # Arrivals of this instant left waiting entered QUEUE: an event each.
+                    for b in range(qn - 1, -1, -1):
+                        if qtime[(qh + b) & mask] != t:
+                            break
+                        events += 1
+                fired_total += n_fire
+                nw = nwh
+                if nw == 0:  # W must not drift: exact when one writer or none
+                    W = 0.0
+                elif nw == 1:
+                    W = weight[np.uintp(widx[np.uintp(wh)])]
+                if not measuring and n_burn == N:
+                    measuring = True
+                    t0 = t
+                    for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
+                        upcross[b] += 1
+                    if FAIL:  # the work each job has not made durable yet
+                        for i in range(N):
+                            pre_p[i] = acc[i]
+                            pre_c[i] = capw[i]
+                        for b in range(nch):
+                            q = (ch + b) & mask
+                            i = cidx[q]
+                            r = ckey[q] - pc
+                            if inflight[np.uintp(i)] and slow[np.uintp(i)] > 0.0:
+                                wst[i] = r  # the slowdown's share counts from here
+                                r *= 1.0 - slow[np.uintp(i)]
+                            pre_p[i] += wcur[i] - r
+                if measuring:
+                    waits += entered
+                    skips += skipped
+                if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
+                    p_time = t
+                    p_cycle = fired_total // N
+                    if stop_at_passage:
                         break
-                    events += 1
-            fired_total += n_fire
-            nw = nwh
-            if nw == 0:  # W must not drift: exact when one writer or none
-                W = 0.0
-            elif nw == 1:
-                W = weight[np.uintp(widx[np.uintp(wh)])]
-            if not measuring and n_burn == N:
-                measuring = True
-                t0 = t
-                for b in range(nw_prev + 1, nw + 1):  # the opening instant's crossings
-                    upcross[b] += 1
-                if FAIL:  # the work each job has not made durable yet
-                    for i in range(N):
-                        pre_p[i] = acc[i]
-                        pre_c[i] = capw[i]
-                    for b in range(nch):
-                        q = (ch + b) & mask
-                        i = cidx[q]
-                        r = ckey[q] - pc
-                        if inflight[np.uintp(i)] and slow[np.uintp(i)] > 0.0:
-                            wst[i] = r  # the slowdown's share counts from here
-                            r *= 1.0 - slow[np.uintp(i)]
-                        pre_p[i] += wcur[i] - r
-            if measuring:
-                waits += entered
-                skips += skipped
-            if n_fire > 0 and level > 0 and p_cycle < 0 and nw >= level:
-                p_time = t
-                p_cycle = fired_total // N
-                if stop_at_passage:
+                if n_done == N:
                     break
-            if n_done == N:
-                break
 
             instants += 1
             if instants >= _REBASE_EVERY * N:
@@ -2644,6 +2717,30 @@ def _make_run_fleet_general(FAIL=False, POWER=False):
             pw = wkey[np.uintp(wh)] if dt == dtw else pw + r_w * dt
             pc = ckey[np.uintp(ch)] if dt == dtc else pc + r_c * dt
             ps = skey[np.uintp(sh)] if dt == dts else ps + dt
+            if LONE:
+                lone = 0
+                if not capped and (nsh == 0 or skey[np.uintp(sh)] - ps > ts):
+                    if dt == dtc and ring_c:
+                        if nch == 1 or ckey[np.uintp((ch + 1) & mask)] - pc > tc:
+                            if nwh == 0 or wkey[np.uintp(wh)] - pw > tw:
+                                lone = 3
+                    elif dt == dtw and nwh > 0 and (nch == 0 or ckey[np.uintp(ch)] - pc > tc):
+                        if nwh == 1:
+                            lone = 1
+                        elif ring_w:
+                            if wkey[np.uintp((wh + 1) & mask)] - pw > tw:
+                                lone = 1
+                        elif (wkey[2] if nwh > 2 and wkey[2] < wkey[1] else wkey[1]) - pw > tw:
+                            lone = 1
+                elif (not capped and dt == dts and (nwh == 0 or wkey[np.uintp(wh)] - pw > tw)
+                        and (nch == 0 or ckey[np.uintp(ch)] - pc > tc)):
+                    if nsh == 1:
+                        lone = 2
+                    elif ring_s:
+                        if skey[np.uintp((sh + 1) & mask)] - ps > ts:
+                            lone = 2
+                    elif (skey[2] if nsh > 2 and skey[2] < skey[1] else skey[1]) - ps > ts:
+                        lone = 2
             if measuring:
                 occupancy[np.uintp(nw)] += dt
                 wait_time += nwait * dt
