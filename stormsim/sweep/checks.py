@@ -225,27 +225,34 @@ def tail_level_list(v) -> tuple:
     return tuple(out)
 
 
+def _magnitude(x, kind: str, unit: str, example: str) -> float:
+    """One quantity of ``kind`` ("time", "power") as a float in ``unit``: a
+    number already in it, or text with its unit (``example``); raise Bad
+    otherwise (its range is the caller's)."""
+    from ..engine.units import quantity
+
+    if isinstance(x, str):
+        try:
+            return float(quantity("value", x, kind).to(unit).magnitude)
+        except SpecError as exc:
+            rest = str(exc).split(": ", 1)[-1]
+            raise Bad(f"{fmt_toml(x)} is not a {kind} ({rest}); write {unit}s or a {kind} "
+                      f"with its unit, e.g. '{example}'") from None
+    if not is_num(x):
+        raise Bad(f"must be a number of {unit}s or a {kind} with its unit such as "
+                  f"'{example}', or a list of them (one per job); found {fmt_toml(x)}")
+    return float(x)
+
+
 def _time(x, positive: bool, inf_ok: bool) -> float:
     """One time: a number of seconds, a time with its unit ('24 h', '10 min'), or
     (``inf_ok``) inf / 'inf' / 'none' for never; raise Bad otherwise."""
-    from ..engine.units import quantity
-
     rule = (("> 0" if positive else ">= 0") + (" (inf or 'none': never)" if inf_ok else ""))
     if isinstance(x, str) and x.strip().lower() in ("inf", "infinity", "none"):
         if inf_ok:
             return math.inf
         raise Bad(f"must be finite and {rule}")
-    if isinstance(x, str):
-        try:
-            x = float(quantity("value", x, "time").to("second").magnitude)
-        except SpecError as exc:
-            rest = str(exc).split(": ", 1)[-1]
-            raise Bad(f"{fmt_toml(x)} is not a time ({rest}); write seconds or a time with "
-                      "its unit, e.g. '24 h'") from None
-    elif not is_num(x):
-        raise Bad("must be a number of seconds or a time with its unit such as '24 h', or a "
-                  f"list of them (one per job); found {fmt_toml(x)}")
-    x = float(x)
+    x = _magnitude(x, "time", "second", "24 h")
     if math.isnan(x) or x < 0.0 or (x == 0.0 and positive) or (math.isinf(x) and not inf_ok):
         raise Bad(f"every value must be {'' if inf_ok else 'finite and '}{rule}; found "
                   f"{fmt_toml(x)}")
@@ -269,19 +276,7 @@ def time_or_inf(positive: bool, inf_ok: bool, per_job: bool = True):
 def _watts(x) -> float:
     """One power: a number of watts or a power with its unit ('716.8 kW'), finite
     and >= 0; raise Bad otherwise."""
-    from ..engine.units import quantity
-
-    if isinstance(x, str):
-        try:
-            x = float(quantity("value", x, "power").to("watt").magnitude)
-        except SpecError as exc:
-            rest = str(exc).split(": ", 1)[-1]
-            raise Bad(f"{fmt_toml(x)} is not a power ({rest}); write watts or a power with "
-                      "its unit, e.g. '716.8 kW'") from None
-    elif not is_num(x):
-        raise Bad("must be a number of watts or a power with its unit such as '716.8 kW', or a "
-                  f"list of them (one per job); found {fmt_toml(x)}")
-    x = float(x)
+    x = _magnitude(x, "power", "watt", "716.8 kW")
     if not (math.isfinite(x) and x >= 0.0):
         raise Bad(f"every value must be a finite power >= 0 (W); found {fmt_toml(x)}")
     return x
