@@ -436,8 +436,8 @@ def _derived(v: dict, n: int, T: np.ndarray, fleet: Fleet, margin: float) -> dic
         "m_over_sigma": mos, "snapshot": same(fleet.snapshot), "slowdown": same(fleet.slowdown),
         "weights": same(fleet.weights), "mtbf": same(fleet.mtbf), "restart": same(fleet.restart),
         "outage_mtbf": fleet.outage_mtbf,
-        "busy_power": same(fleet.busy_power) if fleet.has_power else math.nan,
-        "idle_power": same(fleet.idle_power) if fleet.has_power else math.nan,
+        "busy_power": same(fleet.busy_power) if fleet.has_power else None,
+        "idle_power": same(fleet.idle_power) if fleet.has_power else None,
         "ramp_thresholds": _thresholds(v, fleet),
     }
 
