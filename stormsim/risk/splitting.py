@@ -190,7 +190,7 @@ def check_splittable(fleet: Fleet) -> None:
 
 
 def _is_general(fleet: Fleet) -> bool:
-    """The fleet runs on the general dynamics (``engine._kernel.gffs_*``): async
+    """The fleet runs on the general dynamics (``engine._kernel.gffs_walk``): async
     jobs, unequal weights or a writer cap; the base model on the two-clock one."""
     return not fleet.is_anonymous
 

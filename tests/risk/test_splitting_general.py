@@ -1,5 +1,5 @@
 """Forward flux sampling on the general dynamics (async E1, weights E2,
-writer caps E5): the kernel's walker (``engine._kernel.gffs_*``).
+writer caps E5): the kernel's walker (``engine._kernel.gffs_walk``, ``gffs_flux``, ``gffs_stage``).
 
 The walker integrates the general kernel's dynamics on a state it can bank
 and clone; its first check is that a flux run is ``simulate``'s general-kernel
