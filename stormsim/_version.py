@@ -6,4 +6,4 @@ __version__ = "0.3.0"
 #: name. Bump it with any change of a default or a rule that changes numbers
 #: (never add a legacy option to keep old numbers); a release that changes
 #: no number keeps it.
-ALGORITHM_VERSION = 4
+ALGORITHM_VERSION = 5

@@ -3548,7 +3548,8 @@ _GF_PC = 1
 _GF_PS = 2
 _GF_W = 3
 _GF_T = 4
-_GF_N = 5
+_GF_DUE = 5
+_GF_N = 6
 _GI_WH = 0
 _GI_NWH = 1
 _GI_SH = 2
@@ -3565,6 +3566,7 @@ GW_LOOK = 1     # an instant drew a compute interval: look at the score
 GW_DONE = 2     # plain: every job has fired ``cycles`` times
 GW_MAXEV = 3    # a trial reached max_events
 GW_IDLE = 4     # no event left (never in a real fleet)
+GW_XLOOK = 5    # an instant drew a compute interval, before the common look is due
 
 #: ctr's slots (int64): events, jobs past burn-in, jobs done, measuring (0/1).
 _GC_EV = 0
@@ -3617,7 +3619,7 @@ def gffs_consts(T, d, f, rc, weight, snap, slow):
 @njit(cache=CACHE, nogil=True)
 def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, jobp, tabs, tol3,
               uniform, base, sf, si, popped, popkey, stack, future, advance, hi, budget, plain,
-              burn_in, cycles, max_events, occupancy, upcross, ctr, window):
+              burn_in, cycles, max_events, occupancy, upcross, ctr, window, look):
     """Integrate the general dynamics (``run_fleet_general`` without failures)
     on the state (sf, si), event to event, with the same arithmetic in the
     same order (heaps for every queue), so from a launch it gives
@@ -3628,9 +3630,17 @@ def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, 
     was applied); False: apply the present instant first (a launch).
 
     future = 0 (real): compute intervals drawn from the job's stream
-    ``base[i]`` at its counter ``drawn[i]``; returns GW_LOOK after an instant
-    that drew a compute interval (a firing, a skip, a queue entry: the only
-    instants at which the score can rise), GW_DONE
+    ``base[i]`` at its counter ``drawn[i]``. The score can rise only at an
+    instant that draws a compute interval (a firing, a skip, a queue entry).
+    look = 0: returns GW_LOOK after every such instant. look = 1 (once a
+    cycle): returns GW_LOOK (and sets ``due`` to +inf) only after the last
+    instant before the first compute interval drawn since then could end;
+    look = 2: the same, and GW_XLOOK after the other instants that draw.
+    ``due`` (in the state, on the compute clock) is the earliest end of an
+    interval drawn since the last common look, at its draw or at its mean:
+    pc + min(w, T_i) at its draw, stretched or not (a slowdown only delays a
+    compute interval's end), so until the instant before it the fleet
+    follows the mean future walked at that look exactly. Also GW_DONE
     (plain, every job fired ``cycles`` times), GW_MAXEV (ctr's events reached
     max_events) or GW_IDLE. Measures (occupancy, upcross, window[0]) while
     ctr[_GC_MEAS]; plain: measuring starts once every job has fired burn_in
@@ -3669,6 +3679,7 @@ def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, 
     ps = sf[of + _GF_PS]
     W = sf[of + _GF_W]
     t = sf[of + _GF_T]
+    due = sf[of + _GF_DUE]
     wh = si[oi + _GI_WH]
     nwh = si[oi + _GI_NWH]
     sh = si[oi + _GI_SH]
@@ -3715,6 +3726,7 @@ def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, 
                     ckey[(ch + b) & mask] -= pc
                 for b in range(nsh):
                     skey[(sh + b) & mask] -= ps
+                due -= pc
                 pw = 0.0
                 pc = 0.0
                 ps = 0.0
@@ -3868,6 +3880,8 @@ def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, 
             else:
                 w = T[i]
             drawn[i] += 1
+            if future == 0:
+                due = min(due, pc + min(w, T[i]))
             if w <= tol_c[i]:
                 stack[top] = 2 * i
                 top += 1
@@ -3918,8 +3932,26 @@ def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, 
         if plain and n_done == N:
             result = GW_DONE
             break
-        if drew > 0:
+        if drew > 0 and look == 0:
             result = GW_LOOK
+            break
+        if look != 0 and due < np.inf:
+            # the next instant's compute clock: is an interval drawn since the
+            # common look due there (within the pops' tolerance)?
+            nxt = pc
+            if nch > 0:
+                dtw = np.inf
+                if nwh > 0:
+                    dtw = (wkey[wh] - pw) * (per_tab[nwh] if uniform else W * inv_f[nwh])
+                dtc = (ckey[ch] - pc) * inv_rc[nch]
+                dts = skey[sh] - ps if nsh > 0 else np.inf
+                nxt = ckey[ch] if dtc <= min(dtw, dts) else pc + rc[nch] * min(dtw, dts)
+            if due <= nxt + 2.0 * tc:
+                due = np.inf
+                result = GW_LOOK
+                break
+        if drew > 0 and look == 2:
+            result = GW_XLOOK
             break
         if events >= max_events:
             result = GW_MAXEV
@@ -3929,6 +3961,7 @@ def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, 
     sf[of + _GF_PS] = ps
     sf[of + _GF_W] = W
     sf[of + _GF_T] = t
+    sf[of + _GF_DUE] = due
     si[oi + _GI_WH] = wh
     si[oi + _GI_NWH] = nwh
     si[oi + _GI_SH] = sh
@@ -3949,12 +3982,13 @@ def _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, 
 
 @njit(cache=CACHE, nogil=True)
 def _gffs_call(g, base, sf, si, popped, popkey, stack, future, advance, hi, budget, plain, burn_in,
-               cycles, max_events, occupancy, upcross, ctr, window):
+               cycles, max_events, occupancy, upcross, ctr, window, look=0):
     """``_gffs_run`` with the fleet's arrays from the tuple g (``gffs_walk``)."""
     T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, jobp, tabs, tol3, uniform = g
     return _gffs_run(T, sigma, f, rc, weight, snap, slow, skip, is_async, max_writers, jobp,
                      tabs, tol3, uniform, base, sf, si, popped, popkey, stack, future, advance, hi,
-                     budget, plain, burn_in, cycles, max_events, occupancy, upcross, ctr, window)
+                     budget, plain, burn_in, cycles, max_events, occupancy, upcross, ctr, window,
+                     look)
 
 
 #: A bound no walk reaches (events, firings).
@@ -4009,6 +4043,7 @@ def gffs_save(sf, si, out_f, out_i):
     out_f[of + _GF_PC] = 0.0
     out_f[of + _GF_PS] = 0.0
     out_f[of + _GF_T] = 0.0
+    out_f[of + _GF_DUE] -= sf[of + _GF_PC]
     out_i[oi + _GI_INST] = 0
 
 
@@ -4027,22 +4062,27 @@ def gffs_launch(T, theta, sf, si):
         nch = _iq_push(sf[2 * cap:3 * cap], si[2 * cap:3 * cap], si[4 * cap:4 * cap + N], 0, nch,
                        mask, False, first[i], i)
     si[4 * cap + 6 * N + _GI_NCH] = nch
+    sf[4 * cap + N + _GF_DUE] = np.inf
 
 
 @njit(cache=CACHE, nogil=True)
 def gffs_walk(g, sf, si, base, lo, hi, plain, burn_in, cycles, max_events, occupancy, upcross,
-              out_f, out_i, res_f, res_i, res_key, horizon, advance):
+              out_f, out_i, res_f, res_i, res_key, horizon, advance, sparse, near):
     """Continue one fleet from the state (sf, si; changed in place) with the
     stream bases ``base`` (job i's compute intervals read at its counter of
     intervals drawn, continued from the state's), looking at the score
-    (``gffs_score``) after every instant that draws a compute interval (a
-    firing, a queue entry, a skip): until the next draw the fleet follows the
-    future the last look walked, so n_w stays at or below the last score,
-    which can rise only at a draw; it can fall where a persist ends, which is
-    not looked at (a return to the basin is seen at the next draw: the same
-    rule in flux runs and trials; half the walks of looking there too, 1.7x
-    less CPU on the weighted cell of docs/SPLITTING.md). advance: False for a
-    launch (its instant t = 0 is applied first).
+    (``gffs_score``), which can rise only at an instant that draws a compute
+    interval (a firing, a queue entry, a skip). sparse False: at every such
+    instant. sparse True: a *common* look (basin and interface) only after
+    the last instant before the first interval drawn since the previous
+    common look could end (``_gffs_run``'s ``due``, in the state, so it
+    travels with a banked state); until then the fleet follows the future
+    walked at that look, so n_w stays at or below its score. A trial whose
+    last score was >= hi - near also looks at every instant that draws, for
+    the interface only. The score can fall where a persist ends, not looked
+    at: a return to the basin is seen at the next common look, the same rule
+    in flux runs and trials. advance: False for a launch (its instant t = 0
+    is applied first).
 
     plain False (a trial): occupancy and upcross accumulate the segment from
     the start to the stop (the stopping instant's up-crossings included);
@@ -4088,8 +4128,12 @@ def gffs_walk(g, sf, si, base, lo, hi, plain, burn_in, cycles, max_events, occup
         status = 1
     if plain or (lo <= s < hi):
         while True:
+            look = 0
+            if sparse:
+                look = 2 if not plain and s >= hi - near else 1
             r = _gffs_call(g, base, sf, si, popped, popkey, stack, 0, advance, hi, _GFFS_NEVER,
-                           plain, burn_in, cycles, max_events, occupancy, upcross, ctr, window)
+                           plain, burn_in, cycles, max_events, occupancy, upcross, ctr, window,
+                           look)
             advance = True
             if r == GW_DONE or r == GW_IDLE:
                 break
@@ -4113,7 +4157,7 @@ def gffs_walk(g, sf, si, base, lo, hi, plain, burn_in, cycles, max_events, occup
             elif s >= hi:
                 status = 1
                 break
-            elif s < lo:
+            elif s < lo and r == GW_LOOK:
                 status = 0
                 break
     if plain:
@@ -4125,7 +4169,7 @@ def gffs_walk(g, sf, si, base, lo, hi, plain, burn_in, cycles, max_events, occup
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def gffs_flux(g, theta, key0, key1, rep0, lo, burn_in, cycles, occupancy, upcross, res_f, res_i,
-              entries, events, window, horizon):
+              entries, events, window, horizon, sparse):
     """``ffs_flux`` on the general dynamics: the flux run of replicate rep0 + r,
     r < R, one fleet from theta[r] with the streams of fleet rep0 + r under
     (key0, key1), as in ``simulate``. occupancy, upcross (R, N+1); res_f,
@@ -4144,7 +4188,7 @@ def gffs_flux(g, theta, key0, key1, rep0, lo, burn_in, cycles, occupancy, upcros
             base[i] = stream_base(key0, key1, rep0 + r, i)
         n, ev, w = gffs_walk(g, sf, si, base, lo, lo, True, burn_in, cycles, _GFFS_NEVER,
                              occupancy[r], upcross[r], sf[:0], si[:0], res_f[r], res_i[r],
-                             stream_base(rkey, key1, rep0 + r, 0), horizon, False)
+                             stream_base(rkey, key1, rep0 + r, 0), horizon, False, sparse, 0)
         entries[r] = n
         events[r] = ev
         window[r] = w
@@ -4152,7 +4196,7 @@ def gffs_flux(g, theta, key0, key1, rep0, lo, burn_in, cycles, occupancy, upcros
 
 @njit(cache=CACHE, nogil=True, parallel=True)
 def gffs_stage(g, bank_f, bank_i, bank_lo, bank_n, key0, key1, stage, rep0, lo, hi, max_events,
-               occupancy, upcross, out_f, out_i, status, events, horizon):
+               occupancy, upcross, out_f, out_i, status, events, horizon, sparse, near):
     """``ffs_stage`` on the general dynamics: M trials per replicate, trial m
     of replicate r from a bank row drawn uniformly from its replicate's rows
     bank_lo[r] .. + bank_n[r] - 1, with its row and streams a pure function
@@ -4184,6 +4228,6 @@ def gffs_stage(g, bank_f, bank_i, bank_lo, bank_n, key0, key1, stage, rep0, lo, 
             base[i] = stream_base(skey, key1 ^ _FLEET_MUL, sid, i)
         st, ev, _ = gffs_walk(g, sf, si, base, lo, hi, False, 0, 0, max_events, occupancy[r, m],
                               upcross[r, m], out_f[r, m], out_i[r, m], bank_f[:0], bank_i[:0],
-                              np.uint64(0), horizon, True)
+                              np.uint64(0), horizon, True, sparse, near)
         status[r, m] = st
         events[r, m] = ev

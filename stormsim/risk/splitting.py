@@ -117,12 +117,19 @@ waits under way and the compute intervals already drawn play out, and
 nothing more fires); ``horizon = H``, the mean future (each later interval
 lasts T_i), stopped after the instant at which (H + 1) N firings have been
 made. It can rise only at an instant that draws a compute interval (a
-firing, a queue entry under a cap, a skip) and it is looked at after every
-such instant, whatever ``score_every`` says (the "cycle" rule is the base
-model's only); it can fall where a persist ends, not looked at: a return to
-the basin is seen at the next draw, in flux runs and trials alike, and
-between looks n_w stays at or below the last score. Clones continue each job's counter
-of compute intervals drawn on their own streams, as on the base model.
+firing, a queue entry under a cap, a skip). ``score_every`` "write-end":
+it is looked at after every such instant. "cycle" (the default), as on the
+base model: a common look after the last instant before the first interval
+drawn since the previous one could end, at its draw or at its mean
+(pc + min(w, T_i) on the compute clock at its draw: a slowdown only
+delays an end), plus every drawing instant of a trial within NEAR_LEVELS
+of its next interface. Either way the fleet follows the future the last
+look walked until the next look, so n_w stays at or below its score; the
+score can fall where a persist ends, not looked at: a return to the basin
+is seen at the next common look, in flux runs and trials alike. Looking
+once a cycle cut the CPU of the async cell of docs/SPLITTING.md 4x at N =
+32. Clones continue each job's counter of compute intervals drawn on their
+own streams, as on the base model.
 
 Cost: the score is a walk over the predicted future at every look: O(N) for
 the committed future, O(H N) for the look-ahead (with "write-end", an event
@@ -242,7 +249,7 @@ def _gflux(inputs, split: SplitSettings, launch, rep0, R, lo):
     door.gffs_flux(door.gffs_fleet(inputs), _theta(inputs, launch, rep0, R), inputs.key0,
                    inputs.key1, np.int64(rep0), np.int64(lo), np.int64(split.burn_in),
                    np.int64(split.flux_cycles), occ, up, res_f, res_i, entries, events, window,
-                   np.int64(split.horizon))
+                   np.int64(split.horizon), _once_a_cycle(split.score_every))
     return occ, up, res_f, res_i, entries, events, window
 
 
@@ -372,7 +379,8 @@ def _stage(inputs, g, bank, bank_lo, bank_n, j, rep0, L0, hi, split, bufs):  # n
         door.gffs_stage(g, bank[0], bank[1], bank_lo, bank_n, inputs.key0, inputs.key1,
                         np.int64(j), np.int64(rep0), np.int64(L0), np.int64(hi),
                         np.int64(split.max_events), s_occ, s_up, states[0], states[1], status,
-                        ev, np.int64(split.horizon))
+                        ev, np.int64(split.horizon), _once_a_cycle(split.score_every),
+                        np.int64(NEAR_LEVELS))
 
 
 def _run(fleet, ks, split: SplitSettings, R, seed, L0, launch, rep0):

@@ -3,7 +3,7 @@
 tests/golden/examples.json holds, for every dataset of the results of
 ``stormsim sweep examples/stagger_survival.toml`` and ``examples/tail_sweep.toml``
 at algorithm version 2 (stormsim 0.2.0; version 3, a splitting interval
-rule, and version 4, splitting for async, weighted and capped fleets,
+rule, versions 4 and 5, splitting for async, weighted and capped fleets,
 changed none of them), its dtype, shape and the sha256 of its values.
 The test
 runs both examples and compares every one of those datasets by path: a

@@ -41,7 +41,7 @@ def _random_fleet(rng):
     return stormsim.Fleet(**kw)
 
 
-def _flux_runs(fleet, seed, fleets, cycles, burn_in, lo, horizon, reservoir=4):
+def _flux_runs(fleet, seed, fleets, cycles, burn_in, lo, horizon, reservoir=4, sparse=False):  # noqa: PLR0913 (the kernel's inputs)
     """door.gffs_flux's flux runs of fleets 0.. (launch "random")."""
     inputs = door.prepare(fleet, seed)
     n = fleet.n_jobs
@@ -56,15 +56,16 @@ def _flux_runs(fleet, seed, fleets, cycles, burn_in, lo, horizon, reservoir=4):
     door.gffs_flux(door.gffs_fleet(inputs), door.phases(inputs, None, 0, fleets),
                    inputs.key0, inputs.key1, np.int64(0), np.int64(lo), np.int64(burn_in),
                    np.int64(cycles), occ, up, res_f, res_i, entries, events, window,
-                   np.int64(horizon))
+                   np.int64(horizon), sparse)
     return occ, up, events, entries, window, res_f, res_i
 
 
-@pytest.mark.parametrize("horizon", [0, 2])
-def test_flux_run_is_the_general_kernel_fleet_bit_for_bit(horizon):
-    """40 random small fleets mixing the options: a flux run, stopped at every
-    instant that draws a compute interval to look at its score (basin edge 2,
-    reached, so entries are banked; or N + 1, never), gives ``simulate``'s
+@pytest.mark.parametrize(("horizon", "sparse"), [(0, False), (2, False), (2, True)])
+def test_flux_run_is_the_general_kernel_fleet_bit_for_bit(horizon, sparse):
+    """40 random small fleets mixing the options: a flux run, stopped to look
+    at its score at every instant that draws a compute interval (or once a
+    cycle: sparse) (basin edge 2, reached, so entries are banked; or N + 1,
+    never), gives ``simulate``'s
     general-kernel occupancy, up-crossings and event count bit for bit (the
     same arithmetic in the same order, heap queues): looking changes nothing."""
     rng = np.random.default_rng(38)
@@ -73,7 +74,8 @@ def test_flux_run_is_the_general_kernel_fleet_bit_for_bit(horizon):
         run = stormsim.simulate(fleet, fleets=3, cycles=60, burn_in=5, seed=7, kernel="general",
                                 queues="heap")
         for lo in (2, fleet.n_jobs + 1):
-            occ, up, events, entries, window, *_ = _flux_runs(fleet, 7, 3, 60, 5, lo, horizon)
+            occ, up, events, entries, window, *_ = _flux_runs(fleet, 7, 3, 60, 5, lo, horizon,
+                                                              sparse=sparse)
             assert np.array_equal(occ, run.occupancy), (case, lo)
             assert np.array_equal(up, run.upcrossings), (case, lo)
             assert np.array_equal(events, run.events), (case, lo)
@@ -190,14 +192,16 @@ def test_agrees_with_plain_monte_carlo_at_n_16(cell):
         assert abs(zp) <= Z_AGREE and abs(zr) <= Z_AGREE, (k, zp, zr)
 
 
-@pytest.mark.parametrize("horizon", [0, 2])
-def test_between_two_looks_the_fleet_stays_at_or_below_the_score(horizon):
+@pytest.mark.parametrize(("horizon", "look"), [(0, 0), (2, 0), (0, 1), (2, 1)])
+def test_between_two_looks_the_fleet_stays_at_or_below_the_score(horizon, look):
     """What makes the basin {score < L_0} a set of quiet states: from one look
-    to the next (the next instant that draws a compute interval) the fleet
-    follows the future the score walked, so n_w, and every
-    up-crossing up to and including the next look's instant, stay at or below
-    the score. Random mixed fleets (async both rules, weights, caps), 300
-    looks each from the launch, the score walked in full (hi = N + 1)."""
+    to the next (look 0: the next instant that draws a compute interval;
+    look 1, once a cycle: the last instant before an interval drawn since
+    could end, at its draw or its mean) the fleet follows the future the
+    score walked, so n_w, and every up-crossing up to and including the next
+    look's instant, stay at or below the score. Random mixed fleets (async
+    both rules, weights, caps, slowdowns), 300 looks each from the launch,
+    the score walked in full (hi = N + 1)."""
     from stormsim.engine import _kernel
 
     rng = np.random.default_rng(5)
@@ -221,14 +225,14 @@ def test_between_two_looks_the_fleet_stays_at_or_below_the_score(horizon):
         score = _kernel.gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2, False,
                                    hi, np.int64(horizon), none)
         advance = False
-        for look in range(300):
+        for step in range(300):
             occ = np.zeros(n + 1)
             up = np.zeros(n + 1, dtype=np.int64)
             r = _kernel._gffs_call(g, base, sf, si, popped, popkey, stack, 0, advance, hi,
                                    np.int64(1) << 62, False, np.int64(0), np.int64(0),
-                                   np.int64(1) << 62, occ, up, ctr, np.zeros(1))
+                                   np.int64(1) << 62, occ, up, ctr, np.zeros(1), np.int64(look))
             assert r == _kernel.GW_LOOK
             advance = True
-            assert not occ[score + 1:].any() and not up[score + 1:].any(), (case, look, score)
+            assert not occ[score + 1:].any() and not up[score + 1:].any(), (case, step, score)
             score = _kernel.gffs_score(g, base, sf, si, sf2, si2, popped, popkey, stack, ctr2,
                                        True, hi, np.int64(horizon), none)
