@@ -1,9 +1,14 @@
-"""Do forward flux sampling's 95 % intervals cover the exact answer? (docs/SPLITTING.md)
+"""Do forward flux sampling's 95 % intervals cover the true answer? (docs/SPLITTING.md)
 
 ``python -m benchmarks.splitting_coverage --n 32 --levels 16,20,23 --seeds 20 --replicates 64``
     ``storm_split(fleet, levels, replicates=R, trials=M, seed=s)`` for seeds
     ``--seed0`` .. ``--seed0 + seeds - 1`` on ``Fleet.identical(N, T=1, load=0.6,
     jitter=0.01)`` (fair, uncapped), against ``stormsim.stationary`` (exact).
+    ``--cell async-block`` (or another cell of benchmarks.splitting_general):
+    that fleet, which has no exact law, against a long plain run
+    (``plain_truth``, ``--truth-fleets`` fleets, kept in ``--truth``; its own
+    95 % interval is printed beside each level, so a level where it is not
+    much narrower than splitting's is read as such).
     Every replicate's estimate is written to ``--json`` after each seed (a
     rerun with the same settings resumes: seeds already there are skipped),
     so the table can be re-read from it (``--analyse-only``) and regrouped.
@@ -39,20 +44,68 @@ import numpy as np
 from scipy.stats import norm, skew
 
 import stormsim
+from stormsim.risk.settings import DEFAULT_HORIZON
 from stormsim.risk.split_estimate import DEFAULT_INTERVAL, INTERVALS, interval
 from stormsim.risk.splitting import storm_split
+from stormsim.stats.storms import storm_estimate
+from stormsim.stats.tails import tail_estimate
+
+from .splitting_general import cells
 
 #: storm_split_until's round (its default round_replicates).
 ROUND = 8
 
 
-def _fleet(n):
-    return stormsim.Fleet.identical(n, T=1.0, load=0.6, jitter=0.01)
+#: The plain truth's units: blocks of this many fleets (their spread gives its error).
+TRUTH_BLOCK = 100
+
+
+def _fleet(n, cell="base"):
+    """The fleet of a cell: "base" (identical blocking jobs, the exact law's)
+    or a cell of benchmarks.splitting_general (no exact law: a long plain run
+    is the truth)."""
+    if cell == "base":
+        return stormsim.Fleet.identical(n, T=1.0, load=0.6, jitter=0.01)
+    return cells(n)[cell]
+
+
+def plain_truth(fleet, fleets, chunk=5000, seed=1_000_003, path: Path | None = None,
+                threads=1) -> dict:
+    """P(n_w >= k) and nu_k from ``fleets`` plain fleets (800 cycles after 80,
+    run ``chunk`` at a time, fleets 0.. of seed ``seed``, which no splitting
+    seed of this study uses), with 95 % intervals from blocks of TRUTH_BLOCK
+    fleets (stormsim.stats' delta method). Sums are kept in ``path`` after
+    each chunk, so a killed run resumes where it stopped."""
+    n = fleet.n_jobs
+    data = json.loads(path.read_text()) if path and path.exists() else \
+        dict(fleets=0, occ=[], up=[])
+    while data["fleets"] < fleets:
+        m = min(chunk, fleets - data["fleets"])
+        run = stormsim.simulate(fleet, fleets=m, cycles=800, burn_in=80, seed=seed,
+                                fleet_start=data["fleets"], threads=threads)
+        b = -(-m // TRUTH_BLOCK)
+        for q in range(b):
+            sl = slice(q * TRUTH_BLOCK, (q + 1) * TRUTH_BLOCK)
+            data["occ"].append(run.occupancy[sl].sum(axis=0).tolist())
+            data["up"].append(run.upcrossings[sl].sum(axis=0).tolist())
+        data["fleets"] += m
+        if path:
+            path.write_text(json.dumps(data))
+        print(f"plain truth: {data['fleets']} / {fleets} fleets", flush=True)
+    occ, up = np.asarray(data["occ"]), np.asarray(data["up"])
+    te = tail_estimate(occ, fleets=data["fleets"])
+    st = storm_estimate(up, occ, fleets=data["fleets"])
+    return dict(p=te.p_ge[:n + 1], p_lo=te.p_ge_lo[:n + 1], p_hi=te.p_ge_hi[:n + 1],
+                rate=st.storms_per_s[:n + 1], rate_lo=st.storms_per_s_lo[:n + 1],
+                rate_hi=st.storms_per_s_hi[:n + 1], fleets=data["fleets"])
 
 
 def _settings(a):
-    return dict(n=a.n, levels=a.levels, trials=a.trials, burn_in=a.burn_in,
-                flux_cycles=a.flux_cycles, basin=a.basin, version=stormsim.__version__)
+    out = dict(n=a.n, levels=a.levels, trials=a.trials, burn_in=a.burn_in,
+               flux_cycles=a.flux_cycles, basin=a.basin, version=stormsim.__version__)
+    if a.cell != "base":
+        out.update(cell=a.cell, horizon=a.horizon)
+    return out
 
 
 def run(a, path: Path) -> dict:
@@ -65,7 +118,7 @@ def run(a, path: Path) -> dict:
         if data is not None and not a.fresh:
             raise SystemExit(f"{path} holds other settings {data['settings']}; --fresh to overwrite")
         data = dict(settings=_settings(a), runs={})
-    fleet = _fleet(a.n)
+    fleet = _fleet(a.n, a.cell)
     for s in range(a.seed0, a.seed0 + a.seeds):
         old = data["runs"].get(str(s))
         have = len(old["rep_p"]) if old else 0
@@ -75,7 +128,7 @@ def run(a, path: Path) -> dict:
         c0 = time.process_time()
         sp = storm_split(fleet, a.levels, replicates=a.replicates - have, trials=a.trials, seed=s,
                          burn_in=a.burn_in, flux_cycles=a.flux_cycles, basin=basin,
-                         threads=a.threads, rep0=have)
+                         threads=a.threads, rep0=have, horizon=a.horizon)
         new = dict(rep_p=sp.rep_p_ge.tolist(), rep_rate=sp.rep_storms_per_s.tolist(),
                    basin=int(sp.interfaces[0]), cpu=time.process_time() - c0,
                    split_cpu=sp.cpu_seconds, truncated=sp.truncated)
@@ -127,9 +180,22 @@ def _pooled(x, exact):
                 zeros=float(np.mean(x == 0)))
 
 
-def analyse(data, rel_error, subsets, method, until_levels=None, out=print) -> dict:
+def _truth(st, truth_path, truth_fleets):
+    """Per level k: (P, nu_k) and their 95 % intervals: the exact law's (base
+    cell: zero width) or a long plain run's."""
+    cell = st.get("cell", "base")
+    fleet = _fleet(st["n"], cell)
+    if cell == "base":
+        law = stormsim.stationary(fleet)
+        return dict(p=law.p_ge, p_lo=law.p_ge, p_hi=law.p_ge, rate=law.storms_per_s,
+                    rate_lo=law.storms_per_s, rate_hi=law.storms_per_s, fleets=None)
+    return plain_truth(fleet, truth_fleets, path=truth_path)
+
+
+def analyse(data, rel_error, subsets, method, until_levels=None, out=print, truth_path=None,
+            truth_fleets=0) -> dict:
     st = data["settings"]
-    law = stormsim.stationary(_fleet(st["n"]))
+    law = _truth(st, truth_path, truth_fleets)
     ks = sorted(set(st["levels"]))
     seeds = sorted(data["runs"], key=int)
     reps = {s: (np.asarray(data["runs"][s]["rep_p"]), np.asarray(data["runs"][s]["rep_rate"]))
@@ -150,8 +216,15 @@ def analyse(data, rel_error, subsets, method, until_levels=None, out=print) -> d
         schemes.append((f"until {rel_error:g}", None))
     table = {}
     for j, k in enumerate(ks):
-        exact = dict(p=float(law.p_ge[k]), rate=float(law.storms_per_s[k]))
-        out(f"k = {k}: exact P = {exact['p']:.4e}, nu = {exact['rate']:.4e}")
+        exact = dict(p=float(law["p"][k]), rate=float(law["rate"][k]))
+        if law["fleets"] is None:
+            out(f"k = {k}: exact P = {exact['p']:.4e}, nu = {exact['rate']:.4e}")
+        else:
+            out(f"k = {k}: plain ({law['fleets']} fleets) P = {exact['p']:.4e} "
+                f"[{law['p_lo'][k]:.4e}, {law['p_hi'][k]:.4e}], nu = {exact['rate']:.4e} "
+                f"[{law['rate_lo'][k]:.4e}, {law['rate_hi'][k]:.4e}]")
+            if not exact["p"] > 0:
+                continue
         for name, r in schemes:
             use = [s for s in seeds if r is None or have[s] >= r]
             if not use:
@@ -191,6 +264,12 @@ def analyse(data, rel_error, subsets, method, until_levels=None, out=print) -> d
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=32)
+    ap.add_argument("--cell", default="base", choices=["base", *cells(16)],
+                    help="the fleet: base (exact law) or a cell of benchmarks.splitting_general")
+    ap.add_argument("--horizon", type=int, default=DEFAULT_HORIZON)
+    ap.add_argument("--truth", type=Path, default=None,
+                    help="the plain truth's sums (a cell other than base; resumable)")
+    ap.add_argument("--truth-fleets", type=int, default=200_000)
     ap.add_argument("--levels", type=lambda s: [int(v) for v in s.split(",")], default=[16, 20, 23])
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--seed0", type=int, default=1)
@@ -211,7 +290,9 @@ def main(argv=None) -> None:
     ap.add_argument("--fresh", action="store_true", help="overwrite a --json of other settings")
     a = ap.parse_args(argv)
     data = json.loads(a.json.read_text()) if a.analyse_only else run(a, a.json)
-    table = analyse(data, a.rel_error, a.subsets, a.interval, a.until_levels)
+    truth = a.truth or a.json.with_suffix(".truth.json")
+    table = analyse(data, a.rel_error, a.subsets, a.interval, a.until_levels, truth_path=truth,
+                    truth_fleets=a.truth_fleets)
     a.json.with_suffix(".table.json").write_text(json.dumps(table, indent=1))
 
 
