@@ -44,7 +44,7 @@ docs: $(STAMP)
 RESULT_SCRIPTS := claim1_pair_return_map claim2_spectrum claim3_separation claim4_5_locking_tail \
 	claim4b_launch_distance claim4c_tightest_pair corollary10_long_horizon claim6_stagger_jitter \
 	claim7_stagger_feasibility claim8_cap claim8b_hetero_response \
-	e1_async_pair e1_async_fleet e2_weighted_pair e3_storm_splitting e4_product_form e4_mixing \
+	e1_async_pair e1_async_fleet e1_async_deep_tail e2_weighted_pair e3_storm_splitting e4_product_form e4_mixing \
 	e6_power e8_goodput
 .PHONY: results
 results: $(STAMP)

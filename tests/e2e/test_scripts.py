@@ -40,6 +40,8 @@ CASES = {
     # verdict words depend on the sample, so only the controls are checked (below)
     "e1_async_pair.py": (["E1a"], ["e1_async_pair_gap_map", "e1_async_pair_direction"], None),
     "e1_async_fleet.py": (["E1b"], ["e1_async_fleet"], None),
+    # async fleets' deep tail by splitting (no law to check); statistical, it only has to run
+    "e1_async_deep_tail.py": (["E1t"], ["e1_async_deep_tail"], None),
     "e2_weighted_pair.py": (["E2c"], ["e2_weighted_pair"], None),
     # splitting against brute force; statistical, so it only has to run
     "e3_storm_splitting.py": (["E3s"], ["e3_storm_splitting"], None),
