@@ -83,11 +83,11 @@ def plain_cost(fleet, truth_path: Path, fleets=2000):
     cpu_fleet = (time.process_time() - c0) / fleets
     cpu = cpu_fleet * data["fleets"]
     sim_per_cpu = run.occupancy.sum() / (cpu_fleet * fleets)
-    re_p = (np.log(te.p_ge_hi) - np.log(te.p_ge_lo)) / (2 * 1.96)
+    with np.errstate(divide="ignore", invalid="ignore"):    # levels no fleet reached: inf
+        re_p = (np.log(te.p_ge_hi) - np.log(te.p_ge_lo)) / (2 * 1.96)
     re_r = st.storms_per_s_rel_error
     return dict(p=te.p_ge, rate=st.storms_per_s, wrv_p=re_p ** 2 * cpu, wrv_rate=re_r ** 2 * cpu,
-                re_p=re_p, re_rate=re_r, cpu=cpu, sim_per_cpu=float(sim_per_cpu),
-                poisson_rate=1.0 / (st.storms_per_s * sim_per_cpu))
+                re_p=re_p, re_rate=re_r, cpu=cpu, sim_per_cpu=float(sim_per_cpu))
 
 
 def analyse(batches, ks, plain, out=print) -> dict:
