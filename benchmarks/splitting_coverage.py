@@ -75,10 +75,14 @@ def plain_truth(fleet, fleets, chunk=5000, seed=1_000_003, path: Path | None = N
     run ``chunk`` at a time, fleets 0.. of seed ``seed``, which no splitting
     seed of this study uses), with 95 % intervals from blocks of TRUTH_BLOCK
     fleets (stormsim.stats' delta method). Sums are kept in ``path`` after
-    each chunk, so a killed run resumes where it stopped."""
+    each chunk, so a killed run resumes where it stopped; a file of another
+    fleet or seed is refused."""
     n = fleet.n_jobs
     data = json.loads(path.read_text()) if path and path.exists() else \
-        dict(fleets=0, occ=[], up=[])
+        dict(fleet=repr(fleet), seed=seed, fleets=0, occ=[], up=[])
+    if (data.get("fleet"), data.get("seed")) != (repr(fleet), seed):
+        raise SystemExit(f"{path} holds the plain runs of {data.get('fleet')} (seed "
+                         f"{data.get('seed')}), not of {fleet!r} (seed {seed})")
     while data["fleets"] < fleets:
         m = min(chunk, fleets - data["fleets"])
         run = stormsim.simulate(fleet, fleets=m, cycles=800, burn_in=80, seed=seed,
@@ -103,7 +107,7 @@ def plain_truth(fleet, fleets, chunk=5000, seed=1_000_003, path: Path | None = N
 def _settings(a):
     out = dict(n=a.n, levels=a.levels, trials=a.trials, burn_in=a.burn_in,
                flux_cycles=a.flux_cycles, basin=a.basin, version=stormsim.__version__)
-    if a.cell != "base":
+    if a.cell != "base" or a.horizon != DEFAULT_HORIZON:
         out.update(cell=a.cell, horizon=a.horizon)
     return out
 
