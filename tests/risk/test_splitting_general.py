@@ -14,6 +14,8 @@ import pytest
 import stormsim
 from stormsim.engine import door
 from stormsim.errors import SpecError
+from stormsim.risk import splitting
+from stormsim.risk.settings import SplitSettings
 from stormsim.risk.splitting import storm_split
 
 #: The measured window, summed in time order, against the occupancy summed
@@ -41,23 +43,14 @@ def _random_fleet(rng):
     return stormsim.Fleet(**kw)
 
 
-def _flux_runs(fleet, seed, fleets, cycles, burn_in, lo, horizon, reservoir=4, sparse=False):  # noqa: PLR0913 (the kernel's inputs)
-    """door.gffs_flux's flux runs of fleets 0.. (launch "random")."""
-    inputs = door.prepare(fleet, seed)
-    n = fleet.n_jobs
-    _, nf, ni = door.gffs_layout(n)
-    occ = np.zeros((fleets, n + 1))
-    up = np.zeros((fleets, n + 1), dtype=np.int64)
-    res_f = np.zeros((fleets, reservoir, nf))
-    res_i = np.zeros((fleets, reservoir, ni), dtype=np.int64)
-    entries = np.zeros(fleets, dtype=np.int64)
-    events = np.zeros(fleets, dtype=np.int64)
-    window = np.zeros(fleets)
-    door.gffs_flux(door.gffs_fleet(inputs), door.phases(inputs, None, 0, fleets),
-                   inputs.key0, inputs.key1, np.int64(0), np.int64(lo), np.int64(burn_in),
-                   np.int64(cycles), occ, up, res_f, res_i, entries, events, window,
-                   np.int64(horizon), sparse)
-    return occ, up, events, entries, window, res_f, res_i
+def _flux_runs(fleet, seed, fleets, cycles, burn_in, lo, horizon, score_every):  # noqa: PLR0913 (the flux run's inputs)
+    """splitting's own flux runs (``_gflux``: door.gffs_flux) of fleets 0..
+    (launch "random"): occupancy, up-crossings, events, entries, window."""
+    split = SplitSettings(flux_cycles=cycles, burn_in=burn_in, horizon=horizon,
+                          score_every=score_every, reservoir=4)
+    occ, up, _, _, entries, events, window = splitting._gflux(door.prepare(fleet, seed), split,
+                                                              "random", 0, fleets, lo)
+    return occ, up, events, entries, window
 
 
 @pytest.mark.parametrize(("horizon", "sparse"), [(0, False), (2, False), (2, True)])
@@ -74,8 +67,8 @@ def test_flux_run_is_the_general_kernel_fleet_bit_for_bit(horizon, sparse):
         run = stormsim.simulate(fleet, fleets=3, cycles=60, burn_in=5, seed=7, kernel="general",
                                 queues="heap")
         for lo in (2, fleet.n_jobs + 1):
-            occ, up, events, entries, window, *_ = _flux_runs(fleet, 7, 3, 60, 5, lo, horizon,
-                                                              sparse=sparse)
+            occ, up, events, entries, window = _flux_runs(
+                fleet, 7, 3, 60, 5, lo, horizon, "cycle" if sparse else "write-end")
             assert np.array_equal(occ, run.occupancy), (case, lo)
             assert np.array_equal(up, run.upcrossings), (case, lo)
             assert np.array_equal(events, run.events), (case, lo)
